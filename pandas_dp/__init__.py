@@ -1,0 +1,53 @@
+"""pandas_dp: differential privacy as a one-line habit for pandas users.
+
+``import pandas_dp`` registers the ``df.dp`` accessor::
+
+    df.dp.set_budget(epsilon=3.0)                       # one budget per frame
+    df.dp.mean("salary", clip=(0, 200_000), epsilon=0.5)
+    df.dp.groupby("dept", keys=DEPTS).count(epsilon=0.5)
+
+Map of the package:
+
+========================  ====================================================
+``accessor``              ``df.dp``: validate, resolve the budget, spend, compute
+``budget``                PrivacyBudget, ledger entries, frame binding, marker
+``noise``                 CSPRNG / seeded words, exact discrete Laplace, grid
+``aggregate``             count / sum / mean plans (data-free) and kernels
+``groupby``               public keys, factorize-to-codes, DPGroupBy
+``validation``            argument checks that return normalised values
+``errors``                PandasDPError, BudgetExceededError, MissingBudgetError
+``datasets``              synthetic example frames (demo, notebooks, benchmarks)
+``__main__``              ``python -m pandas_dp demo``
+========================  ====================================================
+
+:func:`dp` is the accessor as a typed function, for mypy and pyright users.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .accessor import DPAccessor
+from .budget import LedgerEntry, PrivacyBudget
+from .errors import BudgetExceededError, MissingBudgetError, PandasDPError
+from .groupby import DPGroupBy
+
+__all__ = [
+    "BudgetExceededError",
+    "DPAccessor",
+    "DPGroupBy",
+    "LedgerEntry",
+    "MissingBudgetError",
+    "PandasDPError",
+    "PrivacyBudget",
+    "dp",
+]
+
+__version__ = "0.1.0"
+
+
+def dp(df: pd.DataFrame) -> DPAccessor:
+    """``df.dp``, typed: ``pandas_dp.dp(df).mean("salary", clip=(0, 1e5), epsilon=0.5)``."""
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"`df` must be a pandas DataFrame, got {type(df).__name__}.")
+    return DPAccessor(df)

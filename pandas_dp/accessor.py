@@ -1,0 +1,467 @@
+"""``df.dp``: validate, resolve the budget, spend, compute. Holds no state.
+
+pandas builds a new accessor object on every ``df.dp`` access, so all state
+lives in the :class:`~pandas_dp.budget.PrivacyBudget` bound to the frame.
+The release functions below are shared by the ungrouped accessor (one key)
+and :class:`~pandas_dp.groupby.DPGroupBy` (many keys).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import aggregate
+from .budget import (
+    LedgerEntry,
+    MemoryStore,
+    PrivacyBudget,
+    bind,
+    binding_of,
+    column_names,
+    live_budget,
+    marker_of,
+    refuse_rebinding,
+    require_binding,
+)
+from .errors import PandasDPError
+from .groupby import DPGroupBy, normalize_by, normalize_keys
+from .noise import make_source
+from .validation import (
+    check_adjacency,
+    check_clip,
+    check_clip_map,
+    check_column,
+    check_epsilon,
+    check_seed,
+    numeric_values,
+)
+
+__all__ = ["DPAccessor", "release_count", "release_mean", "release_sum"]
+
+Result = int | float | pd.Series | pd.DataFrame
+
+
+def _nullable(series: pd.Series) -> bool:
+    """Whether the column's dtype can hold a missing value (a schema fact, not a data fact)."""
+    dtype = series.dtype
+    return not (isinstance(dtype, np.dtype) and dtype.kind in "iub")
+
+
+def _check_rows(df: pd.DataFrame) -> None:
+    if len(df) > aggregate.MAX_ROWS:
+        raise ValueError(f"frames of more than {aggregate.MAX_ROWS} rows are not supported.")
+
+
+def _columns_and_clips(
+    df: pd.DataFrame, column: Hashable | None, clip: object
+) -> dict[Hashable, tuple[float, float]]:
+    if column is None:
+        if not isinstance(clip, Mapping):
+            raise TypeError(
+                "Name the column, df.dp.sum('salary', clip=(0, 200_000), ...), or pass `clip` as a "
+                f"mapping {{column: (lower, upper)}}; got column=None and clip={clip!r}."
+            )
+        clips = check_clip_map(clip)
+    else:
+        if isinstance(clip, Mapping):
+            raise TypeError("`clip` must be a pair (lower, upper) when `column` is given.")
+        clips = {column: check_clip(clip)}
+    for col in clips:
+        check_column(df, col)
+    return clips
+
+
+def _shape(
+    values: np.ndarray,
+    keys: pd.Index | None,
+    name: Hashable,
+) -> Result:
+    if keys is None:
+        item = values[0]
+        return int(item) if values.dtype.kind == "i" else float(item)
+    return pd.Series(values, index=keys, name=name)
+
+
+def _shape_many(
+    results: dict[Hashable, np.ndarray], keys: pd.Index | None, single: Hashable | None
+) -> Result:
+    if single is not None:
+        return _shape(results[single], keys, single)
+    if keys is None:
+        return pd.Series({col: float(v[0]) for col, v in results.items()}, dtype=np.float64)
+    return pd.DataFrame(results, index=keys)
+
+
+def _codes(df: pd.DataFrame, group: DPGroupBy | None) -> tuple[np.ndarray | None, int]:
+    return (None, 1) if group is None else (group.codes(), len(group.keys))
+
+
+def _op(name: str, group: DPGroupBy | None) -> str:
+    return name if group is None else f"groupby.{name}"
+
+
+def release_count(
+    df: pd.DataFrame, column: Hashable | None, epsilon: object, group: DPGroupBy | None
+) -> Result:
+    eps = check_epsilon(epsilon)
+    valid = None
+    if column is not None:
+        check_column(df, column)
+    binding = require_binding(df)
+    budget = binding.budget
+    n_public = binding.root and (column is None or not _nullable(df[column]))
+    plan = aggregate.plan_count(eps, budget.adjacency, grouped=group is not None, n_public=n_public)
+    codes, n_keys = _codes(df, group)
+    if column is not None:
+        valid = df[column].notna().to_numpy(dtype=np.bool_)
+    budget.spend(
+        LedgerEntry(
+            operation=_op("count", group),
+            epsilon=eps if plan.sensitivity else Fraction(0),
+            columns=column_names([] if column is None else [column]),
+            mechanism="discrete_laplace" if plan.sensitivity else "exact (n public)",
+            adjacency=budget.adjacency,
+            sensitivity=str(plan.sensitivity),
+            noise_scale=f"{float(plan.scale):.6g}",
+            keys=n_keys if group is not None else None,
+        )
+    )
+    counts = aggregate.count_rows(codes, n_keys, valid, len(df))
+    noisy = aggregate.release_counts(budget.source, counts, plan)
+    name = "count" if column is None else column
+    return _shape(noisy, group.keys if group else None, name)
+
+
+def _release_clipped(
+    kind: str,
+    df: pd.DataFrame,
+    column: Hashable | None,
+    clip: object,
+    epsilon: object,
+    group: DPGroupBy | None,
+) -> Result:
+    eps = check_epsilon(epsilon)
+    clips = _columns_and_clips(df, column, clip)
+    values = {col: numeric_values(df, col) for col in clips}
+    _check_rows(df)
+    binding = require_binding(df)
+    budget = binding.budget
+    share = eps / len(clips)
+    grouped = group is not None
+    plans: dict[Hashable, aggregate.GridPlan | aggregate.MeanPlan] = {}
+    for col, bounds in clips.items():
+        n_public = binding.root and not _nullable(df[col])
+        planner = aggregate.plan_sum if kind == "sum" else aggregate.plan_mean
+        plans[col] = planner(bounds, share, budget.adjacency, grouped=grouped, n_public=n_public)
+    grids = {c: p.grid if isinstance(p, aggregate.MeanPlan) else p for c, p in plans.items()}
+    codes, n_keys = _codes(df, group)
+    budget.spend(
+        LedgerEntry(
+            operation=_op(kind, group),
+            epsilon=eps,
+            columns=column_names(list(clips)),
+            mechanism="discrete_laplace on grid"
+            + (" (complementary sums)" if kind == "mean" else ""),
+            adjacency=budget.adjacency,
+            sensitivity="; ".join(f"{g.delta * g.step:.6g}" for g in grids.values()),
+            noise_scale="; ".join(f"{g.scale * g.step:.6g}" for g in grids.values()),
+            clip=tuple(clips.values()),
+            keys=n_keys if grouped else None,
+        )
+    )
+    results: dict[Hashable, np.ndarray] = {}
+    for col, plan in plans.items():
+        if isinstance(plan, aggregate.MeanPlan):
+            results[col] = aggregate.release_means(budget.source, values[col], codes, n_keys, plan)
+        else:
+            results[col] = aggregate.release_sums(budget.source, values[col], codes, n_keys, plan)
+    return _shape_many(results, group.keys if group else None, column)
+
+
+def release_sum(
+    df: pd.DataFrame,
+    column: Hashable | None,
+    clip: object,
+    epsilon: object,
+    group: DPGroupBy | None,
+) -> Result:
+    return _release_clipped("sum", df, column, clip, epsilon, group)
+
+
+def release_mean(
+    df: pd.DataFrame,
+    column: Hashable | None,
+    clip: object,
+    epsilon: object,
+    group: DPGroupBy | None,
+) -> Result:
+    return _release_clipped("mean", df, column, clip, epsilon, group)
+
+
+@pd.api.extensions.register_dataframe_accessor("dp")
+class DPAccessor:
+    """Differentially private releases of a DataFrame: ``df.dp``.
+
+    Attach a budget once with :meth:`set_budget`; every release then spends
+    from it.  One row must be one person (the privacy unit).
+    """
+
+    def __init__(self, pandas_obj: pd.DataFrame) -> None:
+        self._df = pandas_obj
+
+    # ------------------------------------------------------------------ budget
+
+    def set_budget(
+        self, *, epsilon: float, adjacency: str = "add_remove", seed: int | None = None
+    ) -> PrivacyBudget:
+        """Attach a privacy budget of total ``epsilon`` to this frame.
+
+        Parameters
+        ----------
+        epsilon : float
+            The total privacy loss all releases of this frame may spend.
+        adjacency : {"add_remove", "substitute"}
+            What a neighbouring dataset is: one person added or removed (the
+            row count is private; default), or one person's row changed (the
+            row count is public).
+        seed : int, optional
+            A reproducible noise stream for tests and teaching. **Not private**:
+            anyone who knows the seed can subtract the noise. By default noise
+            comes from the operating system's CSPRNG.
+
+        Returns
+        -------
+        PrivacyBudget
+
+        Raises
+        ------
+        PandasDPError
+            If the frame already has a budget, or was derived from a frame whose
+            budget is still alive (that would reset the accounting).
+        """
+        total = check_epsilon(epsilon)
+        adjacency = check_adjacency(adjacency)
+        seed = check_seed(seed)
+        refuse_rebinding(self._df)
+        budget = PrivacyBudget(
+            MemoryStore(total), adjacency=adjacency, source=make_source(seed), seed=seed
+        )
+        bind(self._df, budget, root=True)
+        return budget
+
+    @property
+    def budget(self) -> PrivacyBudget:
+        """The frame's :class:`PrivacyBudget` (MissingBudgetError if it has none)."""
+        return require_binding(self._df).budget
+
+    # ---------------------------------------------------------------- releases
+
+    def count(self, column: Hashable | None = None, *, epsilon: float) -> int:
+        """Noisy number of rows, or of non-missing values of ``column``.
+
+        Parameters
+        ----------
+        column : label, optional
+            Count non-missing values of this column (like ``df[column].count()``).
+        epsilon : float
+            Privacy cost, keyword-only.
+
+        Returns
+        -------
+        int
+            Exact count plus discrete Laplace noise; may be negative when tiny.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        Sensitivity 1 under add_remove. Under substitute the row count of the
+        frame the budget was set on is public: it is returned exactly and costs
+        nothing (as does a column that cannot hold missing values); on a
+        filtered frame it has sensitivity 1.
+        """
+        return release_count(self._df, column, epsilon, None)  # type: ignore[return-value]
+
+    def sum(
+        self, column: Hashable | None = None, *, clip: Any, epsilon: float
+    ) -> float | pd.Series:
+        """Noisy sum of ``column`` after clipping to the public bounds ``clip``.
+
+        Parameters
+        ----------
+        column : label, optional
+            The numeric column. Omit it and pass ``clip`` as a mapping
+            ``{column: (lower, upper)}`` to sum several columns at once.
+        clip : (float, float) or dict
+            Public clip bounds, never read from the data. Missing values are
+            skipped; ±inf clip to the bounds.
+        epsilon : float
+            Privacy cost of the whole call (split equally across columns).
+
+        Returns
+        -------
+        float, or pandas.Series indexed by column for a mapping.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        L1 sensitivity ``max(|L|, |U|)`` under add_remove; under substitute
+        ``U − L`` on the budget's own frame and ``max(U − L, |L|, |U|)`` on a
+        filtered frame. Each clipped row is rounded to a power-of-two grid
+        chosen from (sensitivity, epsilon) only, summed exactly in integers and
+        given exact discrete Laplace noise, so the result lies on the grid.
+        """
+        return release_sum(self._df, column, clip, epsilon, None)  # type: ignore[return-value]
+
+    def mean(
+        self, column: Hashable | None = None, *, clip: Any, epsilon: float
+    ) -> float | pd.Series:
+        """Noisy mean of ``column`` after clipping to ``clip``; always inside the clip.
+
+        Parameters
+        ----------
+        column : label, optional
+            The numeric column (or omit it and pass ``clip`` as a mapping).
+        clip : (float, float) or dict
+            Public clip bounds. Missing values are skipped; ±inf clip to the bounds.
+        epsilon : float
+            Privacy cost of the whole call (split equally across columns).
+
+        Returns
+        -------
+        float, or pandas.Series indexed by column for a mapping.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        Costs ``epsilon`` in total. Releases ``A = Σ(x − L)`` and
+        ``B = Σ(U − x)`` with independent discrete Laplace noise of scale
+        ``(U − L)/ε``: one person moves the pair by an L1 distance of exactly
+        ``U − L``. The mean is ``L + (U − L)·a/(a + b)`` with ``a, b`` the
+        noisy sums floored at 0 (the midpoint if both are 0): half the mean
+        squared error of noisy-sum over noisy-count. Under substitute on the
+        budget's own frame with a column that cannot hold missing values, n is
+        public and the centred sum (sensitivity ``U − L``) is divided by n.
+        """
+        return release_mean(self._df, column, clip, epsilon, None)  # type: ignore[return-value]
+
+    def groupby(self, by: Hashable | list[Hashable], *, keys: Any) -> DPGroupBy:
+        """Group by ``by`` over the public ``keys`` for grouped releases.
+
+        Parameters
+        ----------
+        by : label or list of labels
+            The key column(s).
+        keys : list, array, Index, MultiIndex, DataFrame or CategoricalDtype
+            The public keys, in the order the result is indexed by. Never read
+            them from the data: the set of keys present can reveal who is in it.
+
+        Returns
+        -------
+        DPGroupBy
+            ``count``, ``sum`` and ``mean`` as on ``df.dp``, one value per key.
+
+        Notes
+        -----
+        Rows whose key is missing or not among ``keys`` are dropped; keys with
+        no rows are answered with noise too. Each release is charged once for
+        all keys (parallel composition).
+        """
+        labels = normalize_by(self._df, by)
+        return DPGroupBy(self._df, labels, normalize_keys(labels, keys))
+
+    # ------------------------------------------------ row-wise derived frames
+
+    def _derive(self, result: pd.DataFrame, *, same_rows: bool) -> pd.DataFrame:
+        binding = require_binding(self._df)
+        if result is self._df:
+            result = result.copy(deep=False)
+        bind(result, binding.budget, root=binding.root and same_rows)
+        return result
+
+    def filter(self, mask: Any) -> pd.DataFrame:
+        """The rows where ``mask`` is True, spending from this frame's budget.
+
+        ``mask`` is a boolean array or Series aligned with the frame (same
+        index), or a callable taking the frame and returning one. Only rows are
+        removed, so each person is still in at most one row.
+        """
+        if callable(mask):
+            mask = mask(self._df)
+        if isinstance(mask, pd.Series):
+            if not mask.index.equals(self._df.index):
+                raise ValueError("`mask` must be indexed like the frame (same index, same order).")
+            mask = mask.to_numpy()
+        array = np.asarray(mask)
+        if array.dtype != np.bool_ or array.shape != (len(self._df),):
+            raise TypeError(
+                f"`mask` must be a boolean array or Series of length {len(self._df)}, got dtype "
+                f"{array.dtype} and shape {array.shape}."
+            )
+        return self._derive(self._df[array], same_rows=False)
+
+    def query(self, expr: str, **kwargs: Any) -> pd.DataFrame:
+        """The rows where the boolean expression ``expr`` holds (``DataFrame.eval`` syntax)."""
+        if not isinstance(expr, str):
+            raise TypeError(f"`expr` must be a string, got {type(expr).__name__}.")
+        if "inplace" in kwargs:
+            raise TypeError("`inplace` is not supported: df.dp.query returns a new frame.")
+        mask = self._df.eval(expr, **kwargs)
+        if not isinstance(mask, pd.Series | np.ndarray) or np.asarray(mask).dtype != np.bool_:
+            raise TypeError(f"`expr` must evaluate to a boolean per row, got {expr!r}.")
+        return self.filter(mask)
+
+    def assign(self, **columns: Any) -> pd.DataFrame:
+        """A frame with new or replaced columns, computed row by row; same rows, same budget."""
+        result = self._df.assign(**columns)
+        if not result.index.equals(self._df.index):
+            raise ValueError("assigned columns must keep the frame's rows (same index).")
+        return self._derive(result, same_rows=True)
+
+    def select(self, columns: Iterable[Hashable]) -> pd.DataFrame:
+        """A frame with only ``columns``; same rows, same budget."""
+        if isinstance(columns, str) or not isinstance(columns, Iterable):
+            raise TypeError(f"`columns` must be a list of column labels, got {columns!r}.")
+        labels = list(columns)
+        if len(set(labels)) != len(labels):
+            raise ValueError("`columns` names a column twice.")
+        for label in labels:
+            check_column(self._df, label)
+        return self._derive(self._df[labels], same_rows=True)
+
+    def inherit(self, source: pd.DataFrame) -> pd.DataFrame:
+        """Bind this frame to ``source``'s budget; returns this frame.
+
+        Call it only when this frame still has at most one row per person of
+        ``source`` and was made from it by row-wise changes: that is your
+        assertion, which the library cannot check.
+        """
+        if not isinstance(source, pd.DataFrame):
+            raise TypeError(f"`source` must be a DataFrame, got {type(source).__name__}.")
+        budget = require_binding(source).budget
+        own = binding_of(self._df)
+        if own is not None:
+            if own.budget is budget:
+                return self._df
+            raise PandasDPError("This frame already spends another privacy budget.")
+        marker = marker_of(self._df)
+        other = None if marker is None else marker["budget"]
+        if other not in (None, budget.id) and live_budget(str(other)) is not None:
+            raise PandasDPError(
+                "This frame was derived from a frame with another live privacy budget."
+            )
+        bind(self._df, budget, root=False)
+        return self._df

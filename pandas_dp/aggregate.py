@@ -1,0 +1,289 @@
+"""count / sum / mean over public keys: the privacy maps and the kernels.
+
+An ungrouped release is the one-key case of the same code: ``codes`` is None
+and ``n_keys`` is 1.  Each release is split in two halves that never mix:
+
+- a *plan* (:func:`plan_count`, :func:`plan_sum`, :func:`plan_mean`) computed
+  from public parameters only (clip, epsilon, adjacency, scope): sensitivity,
+  grid step ``2**exponent`` and integer noise scale.  Exactly testable.
+- a *kernel* that runs the plan on the data: clip, round each row to the grid,
+  sum exactly in integers, add exact discrete Laplace noise in grid units.
+
+Scopes (what the row set of the frame is, as far as the budget knows):
+
+- ``n_public``: under ``substitute`` on the frame the budget was set on (or a
+  select/assign of it) and a column that cannot hold missing values, the number
+  of values counted is public.
+- ``grouped``: a vector over public keys; under ``substitute`` a row may move
+  between keys, which doubles the sensitivity.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .noise import RandomSource, discrete_laplace, grid_exponent, integer_scale
+
+__all__ = [
+    "CHUNK",
+    "CountPlan",
+    "GridPlan",
+    "MeanPlan",
+    "count_rows",
+    "grid_sums",
+    "plan_count",
+    "plan_mean",
+    "plan_sum",
+    "release_counts",
+    "release_means",
+    "release_sums",
+]
+
+F64 = NDArray[np.float64]
+I64 = NDArray[np.int64]
+
+#: Rows per chunk: cache-sized, and small enough that a float64 sum of rounded
+#: rows (each below 2**31 in magnitude) is exact (2**16 * 2**31 < 2**53).
+CHUNK = 1 << 16
+#: int64 sums of rows below 2**31 are exact up to this many rows.
+MAX_ROWS = 1 << 32
+
+
+# ----------------------------------------------------------------------------- plans
+
+
+@dataclass(frozen=True)
+class CountPlan:
+    """Discrete Laplace on integer counts: ``scale = sensitivity / epsilon`` exactly."""
+
+    sensitivity: int
+    epsilon: Fraction
+
+    @property
+    def scale(self) -> Fraction:
+        return Fraction(self.sensitivity) / self.epsilon
+
+
+@dataclass(frozen=True)
+class GridPlan:
+    """A clipped sum on the grid ``step = 2**exponent``.
+
+    Each row becomes ``q = rint((clip(x, lower, upper) - center) / step)`` in
+    ``[q_lo, q_hi]``; ``delta`` is the L1 sensitivity in grid units and
+    ``scale = ceil(delta / epsilon)`` the integer noise scale, so the realised
+    epsilon ``delta / scale`` never exceeds ``epsilon``.
+    """
+
+    lower: float
+    upper: float
+    center: float
+    exponent: int
+    q_lo: int
+    q_hi: int
+    delta: int
+    scale: int
+    epsilon: Fraction
+
+    @property
+    def step(self) -> float:
+        return math.ldexp(1.0, self.exponent)
+
+    @property
+    def realised_epsilon(self) -> Fraction:
+        return Fraction(self.delta, self.scale) if self.scale else Fraction(0)
+
+
+@dataclass(frozen=True)
+class MeanPlan:
+    """The complementary-sums mean, or the n-public centred mean.
+
+    ``pair`` True: release ``A = Σq`` and ``B = N·Q - A`` (``Q = grid.q_hi``),
+    each with independent noise of scale ``grid.scale``; the pair moves by
+    ``(q, Q - q)`` when a row is added, an L1 norm of exactly ``Q``.
+    ``pair`` False (substitute, n public): release ``A`` alone and divide by n.
+    """
+
+    grid: GridPlan
+    pair: bool
+
+
+def plan_count(epsilon: Fraction, adjacency: str, *, grouped: bool, n_public: bool) -> CountPlan:
+    if adjacency == "add_remove":
+        sensitivity = 1
+    elif grouped:
+        sensitivity = 2
+    else:
+        sensitivity = 0 if n_public else 1
+    return CountPlan(sensitivity, epsilon)
+
+
+def _grid(
+    lower: float, upper: float, center: float, real_delta: float, epsilon: Fraction
+) -> tuple[int, int, int]:
+    magnitude = max(abs(lower - center), abs(upper - center))
+    exponent = grid_exponent(real_delta, epsilon, magnitude)
+    q_lo, q_hi = (
+        int(q) for q in round_rows(np.array([lower, upper]), lower, upper, center, exponent)
+    )
+    return exponent, q_lo, q_hi
+
+
+def plan_sum(
+    clip: tuple[float, float],
+    epsilon: Fraction,
+    adjacency: str,
+    *,
+    grouped: bool,
+    n_public: bool,
+) -> GridPlan:
+    lower, upper = clip
+    reach = max(abs(lower), abs(upper))
+    if adjacency == "add_remove":
+        real_delta = reach
+    elif grouped:
+        real_delta = 2 * reach
+    elif n_public:
+        real_delta = upper - lower
+    else:
+        real_delta = max(upper - lower, reach)
+    exponent, q_lo, q_hi = _grid(lower, upper, 0.0, real_delta, epsilon)
+    q_reach = max(abs(q_lo), abs(q_hi))
+    if adjacency == "add_remove":
+        delta = q_reach
+    elif grouped:
+        delta = 2 * q_reach
+    elif n_public:
+        delta = q_hi - q_lo
+    else:
+        delta = max(q_hi - q_lo, q_reach)
+    return GridPlan(
+        lower, upper, 0.0, exponent, q_lo, q_hi, delta, integer_scale(delta, epsilon), epsilon
+    )
+
+
+def plan_mean(
+    clip: tuple[float, float],
+    epsilon: Fraction,
+    adjacency: str,
+    *,
+    grouped: bool,
+    n_public: bool,
+) -> MeanPlan:
+    lower, upper = clip
+    pair = adjacency == "add_remove" or grouped or not n_public
+    factor = 2 if adjacency == "substitute" and pair else 1
+    exponent, q_lo, q_hi = _grid(lower, upper, lower, factor * (upper - lower), epsilon)
+    delta = factor * q_hi
+    grid = GridPlan(
+        lower, upper, lower, exponent, q_lo, q_hi, delta, integer_scale(delta, epsilon), epsilon
+    )
+    return MeanPlan(grid, pair)
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+def round_rows(
+    x: F64, lower: float, upper: float, center: float, exponent: int, out: F64 | None = None
+) -> F64:
+    """``rint((clip(x) - center) / 2**exponent)`` as floats (NaN stays NaN).
+
+    Every step is monotone in x, so rows land in ``[q(lower), q(upper)]``.
+    """
+    out = np.clip(x, lower, upper, out=out)
+    if center:
+        np.subtract(out, center, out=out)
+    if -1022 <= exponent <= 1023:
+        np.multiply(out, math.ldexp(1.0, -exponent), out=out)
+    else:
+        np.ldexp(out, -exponent, out=out)
+    return np.rint(out, out=out)
+
+
+def count_rows(codes: I64 | None, n_keys: int, valid: NDArray[np.bool_] | None, n: int) -> I64:
+    """Exact row counts per key (rows with code -1 or ``valid`` False dropped)."""
+    if codes is None:
+        total = n if valid is None else int(np.count_nonzero(valid))
+        return np.array([total], dtype=np.int64)
+    shifted = codes + 1
+    if valid is not None:
+        shifted[~valid] = 0
+    return np.bincount(shifted, minlength=n_keys + 1)[1:].astype(np.int64)
+
+
+def grid_sums(values: F64, codes: I64 | None, n_keys: int, plan: GridPlan) -> tuple[I64, I64]:
+    """Exact integer sums of the rounded rows per key, and the non-missing counts.
+
+    One pass in cache-sized chunks; each chunk's float sum is exact because its
+    rows are integers below 2**31 and the chunk has at most 2**16 of them.
+    """
+    sums = np.zeros(n_keys, dtype=np.int64)
+    counts = np.zeros(n_keys, dtype=np.int64)
+    buf = np.empty(min(CHUNK, len(values)), dtype=np.float64)
+    total = 0
+    missing = 0
+    for start in range(0, len(values), CHUNK):
+        x = values[start : start + CHUNK]
+        q = round_rows(x, plan.lower, plan.upper, plan.center, plan.exponent, out=buf[: len(x)])
+        nan = None
+        if codes is None:
+            chunk_sum = q.sum()
+            if chunk_sum != chunk_sum:  # NaN present: skip missing values, like pandas
+                nan = np.isnan(q)
+                missing += int(np.count_nonzero(nan))
+                q[nan] = 0.0
+                chunk_sum = q.sum()
+            total += int(chunk_sum)
+            continue
+        shifted = codes[start : start + CHUNK] + 1
+        if np.isnan(q.sum()):
+            nan = np.isnan(q)
+            q[nan] = 0.0
+            shifted[nan] = 0
+        sums += np.bincount(shifted, weights=q, minlength=n_keys + 1)[1:].astype(np.int64)
+        counts += np.bincount(shifted, minlength=n_keys + 1)[1:]
+    if codes is None:
+        sums[0] = total
+        counts[0] = len(values) - missing
+    return sums, counts
+
+
+def release_counts(src: RandomSource, counts: I64, plan: CountPlan) -> I64:
+    """Noisy integer counts: ``counts + dLap(sensitivity / epsilon)``."""
+    return counts + discrete_laplace(src, plan.scale, counts.size)
+
+
+def release_sums(
+    src: RandomSource, values: F64, codes: I64 | None, n_keys: int, plan: GridPlan
+) -> F64:
+    """Noisy clipped sums per key, on the grid: ``step · (Σq + dLap(scale))``."""
+    sums, _ = grid_sums(values, codes, n_keys, plan)
+    noisy = sums + discrete_laplace(src, Fraction(plan.scale), n_keys)
+    return np.ldexp(noisy.astype(np.float64), plan.exponent)
+
+
+def release_means(
+    src: RandomSource, values: F64, codes: I64 | None, n_keys: int, plan: MeanPlan
+) -> F64:
+    """Noisy clipped means per key, always inside ``[lower, upper]``."""
+    grid = plan.grid
+    a, n = grid_sums(values, codes, n_keys, grid)
+    noise = discrete_laplace(src, Fraction(grid.scale), 2 * n_keys if plan.pair else n_keys)
+    lower, upper = grid.lower, grid.upper
+    if plan.pair:
+        b = n * grid.q_hi - a
+        a_pos = np.maximum(a + noise[:n_keys], 0).astype(np.float64)
+        b_pos = np.maximum(b + noise[n_keys:], 0).astype(np.float64)
+        both = a_pos + b_pos
+        share = np.divide(a_pos, both, out=np.full(n_keys, 0.5), where=both > 0)
+        mean = lower + (upper - lower) * share
+    else:
+        centred = np.ldexp((a + noise).astype(np.float64), grid.exponent)
+        mean = np.where(n > 0, lower + centred / np.maximum(n, 1), (lower + upper) / 2)
+    clipped: F64 = np.clip(mean, lower, upper)
+    return clipped

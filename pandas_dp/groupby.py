@@ -1,0 +1,264 @@
+"""Public keys and the grouped releases (``df.dp.groupby(by, keys=...)``).
+
+Keys are public: passed by the caller, never read from the data.  Rows whose
+key is not among ``keys`` (or is missing) are dropped; keys with no rows are
+answered too (a noisy zero count, a mean inside the clip).  A grouped release
+is charged once for all its keys (parallel composition: with one row per
+person, each person is in one group).
+
+Encoding is one vectorized pass: factorize the key column (or take the codes
+of a categorical column), map its uniques onto the key list, then integer
+bincounts in :mod:`pandas_dp.aggregate`.  No Python loop over rows or keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from .accessor import Result
+
+__all__ = ["DPGroupBy", "encode_keys", "normalize_by", "normalize_keys"]
+
+I64 = NDArray[np.int64]
+
+_KEYS_HINT = (
+    "Pass the public list of groups, e.g. keys=['Eng', 'Ops', 'Sales'], a pd.Index, a "
+    "pd.MultiIndex for several columns, a DataFrame of key combinations, or a pd.CategoricalDtype. "
+    "Keys must not be read from the data (df[col].unique()): which groups exist can itself reveal "
+    "who is in the data. Take them from a code list, a schema, or bins such as pd.cut edges; keys "
+    "with no rows are answered with noise too."
+)
+
+
+def normalize_by(df: pd.DataFrame, by: object) -> list[Hashable]:
+    """``by`` as a non-empty list of existing, distinct column labels."""
+    labels: list[Hashable] = list(by) if isinstance(by, list | tuple) else [by]
+    if not labels:
+        raise ValueError("`by` must name at least one column, got an empty list.")
+    for label in labels:
+        if not isinstance(label, Hashable):
+            raise TypeError(
+                f"`by` must be a column label or a list of them, got {type(label).__name__}."
+            )
+        if label not in df.columns:
+            raise KeyError(label)
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"`by` names a column twice: {labels!r}.")
+    return labels
+
+
+def normalize_keys(by: list[Hashable], keys: object) -> pd.Index:
+    """The public keys as an Index (one ``by`` column) or MultiIndex, named after ``by``."""
+    if keys is None:
+        raise TypeError(f"`keys` is required for a private groupby. {_KEYS_HINT}")
+    index: pd.Index
+    if isinstance(keys, pd.CategoricalDtype):
+        if keys.categories is None:
+            raise ValueError("`keys` is a CategoricalDtype without categories; list them.")
+        index = pd.Index(keys.categories)
+    elif isinstance(keys, pd.DataFrame):
+        index = pd.MultiIndex.from_frame(keys) if keys.shape[1] > 1 else pd.Index(keys.iloc[:, 0])
+    elif isinstance(keys, pd.Index):
+        index = keys
+    elif isinstance(keys, str | bytes) or not hasattr(keys, "__iter__"):
+        raise TypeError(
+            f"`keys` must be a collection of public keys, got {type(keys).__name__}. {_KEYS_HINT}"
+        )
+    else:
+        items = list(keys)
+        if len(by) > 1 and items and all(isinstance(k, tuple) for k in items):
+            index = pd.MultiIndex.from_tuples(items)
+        else:
+            index = pd.Index(items)
+    if len(index) == 0:
+        raise ValueError(f"`keys` must not be empty. {_KEYS_HINT}")
+    if index.nlevels != len(by):
+        raise ValueError(
+            f"`keys` must have one level per `by` column ({len(by)}), got keys with "
+            f"{index.nlevels} level(s)."
+        )
+    if isinstance(index, pd.MultiIndex):
+        has_missing = any(-1 in codes for codes in index.codes)
+    else:
+        has_missing = index.hasnans
+    if has_missing:
+        raise ValueError(
+            "`keys` must not contain missing values; rows with a missing key are dropped."
+        )
+    if not index.is_unique:
+        raise ValueError("`keys` must not contain duplicates (each public key once).")
+    return index.set_names(by if len(by) > 1 else by[0])
+
+
+def _level_codes(series: pd.Series, level: pd.Index) -> I64:
+    """Each row's position in ``level`` (-1 if absent or missing), one vectorized pass."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        row_codes = np.asarray(series.cat.codes, dtype=np.int64)
+        uniques = pd.Index(series.cat.categories)
+    else:
+        factorized, uniques = pd.factorize(series, use_na_sentinel=True)
+        row_codes = np.asarray(factorized, dtype=np.int64)
+        uniques = pd.Index(uniques)
+    mapping = np.append(np.asarray(level.get_indexer(uniques), dtype=np.int64), -1)
+    return mapping[row_codes]  # code -1 (missing) picks the trailing -1
+
+
+def encode_keys(df: pd.DataFrame, by: list[Hashable], keys: pd.Index) -> I64:
+    """Per row, the position of its key in ``keys``, or -1 if the row is dropped."""
+    if not isinstance(keys, pd.MultiIndex):
+        return _level_codes(df[by[0]], keys)
+    combined = np.zeros(len(df), dtype=np.int64)
+    key_combined = np.zeros(len(keys), dtype=np.int64)
+    dropped = np.zeros(len(df), dtype=np.bool_)
+    stride = 1
+    for i, label in enumerate(by):
+        level = keys.levels[i]
+        codes = _level_codes(df[label], level)
+        dropped |= codes < 0
+        combined += codes * stride
+        key_combined += np.asarray(keys.codes[i], dtype=np.int64) * stride
+        stride *= max(len(level), 1)
+    if stride <= max(4 * len(df), 1 << 20):
+        table = np.full(stride, -1, dtype=np.int64)
+        table[key_combined] = np.arange(len(keys))
+        out = table[np.where(dropped, 0, combined)]
+    else:
+        found = pd.Index(key_combined).get_indexer(pd.Index(combined))
+        out = np.asarray(found, dtype=np.int64)
+    out[dropped] = -1
+    return out
+
+
+class DPGroupBy:
+    """Grouped private releases over public keys; created by ``df.dp.groupby``.
+
+    Holds only the frame, the ``by`` columns and the keys; the budget is read
+    from the frame at each release.  Every release returns a Series (or a
+    DataFrame for several columns) indexed by exactly ``keys``, in the order
+    given, and costs its epsilon once for all keys.
+
+    Notes
+    -----
+    Keys are public. Rows whose key is not in ``keys``, or is missing, are
+    dropped; keys with no rows still get an answer (a noisy zero count; a mean
+    inside the clip). Answers for small groups are noisy by design: a count
+    may be negative, which is the honest, unbiased answer.
+    """
+
+    def __init__(self, df: pd.DataFrame, by: list[Hashable], keys: pd.Index) -> None:
+        self._df = df
+        self.by = by
+        self.keys = keys
+
+    def __repr__(self) -> str:
+        return f"DPGroupBy(by={self.by!r}, keys={len(self.keys)})"
+
+    def codes(self) -> I64:
+        return encode_keys(self._df, self.by, self.keys)
+
+    def count(self, column: Hashable | None = None, *, epsilon: float) -> pd.Series:
+        """Noisy count of rows (or non-missing values of ``column``) per key.
+
+        Parameters
+        ----------
+        column : label, optional
+            Count the non-missing values of this column instead of rows.
+        epsilon : float
+            Privacy cost of the whole release (all keys), keyword-only.
+
+        Returns
+        -------
+        pandas.Series
+            Integer counts indexed by ``keys``; may be negative for tiny groups.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        Costs ``epsilon`` once. L1 sensitivity 1 (add_remove) or 2 (substitute:
+        a row may move between keys). Discrete Laplace noise, scale Δ/ε.
+        """
+        from .accessor import release_count
+
+        return _as_series(release_count(self._df, column, epsilon, self))
+
+    def sum(
+        self, column: Hashable | None = None, *, clip: Any, epsilon: float
+    ) -> pd.Series | pd.DataFrame:
+        """Noisy clipped sum per key.
+
+        Parameters
+        ----------
+        column : label, optional
+            The numeric column; omit it and pass ``clip`` as a mapping
+            ``{column: (lower, upper)}`` for several columns at once.
+        clip : (float, float) or dict
+            Public clip bounds; values are clipped to them before summing.
+        epsilon : float
+            Privacy cost of the whole release, split equally across columns.
+
+        Returns
+        -------
+        pandas.Series or pandas.DataFrame
+            Indexed by ``keys``; a DataFrame (one column per value) for a mapping.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        Costs ``epsilon`` once. L1 sensitivity per column ``max(|L|, |U|)``
+        (add_remove) or ``2·max(|L|, |U|)`` (substitute), on a data-independent
+        power-of-two grid with exact discrete Laplace noise.
+        """
+        from .accessor import release_sum
+
+        return release_sum(self._df, column, clip, epsilon, self)  # type: ignore[return-value]
+
+    def mean(
+        self, column: Hashable | None = None, *, clip: Any, epsilon: float
+    ) -> pd.Series | pd.DataFrame:
+        """Noisy clipped mean per key, always inside the clip bounds.
+
+        Parameters
+        ----------
+        column : label, optional
+            The numeric column; omit it and pass ``clip`` as a mapping for
+            several columns (a DataFrame is returned).
+        clip : (float, float) or dict
+            Public clip bounds.
+        epsilon : float
+            Privacy cost of the whole release, split equally across columns.
+
+        Returns
+        -------
+        pandas.Series or pandas.DataFrame
+            Indexed by ``keys``; an empty group's mean is the clip midpoint plus noise.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        Costs ``epsilon`` once: the complementary sums ``Σ(x − L)`` and
+        ``Σ(U − x)`` per key, jointly of L1 sensitivity ``U − L`` (add_remove)
+        or ``2(U − L)`` (substitute).
+        """
+        from .accessor import release_mean
+
+        return release_mean(self._df, column, clip, epsilon, self)  # type: ignore[return-value]
+
+
+def _as_series(result: Result) -> pd.Series:
+    assert isinstance(result, pd.Series)
+    return result

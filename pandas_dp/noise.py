@@ -1,0 +1,282 @@
+"""Randomness and exact noise: the only module that draws random numbers.
+
+Everything here works on unsigned 64-bit words from an injected
+:class:`RandomSource`; no floats are involved in sampling, so the output
+distributions are exact (Canonne, Kamath & Steinke 2020, Algorithms 1-2),
+vectorized with integer numpy.  This module imports no pandas.
+
+- :func:`make_source`: a CSPRNG (``os.urandom``) by default, or a seeded
+  PCG64 word stream for reproducible tests (not private).
+- :func:`discrete_laplace`: exact draws with ``P(Z = z) ∝ exp(-|z| / scale)``
+  for a rational ``scale``.
+- :func:`bernoulli_exp`: exact ``Bernoulli(exp(-gamma))`` for rational
+  ``gamma >= 0`` (used by the exponential-mechanism family).
+- :func:`grid_exponent` and :func:`integer_scale`: the data-independent grid
+  ``2**k`` that real-valued statistics are rounded to, and the integer noise
+  scale on that grid.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from fractions import Fraction
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = [
+    "GRID_BITS",
+    "ROW_BITS",
+    "RandomSource",
+    "SeededSource",
+    "SystemSource",
+    "bernoulli_exp",
+    "discrete_laplace",
+    "grid_exponent",
+    "integer_scale",
+    "make_source",
+    "uniform_below",
+]
+
+U64 = NDArray[np.uint64]
+I64 = NDArray[np.int64]
+
+#: The noise scale is about ``2**GRID_BITS`` grid steps.
+GRID_BITS = 30
+#: Every rounded, clipped row fits in ``ROW_BITS`` bits (so chunked float64
+#: sums of up to 2**21 rows, and int64 sums of up to 2**32 rows, are exact).
+ROW_BITS = 31
+#: Integer parameters of the samplers stay below this bound.
+_MAX_INT = 1 << 62
+
+
+class RandomSource(Protocol):
+    """A stream of uniform 64-bit words."""
+
+    def words(self, n: int) -> U64:
+        """Return ``n`` independent uniform words."""
+        ...
+
+
+class SystemSource:
+    """The operating system's CSPRNG (``os.urandom``), read in pooled chunks.
+
+    The default source of every budget.  Thread-safe.
+    """
+
+    _POOL_WORDS = 1 << 15
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pool: U64 = np.empty(0, dtype=np.uint64)
+
+    def words(self, n: int) -> U64:
+        with self._lock:
+            if n > self._pool.size:
+                fresh = max(n - self._pool.size, self._POOL_WORDS)
+                extra = np.frombuffer(os.urandom(8 * fresh), dtype="<u8").astype(np.uint64)
+                self._pool = np.concatenate([self._pool, extra])
+            out, self._pool = self._pool[:n], self._pool[n:]
+        return out
+
+    def __repr__(self) -> str:
+        return "SystemSource()"
+
+
+class SeededSource:
+    """A reproducible word stream (``PCG64(seed).random_raw``).
+
+    For tests and teaching only: it is **not private**, since anyone who knows
+    the seed can recompute the noise and subtract it.  Raw PCG64 streams are
+    stable across numpy versions.
+    """
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self._bits = np.random.PCG64(seed)
+        self._lock = threading.Lock()
+
+    def words(self, n: int) -> U64:
+        with self._lock:
+            raw = self._bits.random_raw(n)
+        return np.asarray(raw, dtype=np.uint64).reshape(n)
+
+    def __repr__(self) -> str:
+        return f"SeededSource(seed={self.seed})"
+
+
+def make_source(seed: int | None) -> RandomSource:
+    """The CSPRNG when ``seed`` is None, else a seeded (non-private) stream."""
+    return SystemSource() if seed is None else SeededSource(seed)
+
+
+# --------------------------------------------------------------------------- uniforms
+
+
+def _bitmask(v: U64) -> U64:
+    """Smallest ``2**b - 1 >= v`` elementwise (float rounding only enlarges it)."""
+    _, exp = np.frexp(v.astype(np.float64))
+    return np.left_shift(np.uint64(1), exp.astype(np.uint64)) - np.uint64(1)
+
+
+def uniform_below(src: RandomSource, m: U64) -> U64:
+    """Exact uniform integers in ``[0, m)`` elementwise (``1 <= m < 2**63``)."""
+    m = np.asarray(m, dtype=np.uint64)
+    out = np.empty(m.shape, dtype=np.uint64)
+    mask = _bitmask(m - np.uint64(1))
+    pending = np.arange(m.size)
+    m_p, mask_p = m, mask
+    while pending.size:
+        r = src.words(pending.size) & mask_p
+        ok = r < m_p
+        out[pending[ok]] = r[ok]
+        miss = ~ok
+        pending, m_p, mask_p = pending[miss], m_p[miss], mask_p[miss]
+    return out
+
+
+def _full(n: int, value: int) -> U64:
+    return np.full(n, value, dtype=np.uint64)
+
+
+# ------------------------------------------------------------------------- Bernoullis
+
+
+def _bern_exp_frac(src: RandomSource, num: U64, den: U64) -> NDArray[np.bool_]:
+    """Exact ``Bernoulli(exp(-num/den))`` for ``0 <= num <= den`` (CKS Alg. 1).
+
+    K = 1, 2, ...: continue while ``Bernoulli(gamma / K)`` succeeds; the result
+    is whether the final K is odd.  ``Bernoulli(gamma/K)`` is drawn as
+    ``Bernoulli(gamma) and Bernoulli(1/K)``, which never overflows.
+    """
+    n = num.size
+    out = np.empty(n, dtype=np.bool_)
+    pending = np.arange(n)
+    k = np.ones(n, dtype=np.uint64)
+    num_p, den_p = num, den
+    while pending.size:
+        hit = uniform_below(src, den_p) < num_p
+        hit &= uniform_below(src, k) == 0
+        stop = ~hit
+        out[pending[stop]] = (k[stop] & np.uint64(1)) == 1
+        pending, k = pending[hit], k[hit] + np.uint64(1)
+        num_p, den_p = num_p[hit], den_p[hit]
+    return out
+
+
+def bernoulli_exp(src: RandomSource, whole: U64, num: U64, den: U64) -> NDArray[np.bool_]:
+    """Exact ``Bernoulli(exp(-(whole + num/den)))`` elementwise.
+
+    ``whole`` is a non-negative integer part, ``0 <= num < den`` the fraction.
+    The integer part is ``whole`` independent ``Bernoulli(exp(-1))`` trials
+    that must all succeed; survivors shrink by a factor e each round, so the
+    loop is short even when ``whole`` is huge.
+    """
+    whole = np.asarray(whole, dtype=np.uint64)
+    ok = _bern_exp_frac(src, np.asarray(num, dtype=np.uint64), np.asarray(den, dtype=np.uint64))
+    pending = np.flatnonzero(ok & (whole > 0))
+    left = whole[pending]
+    while pending.size:
+        n = pending.size
+        survive = _bern_exp_frac(src, _full(n, 1), _full(n, 1))
+        ok[pending[~survive]] = False
+        left = left - np.uint64(1)
+        keep = survive & (left > 0)
+        pending, left = pending[keep], left[keep]
+    return ok
+
+
+# --------------------------------------------------------------------- discrete Laplace
+
+
+def _geometric(src: RandomSource, s: int, t: int, n: int) -> I64:
+    """Exact draws with ``P(Y = y) ∝ exp(-y·s/t)``, y >= 0 (CKS geometric_exp_fast)."""
+    u = np.empty(n, dtype=np.uint64)
+    pending = np.arange(n)
+    while pending.size:
+        cand = uniform_below(src, _full(pending.size, t))
+        ok = _bern_exp_frac(src, cand, _full(pending.size, t))
+        u[pending[ok]] = cand[ok]
+        pending = pending[~ok]
+    v = np.zeros(n, dtype=np.uint64)
+    pending = np.arange(n)
+    while pending.size:
+        ok = _bern_exp_frac(src, _full(pending.size, 1), _full(pending.size, 1))
+        pending = pending[ok]
+        v[pending] += np.uint64(1)
+    if n and int(v.max()) < (_MAX_INT - t) // t:
+        y = (u + np.uint64(t) * v) // np.uint64(s)
+        return y.astype(np.int64)
+    # Astronomically rare: exact Python integers instead of uint64.
+    big = [(int(a) + t * int(b)) // s for a, b in zip(u, v, strict=True)]
+    if big and max(big) >= 1 << 63:
+        raise OverflowError("discrete Laplace draw exceeds int64")
+    return np.array(big, dtype=np.int64)
+
+
+def _rational_scale(scale: Fraction) -> tuple[int, int]:
+    """``(s, t)`` with ``s/t <= 1/scale`` and both below 2**62 (privacy only improves)."""
+    s, t = scale.denominator, scale.numerator
+    shift = max(s.bit_length(), t.bit_length()) - 61
+    if shift > 0:
+        s, t = s >> shift, -((-t) >> shift)
+    if s == 0:
+        raise ValueError("the noise scale is too large to sample; use a larger `epsilon`")
+    return s, max(t, 1)
+
+
+def discrete_laplace(src: RandomSource, scale: Fraction, size: int) -> I64:
+    """Exact discrete Laplace draws, ``P(Z = z) ∝ exp(-|z| / scale)`` (CKS Alg. 2).
+
+    ``scale == 0`` gives zeros (a statistic that cannot change needs no noise).
+    A scale whose numerator or denominator exceeds 2**61 is rounded so that the
+    realised privacy loss never exceeds the requested one.
+    """
+    if scale < 0:
+        raise ValueError(f"`scale` must be non-negative, got {scale}.")
+    if scale == 0 or size == 0:
+        return np.zeros(size, dtype=np.int64)
+    s, t = _rational_scale(scale)
+    out = np.empty(size, dtype=np.int64)
+    pending = np.arange(size)
+    while pending.size:
+        negative = (src.words(pending.size) & np.uint64(1)).astype(np.bool_)
+        y = _geometric(src, s, t, pending.size)
+        keep = ~(negative & (y == 0))
+        out[pending[keep]] = np.where(negative, -y, y)[keep]
+        pending = pending[~keep]
+    return out
+
+
+# ------------------------------------------------------------------------------ grid
+
+
+def grid_exponent(sensitivity: float, epsilon: Fraction, magnitude: float) -> int:
+    """The exponent k of the grid step ``2**k`` for a real-valued statistic.
+
+    Chosen from public parameters only: about ``scale / 2**GRID_BITS`` with
+    ``scale = sensitivity / epsilon``, but never so fine that a row of absolute
+    value ``magnitude`` (the largest a clipped, centred row can take) needs more
+    than ``ROW_BITS`` bits.
+    """
+    scale = float(Fraction(sensitivity) / epsilon) if sensitivity > 0 else 0.0
+    by_scale = math.frexp(scale)[1] - GRID_BITS if scale > 0 else -1074
+    by_rows = math.frexp(magnitude)[1] - ROW_BITS if magnitude > 0 else -1074
+    return max(by_scale, by_rows, -1074)
+
+
+def integer_scale(delta: int, epsilon: Fraction) -> int:
+    """``T = ceil(delta / epsilon)``: the integer noise scale on the grid.
+
+    The realised epsilon ``delta / T`` never exceeds ``epsilon``.
+    """
+    t = math.ceil(Fraction(delta) / epsilon)
+    if t >= _MAX_INT:
+        raise ValueError(
+            f"`epsilon` is too small for this release: the noise scale would need {t.bit_length()} "
+            "bits. Use a larger epsilon."
+        )
+    return t

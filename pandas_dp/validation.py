@@ -1,0 +1,144 @@
+"""Argument checks that return normalised values.
+
+Each check names the argument, says what it must be and what was given, and
+raises before anything is spent.  Only public parameters (epsilon, clip bounds,
+argument types) are ever echoed, never data values.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Hashable, Mapping
+from decimal import Decimal
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "ADJACENCIES",
+    "check_adjacency",
+    "check_clip",
+    "check_clip_map",
+    "check_column",
+    "check_epsilon",
+    "check_seed",
+    "numeric_values",
+]
+
+ADJACENCIES = ("add_remove", "substitute")
+
+Clip = tuple[float, float]
+
+
+def _given(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_epsilon(epsilon: object, name: str = "epsilon") -> Fraction:
+    """``epsilon`` as an exact Fraction: the shortest decimal that round-trips.
+
+    ``0.1`` becomes exactly ``1/10``, so ten charges of 0.1 spend exactly 1.
+    """
+    if isinstance(epsilon, bool | np.bool_) or not isinstance(epsilon, numbers.Real | Decimal):
+        raise TypeError(f"`{name}` must be a positive finite number, got {_given(epsilon)}.")
+    if isinstance(epsilon, Fraction):
+        value = epsilon
+    elif isinstance(epsilon, numbers.Integral):
+        value = Fraction(int(epsilon))
+    else:
+        as_float = float(epsilon)
+        if not math.isfinite(as_float):
+            raise ValueError(f"`{name}` must be a positive finite number, got {_given(epsilon)}.")
+        value = Fraction(repr(as_float)) if not isinstance(epsilon, Decimal) else Fraction(epsilon)
+    if value <= 0:
+        raise ValueError(f"`{name}` must be a positive finite number, got {_given(epsilon)}.")
+    return value
+
+
+def check_adjacency(adjacency: object) -> str:
+    if not isinstance(adjacency, str) or adjacency not in ADJACENCIES:
+        raise ValueError(
+            f"`adjacency` must be one of {ADJACENCIES!r}, got {_given(adjacency)}. "
+            "'add_remove' (default): a person may be present or absent, so the row count is "
+            "private; 'substitute': a person's row may change, the row count is public."
+        )
+    return adjacency
+
+
+def check_seed(seed: object) -> int | None:
+    if seed is None:
+        return None
+    if isinstance(seed, bool | np.bool_) or not isinstance(seed, numbers.Integral) or int(seed) < 0:
+        raise TypeError(f"`seed` must be None or a non-negative integer, got {_given(seed)}.")
+    return int(seed)
+
+
+def check_clip(clip: object, name: str = "clip") -> Clip:
+    """``clip`` as a pair of finite floats ``(lower, upper)`` with ``lower < upper``."""
+    hint = f"`{name}` must be a pair (lower, upper) of finite numbers with lower < upper"
+    if clip is None:
+        raise TypeError(
+            f"{hint}, got None. Clip bounds are required and must not be read from the data: "
+            "choose them from domain knowledge, or privately with df.dp.quantile(...)."
+        )
+    if isinstance(clip, str | bytes | Mapping) or not hasattr(clip, "__len__"):
+        raise TypeError(f"{hint}, got {_given(clip)}.")
+    items = list(clip)  # type: ignore[call-overload]
+    if len(items) != 2:
+        raise ValueError(f"{hint}, got {len(items)} values.")
+    bounds: list[float] = []
+    for item in items:
+        if isinstance(item, bool | np.bool_) or not isinstance(item, numbers.Real | Decimal):
+            raise TypeError(f"{hint}, got {_given(clip)}.")
+        bounds.append(float(item))
+    lower, upper = bounds
+    if not (math.isfinite(lower) and math.isfinite(upper)):
+        raise ValueError(f"{hint}, got {_given(clip)}.")
+    if not lower < upper:
+        raise ValueError(f"{hint}, got {_given(clip)} (reversed or empty).")
+    return lower, upper
+
+
+def check_clip_map(clip: object) -> dict[Hashable, Clip]:
+    """A ``{column: (lower, upper)}`` mapping with at least one column."""
+    if not isinstance(clip, Mapping) or not clip:
+        raise TypeError(
+            f"`clip` must be a non-empty mapping {{column: (lower, upper)}}, got {_given(clip)}."
+        )
+    return {col: check_clip(bounds, f"clip[{col!r}]") for col, bounds in clip.items()}
+
+
+def check_column(df: pd.DataFrame, column: object) -> Hashable:
+    """The column label itself; a missing column raises KeyError naming it."""
+    if not isinstance(column, Hashable):
+        raise TypeError(f"`column` must be a column label, got {_given(column)}.")
+    if column not in df.columns:
+        raise KeyError(column)
+    return column
+
+
+def numeric_values(df: pd.DataFrame, column: Hashable) -> np.ndarray:
+    """The column as a float64 array with NaN for missing values.
+
+    Raises TypeError for a non-numeric column, before anything is spent.
+    """
+    series = df[column]
+    if isinstance(series, pd.DataFrame):
+        raise ValueError(
+            f"column {column!r} is duplicated in the frame; give columns unique names."
+        )
+    dtype = series.dtype
+    if (
+        not pd.api.types.is_numeric_dtype(dtype)
+        or pd.api.types.is_complex_dtype(dtype)
+        or isinstance(dtype, pd.CategoricalDtype)
+    ):
+        raise TypeError(
+            f"column {column!r} must be numeric for a sum or mean, got dtype {dtype}. "
+            "Convert it first, e.g. with df.dp.assign(col=pd.to_numeric(df.col))."
+        )
+    values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    return values
