@@ -209,39 +209,72 @@ class PrivacyBudget:
         )
 
     def _repr_html_(self) -> str:
-        total, spent = self.total, self.spent
-        share = float(spent / total) if total else 1.0
-        last = self.entries[-5:]
+        """Jupyter's view: total, spent, remaining (with a bar) and the last releases.
+
+        Shows public parameters only (operations, column names, epsilons), like the ledger.
+        """
+        total, entries = self.total, self.entries
+        spent = self.spent
+        remaining = total - spent
+        share = min(float(spent / total), 1.0) if total else 1.0
+        colour = "#3a8f5c" if share < 0.8 else "#d98a00" if remaining > 0 else "#c0392b"
+        after = list(itertools.accumulate(e.epsilon for e in entries))
+        shown = list(enumerate(zip(entries, after, strict=True), start=1))[-_HTML_LAST:]
         rows = "".join(
             "<tr>"
-            f"<td>{html.escape(e.operation)}</td><td>{html.escape(', '.join(e.columns))}</td>"
-            f"<td style='text-align:right'>{float(e.epsilon):g}</td>"
+            f"<td>{number}</td><td>{html.escape(entry.operation)}</td>"
+            f"<td>{html.escape(', '.join(entry.columns)) or '—'}</td>"
+            f"<td style='text-align:right'>{_num(entry.epsilon)}</td>"
+            f"<td style='text-align:right'>{_num(spent_after)}</td>"
             "</tr>"
-            for e in reversed(last)
+            for number, (entry, spent_after) in reversed(shown)
         )
-        table = (
-            "<table style='margin-top:4px'>"
-            "<tr><th>last releases</th><th>columns</th><th>ε</th></tr>"
-            f"{rows}</table>"
-            if rows
-            else "<div style='color:#666'>no releases yet</div>"
-        )
+        if rows:
+            caption = (
+                f"last {len(shown)} of {len(entries)} releases, newest first "
+                "(all of them: <code>.ledger</code>)"
+                if len(entries) > len(shown)
+                else f"releases, newest first ({len(entries)})"
+            )
+            table = (
+                "<table style='margin-top:6px;border-collapse:collapse'>"
+                f"<caption style='text-align:left;color:#666'>{caption}</caption>"
+                "<thead><tr><th>#</th><th>release</th><th>columns</th><th>ε</th>"
+                "<th>spent after</th></tr></thead>"
+                f"<tbody>{rows}</tbody></table>"
+            )
+        else:
+            table = "<div style='color:#666;margin-top:6px'>no releases yet</div>"
         warning = (
-            "<div style='color:#b00'>seeded: reproducible, NOT private</div>"
+            "<div style='color:#c0392b;margin-top:4px'>seeded budget: reproducible noise, "
+            "NOT private (for tests and teaching only)</div>"
             if self.seed is not None
             else ""
         )
-        title = f"PrivacyBudget {html.escape(self.name)}" if self.name else "PrivacyBudget"
+        title = "<b>PrivacyBudget</b>"
+        if self.name:
+            title += f" <code>{html.escape(self.name)}</code>"
         return (
-            "<div style='font-family:sans-serif;font-size:13px'>"
-            f"<b>{title}</b> ({html.escape(self.adjacency)})<br>"
-            f"total ε = {float(total):g} · spent {float(spent):g} · "
-            f"<b>remaining {float(total - spent):g}</b>"
+            "<div class='pandas-dp-budget' style='font-family:sans-serif;font-size:13px;"
+            "line-height:1.5'>"
+            f"<div>{title} · adjacency <code>{html.escape(self.adjacency)}</code></div>"
+            f"<div>total ε <b>{_num(total)}</b> · spent <b>{_num(spent)}</b> · "
+            f"remaining <b>{_num(remaining)}</b></div>"
+            "<div style='display:flex;align-items:center;gap:8px'>"
             "<div style='width:240px;height:10px;background:#e5e5e5;border-radius:3px'>"
-            f"<div style='width:{min(share, 1.0) * 100:.1f}%;height:10px;background:#4a7;"
+            f"<div style='width:{share * 100:.1f}%;height:10px;background:{colour};"
             "border-radius:3px'></div></div>"
+            f"<span style='color:#666'>{share:.0%} spent</span></div>"
             f"{warning}{table}</div>"
         )
+
+
+_HTML_LAST = 5
+
+
+def _num(value: Fraction) -> str:
+    """An epsilon for display: exact when short (0.1, 2.5), else six significant digits."""
+    return f"{float(value):g}"
 
 
 # ---------------------------------------------------------------------- frame binding
