@@ -9,10 +9,57 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["DEPARTMENTS", "LEVELS", "salaries"]
+__all__ = [
+    "DEPARTMENTS",
+    "LEVELS",
+    "PRODUCTS",
+    "REGIONAL_FAVOURITES",
+    "REGIONS",
+    "salaries",
+    "sales",
+]
 
 DEPARTMENTS = ("Engineering", "Operations", "Sales")
 LEVELS = ("junior", "senior", "lead")
+PRODUCTS = (
+    "kettle",
+    "toaster",
+    "blender",
+    "coffee grinder",
+    "air fryer",
+    "rice cooker",
+    "hand mixer",
+    "juicer",
+    "waffle iron",
+    "teapot",
+    "kitchen scale",
+    "thermos",
+    "egg timer",
+    "milk frother",
+    "soup maker",
+    "pasta machine",
+)
+REGIONS = ("North", "East", "South", "West")
+# Per region (in REGIONS order), the product it likes 1.5 times as much as the kettle.
+REGIONAL_FAVOURITES = (None, "toaster", "blender", "air fryer")
+PRICES = (
+    29.0,
+    35.0,
+    59.0,
+    45.0,
+    99.0,
+    79.0,
+    39.0,
+    69.0,
+    49.0,
+    25.0,
+    19.0,
+    22.0,
+    9.0,
+    15.0,
+    89.0,
+    119.0,
+)
 
 
 def salaries(n: int = 300, *, seed: int = 0) -> pd.DataFrame:
@@ -39,5 +86,58 @@ def salaries(n: int = 300, *, seed: int = 0) -> pd.DataFrame:
             "age": rng.integers(21, 66, size=n),
             "salary": salary,
             "bonus": bonus,
+        }
+    )
+
+
+def sales(n: int = 2_000, *, seed: int = 0, zipf: float = 1.0) -> pd.DataFrame:
+    """A synthetic shop: one row per customer, the one product they bought.
+
+    Product popularity is Zipf-like: overall, the ``k``-th product of
+    :data:`PRODUCTS` is bought with probability about proportional to
+    ``1 / k**zipf``, so ``"kettle"`` is the best seller, with a close race
+    behind it.  Three regions of :data:`REGIONS` have a local favourite
+    (:data:`REGIONAL_FAVOURITES`) bought 1.5 times as often as the kettle
+    there, so the regional best sellers differ.
+
+    Columns: ``customer`` (id), ``region``, ``product``, ``quantity`` (1 to
+    5) and ``revenue`` (quantity times the product's unit price in
+    :data:`PRICES`).
+
+    Examples
+    --------
+    >>> df = sales(1_000, seed=1)
+    >>> list(df.columns)
+    ['customer', 'region', 'product', 'quantity', 'revenue']
+    >>> df["product"].value_counts().index[0]
+    'kettle'
+    """
+    if n < 0:
+        raise ValueError(f"`n` must be a non-negative integer, got {n!r}.")
+    if not zipf >= 0:
+        raise ValueError(f"`zipf` must be a non-negative number, got {zipf!r}.")
+    rng = np.random.Generator(np.random.PCG64(seed))
+    weights = np.tile(
+        1.0 / np.arange(1, len(PRODUCTS) + 1, dtype=np.float64) ** zipf, (len(REGIONS), 1)
+    )
+    for r, favourite in enumerate(REGIONAL_FAVOURITES):
+        if favourite is not None:
+            weights[r, PRODUCTS.index(favourite)] = 1.5  # the kettle's weight is 1
+    popularity = weights / weights.sum(axis=1, keepdims=True)
+    region = rng.choice(len(REGIONS), size=n, p=[0.35, 0.25, 0.25, 0.15])
+    # Inverse-CDF sampling of each row's product from its region's popularity.
+    cumulative = np.cumsum(popularity, axis=1)
+    cumulative[:, -1] = 1.0
+    draws = rng.uniform(size=n)
+    product = (draws[:, None] > cumulative[region]).sum(axis=1)
+    quantity = np.minimum(1 + rng.poisson(0.5, size=n), 5)
+    revenue = np.round(np.asarray(PRICES)[product] * quantity, 2)
+    return pd.DataFrame(
+        {
+            "customer": np.arange(1, n + 1),
+            "region": np.array(REGIONS, dtype=object)[region],
+            "product": np.array(PRODUCTS, dtype=object)[product],
+            "quantity": quantity,
+            "revenue": revenue,
         }
     )
