@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping
 from fractions import Fraction
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import pandas as pd
@@ -32,6 +32,8 @@ from .errors import PandasDPError
 from .groupby import DPGroupBy, normalize_by, normalize_keys
 from .noise import make_source
 from .validation import (
+    Bounds,
+    can_be_missing,
     check_adjacency,
     check_clip,
     check_clip_map,
@@ -44,12 +46,6 @@ from .validation import (
 __all__ = ["DPAccessor", "release_count", "release_mean", "release_sum"]
 
 Result = int | float | pd.Series | pd.DataFrame
-
-
-def _nullable(series: pd.Series) -> bool:
-    """Whether the column's dtype can hold a missing value (a schema fact, not a data fact)."""
-    dtype = series.dtype
-    return not (isinstance(dtype, np.dtype) and dtype.kind in "iub")
 
 
 def _check_rows(df: pd.DataFrame) -> None:
@@ -114,7 +110,7 @@ def release_count(
         check_column(df, column)
     binding = require_binding(df)
     budget = binding.budget
-    n_public = binding.root and (column is None or not _nullable(df[column]))
+    n_public = binding.root and (column is None or not can_be_missing(df[column].dtype))
     plan = aggregate.plan_count(eps, budget.adjacency, grouped=group is not None, n_public=n_public)
     codes, n_keys = _codes(df, group)
     if column is not None:
@@ -155,7 +151,7 @@ def _release_clipped(
     grouped = group is not None
     plans: dict[Hashable, aggregate.GridPlan | aggregate.MeanPlan] = {}
     for col, bounds in clips.items():
-        n_public = binding.root and not _nullable(df[col])
+        n_public = binding.root and not values[col][1]
         planner = aggregate.plan_sum if kind == "sum" else aggregate.plan_mean
         plans[col] = planner(bounds, share, budget.adjacency, grouped=grouped, n_public=n_public)
     grids = {c: p.grid if isinstance(p, aggregate.MeanPlan) else p for c, p in plans.items()}
@@ -177,9 +173,13 @@ def _release_clipped(
     results: dict[Hashable, np.ndarray] = {}
     for col, plan in plans.items():
         if isinstance(plan, aggregate.MeanPlan):
-            results[col] = aggregate.release_means(budget.source, values[col], codes, n_keys, plan)
+            results[col] = aggregate.release_means(
+                budget.source, values[col][0], codes, n_keys, plan
+            )
         else:
-            results[col] = aggregate.release_sums(budget.source, values[col], codes, n_keys, plan)
+            results[col] = aggregate.release_sums(
+                budget.source, values[col][0], codes, n_keys, plan
+            )
     return _shape_many(results, group.keys if group else None, column)
 
 
@@ -289,6 +289,14 @@ class DPAccessor:
         """
         return release_count(self._df, column, epsilon, None)  # type: ignore[return-value]
 
+    @overload
+    def sum(
+        self, column: None = None, *, clip: Mapping[Hashable, Bounds], epsilon: float
+    ) -> pd.Series: ...
+
+    @overload
+    def sum(self, column: Hashable, *, clip: Bounds, epsilon: float) -> float: ...
+
     def sum(
         self, column: Hashable | None = None, *, clip: Any, epsilon: float
     ) -> float | pd.Series:
@@ -322,6 +330,14 @@ class DPAccessor:
         given exact discrete Laplace noise, so the result lies on the grid.
         """
         return release_sum(self._df, column, clip, epsilon, None)  # type: ignore[return-value]
+
+    @overload
+    def mean(
+        self, column: None = None, *, clip: Mapping[Hashable, Bounds], epsilon: float
+    ) -> pd.Series: ...
+
+    @overload
+    def mean(self, column: Hashable, *, clip: Bounds, epsilon: float) -> float: ...
 
     def mean(
         self, column: Hashable | None = None, *, clip: Any, epsilon: float

@@ -13,12 +13,14 @@ bincounts in :mod:`pandas_dp.aggregate`.  No Python loop over rows or keys.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
+
+from .validation import Bounds
 
 if TYPE_CHECKING:
     from .accessor import Result
@@ -190,6 +192,14 @@ class DPGroupBy:
 
         return _as_series(release_count(self._df, column, epsilon, self))
 
+    @overload
+    def sum(
+        self, column: None = None, *, clip: Mapping[Hashable, Bounds], epsilon: float
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def sum(self, column: Hashable, *, clip: Bounds, epsilon: float) -> pd.Series: ...
+
     def sum(
         self, column: Hashable | None = None, *, clip: Any, epsilon: float
     ) -> pd.Series | pd.DataFrame:
@@ -223,6 +233,14 @@ class DPGroupBy:
         from .accessor import release_sum
 
         return release_sum(self._df, column, clip, epsilon, self)  # type: ignore[return-value]
+
+    @overload
+    def mean(
+        self, column: None = None, *, clip: Mapping[Hashable, Bounds], epsilon: float
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def mean(self, column: Hashable, *, clip: Bounds, epsilon: float) -> pd.Series: ...
 
     def mean(
         self, column: Hashable | None = None, *, clip: Any, epsilon: float

@@ -233,13 +233,18 @@ def discrete_laplace(src: RandomSource, scale: Fraction, size: int) -> I64:
 
     ``scale == 0`` gives zeros (a statistic that cannot change needs no noise).
     A scale whose numerator or denominator exceeds 2**61 is rounded so that the
-    realised privacy loss never exceeds the requested one.
+    realised privacy loss never exceeds the requested one.  A few draws use the
+    same algorithm on Python integers (less overhead than numpy passes); many
+    draws are vectorized with integer numpy.
     """
     if scale < 0:
         raise ValueError(f"`scale` must be non-negative, got {scale}.")
     if scale == 0 or size == 0:
         return np.zeros(size, dtype=np.int64)
     s, t = _rational_scale(scale)
+    if size <= _SCALAR_DRAWS:
+        words = _Words(src)
+        return np.array([_dlap_scalar(words, s, t) for _ in range(size)], dtype=np.int64)
     out = np.empty(size, dtype=np.int64)
     pending = np.arange(size)
     while pending.size:
@@ -249,6 +254,57 @@ def discrete_laplace(src: RandomSource, scale: Fraction, size: int) -> I64:
         out[pending[keep]] = np.where(negative, -y, y)[keep]
         pending = pending[~keep]
     return out
+
+
+# The scalar path: the same exact algorithms on Python integers, for few draws.
+
+#: Up to this many draws, :func:`discrete_laplace` samples on Python integers.
+_SCALAR_DRAWS = 8
+
+
+class _Words:
+    """Hands out a source's words one at a time as Python ints, fetched in batches."""
+
+    def __init__(self, src: RandomSource) -> None:
+        self._src = src
+        self._batch: list[int] = []
+
+    def next(self) -> int:
+        if not self._batch:
+            self._batch = self._src.words(32).tolist()
+        return self._batch.pop()
+
+
+def _uniform_scalar(words: _Words, m: int) -> int:
+    if m == 1:
+        return 0
+    mask = (1 << (m - 1).bit_length()) - 1
+    while True:
+        r = words.next() & mask
+        if r < m:
+            return r
+
+
+def _bern_exp_frac_scalar(words: _Words, num: int, den: int) -> bool:
+    k = 1
+    while _uniform_scalar(words, den) < num and _uniform_scalar(words, k) == 0:
+        k += 1
+    return k % 2 == 1
+
+
+def _dlap_scalar(words: _Words, s: int, t: int) -> int:
+    while True:
+        negative = words.next() & 1
+        while True:
+            u = _uniform_scalar(words, t)
+            if _bern_exp_frac_scalar(words, u, t):
+                break
+        v = 0
+        while _bern_exp_frac_scalar(words, 1, 1):
+            v += 1
+        y = (u + t * v) // s
+        if not (negative and y == 0):
+            return -y if negative else y
 
 
 # ------------------------------------------------------------------------------ grid

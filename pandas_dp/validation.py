@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from decimal import Decimal
 from fractions import Fraction
 
@@ -18,6 +18,8 @@ import pandas as pd
 
 __all__ = [
     "ADJACENCIES",
+    "Bounds",
+    "can_be_missing",
     "check_adjacency",
     "check_clip",
     "check_clip_map",
@@ -30,6 +32,8 @@ __all__ = [
 ADJACENCIES = ("add_remove", "substitute")
 
 Clip = tuple[float, float]
+#: What a caller may pass as clip bounds: a pair (lower, upper).
+Bounds = Sequence[float]
 
 
 def _given(value: object) -> str:
@@ -120,8 +124,9 @@ def check_column(df: pd.DataFrame, column: object) -> Hashable:
     return column
 
 
-def numeric_values(df: pd.DataFrame, column: Hashable) -> np.ndarray:
-    """The column as a float64 array with NaN for missing values.
+def numeric_values(df: pd.DataFrame, column: Hashable) -> tuple[np.ndarray, bool]:
+    """The column as a float64 array with NaN for missing values, and whether its
+    dtype can hold a missing value at all (a schema fact, not a data fact).
 
     Raises TypeError for a non-numeric column, before anything is spent.
     """
@@ -141,4 +146,9 @@ def numeric_values(df: pd.DataFrame, column: Hashable) -> np.ndarray:
             "Convert it first, e.g. with df.dp.assign(col=pd.to_numeric(df.col))."
         )
     values = series.to_numpy(dtype=np.float64, na_value=np.nan)
-    return values
+    return values, can_be_missing(dtype)
+
+
+def can_be_missing(dtype: object) -> bool:
+    """Whether a column of this dtype can hold a missing value (numpy ints and bools cannot)."""
+    return not (isinstance(dtype, np.dtype) and dtype.kind in "iub")

@@ -1,0 +1,84 @@
+"""Speed of the core releases against plain pandas, measured in the same run.
+
+    python bench/bench_core.py            # 10,000,000 rows (about 1 minute)
+    python bench/bench_core.py --rows 1e6 # quicker
+
+Reports best-of-N wall times and the ratio to the plain pandas equivalent:
+
+- ``df.dp.mean`` and ``df.dp.count`` on a large frame against
+  ``df.salary.clip(L, U).mean()`` and ``len(df)``-style ``df.salary.count()``;
+- the per-call overhead of ``df.dp.mean`` on a 1,000-row frame (µs per call).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import time
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+import pandas_dp  # noqa: F401
+
+CLIP = (0.0, 200_000.0)
+
+
+def best_of(fn: Callable[[], object], repeat: int, number: int = 1) -> float:
+    """The best mean time per call over ``repeat`` runs of ``number`` calls."""
+    best = float("inf")
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        best = min(best, (time.perf_counter() - start) / number)
+    return best
+
+
+def frame(rows: int) -> pd.DataFrame:
+    rng = np.random.Generator(np.random.PCG64(0))
+    salary = rng.lognormal(np.log(60_000), 0.5, size=rows)
+    return pd.DataFrame({"salary": salary})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rows", type=float, default=1e7)
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    rows = int(args.rows)
+
+    df = frame(rows)
+    df.dp.set_budget(epsilon=1e12)
+    results = {
+        "dp.mean": best_of(lambda: df.dp.mean("salary", clip=CLIP, epsilon=1.0), args.repeat),
+        "pandas clip().mean()": best_of(lambda: df.salary.clip(*CLIP).mean(), args.repeat),
+        "dp.count(col)": best_of(lambda: df.dp.count("salary", epsilon=1.0), args.repeat),
+        "pandas count()": best_of(lambda: df.salary.count(), args.repeat),
+        "dp.sum": best_of(lambda: df.dp.sum("salary", clip=CLIP, epsilon=1.0), args.repeat),
+        "pandas clip().sum()": best_of(lambda: df.salary.clip(*CLIP).sum(), args.repeat),
+    }
+    print(f"{rows:,} rows (best of {args.repeat})")
+    for name, seconds in results.items():
+        print(f"  {name:<24}{seconds * 1e3:9.1f} ms")
+    print(f"  ratio mean  dp/pandas: {results['dp.mean'] / results['pandas clip().mean()']:.2f}")
+    print(f"  ratio sum   dp/pandas: {results['dp.sum'] / results['pandas clip().sum()']:.2f}")
+    print(f"  ratio count dp/pandas: {results['dp.count(col)'] / results['pandas count()']:.2f}")
+
+    small = frame(1_000)
+    small.dp.set_budget(epsilon=1e12)
+    n = 2_000
+    dp_small = best_of(lambda: small.dp.mean("salary", clip=CLIP, epsilon=1.0), 5, n)
+    pd_small = best_of(lambda: small.salary.clip(*CLIP).mean(), 5, n)
+    count_small = best_of(lambda: small.dp.count(epsilon=1.0), 5, n)
+    print("1,000 rows, per call:")
+    print(f"  dp.mean                 {dp_small * 1e6:9.1f} µs")
+    print(f"  dp.count                {count_small * 1e6:9.1f} µs")
+    print(f"  pandas clip().mean()    {pd_small * 1e6:9.1f} µs")
+    print(f"  ratio mean  dp/pandas: {dp_small / pd_small:.2f}")
+
+
+if __name__ == "__main__":
+    main()
