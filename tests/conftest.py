@@ -86,10 +86,17 @@ def _dlap_pvalue(draws: np.ndarray, scale: float) -> float:
     return float(scipy.stats.chi2.sf(stat, df=cuts.size))
 
 
+def _assert_dlap_scale(draws: np.ndarray, scale: float) -> None:
+    """The chi-square test passes at ``scale`` and fails at 0.7x and 1.3x of it."""
+    for factor, must_pass in ((1.0, True), (0.7, False), (1.3, False)):
+        pvalue = _dlap_pvalue(draws, scale * factor)
+        assert (pvalue > P_THRESHOLD) == must_pass, f"scale x{factor}: p = {pvalue:.3g}"
+
+
 @pytest.fixture
-def dlap_pvalue() -> Callable[[np.ndarray, float], float]:
-    """``dlap_pvalue(draws, scale)``: chi-square p-value against the exact discrete Laplace."""
-    return _dlap_pvalue
+def assert_dlap_scale() -> Callable[[np.ndarray, float], None]:
+    """``assert_dlap_scale(draws, scale)``: integer draws follow dLap(scale), not 0.7x or 1.3x."""
+    return _assert_dlap_scale
 
 
 def _clopper_pearson(k: np.ndarray, n: int, a: float) -> tuple[np.ndarray, np.ndarray]:

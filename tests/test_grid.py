@@ -21,8 +21,6 @@ from hypothesis import strategies as st
 from pandas_dp import aggregate
 from pandas_dp.validation import check_clip, check_epsilon
 
-P_THRESHOLD = 1e-20
-SCALE_FACTORS = [(1.0, True), (0.7, False), (1.3, False)]
 HUGE_EPSILON = 1e9
 
 
@@ -184,10 +182,10 @@ def _expected_scale(stat: str, adjacency: str, clip: tuple[float, float], eps: f
 @pytest.mark.parametrize("adjacency", ["add_remove", "substitute"])
 @pytest.mark.parametrize("stat", ["count", "sum"])
 def test_grouped_noise_follows_the_exact_scale(
-    stat: str, adjacency: str, dlap_pvalue: Callable[[np.ndarray, float], float]
+    stat: str, adjacency: str, assert_dlap_scale: Callable[[np.ndarray, float], None]
 ) -> None:
     clip, eps = (-4.0, 10.0), 0.5
-    rows = np.array([3.0, -5.0, 10.0, 12.5])  # on the grid; one row beyond the clip
+    rows = np.array([3.0, -5.0, 10.0, 12.5])  # on the grid; two rows beyond the clip
     keys = np.repeat(np.arange(GROUPS), rows.size)
     df = pd.DataFrame({"k": keys, "x": np.tile(rows, GROUPS)})
     df.dp.set_budget(epsilon=eps, adjacency=adjacency, seed=8)
@@ -201,6 +199,4 @@ def test_grouped_noise_follows_the_exact_scale(
         assert on_grid(released, plan.exponent)
         true_sum = float(np.clip(rows, *clip).sum())
         noise = np.ldexp(released - true_sum, -plan.exponent).astype(np.int64)
-    for factor, must_pass in SCALE_FACTORS:
-        pvalue = dlap_pvalue(noise, scale * factor)
-        assert (pvalue > P_THRESHOLD) == must_pass, (factor, pvalue)
+    assert_dlap_scale(noise, scale)
