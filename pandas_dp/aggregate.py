@@ -121,6 +121,8 @@ def plan_count(epsilon: Fraction, adjacency: str, *, grouped: bool, n_public: bo
         sensitivity = 2
     else:
         sensitivity = 0 if n_public else 1
+    if sensitivity:
+        integer_scale(sensitivity, epsilon)  # refuses, before the spend, a scale too large to draw
     return CountPlan(sensitivity, epsilon)
 
 

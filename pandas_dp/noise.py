@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 
 __all__ = [
     "GRID_BITS",
+    "MAX_SCALE",
     "ROW_BITS",
     "RandomSource",
     "SeededSource",
@@ -51,6 +52,9 @@ GRID_BITS = 30
 ROW_BITS = 31
 #: Integer parameters of the samplers stay below this bound.
 _MAX_INT = 1 << 62
+#: Largest noise scale a release may use: a draw then exceeds int64 with
+#: probability below exp(-2**7), so nothing fails after the spend.
+MAX_SCALE = 1 << 56
 
 
 class RandomSource(Protocol):
@@ -327,10 +331,11 @@ def grid_exponent(sensitivity: float, epsilon: Fraction, magnitude: float) -> in
 def integer_scale(delta: int, epsilon: Fraction) -> int:
     """``T = ceil(delta / epsilon)``: the integer noise scale on the grid.
 
-    The realised epsilon ``delta / T`` never exceeds ``epsilon``.
+    The realised epsilon ``delta / T`` never exceeds ``epsilon``.  Raises
+    ValueError when ``T`` exceeds :data:`MAX_SCALE` (call it before spending).
     """
     t = math.ceil(Fraction(delta) / epsilon)
-    if t >= _MAX_INT:
+    if t > MAX_SCALE:
         raise ValueError(
             f"`epsilon` is too small for this release: the noise scale would need {t.bit_length()} "
             "bits. Use a larger epsilon."
