@@ -74,6 +74,19 @@ def test_notebook_runs_without_error(executed: tuple[Any, Any]) -> None:
     assert errors == []
 
 
+def test_notebook_shows_no_warning(executed: tuple[Any, Any]) -> None:
+    """Nothing on stderr: a deprecation or runtime warning would be shown to every reader."""
+    _, fresh = executed
+    stderr = [
+        out["text"]
+        for cell in fresh.cells
+        if cell["cell_type"] == "code"
+        for out in cell["outputs"]
+        if out["output_type"] == "stream" and out["name"] == "stderr"
+    ]
+    assert stderr == []
+
+
 def test_notebook_is_stored_executed(executed: tuple[Any, Any]) -> None:
     stored, _ = executed
     cells = [c for c in stored.cells if c["cell_type"] == "code"]
