@@ -314,6 +314,16 @@ def _dlap_scalar(words: _Words, s: int, t: int) -> int:
 # ------------------------------------------------------------------------------ grid
 
 
+def _binary_exponent(x: Fraction) -> int:
+    """The e with ``2**(e-1) <= x < 2**e`` for ``x > 0``, exactly (no float overflow)."""
+    e = x.numerator.bit_length() - x.denominator.bit_length()
+    while x >= Fraction(2) ** e:
+        e += 1
+    while x < Fraction(2) ** (e - 1):
+        e -= 1
+    return e
+
+
 def grid_exponent(sensitivity: float, epsilon: Fraction, magnitude: float) -> int:
     """The exponent k of the grid step ``2**k`` for a real-valued statistic.
 
@@ -322,8 +332,8 @@ def grid_exponent(sensitivity: float, epsilon: Fraction, magnitude: float) -> in
     value ``magnitude`` (the largest a clipped, centred row can take) needs more
     than ``ROW_BITS`` bits.
     """
-    scale = float(Fraction(sensitivity) / epsilon) if sensitivity > 0 else 0.0
-    by_scale = math.frexp(scale)[1] - GRID_BITS if scale > 0 else -1074
+    scale = Fraction(sensitivity) / epsilon
+    by_scale = _binary_exponent(scale) - GRID_BITS if scale > 0 else -1074
     by_rows = math.frexp(magnitude)[1] - ROW_BITS if magnitude > 0 else -1074
     return max(by_scale, by_rows, -1074)
 
