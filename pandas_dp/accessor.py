@@ -419,6 +419,8 @@ class DPAccessor:
             raise TypeError(f"`expr` must be a string, got {type(expr).__name__}.")
         if "inplace" in kwargs:
             raise TypeError("`inplace` is not supported: df.dp.query returns a new frame.")
+        # Resolve ``@name`` in the caller's scope, as DataFrame.query does.
+        kwargs["level"] = kwargs.pop("level", 0) + 1
         mask = self._df.eval(expr, **kwargs)
         if not isinstance(mask, pd.Series | np.ndarray) or np.asarray(mask).dtype != np.bool_:
             raise TypeError(f"`expr` must evaluate to a boolean per row, got {expr!r}.")
