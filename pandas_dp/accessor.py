@@ -358,7 +358,7 @@ class DPAccessor:
         """
         return release_mean(self._df, column, clip, epsilon, None)  # type: ignore[return-value]
 
-    def groupby(self, by: Hashable | list[Hashable], *, keys: Any) -> DPGroupBy:
+    def groupby(self, by: Hashable | list[Hashable], *, keys: Any = None) -> DPGroupBy:
         """Group by ``by`` over the public ``keys`` for grouped releases.
 
         Parameters
@@ -373,6 +373,17 @@ class DPAccessor:
         -------
         DPGroupBy
             ``count``, ``sum`` and ``mean`` as on ``df.dp``, one value per key.
+
+        Raises
+        ------
+        TypeError
+            If ``keys`` is not given: it is required, and it cannot be read
+            from the data (the message says why and what to pass instead).
+        KeyError
+            If a ``by`` column is missing.
+        ValueError
+            If ``keys`` is empty, has duplicates or missing values, or does not
+            have one level per ``by`` column.
 
         Notes
         -----
