@@ -38,6 +38,7 @@ from .validation import (
     check_column,
     check_epsilon,
     check_seed,
+    given,
     numeric_values,
 )
 
@@ -64,7 +65,7 @@ def _columns_and_clips(
         if not isinstance(clip, Mapping):
             raise TypeError(
                 "Name the column, df.dp.sum('salary', clip=(0, 200_000), ...), or pass `clip` as a "
-                f"mapping {{column: (lower, upper)}}; got column=None and clip={clip!r}."
+                f"mapping {{column: (lower, upper)}}; got column=None and clip={given(clip)}."
             )
         clips = check_clip_map(clip)
     else:
