@@ -20,6 +20,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from .validation import check_column
+
 if TYPE_CHECKING:
     from .accessor import Result
 
@@ -46,8 +48,7 @@ def normalize_by(df: pd.DataFrame, by: object) -> list[Hashable]:
             raise TypeError(
                 f"`by` must be a column label or a list of them, got {type(label).__name__}."
             )
-        if label not in df.columns:
-            raise KeyError(label)
+        check_column(df, label)
     if len(set(labels)) != len(labels):
         raise ValueError(f"`by` names a column twice: {labels!r}.")
     return labels

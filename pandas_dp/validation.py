@@ -129,6 +129,11 @@ def check_column(df: pd.DataFrame, column: object) -> Hashable:
         raise TypeError(f"`column` must be a column label, got {given(column)}.")
     if column not in df.columns:
         raise KeyError(column)
+    if not df.columns.is_unique and np.count_nonzero(df.columns == column) > 1:
+        # df[column] would be a frame: a count over it would count each person twice.
+        raise ValueError(
+            f"column {column!r} is duplicated in the frame; give columns unique names."
+        )
     return column
 
 
