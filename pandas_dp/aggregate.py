@@ -112,6 +112,12 @@ class MeanPlan:
     pair: bool
 
 
+#: Largest count noise scale: keeps every draw far inside int64 (and useful).
+MAX_COUNT_SCALE = Fraction(1 << 52)
+#: Largest grid exponent: an int64 number of grid steps stays a finite float.
+MAX_EXPONENT = 1023 - 63
+
+
 def plan_count(epsilon: Fraction, adjacency: str, *, grouped: bool, n_public: bool) -> CountPlan:
     if adjacency == "add_remove":
         sensitivity = 1
@@ -119,14 +125,27 @@ def plan_count(epsilon: Fraction, adjacency: str, *, grouped: bool, n_public: bo
         sensitivity = 2
     else:
         sensitivity = 0 if n_public else 1
-    return CountPlan(sensitivity, epsilon)
+    plan = CountPlan(sensitivity, epsilon)
+    if plan.scale > MAX_COUNT_SCALE:
+        raise ValueError(
+            f"`epsilon` is too small for a count: the noise scale {sensitivity}/epsilon would "
+            "exceed 2**52. Use a larger epsilon."
+        )
+    return plan
 
 
 def _grid(
-    lower: float, upper: float, center: float, real_delta: float, epsilon: Fraction
+    lower: float, upper: float, center: float, real_delta: Fraction, epsilon: Fraction
 ) -> tuple[int, int, int]:
-    magnitude = max(abs(lower - center), abs(upper - center))
+    magnitude = max(
+        abs(Fraction(lower) - Fraction(center)), abs(Fraction(upper) - Fraction(center))
+    )
     exponent = grid_exponent(real_delta, epsilon, magnitude)
+    if exponent > MAX_EXPONENT:
+        raise ValueError(
+            "`clip` and `epsilon` give a noise scale too large to release as a float "
+            f"(grid step 2**{exponent}). Use a larger epsilon or tighter clip bounds."
+        )
     q_lo, q_hi = (
         int(q) for q in round_rows(np.array([lower, upper]), lower, upper, center, exponent)
     )
@@ -142,15 +161,16 @@ def plan_sum(
     n_public: bool,
 ) -> GridPlan:
     lower, upper = clip
-    reach = max(abs(lower), abs(upper))
+    reach = max(abs(Fraction(lower)), abs(Fraction(upper)))
+    width = Fraction(upper) - Fraction(lower)
     if adjacency == "add_remove":
         real_delta = reach
     elif grouped:
         real_delta = 2 * reach
     elif n_public:
-        real_delta = upper - lower
+        real_delta = width
     else:
-        real_delta = max(upper - lower, reach)
+        real_delta = max(width, reach)
     exponent, q_lo, q_hi = _grid(lower, upper, 0.0, real_delta, epsilon)
     q_reach = max(abs(q_lo), abs(q_hi))
     if adjacency == "add_remove":
@@ -177,7 +197,8 @@ def plan_mean(
     lower, upper = clip
     pair = adjacency == "add_remove" or grouped or not n_public
     factor = 2 if adjacency == "substitute" and pair else 1
-    exponent, q_lo, q_hi = _grid(lower, upper, lower, factor * (upper - lower), epsilon)
+    width = Fraction(upper) - Fraction(lower)
+    exponent, q_lo, q_hi = _grid(lower, upper, lower, factor * width, epsilon)
     delta = factor * q_hi
     grid = GridPlan(
         lower, upper, lower, exponent, q_lo, q_hi, delta, integer_scale(delta, epsilon), epsilon

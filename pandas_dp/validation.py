@@ -111,6 +111,8 @@ def check_clip(clip: object, name: str = "clip") -> Clip:
         raise ValueError(f"{hint}, got {given(clip)}.")
     if not lower < upper:
         raise ValueError(f"{hint}, got {given(clip)} (reversed or empty).")
+    if not math.isfinite(upper - lower):
+        raise ValueError(f"{hint} and a finite width upper - lower, got {given(clip)}.")
     return lower, upper
 
 
