@@ -62,7 +62,14 @@ def check_epsilon(epsilon: object, name: str = "epsilon") -> Fraction:
         as_float = float(epsilon)
         if not math.isfinite(as_float):
             raise ValueError(f"`{name}` must be a positive finite number, got {given(epsilon)}.")
-        value = Fraction(repr(as_float)) if not isinstance(epsilon, Decimal) else Fraction(epsilon)
+        if isinstance(epsilon, Decimal):
+            value = Fraction(epsilon)
+        elif isinstance(epsilon, np.floating) and not isinstance(epsilon, np.float64):
+            # Shortest decimal that round-trips in the value's own precision
+            # (np.float32(0.1) -> 1/10, not 0.100000001490116...).
+            value = Fraction(np.format_float_positional(epsilon, unique=True, trim="-"))
+        else:
+            value = Fraction(repr(as_float))
     if value <= 0:
         raise ValueError(f"`{name}` must be a positive finite number, got {given(epsilon)}.")
     return value
