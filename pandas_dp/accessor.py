@@ -418,11 +418,14 @@ class DPAccessor:
                 raise ValueError("`mask` must be indexed like the frame (same index, same order).")
             mask = mask.to_numpy()
         array = np.asarray(mask)
-        if array.dtype != np.bool_ or array.shape != (len(self._df),):
+        # Never print len(self._df): the row count is private under add_remove.
+        if array.dtype != np.bool_:
             raise TypeError(
-                f"`mask` must be a boolean array or Series of length {len(self._df)}, got dtype "
-                f"{array.dtype} and shape {array.shape}."
+                f"`mask` must be a boolean array or Series, one entry per row, got dtype "
+                f"{array.dtype}."
             )
+        if array.shape != (len(self._df),):
+            raise ValueError("`mask` must have exactly one entry per row of the frame.")
         return self._derive(self._df[array], same_rows=False)
 
     def query(self, expr: str, **kwargs: Any) -> pd.DataFrame:

@@ -36,11 +36,12 @@ Clip = tuple[float, float]
 def given(value: object) -> str:
     """What was given, for a message: never the contents of a data container.
 
-    A Series, frame, Index or array passed by mistake may hold data values, so
-    only its type and shape are shown; scalars and short literals are echoed.
+    A Series, frame, Index or array passed by mistake may hold data values (and
+    its length may be the private row count), so only its type is shown;
+    scalars and short literals are echoed.
     """
     if isinstance(value, pd.Series | pd.DataFrame | pd.Index | np.ndarray):
-        return f"a {type(value).__name__} of shape {value.shape}"
+        return f"a {type(value).__name__}"
     if isinstance(value, list | tuple | set | frozenset | dict) and len(value) > 2:
         return f"a {type(value).__name__} of {len(value)} items"
     text = repr(value)
