@@ -36,14 +36,14 @@ Clip = tuple[float, float]
 def given(value: object) -> str:
     """What was given, for a message: never the contents of a data container.
 
-    A Series, frame, Index or array passed by mistake may hold data values (and
-    its length may be the private row count), so only its type is shown;
-    scalars and short literals are echoed.
+    A Series, frame, Index, array or long list passed by mistake may hold data
+    values (and its length may be the private row count), so only its type is
+    shown; scalars and short literals are echoed.
     """
     if isinstance(value, pd.Series | pd.DataFrame | pd.Index | np.ndarray):
         return f"a {type(value).__name__}"
-    if isinstance(value, list | tuple | set | frozenset | dict) and len(value) > 2:
-        return f"a {type(value).__name__} of {len(value)} items"
+    if isinstance(value, list | tuple | set | frozenset | dict) and len(value) > 4:
+        return f"a {type(value).__name__} of more than 4 items"
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -108,7 +108,7 @@ def check_clip(clip: object, name: str = "clip") -> Clip:
         raise TypeError(f"{hint}, got {given(clip)}.")
     items = list(clip)  # type: ignore[call-overload]
     if len(items) != 2:
-        raise ValueError(f"{hint}, got {len(items)} values.")
+        raise ValueError(f"{hint}, got {given(clip)}.")
     bounds: list[float] = []
     for item in items:
         if isinstance(item, bool | np.bool_) or not isinstance(item, numbers.Real | Decimal):
