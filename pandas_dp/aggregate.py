@@ -147,7 +147,10 @@ def _grid(
             f"(grid step 2**{exponent}). Use a larger epsilon or tighter clip bounds."
         )
     q_lo, q_hi = (
-        int(q) for q in round_rows(np.array([lower, upper]), lower, upper, center, exponent)
+        int(q)
+        for q in round_rows(
+            np.array([lower, upper], dtype=np.float64), lower, upper, center, exponent
+        )
     )
     return exponent, q_lo, q_hi
 
@@ -160,7 +163,7 @@ def plan_sum(
     grouped: bool,
     n_public: bool,
 ) -> GridPlan:
-    lower, upper = clip
+    lower, upper = float(clip[0]), float(clip[1])
     reach = max(abs(Fraction(lower)), abs(Fraction(upper)))
     width = Fraction(upper) - Fraction(lower)
     if adjacency == "add_remove":
@@ -194,7 +197,7 @@ def plan_mean(
     grouped: bool,
     n_public: bool,
 ) -> MeanPlan:
-    lower, upper = clip
+    lower, upper = float(clip[0]), float(clip[1])
     pair = adjacency == "add_remove" or grouped or not n_public
     factor = 2 if adjacency == "substitute" and pair else 1
     width = Fraction(upper) - Fraction(lower)
