@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import pandas_dp
 from pandas_dp.aggregate import (
     CHUNK,
     GridPlan,
@@ -378,3 +379,23 @@ def test_mean_of_nothing_is_inside_the_clip(data: list[float], adjacency: str) -
     df.dp.set_budget(epsilon=10, adjacency=adjacency, seed=1)
     means = [df.dp.mean("x", clip=(-3, 7), epsilon=0.5) for _ in range(10)]
     assert all(-3 <= m <= 7 for m in means)
+
+
+# ------------------------------------------------------------------ plain results
+
+
+def test_results_are_plain_python_and_pandas_values(protected: pd.DataFrame) -> None:
+    count = protected.dp.count(epsilon=0.1)
+    total = protected.dp.sum("salary", clip=(0, 2e5), epsilon=0.5)
+    mean = pandas_dp.dp(protected).mean("salary", clip=(0, 2e5), epsilon=0.5)
+    both = protected.dp.sum(clip={"salary": (0, 2e5), "bonus": (0, 5e4)}, epsilon=0.5)
+    assert type(count) is int
+    assert type(total) is float
+    assert type(mean) is float
+    assert isinstance(both, pd.Series)
+    assert list(both.index) == ["salary", "bonus"]
+    assert both.dtype == np.float64
+
+
+def test_dp_function_is_the_accessor(protected: pd.DataFrame) -> None:
+    assert pandas_dp.dp(protected).budget is protected.dp.budget
