@@ -115,7 +115,6 @@ def test_marker_is_a_json_safe_string_naming_the_budget(protected: pd.DataFrame)
 def test_parquet_round_trip_keeps_data_and_marker_but_not_the_budget(
     protected: pd.DataFrame, tmp_path: object
 ) -> None:
-    pytest.importorskip("pyarrow")
     path = f"{tmp_path}/protected.parquet"
     protected.to_parquet(path)
     back = pd.read_parquet(path)
