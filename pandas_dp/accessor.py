@@ -115,7 +115,7 @@ def release_count(
         check_column(df, column)
     binding = require_binding(df)
     budget = binding.budget
-    n_public = binding.root and (column is None or not _nullable(df[column]))
+    n_public = binding.is_root(df) and (column is None or not _nullable(df[column]))
     plan = aggregate.plan_count(eps, budget.adjacency, grouped=group is not None, n_public=n_public)
     codes, n_keys = _codes(df, group)
     if column is not None:
@@ -156,7 +156,7 @@ def _release_clipped(
     grouped = group is not None
     plans: dict[Hashable, aggregate.GridPlan | aggregate.MeanPlan] = {}
     for col, bounds in clips.items():
-        n_public = binding.root and not _nullable(df[col])
+        n_public = binding.is_root(df) and not _nullable(df[col])
         planner = aggregate.plan_sum if kind == "sum" else aggregate.plan_mean
         plans[col] = planner(bounds, share, budget.adjacency, grouped=grouped, n_public=n_public)
     grids = {c: p.grid if isinstance(p, aggregate.MeanPlan) else p for c, p in plans.items()}
@@ -401,7 +401,7 @@ class DPAccessor:
         binding = require_binding(self._df)
         if result is self._df:
             result = result.copy(deep=False)
-        bind(result, binding.budget, root=binding.root and same_rows)
+        bind(result, binding.budget, root=binding.is_root(self._df) and same_rows)
         return result
 
     def filter(self, mask: Any) -> pd.DataFrame:
