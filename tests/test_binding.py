@@ -317,3 +317,12 @@ def test_substitute_select_and_assign_keep_the_exact_row_count(
     derived = derive(substituted)
     assert derived.dp.count(epsilon=0.5) == len(substituted)
     assert substituted.dp.budget.spent == 0
+
+
+def test_root_frame_with_rows_added_in_place_no_longer_has_a_public_count(
+    substituted: pd.DataFrame,
+) -> None:
+    substituted.loc[len(substituted) + 10**6] = substituted.iloc[0]  # in place, one more row
+    substituted.dp.count(epsilon=0.5)
+    assert substituted.dp.budget.spent == Fraction(1, 2)
+    assert substituted.dp.budget.entries[-1].sensitivity == "1"
