@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import cast
 
 import pandas as pd
 
-from . import datasets
+from . import datasets, dp
 from .errors import BudgetExceededError
 
 CLIP = (0, 250_000)
@@ -23,6 +24,7 @@ def demo(seed: int | None = None) -> None:
     print(df.head(3).to_string(index=False), "\n")
 
     budget = df.dp.set_budget(epsilon=5.0, seed=seed)
+    private = dp(df)  # df.dp, typed (pandas-stubs reads df.dp as a column)
     print(f"df.dp.set_budget(epsilon=5.0)  ->  {budget}\n")
 
     truth_sum = df.salary.clip(*CLIP).sum()
@@ -30,18 +32,18 @@ def demo(seed: int | None = None) -> None:
     print(f"{'release':<42}{'epsilon':>8}{'private':>14}{'true':>14}{'error':>10}")
     rows: list[tuple[str, float, float, float]] = []
     for eps in (0.1, 1.0):
-        rows.append((f"df.dp.count(epsilon={eps})", eps, df.dp.count(epsilon=eps), len(df)))
+        rows.append((f"df.dp.count(epsilon={eps})", eps, private.count(epsilon=eps), len(df)))
     for eps in (0.1, 1.0):
-        value = df.dp.sum("salary", clip=CLIP, epsilon=eps)
+        value = cast(float, private.sum("salary", clip=CLIP, epsilon=eps))
         rows.append((f'df.dp.sum("salary", clip={CLIP}, ...)', eps, value, truth_sum))
     for eps in (0.1, 1.0):
-        value = df.dp.mean("salary", clip=CLIP, epsilon=eps)
+        value = cast(float, private.mean("salary", clip=CLIP, epsilon=eps))
         rows.append((f'df.dp.mean("salary", clip={CLIP}, ...)', eps, value, truth_mean))
     for label, eps, value, truth in rows:
         error = abs(value - truth) / truth
         print(f"{label:<42}{eps:>8g}{value:>14,.0f}{truth:>14,.0f}{error:>10.2%}")
 
-    grouped = df.dp.groupby("dept", keys=depts).mean("salary", clip=CLIP, epsilon=1.0)
+    grouped = private.groupby("dept", keys=depts).mean("salary", clip=CLIP, epsilon=1.0)
     truth_grouped = df.salary.clip(*CLIP).groupby(df.dept).mean().reindex(depts)
     print('\nMean salary per department, df.dp.groupby("dept", keys=DEPTS).mean(..., epsilon=1):')
     print(pd.DataFrame({"private": grouped.round(0), "true": truth_grouped.round(0)}).to_string())
@@ -53,11 +55,11 @@ def demo(seed: int | None = None) -> None:
 
     print("\nOne more mean at epsilon=1 would overspend:")
     try:
-        df.dp.mean("salary", clip=CLIP, epsilon=1.0)
+        private.mean("salary", clip=CLIP, epsilon=1.0)
     except BudgetExceededError as err:
         print(f"  BudgetExceededError: {err}")
     print(f"\nStill spent: {float(budget.spent):g}. A query that fits still runs:")
-    print(f"  df.dp.count(epsilon=0.1) -> {df.dp.count(epsilon=0.1)}")
+    print(f"  df.dp.count(epsilon=0.1) -> {private.count(epsilon=0.1)}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
