@@ -399,3 +399,21 @@ def test_results_are_plain_python_and_pandas_values(protected: pd.DataFrame) -> 
 
 def test_dp_function_is_the_accessor(protected: pd.DataFrame) -> None:
     assert pandas_dp.dp(protected).budget is protected.dp.budget
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    data=st.lists(st.integers(-(10**6), 10**6), max_size=30),
+    clip=clips(),
+    seed=st.integers(0, 2**32),
+)
+def test_mean_with_public_n_is_inside_the_clip(
+    data: list[int], clip: tuple[float, float], seed: int
+) -> None:
+    df = pd.DataFrame({"x": np.array(data, dtype=np.int64)})  # cannot be missing: n public
+    df.dp.set_budget(epsilon=10, adjacency="substitute", seed=seed)
+    mean = df.dp.mean("x", clip=clip, epsilon=0.01)
+    assert clip[0] <= mean <= clip[1]
+    # the n-public path: sensitivity U - L (the pair would have 2(U - L))
+    sensitivity = float(df.dp.budget.entries[-1].sensitivity)
+    assert sensitivity == pytest.approx(clip[1] - clip[0], rel=1e-5)
