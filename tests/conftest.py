@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -74,3 +75,16 @@ def exact(salaries: pd.DataFrame) -> pd.DataFrame:
     """``salaries`` with a budget of 1e12 (a thousand releases at ``huge_eps``), seeded."""
     salaries.dp.set_budget(epsilon=1e12, seed=11)
     return salaries
+
+
+@pytest.fixture
+def nothing_spent(protected: pd.DataFrame, spy: SpySource) -> Callable[[], None]:
+    """A check that ``protected``'s budget is untouched: no charge, no entry, no noise drawn."""
+
+    def check() -> None:
+        budget = protected.dp.budget
+        assert budget.spent == 0
+        assert budget.entries == []
+        assert spy.calls == 0
+
+    return check

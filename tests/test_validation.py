@@ -24,13 +24,6 @@ CLIP = (0, 200_000)
 Call = Callable[[pd.DataFrame], object]
 
 
-def assert_nothing_spent(df: pd.DataFrame, spy: Any) -> None:
-    budget = df.dp.budget
-    assert budget.spent == 0
-    assert budget.entries == []
-    assert spy.calls == 0
-
-
 # ------------------------------------------------------------------------- epsilon
 
 BAD_EPSILONS = [
@@ -69,14 +62,14 @@ EPSILON_RELEASES: dict[str, Callable[[pd.DataFrame, Any], object]] = {
 @pytest.mark.parametrize("release", EPSILON_RELEASES.values(), ids=EPSILON_RELEASES.keys())
 def test_bad_epsilon_is_refused_before_spending(
     protected: pd.DataFrame,
-    spy: Any,
+    nothing_spent: Callable[[], None],
     release: Callable[[pd.DataFrame, Any], object],
     epsilon: object,
     error: type[Exception],
 ) -> None:
     with pytest.raises(error, match="`epsilon` must be a positive finite number"):
         release(protected, epsilon)
-    assert_nothing_spent(protected, spy)
+    nothing_spent()
 
 
 @pytest.mark.parametrize(("epsilon", "error"), BAD_EPSILONS, ids=repr)
@@ -101,25 +94,29 @@ def test_arguments_are_validated_before_the_budget_is_resolved(salaries: pd.Data
 
 
 def test_epsilon_too_small_for_a_count_is_refused_before_spending(
-    protected: pd.DataFrame, spy: Any
+    protected: pd.DataFrame,
+    nothing_spent: Callable[[], None],
 ) -> None:
     with pytest.raises(ValueError, match="`epsilon` is too small"):
         protected.dp.count(epsilon=1e-30)
-    assert_nothing_spent(protected, spy)
+    nothing_spent()
 
 
 def test_noise_too_large_for_a_float_is_refused_before_spending(
-    protected: pd.DataFrame, spy: Any
+    protected: pd.DataFrame,
+    nothing_spent: Callable[[], None],
 ) -> None:
     with pytest.raises(ValueError, match="`clip` and `epsilon`"):
         protected.dp.sum("salary", clip=(0, 1e300), epsilon=1e-10)
-    assert_nothing_spent(protected, spy)
+    nothing_spent()
 
 
-def test_query_larger_than_the_whole_budget_is_refused(protected: pd.DataFrame, spy: Any) -> None:
+def test_query_larger_than_the_whole_budget_is_refused(
+    protected: pd.DataFrame, nothing_spent: Callable[[], None]
+) -> None:
     with pytest.raises(BudgetExceededError):
         protected.dp.mean("salary", clip=CLIP, epsilon=10.5)
-    assert_nothing_spent(protected, spy)
+    nothing_spent()
 
 
 # ---------------------------------------------------------------------------- clip
@@ -157,14 +154,14 @@ CLIP_RELEASES: dict[str, Callable[[pd.DataFrame, Any], object]] = {
 @pytest.mark.parametrize("release", CLIP_RELEASES.values(), ids=CLIP_RELEASES.keys())
 def test_bad_clip_is_refused_before_spending(
     protected: pd.DataFrame,
-    spy: Any,
+    nothing_spent: Callable[[], None],
     release: Callable[[pd.DataFrame, Any], object],
     clip: object,
     error: type[Exception],
 ) -> None:
     with pytest.raises(error, match="`clip"):
         release(protected, clip)
-    assert_nothing_spent(protected, spy)
+    nothing_spent()
 
 
 @pytest.mark.parametrize(
@@ -178,12 +175,16 @@ def test_bad_clip_is_refused_before_spending(
     ids=["reversed", "none", "empty", "pair"],
 )
 def test_bad_clip_mapping_is_refused_before_spending(
-    protected: pd.DataFrame, spy: Any, clip: object, error: type[Exception], names: str
+    protected: pd.DataFrame,
+    nothing_spent: Callable[[], None],
+    clip: object,
+    error: type[Exception],
+    names: str,
 ) -> None:
     with pytest.raises(error) as info:
         protected.dp.sum(clip=clip, epsilon=1)
     assert names in str(info.value)
-    assert_nothing_spent(protected, spy)
+    nothing_spent()
 
 
 # ---------------------------------------------------------------- columns and dtypes
@@ -206,13 +207,13 @@ def typed(protected: pd.DataFrame) -> pd.DataFrame:
 @pytest.mark.parametrize("column", ["dept", "obj", "text", "cat", "when", "span", "cplx"])
 @pytest.mark.parametrize("kind", ["sum", "mean"])
 def test_non_numeric_column_is_refused_before_spending(
-    typed: pd.DataFrame, spy: Any, column: str, kind: str
+    typed: pd.DataFrame, nothing_spent: Callable[[], None], column: str, kind: str
 ) -> None:
     with pytest.raises(TypeError, match=f"column '{column}' must be numeric"):
         getattr(typed.dp, kind)(column, clip=(0, 1), epsilon=1)
     with pytest.raises(TypeError, match=f"column '{column}' must be numeric"):
         getattr(typed.dp.groupby("dept", keys=KEYS), kind)(column, clip=(0, 1), epsilon=1)
-    assert_nothing_spent(typed, spy)
+    nothing_spent()
 
 
 @pytest.mark.parametrize(
@@ -230,12 +231,12 @@ def test_non_numeric_column_is_refused_before_spending(
     ids=["count", "sum", "mean", "sum_many", "by", "by_many", "g_count", "g_mean"],
 )
 def test_missing_column_raises_key_error_naming_it(
-    protected: pd.DataFrame, spy: Any, call: Call
+    protected: pd.DataFrame, nothing_spent: Callable[[], None], call: Call
 ) -> None:
     with pytest.raises(KeyError) as info:
         call(protected)
     assert info.value.args == ("nope",)
-    assert_nothing_spent(protected, spy)
+    nothing_spent()
 
 
 def test_duplicated_column_label_is_refused_before_spending(spy: Any) -> None:
@@ -250,7 +251,9 @@ def test_duplicated_column_label_is_refused_before_spending(spy: Any) -> None:
     ):
         with pytest.raises(ValueError, match="duplicated"):
             call()
-    assert_nothing_spent(df, spy)
+    assert df.dp.budget.spent == 0
+    assert df.dp.budget.entries == []
+    assert spy.calls == 0
 
 
 # -------------------------------------------------------------- adjacency and seed
