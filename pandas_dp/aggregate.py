@@ -20,6 +20,7 @@ Scopes (what the row set of the frame is, as far as the budget knows):
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -118,6 +119,7 @@ class MeanPlan:
 MAX_EXPONENT = 1023 - 63
 
 
+@functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
 def plan_count(epsilon: Fraction, adjacency: str, *, grouped: bool, n_public: bool) -> CountPlan:
     if adjacency == "add_remove":
         sensitivity = 1
@@ -165,6 +167,7 @@ def _sum_sensitivity(
     return max(upper - lower, reach)  # a row may also enter or leave the filtered frame
 
 
+@functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
 def plan_sum(
     clip: tuple[float, float],
     epsilon: Fraction,
@@ -184,6 +187,7 @@ def plan_sum(
     )
 
 
+@functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
 def plan_mean(
     clip: tuple[float, float],
     epsilon: Fraction,

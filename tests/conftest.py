@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -196,3 +196,16 @@ def nothing_spent(protected: pd.DataFrame, spy: SpySource) -> Callable[[], None]
         assert spy.calls == 0
 
     return check
+
+
+@pytest.fixture(autouse=True)
+def _fresh_plans() -> Iterator[None]:
+    """Plans are cached; clear them around each test so a monkeypatched rule never leaks."""
+    from pandas_dp import aggregate
+
+    caches = (aggregate.plan_count, aggregate.plan_sum, aggregate.plan_mean)
+    for plan in caches:
+        plan.cache_clear()
+    yield
+    for plan in caches:
+        plan.cache_clear()
