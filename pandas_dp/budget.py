@@ -31,6 +31,7 @@ from .errors import BudgetExceededError, MissingBudgetError, PandasDPError
 from .noise import RandomSource
 
 __all__ = [
+    "BudgetStore",
     "FrameBinding",
     "LedgerEntry",
     "MemoryStore",
@@ -312,14 +313,21 @@ def column_names(columns: Sequence[Hashable]) -> tuple[str, ...]:
     return tuple(str(c) for c in columns)
 
 
-def refuse_rebinding(df: pd.DataFrame) -> None:
-    """Refuse ``set_budget`` on a frame that has, or came from, a live budget."""
+def refuse_rebinding(df: pd.DataFrame, *, name: str | None = None) -> None:
+    """Refuse ``set_budget`` on a frame that has, or came from, a live budget.
+
+    A frame whose marker names the budget ``name`` of a ledger may re-attach
+    to that same name: the ledger keeps one accounting for it, so nothing is
+    reset.
+    """
     if binding_of(df) is not None:
         raise PandasDPError(
             "This frame already has a privacy budget; a second one would reset the accounting for "
             "the same people. Read it with df.dp.budget."
         )
     marker = marker_of(df)
+    if name is not None and marker is not None and marker["name"] == name:
+        return
     if marker is not None and marker["budget"] is not None and live_budget(marker["budget"]):
         raise PandasDPError(
             "This frame was derived from a frame whose privacy budget is still in use; a new "
