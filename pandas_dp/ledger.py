@@ -428,7 +428,7 @@ class Ledger:
             raised only by :meth:`raise_total`, never silently).
         """
         name = check_name(name)
-        exact = check_epsilon(total, "epsilon")
+        exact = check_epsilon(total, "total")
         adjacency = check_adjacency(adjacency)
         with self._transaction("attaching a budget") as conn:
             row = conn.execute(

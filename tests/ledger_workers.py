@@ -50,3 +50,21 @@ def spend_until_killed(path: str, name: str, released: Any, ready: Any, threshol
         released.value += 1
         if released.value == threshold:
             ready.set()
+
+
+def spend_across_fork(path: str, name: str, results: Any) -> None:
+    """Spend, fork, spend in the child and then in the parent; report what happened."""
+    from pandas_dp import ledger
+
+    df = _frame()
+    df.dp.set_budget(epsilon=10, ledger=path, name=name)
+    df.dp.count(epsilon=CHARGE)
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the forked child
+        try:
+            df.dp.count(epsilon=CHARGE)
+        finally:  # exit code: how many parent connections the child set aside (unused)
+            os._exit(len(ledger._INHERITED))
+    _, status = os.waitpid(child, 0)
+    df.dp.count(epsilon=CHARGE)
+    results.put((os.waitstatus_to_exitcode(status), df.dp.budget.spent))

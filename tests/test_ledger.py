@@ -555,8 +555,7 @@ def test_processes_never_jointly_exceed_a_named_budget(
     path: Path, workers: ModuleType, processes: multiprocessing.context.BaseContext
 ) -> None:
     ctx = processes
-    n_procs, attempts, total = 8, 12, 5.0
-    open_ledger(path).attach("hr.salaries", total=total)
+    n_procs, attempts, total = 8, 20, 5.0  # the children race to create the file and budget too
     barrier = ctx.Barrier(n_procs)
     results = ctx.Queue()
     procs = [
@@ -573,7 +572,7 @@ def test_processes_never_jointly_exceed_a_named_budget(
     for proc in procs:
         proc.join(timeout=TIMEOUT)
         assert proc.exitcode == 0
-    affordable = int(total / workers.CHARGE)  # 40 of the 96 attempts
+    affordable = int(total / workers.CHARGE)  # 40 of the 160 attempts
     assert sum(ok for ok, _ in outcomes) == affordable
     assert sum(refused for _, refused in outcomes) == n_procs * attempts - affordable
     ledger = open_ledger(path)
@@ -613,6 +612,23 @@ def test_a_process_killed_mid_run_never_leaves_an_undercount(
     assert reported <= recorded <= reported + len(children)
     assert ledger.store("jobs").spent() == history.epsilon_exact.sum() == Fraction(recorded, 8)
     ledger.store("jobs").charge(entry(Fraction(1, 8)))  # no lock was left behind
+
+
+def test_a_forked_child_spends_through_its_own_connection(
+    path: Path, workers: ModuleType, processes: multiprocessing.context.BaseContext
+) -> None:
+    results = processes.Queue()
+    proc = processes.Process(
+        target=workers.spend_across_fork, args=(str(path), "hr", results), daemon=True
+    )
+    proc.start()
+    child_exit, spent = results.get(timeout=TIMEOUT)
+    proc.join(timeout=TIMEOUT)
+    assert child_exit == 1  # the child set the parent's connection aside and opened its own
+    assert spent == Fraction(3, 8)
+    history = open_ledger(path).history("hr")
+    assert len(releases(history)) == 3
+    assert releases(history).process.nunique() == 2
 
 
 # ------------------------------------------------------- accounting properties
