@@ -38,6 +38,7 @@ import os
 import re
 import sqlite3
 import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from fractions import Fraction
@@ -225,6 +226,12 @@ def _now() -> dt.datetime:
 _INHERITED: list[sqlite3.Connection] = []
 
 
+def _close_in(conn: sqlite3.Connection, pid: int) -> None:
+    """Close ``conn`` when its ledger is closed or collected, only in the process that opened it."""
+    if os.getpid() == pid:
+        conn.close()
+
+
 class Ledger:
     """A ledger file of named privacy budgets. Open it with :func:`open_ledger`.
 
@@ -241,6 +248,7 @@ class Ledger:
         self._closed = False
         self._pid = os.getpid()
         self._conn = self._open(create)
+        self._finalizer = weakref.finalize(self, _close_in, self._conn, self._pid)
 
     # ---------------------------------------------------------------- opening
 
@@ -365,8 +373,10 @@ class Ledger:
             raise LedgerAccessError(f"The ledger {str(self.path)!r} was closed.")
         if os.getpid() != self._pid:  # forked: the parent's connection is off limits
             _INHERITED.append(self._conn)
+            self._finalizer.detach()
             self._pid = os.getpid()
             self._conn = self._open(create=False)
+            self._finalizer = weakref.finalize(self, _close_in, self._conn, self._pid)
         return self._conn
 
     @contextmanager
@@ -399,8 +409,7 @@ class Ledger:
         with self._lock:
             if not self._closed:
                 self._closed = True
-                if self._pid == os.getpid():
-                    self._conn.close()
+                self._finalizer()
 
     def __enter__(self) -> Ledger:
         return self
@@ -641,13 +650,17 @@ class Ledger:
             ),
         )
 
-    def _entries(self, name: str) -> list[tuple[LedgerEntry, Fraction, int | None]]:
+    def _entries(
+        self, name: str, *, releases_only: bool = False
+    ) -> list[tuple[LedgerEntry, Fraction, int | None]]:
+        """The entries of ``name``, oldest first (only releases: no create / raise_total)."""
+        skip = (CREATE, RAISE_TOTAL) if releases_only else ("", "")
         with self._reading("reading a history") as conn:
             rows = conn.execute(
                 "SELECT time, operation, columns, clip, keys, epsilon, mechanism, adjacency, "
-                "sensitivity, noise_scale, total, process FROM entries WHERE budget = ? "
-                "ORDER BY id",
-                (name,),
+                "sensitivity, noise_scale, total, process FROM entries "
+                "WHERE budget = ? AND operation NOT IN (?, ?) ORDER BY id",
+                (name, *skip),
             ).fetchall()
         return [_entry_of(row) for row in rows]
 
@@ -712,7 +725,12 @@ class SqliteStore:
         self.ledger._charge(self.name, entry)
 
     def entries(self) -> list[LedgerEntry]:
-        return [entry for entry, _, _ in self.ledger._entries(self.name)]
+        """The releases of this budget, by any process, oldest first.
+
+        The full record, with the creation and every ``raise_total``, is
+        :meth:`Ledger.history`.
+        """
+        return [entry for entry, _, _ in self.ledger._entries(self.name, releases_only=True)]
 
     def __repr__(self) -> str:
         return f"SqliteStore({self.ledger!r}, {self.name!r})"
