@@ -12,7 +12,7 @@ import sqlite3
 import threading
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import closing
+from contextlib import closing, contextmanager
 from fractions import Fraction
 from pathlib import Path
 from types import ModuleType
@@ -80,6 +80,17 @@ def fingerprint(path: Path) -> dict[str, str]:
     return {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in files if f.exists()}
 
 
+@contextmanager
+def raw(path: Path) -> Iterator[sqlite3.Connection]:
+    """A plain SQLite connection, as another tool would use the file; committed and closed."""
+    conn = sqlite3.connect(path)
+    try:
+        with conn:
+            yield conn
+    finally:
+        conn.close()
+
+
 def contents(path: Path) -> list[str]:
     """Everything a ledger holds, read-only: "nothing recorded".
 
@@ -112,7 +123,7 @@ def test_ten_charges_of_a_tenth_spend_exactly_one_and_are_stored_as_fractions(
     assert budget.spent == 1
     with pytest.raises(BudgetExceededError):
         frame.dp.count(epsilon=0.1)
-    with sqlite3.connect(path) as conn:
+    with raw(path) as conn:
         assert conn.execute("SELECT total, spent FROM budgets").fetchall() == [("1/1", "1/1")]
         stored = {row[0] for row in conn.execute("SELECT epsilon FROM entries")}
     assert stored == {"0/1", "1/10"}
@@ -309,7 +320,7 @@ def test_the_file_holds_no_data_value_released_value_or_key(
         *df.dp.groupby("dept", keys=list(depts.values())).mean("salary", clip=(0, 2e5), epsilon=1),
         *df.dp.groupby("dept", keys=list(depts.values())).sum("bonus", clip=(0, 5e3), epsilon=1),
     ]
-    with sqlite3.connect(path) as conn:
+    with raw(path) as conn:
         dump = "\n".join(conn.iterdump())
     assert "salary" in dump  # column names and clip bounds are public parameters
     secrets = [*depts.values(), *map(repr, df.salary), *map(repr, df.bonus.dropna())]
@@ -354,7 +365,7 @@ def test_budgets_lists_every_budget(path: Path) -> None:
 
 def test_the_file_is_a_versioned_wal_ledger(path: Path) -> None:
     open_ledger(path).attach("hr", total=1)
-    with sqlite3.connect(path) as conn:
+    with raw(path) as conn:
         pragmas = [conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("application_id",
                    "user_version", "journal_mode")]  # fmt: skip
     assert pragmas == [APPLICATION_ID, SCHEMA_VERSION, "wal"]
@@ -392,7 +403,7 @@ def test_an_old_ledger_is_migrated_without_loss(path: Path) -> None:
     assert history.iloc[1][["columns", "clip", "keys"]].tolist() == ["salary", "[0, 1.5]", 4]
     assert history.process.isna().all()  # the column version 2 added
     assert ledger.store("hr").spent() == Fraction(3, 10)
-    with sqlite3.connect(path) as conn:
+    with raw(path) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     ledger.store("hr").charge(entry(Fraction(1, 10)))
     assert ledger.history("hr").process.iloc[-1] == os.getpid()
@@ -400,7 +411,7 @@ def test_an_old_ledger_is_migrated_without_loss(path: Path) -> None:
 
 def test_a_newer_ledger_is_refused_untouched(path: Path) -> None:
     open_ledger(path).attach("hr", total=1)
-    with sqlite3.connect(path) as conn:
+    with raw(path) as conn:
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     before = contents(path)
     with pytest.raises(LedgerFormatError, match="newer pandas_dp"):
@@ -446,10 +457,9 @@ def make_text_file(path: Path) -> None:
 
 
 def make_foreign_database(path: Path) -> None:
-    with sqlite3.connect(path) as conn:
+    with raw(path) as conn:
         conn.execute("CREATE TABLE people (name TEXT, salary REAL)")
         conn.execute("INSERT INTO people VALUES ('Ada', 100)")
-    conn.close()
 
 
 @pytest.mark.parametrize("make", [make_text_file, make_foreign_database])
@@ -491,9 +501,8 @@ def test_a_damaged_value_is_refused_and_nothing_is_spent(
 ) -> None:
     df = pd.DataFrame({"x": [1]})
     df.dp.set_budget(epsilon=1, ledger=path, name="hr", seed=1)
-    with sqlite3.connect(path) as conn:
+    with raw(path) as conn:
         conn.execute(f"UPDATE budgets SET {column} = ?", (value,))
-    conn.close()
     before = contents(path)
     with pytest.raises(CorruptLedgerError, match="damaged"):
         df.dp.count(epsilon=0.5)
@@ -620,7 +629,7 @@ def test_a_process_killed_mid_run_never_leaves_an_undercount(
         proc.join(timeout=TIMEOUT)
         assert proc.exitcode == -signal.SIGKILL
     reported = sum(released.value for _, released, _ in children)
-    with sqlite3.connect(path) as conn:
+    with raw(path) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     ledger = open_ledger(path, timeout=5)
     history = ledger.history("jobs")
