@@ -281,7 +281,7 @@ class DPAccessor:
         store: BudgetStore = MemoryStore(total)
         if ledger is not None and name is not None:
             book = ledger if isinstance(ledger, Ledger) else open_ledger(ledger)
-            store = book.attach(name, total=total, adjacency=adjacency)
+            store = book.attach(name, total=total, adjacency=adjacency, seeded=seed is not None)
         budget = PrivacyBudget(
             store, adjacency=adjacency, source=make_source(seed), seed=seed, name=name
         )

@@ -29,6 +29,7 @@ in WAL mode with ``synchronous=FULL``.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import itertools
 import json
@@ -78,6 +79,8 @@ DEFAULT_TIMEOUT: Final = 10.0
 #: Operations of the entries that are not releases (they spend nothing).
 CREATE: Final = "create"
 RAISE_TOTAL: Final = "raise_total"
+#: Appended to the mechanism of releases drawn from a seeded (reproducible) source.
+SEEDED: Final = "(seeded: NOT private)"
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _FRACTION = re.compile(r"(0|[1-9][0-9]*)/([1-9][0-9]*)")
@@ -427,8 +430,13 @@ class Ledger:
 
     # ------------------------------------------------------------ budgets
 
-    def attach(self, name: str, *, total: object, adjacency: str = "add_remove") -> SqliteStore:
+    def attach(
+        self, name: str, *, total: object, adjacency: str = "add_remove", seeded: bool = False
+    ) -> SqliteStore:
         """The store of budget ``name``, created with ``total`` if the ledger has none.
+
+        ``seeded=True`` (a budget with ``seed=``) marks every release recorded
+        through this store as "seeded: NOT private" in the history.
 
         Raises
         ------
@@ -473,7 +481,7 @@ class Ledger:
                         f"adjacency={row[1]!r}, not {adjacency!r}; its releases are accounted "
                         "under that adjacency."
                     )
-        return SqliteStore(self, name)
+        return SqliteStore(self, name, seeded=seeded)
 
     def store(self, name: str) -> SqliteStore:
         """The store of the existing budget ``name`` (UnknownBudgetError if none)."""
@@ -575,6 +583,7 @@ class Ledger:
         for (entry, total, process), cumulative in zip(rows, spent, strict=True):
             record = entry.as_record()
             record.update(
+                clip="; ".join(f"[{_number(lo)}, {_number(hi)}]" for lo, hi in entry.clip),
                 epsilon_exact=entry.epsilon,
                 total=float(total),
                 spent=float(cumulative),
@@ -698,6 +707,12 @@ def _timestamp(text: object) -> dt.datetime:
         raise CorruptLedgerError(f"The ledger is damaged: bad time {text!r}.") from err
 
 
+def _number(x: float) -> str:
+    """The shortest text that reads back as ``x`` exactly (no ".0" on whole numbers)."""
+    text = repr(float(x))
+    return text[:-2] if text.endswith(".0") else text
+
+
 def _show(x: Fraction) -> str:
     return str(x.numerator) if x.denominator == 1 else f"{float(x):.10g}"
 
@@ -709,9 +724,10 @@ class SqliteStore:
     (and a :meth:`Ledger.raise_total`) are seen at once.
     """
 
-    def __init__(self, ledger: Ledger, name: str) -> None:
+    def __init__(self, ledger: Ledger, name: str, *, seeded: bool = False) -> None:
         self.ledger = ledger
         self.name = name
+        self.seeded = seeded
 
     @property
     def total(self) -> Fraction:
@@ -722,6 +738,8 @@ class SqliteStore:
 
     def charge(self, entry: LedgerEntry) -> None:
         """Record ``entry`` in one transaction if it fits (:func:`check_fits`); else raise."""
+        if self.seeded:  # reproducible noise: the officer must see these were not private
+            entry = dataclasses.replace(entry, mechanism=f"{entry.mechanism} {SEEDED}")
         self.ledger._charge(self.name, entry)
 
     def entries(self) -> list[LedgerEntry]:

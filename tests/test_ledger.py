@@ -347,6 +347,23 @@ def test_history_records_what_a_privacy_officer_needs(frame: pd.DataFrame, path:
     assert row.time.tzname() == "UTC"
 
 
+@pytest.mark.parametrize(("seed", "seeded"), [(None, False), (5, True)])
+def test_releases_with_reproducible_noise_are_marked_not_private(
+    frame: pd.DataFrame, path: Path, seed: int | None, seeded: bool
+) -> None:
+    frame.dp.set_budget(epsilon=1, ledger=path, name="hr", seed=seed)
+    frame.dp.count(epsilon=0.5)
+    mechanism = open_ledger(path).history("hr").mechanism.iloc[-1]
+    assert mechanism.startswith("discrete_laplace")
+    assert mechanism.endswith("(seeded: NOT private)") == seeded
+
+
+def test_history_shows_clip_bounds_exactly(frame: pd.DataFrame, path: Path) -> None:
+    frame.dp.set_budget(epsilon=1, ledger=path, name="hr")
+    frame.dp.sum("x", clip=(-0.1, 123456.789), epsilon=0.5)
+    assert open_ledger(path).history("hr")["clip"].iloc[-1] == "[-0.1, 123456.789]"
+
+
 def test_budgets_lists_every_budget(path: Path) -> None:
     for name, total, spend in [("b", 2, 0.5), ("a", 1, 0.125)]:
         df = pd.DataFrame({"x": [1]})
