@@ -336,8 +336,14 @@ def refuse_rebinding(df: pd.DataFrame, *, name: str | None = None) -> None:
     if name is not None and marker is not None and marker["name"] == name:
         return
     if marker is not None and marker["budget"] is not None and live_budget(marker["budget"]):
+        same = marker["name"]
+        again = (
+            f", or attach the same named budget again: set_budget(..., ledger=..., name={same!r})"
+            if same
+            else ""
+        )
         raise PandasDPError(
             "This frame was derived from a frame whose privacy budget is still in use; a new "
             "budget would reset the accounting for the same people. Derive it with "
-            "df.dp.filter(...) / df.dp.query(...), or call result.dp.inherit(df)."
+            f"df.dp.filter(...) / df.dp.query(...), or call result.dp.inherit(df){again}."
         )

@@ -265,7 +265,7 @@ def test_a_frame_derived_from_a_named_budget_may_not_start_another(
         kwargs["ledger"] = str(tmp_path / kwargs["ledger"])
     name = kwargs.get("name")
     if name == "other" or not kwargs:
-        with pytest.raises(PandasDPError, match="still in use"):
+        with pytest.raises(PandasDPError, match=r"still in use.*name='hr'\)"):
             copy.dp.set_budget(epsilon=1, **kwargs)  # type: ignore[arg-type]
     else:  # the same name in another file: the marker names only the budget
         assert copy.dp.set_budget(epsilon=1, **kwargs).spent == 0  # type: ignore[arg-type]
