@@ -32,7 +32,7 @@ from .budget import (
 )
 from .errors import PandasDPError
 from .groupby import DPGroupBy, normalize_by, normalize_keys
-from .ledger import Ledger, check_name, open_ledger
+from .ledger import Ledger, check_name, continues_named, open_ledger
 from .noise import make_source
 from .validation import (
     Bounds,
@@ -276,9 +276,10 @@ class DPAccessor:
                 "`ledger` and `name` go together: pass both, e.g. ledger='privacy-ledger.sqlite', "
                 f"name='hr.salaries', or neither; got ledger={ledger!r} and name={name!r}."
             )
-        if name is not None:
-            name = check_name(name)
-        refuse_rebinding(self._df, name=name)
+        continues = None
+        if ledger is not None and name is not None:
+            continues = continues_named(ledger, check_name(name))
+        refuse_rebinding(self._df, continues=continues)
         store: BudgetStore = MemoryStore(total)
         if ledger is not None and name is not None:
             book = ledger if isinstance(ledger, Ledger) else open_ledger(ledger)

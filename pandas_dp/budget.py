@@ -20,7 +20,7 @@ import json
 import threading
 import uuid
 import weakref
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Protocol
@@ -181,6 +181,11 @@ class PrivacyBudget:
         return self.total - self.spent
 
     @property
+    def store(self) -> BudgetStore:
+        """Where the accounting lives: a MemoryStore, or a ledger's SqliteStore."""
+        return self._store
+
+    @property
     def entries(self) -> list[LedgerEntry]:
         return self._store.entries()
 
@@ -320,12 +325,15 @@ def column_names(columns: Sequence[Hashable]) -> tuple[str, ...]:
     return tuple(str(c) for c in columns)
 
 
-def refuse_rebinding(df: pd.DataFrame, *, name: str | None = None) -> None:
+def refuse_rebinding(
+    df: pd.DataFrame, *, continues: Callable[[PrivacyBudget], bool] | None = None
+) -> None:
     """Refuse ``set_budget`` on a frame that has, or came from, a live budget.
 
-    A frame whose marker names the budget ``name`` of a ledger may re-attach
-    to that same name: the ledger keeps one accounting for it, so nothing is
-    reset.
+    ``continues(live)`` tells whether the new budget continues the live one
+    the frame's marker names (the same named budget of the same ledger file):
+    then the ledger keeps one accounting for both, nothing is reset, and
+    re-attaching is allowed.
     """
     if binding_of(df) is not None:
         raise PandasDPError(
@@ -333,9 +341,8 @@ def refuse_rebinding(df: pd.DataFrame, *, name: str | None = None) -> None:
             "the same people. Read it with df.dp.budget."
         )
     marker = marker_of(df)
-    if name is not None and marker is not None and marker["name"] == name:
-        return
-    if marker is not None and marker["budget"] is not None and live_budget(marker["budget"]):
+    live = None if marker is None or marker["budget"] is None else live_budget(marker["budget"])
+    if marker is not None and live is not None and not (continues and continues(live)):
         same = marker["name"]
         again = (
             f", or attach the same named budget again: set_budget(..., ledger=..., name={same!r})"

@@ -40,7 +40,7 @@ import re
 import sqlite3
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
@@ -49,7 +49,7 @@ from typing import Final
 
 import pandas as pd
 
-from .budget import LedgerEntry, check_fits
+from .budget import LedgerEntry, PrivacyBudget, check_fits
 from .errors import PandasDPError
 from .validation import check_adjacency, check_epsilon
 
@@ -67,6 +67,7 @@ __all__ = [
     "SqliteStore",
     "UnknownBudgetError",
     "check_name",
+    "continues_named",
     "open_ledger",
 ]
 
@@ -752,6 +753,36 @@ class SqliteStore:
 
     def __repr__(self) -> str:
         return f"SqliteStore({self.ledger!r}, {self.name!r})"
+
+
+def continues_named(
+    ledger: str | os.PathLike[str] | Ledger, name: str
+) -> Callable[[PrivacyBudget], bool]:
+    """Whether a live budget is the budget ``name`` of the ledger file ``ledger``.
+
+    ``set_budget(ledger=..., name=...)`` on a frame derived from that budget
+    continues its accounting (allowed); anything else would reset it.
+    """
+    if not isinstance(ledger, Ledger | str | os.PathLike):
+        raise TypeError(f"`ledger` must be a path or a Ledger, got {type(ledger).__name__}.")
+    target = ledger.path if isinstance(ledger, Ledger) else Path(ledger)
+
+    def continues(budget: PrivacyBudget) -> bool:
+        store = budget.store
+        return (
+            isinstance(store, SqliteStore)
+            and store.name == name
+            and _same_file(store.ledger.path, target)
+        )
+
+    return continues
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return a.resolve() == b.resolve()
 
 
 def open_ledger(
