@@ -43,6 +43,7 @@ from pandas_dp.ledger import (
 )
 
 TIMEOUT = 120  # generous: the machine is shared and has two cores
+posix_only = pytest.mark.skipif(os.name != "posix", reason="fork, forkserver and SIGKILL are POSIX")
 
 
 @pytest.fixture
@@ -64,10 +65,10 @@ def workers(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
 
 @pytest.fixture
 def processes(workers: ModuleType) -> multiprocessing.context.BaseContext:
-    """A forkserver context: one server imports pandas_dp once, children fork from it.
+    """A forkserver context: one clean server imports pandas_dp once, children fork from it.
 
-    Nothing is inherited from the test process (no connection, no lock); the
-    children start in milliseconds instead of importing pandas eight times.
+    Nothing is inherited from the test process (no connection, no lock), and
+    eight children do not import pandas eight times on a two-core machine.
     """
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["ledger_workers"])
@@ -588,6 +589,7 @@ def test_threads_never_jointly_exceed_a_named_budget(path: Path) -> None:
     assert history.epsilon_exact.sum() == open_ledger(path).store("hr").spent() == 10
 
 
+@posix_only
 def test_processes_never_jointly_exceed_a_named_budget(
     path: Path, workers: ModuleType, processes: multiprocessing.context.BaseContext
 ) -> None:
@@ -619,6 +621,7 @@ def test_processes_never_jointly_exceed_a_named_budget(
     assert ledger.store("hr.salaries").spent() == history.epsilon_exact.sum() == 5
 
 
+@posix_only
 def test_a_process_killed_mid_run_never_leaves_an_undercount(
     path: Path, workers: ModuleType, processes: multiprocessing.context.BaseContext
 ) -> None:
@@ -651,6 +654,7 @@ def test_a_process_killed_mid_run_never_leaves_an_undercount(
     ledger.store("jobs").charge(entry(Fraction(1, 8)))  # no lock was left behind
 
 
+@posix_only
 def test_a_forked_child_spends_through_its_own_connection(
     path: Path, workers: ModuleType, processes: multiprocessing.context.BaseContext
 ) -> None:
