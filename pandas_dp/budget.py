@@ -81,9 +81,14 @@ class LedgerEntry:
             "adjacency": self.adjacency,
             "sensitivity": self.sensitivity,
             "noise_scale": self.noise_scale,
-            "clip": "; ".join(f"[{lo:g}, {hi:g}]" for lo, hi in self.clip),
+            "clip": "; ".join(f"[{_exact(lo)}, {_exact(hi)}]" for lo, hi in self.clip),
             "keys": self.keys,
         }
+
+
+def _exact(x: float) -> str:
+    """A public bound written exactly: ``200000`` or ``123456.789``, never rounded."""
+    return str(int(x)) if x.is_integer() and abs(x) < 1e16 else repr(x)
 
 
 LEDGER_COLUMNS = list(LedgerEntry("x", Fraction(0)).as_record())
