@@ -5,19 +5,21 @@
     df.dp.set_budget(epsilon=3.0)                       # one budget per frame
     df.dp.mean("salary", clip=(0, 200_000), epsilon=0.5)
     df.dp.groupby("dept", keys=DEPTS).count(epsilon=0.5)
+    df.dp.set_budget(epsilon=5.0, ledger="ledger.sqlite", name="hr")   # outlives the process
 
 Map of the package:
 
 ========================  ====================================================
 ``accessor``              ``df.dp``: validate, resolve the budget, spend, compute
 ``budget``                PrivacyBudget, ledger entries, frame binding, marker
+``ledger``                named budgets in a SQLite file: SqliteStore, open_ledger
 ``noise``                 CSPRNG / seeded words, exact discrete Laplace, grid
 ``aggregate``             count / sum / mean plans (data-free) and kernels
 ``groupby``               public keys, factorize-to-codes, DPGroupBy
 ``validation``            argument checks that return normalised values
 ``errors``                PandasDPError, BudgetExceededError, MissingBudgetError
 ``datasets``              synthetic example frames (demo, notebooks, benchmarks)
-``__main__``              ``python -m pandas_dp demo``
+``__main__``              ``python -m pandas_dp demo`` and ``... ledger FILE``
 ========================  ====================================================
 
 :func:`dp` is the accessor as a typed function, for mypy and pyright users.
@@ -31,16 +33,19 @@ from .accessor import DPAccessor
 from .budget import LedgerEntry, PrivacyBudget
 from .errors import BudgetExceededError, MissingBudgetError, PandasDPError
 from .groupby import DPGroupBy
+from .ledger import Ledger, open_ledger
 
 __all__ = [
     "BudgetExceededError",
     "DPAccessor",
     "DPGroupBy",
+    "Ledger",
     "LedgerEntry",
     "MissingBudgetError",
     "PandasDPError",
     "PrivacyBudget",
     "dp",
+    "open_ledger",
 ]
 
 __version__ = "0.1.0"

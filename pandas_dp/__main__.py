@@ -1,4 +1,8 @@
-"""``python -m pandas_dp demo``: the salary story on generated data."""
+"""``python -m pandas_dp demo``: the salary story on generated data.
+
+``python -m pandas_dp ledger FILE [--name NAME]``: the budgets of a ledger file,
+or the history of one budget (public parameters only).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import pandas as pd
 
 from . import datasets, dp
 from .errors import BudgetExceededError
+from .ledger import LedgerError, open_ledger
 
 CLIP = (0, 250_000)
 
@@ -61,14 +66,47 @@ def demo(seed: int | None = None) -> None:
     print(f"  df.dp.count(epsilon=0.1) -> {private.count(epsilon=0.1)}")
 
 
+def show_ledger(path: str, name: str | None) -> int:
+    """Print the budgets of the ledger at ``path``, or the history of budget ``name``."""
+    try:
+        with open_ledger(path, create=False) as ledger:
+            frame = ledger.budgets() if name is None else ledger.history(name)
+    except LedgerError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    if name is None:
+        print(f"Budgets in {path} ({len(frame)}):")
+        if frame.empty:
+            return 0
+        frame = frame.assign(created=frame["created"].dt.strftime("%Y-%m-%d %H:%M:%S UTC"))
+    else:
+        print(f"History of {name!r} in {path} ({len(frame)} entries, times in UTC):")
+        frame = frame.drop(columns="epsilon_exact").assign(
+            time=frame["time"].dt.strftime("%Y-%m-%d %H:%M:%S"),
+            keys=frame["keys"].astype("string").fillna(""),
+            process=frame["process"].astype("string").fillna(""),
+        )
+    print(frame.to_string(index=False, na_rep=""))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pandas_dp", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("demo", help="the salary story on generated data")
     run.add_argument("--seed", type=int, default=None, help="reproducible noise (not private)")
+    show = commands.add_parser(
+        "ledger",
+        help="show the budgets of a ledger file, or the history of one budget",
+        description="Show the budgets of a pandas_dp ledger file (name, total, spent, "
+        "remaining, ...), or with --name every entry of one budget. Reads only.",
+    )
+    show.add_argument("path", help="the ledger file, e.g. privacy-ledger.sqlite")
+    show.add_argument("--name", default=None, help="show the history of this budget")
     args = parser.parse_args(argv)
-    if args.command == "demo":
-        demo(args.seed)
+    if args.command == "ledger":
+        return show_ledger(args.path, args.name)
+    demo(args.seed)
     return 0
 
 

@@ -8,6 +8,7 @@ and :class:`~pandas_dp.groupby.DPGroupBy` (many keys).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Hashable, Iterable, Mapping
 from fractions import Fraction
 from typing import Any, overload
@@ -17,6 +18,7 @@ import pandas as pd
 
 from . import aggregate
 from .budget import (
+    BudgetStore,
     LedgerEntry,
     MemoryStore,
     PrivacyBudget,
@@ -30,6 +32,7 @@ from .budget import (
 )
 from .errors import PandasDPError
 from .groupby import DPGroupBy, normalize_by, normalize_keys
+from .ledger import Ledger, check_name, continues_named, open_ledger
 from .noise import make_source
 from .validation import (
     Bounds,
@@ -218,7 +221,13 @@ class DPAccessor:
     # ------------------------------------------------------------------ budget
 
     def set_budget(
-        self, *, epsilon: float, adjacency: str = "add_remove", seed: int | None = None
+        self,
+        *,
+        epsilon: float,
+        adjacency: str = "add_remove",
+        seed: int | None = None,
+        ledger: str | os.PathLike[str] | Ledger | None = None,
+        name: str | None = None,
     ) -> PrivacyBudget:
         """Attach a privacy budget of total ``epsilon`` to this frame.
 
@@ -234,6 +243,13 @@ class DPAccessor:
             A reproducible noise stream for tests and teaching. **Not private**:
             anyone who knows the seed can subtract the noise. By default noise
             comes from the operating system's CSPRNG.
+        ledger : str, path-like or Ledger, optional
+            A ledger file (see :func:`pandas_dp.open_ledger`) that keeps the
+            budget ``name`` beyond this process: later runs and other processes
+            that attach the same name continue from what was spent. Give both
+            ``ledger`` and ``name``, or neither (an in-memory budget).
+        name : str, optional
+            The name of the budget in ``ledger``, e.g. ``"hr.salaries"``.
 
         Returns
         -------
@@ -243,14 +259,33 @@ class DPAccessor:
         ------
         PandasDPError
             If the frame already has a budget, or was derived from a frame whose
-            budget is still alive (that would reset the accounting).
+            budget is still alive (that would reset the accounting); a frame
+            derived from the named budget ``name`` may re-attach to it.
+        pandas_dp.ledger.BudgetMismatchError
+            If the named budget exists with another total or adjacency (raise a
+            total with ``open_ledger(path).raise_total(name, new_total)``).
+        pandas_dp.ledger.LedgerError
+            If the ledger cannot be opened, is not a ledger, is damaged, or stays
+            locked past its timeout; nothing is attached.
         """
         total = check_epsilon(epsilon)
         adjacency = check_adjacency(adjacency)
         seed = check_seed(seed)
-        refuse_rebinding(self._df)
+        if (ledger is None) != (name is None):
+            raise TypeError(
+                "`ledger` and `name` go together: pass both, e.g. ledger='privacy-ledger.sqlite', "
+                f"name='hr.salaries', or neither; got ledger={ledger!r} and name={name!r}."
+            )
+        continues = None
+        if ledger is not None and name is not None:
+            continues = continues_named(ledger, check_name(name))
+        refuse_rebinding(self._df, continues=continues)
+        store: BudgetStore = MemoryStore(total)
+        if ledger is not None and name is not None:
+            book = ledger if isinstance(ledger, Ledger) else open_ledger(ledger)
+            store = book.attach(name, total=total, adjacency=adjacency, seeded=seed is not None)
         budget = PrivacyBudget(
-            MemoryStore(total), adjacency=adjacency, source=make_source(seed), seed=seed
+            store, adjacency=adjacency, source=make_source(seed), seed=seed, name=name
         )
         bind(self._df, budget, root=True)
         return budget

@@ -20,7 +20,7 @@ import json
 import threading
 import uuid
 import weakref
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Protocol
@@ -31,6 +31,7 @@ from .errors import BudgetExceededError, MissingBudgetError, PandasDPError
 from .noise import RandomSource
 
 __all__ = [
+    "BudgetStore",
     "FrameBinding",
     "LedgerEntry",
     "MemoryStore",
@@ -80,9 +81,14 @@ class LedgerEntry:
             "adjacency": self.adjacency,
             "sensitivity": self.sensitivity,
             "noise_scale": self.noise_scale,
-            "clip": "; ".join(f"[{lo:g}, {hi:g}]" for lo, hi in self.clip),
+            "clip": "; ".join(f"[{_exact(lo)}, {_exact(hi)}]" for lo, hi in self.clip),
             "keys": self.keys,
         }
+
+
+def _exact(x: float) -> str:
+    """A public bound written exactly: ``200000`` or ``123456.789``, never rounded."""
+    return str(int(x)) if x.is_integer() and abs(x) < 1e16 else repr(x)
 
 
 LEDGER_COLUMNS = list(LedgerEntry("x", Fraction(0)).as_record())
@@ -178,6 +184,11 @@ class PrivacyBudget:
     @property
     def remaining(self) -> Fraction:
         return self.total - self.spent
+
+    @property
+    def store(self) -> BudgetStore:
+        """Where the accounting lives: a MemoryStore, or a ledger's SqliteStore."""
+        return self._store
 
     @property
     def entries(self) -> list[LedgerEntry]:
@@ -352,17 +363,32 @@ def column_names(columns: Sequence[Hashable]) -> tuple[str, ...]:
     return tuple(str(c) for c in columns)
 
 
-def refuse_rebinding(df: pd.DataFrame) -> None:
-    """Refuse ``set_budget`` on a frame that has, or came from, a live budget."""
+def refuse_rebinding(
+    df: pd.DataFrame, *, continues: Callable[[PrivacyBudget], bool] | None = None
+) -> None:
+    """Refuse ``set_budget`` on a frame that has, or came from, a live budget.
+
+    ``continues(live)`` tells whether the new budget continues the live one
+    the frame's marker names (the same named budget of the same ledger file):
+    then the ledger keeps one accounting for both, nothing is reset, and
+    re-attaching is allowed.
+    """
     if binding_of(df) is not None:
         raise PandasDPError(
             "This frame already has a privacy budget; a second one would reset the accounting for "
             "the same people. Read it with df.dp.budget."
         )
     marker = marker_of(df)
-    if marker is not None and marker["budget"] is not None and live_budget(marker["budget"]):
+    live = None if marker is None or marker["budget"] is None else live_budget(marker["budget"])
+    if marker is not None and live is not None and not (continues and continues(live)):
+        same = marker["name"]
+        again = (
+            f", or attach the same named budget again: set_budget(..., ledger=..., name={same!r})"
+            if same
+            else ""
+        )
         raise PandasDPError(
             "This frame was derived from a frame whose privacy budget is still in use; a new "
             "budget would reset the accounting for the same people. Derive it with "
-            "df.dp.filter(...) / df.dp.query(...), or call result.dp.inherit(df)."
+            f"df.dp.filter(...) / df.dp.query(...), or call result.dp.inherit(df){again}."
         )

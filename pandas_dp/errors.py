@@ -36,7 +36,7 @@ class BudgetExceededError(PandasDPError):
         super().__init__(
             f"This release needs epsilon={_show(requested)} but the budget has only "
             f"epsilon={_show(remaining)} left; nothing was spent. Ask for a smaller "
-            "epsilon, or stop: a privacy budget cannot be topped up."
+            "epsilon, or stop: every release spends from the same people's budget."
         )
 
     def __reduce__(self) -> tuple[type[BudgetExceededError], tuple[Fraction, Fraction]]:

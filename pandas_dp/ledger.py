@@ -1,0 +1,818 @@
+"""Budgets that outlive a process: named budgets in a SQLite ledger file.
+
+``df.dp.set_budget(epsilon=5, ledger="privacy-ledger.sqlite", name="hr.salaries")``
+keeps the accounting of the budget ``hr.salaries`` in a file, so a nightly
+job that re-reads the same people continues from what earlier runs spent, and
+two jobs on the same data share one total.  SQLite ships with Python: no
+server, one file, safe across threads and processes.
+
+The store is :class:`SqliteStore`, the second implementation of
+:class:`~pandas_dp.budget.BudgetStore` beside the in-memory one; both apply the
+one accounting rule :func:`~pandas_dp.budget.check_fits`.  A release is
+recorded in one transaction (``BEGIN IMMEDIATE``, check what remains, insert
+the entry, update the running total, ``COMMIT``) before any noise is drawn, so
+a process killed at any moment leaves a ledger that never shows less than was
+released; a refused release writes nothing.
+
+What is stored, per budget: the exact total, the exact amount spent and the
+adjacency; per entry: time, operation, column names, clip bounds, number of
+public keys, epsilon, mechanism, adjacency, sensitivity, noise scale, the
+budget's total after the entry and the process id.  Never a data value, a
+released value or a key.  Every epsilon is stored exactly, as the text
+``"numerator/denominator"`` of a Fraction, never as a float.
+
+The file carries ``PRAGMA application_id`` (so a foreign database is refused
+untouched) and ``PRAGMA user_version`` (the schema version; older ledgers
+are migrated in one transaction when opened, newer ones are refused).  It runs
+in WAL mode with ``synchronous=FULL``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import itertools
+import json
+import math
+import numbers
+import os
+import re
+import sqlite3
+import threading
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from fractions import Fraction
+from pathlib import Path
+from types import TracebackType
+from typing import Final
+
+import pandas as pd
+
+from .budget import LedgerEntry, PrivacyBudget, check_fits
+from .errors import PandasDPError
+from .validation import check_adjacency, check_epsilon
+
+__all__ = [
+    "APPLICATION_ID",
+    "SCHEMA_VERSION",
+    "BudgetMismatchError",
+    "CorruptLedgerError",
+    "Ledger",
+    "LedgerAccessError",
+    "LedgerError",
+    "LedgerFormatError",
+    "LedgerLockedError",
+    "NotALedgerError",
+    "SqliteStore",
+    "UnknownBudgetError",
+    "check_name",
+    "continues_named",
+    "open_ledger",
+]
+
+#: ``PRAGMA application_id`` of a pandas_dp ledger (the bytes ``pdLg``).
+APPLICATION_ID: Final = 0x70644C67
+#: The schema version this code writes (``PRAGMA user_version``).
+SCHEMA_VERSION: Final = 2
+DEFAULT_TIMEOUT: Final = 10.0
+
+#: Operations of the entries that are not releases (they spend nothing).
+CREATE: Final = "create"
+RAISE_TOTAL: Final = "raise_total"
+#: Appended to the mechanism of releases drawn from a seeded (reproducible) source.
+SEEDED: Final = "(seeded: NOT private)"
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_FRACTION = re.compile(r"(0|[1-9][0-9]*)/([1-9][0-9]*)")
+
+# One tuple of statements per schema version: MIGRATIONS[v] upgrades version v
+# to v + 1.  Released steps never change; a new schema appends a step.
+MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
+    # 0 -> 1: budgets and their entries.
+    (
+        """CREATE TABLE budgets (
+            name      TEXT PRIMARY KEY NOT NULL,
+            total     TEXT NOT NULL,   -- exact Fraction, "num/den"
+            spent     TEXT NOT NULL,   -- exact Fraction, the sum of its entries' epsilon
+            adjacency TEXT NOT NULL,
+            created   TEXT NOT NULL    -- ISO 8601, UTC
+        )""",
+        """CREATE TABLE entries (
+            id          INTEGER PRIMARY KEY AUTOINCREMENT,
+            budget      TEXT NOT NULL REFERENCES budgets (name),
+            time        TEXT NOT NULL,
+            operation   TEXT NOT NULL,
+            columns     TEXT NOT NULL,  -- JSON list of column labels
+            clip        TEXT NOT NULL,  -- JSON list of [lower, upper]
+            keys        INTEGER,        -- number of public keys, or NULL
+            epsilon     TEXT NOT NULL,  -- exact Fraction, "num/den"
+            mechanism   TEXT NOT NULL,
+            adjacency   TEXT NOT NULL,
+            sensitivity TEXT NOT NULL,
+            noise_scale TEXT NOT NULL,
+            total       TEXT NOT NULL   -- the budget's total after this entry
+        )""",
+    ),
+    # 1 -> 2: which process recorded an entry (tells concurrent jobs apart),
+    # and an index for reading one budget's history.
+    (
+        "ALTER TABLE entries ADD COLUMN process INTEGER",
+        "CREATE INDEX entries_by_budget ON entries (budget, id)",
+    ),
+)
+assert len(MIGRATIONS) == SCHEMA_VERSION
+
+HISTORY_COLUMNS = [
+    "time",
+    "operation",
+    "columns",
+    "clip",
+    "keys",
+    "epsilon",
+    "epsilon_exact",
+    "mechanism",
+    "adjacency",
+    "sensitivity",
+    "noise_scale",
+    "total",
+    "spent",
+    "process",
+]
+
+
+# ------------------------------------------------------------------------- errors
+
+
+class LedgerError(PandasDPError):
+    """Base class of the errors of a ledger file. Nothing was spent."""
+
+
+class LedgerAccessError(LedgerError, OSError):
+    """The ledger file cannot be opened or written (missing folder, a directory, read-only)."""
+
+
+class LedgerFormatError(LedgerError, ValueError):
+    """The file is not a ledger this version of pandas_dp can use; it was left untouched."""
+
+
+class NotALedgerError(LedgerFormatError):
+    """The file is not a pandas_dp ledger (not SQLite, or another application's database)."""
+
+
+class CorruptLedgerError(LedgerFormatError):
+    """The ledger file is damaged: SQLite reports corruption, or a stored value is invalid."""
+
+
+class LedgerLockedError(LedgerError, TimeoutError):
+    """Another connection held the ledger locked for longer than the timeout."""
+
+
+class BudgetMismatchError(LedgerError, ValueError):
+    """``set_budget`` asked for another total or adjacency than the named budget has."""
+
+
+class UnknownBudgetError(LedgerError, KeyError):
+    """The ledger has no budget of that name."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+# ------------------------------------------------------------- exact values as text
+
+
+def fraction_text(value: Fraction) -> str:
+    """``value`` as the exact text ``"numerator/denominator"`` (never a float)."""
+    return f"{value.numerator}/{value.denominator}"
+
+
+def parse_fraction(text: object, what: str) -> Fraction:
+    """The non-negative Fraction stored as ``"num/den"``, or CorruptLedgerError."""
+    match = _FRACTION.fullmatch(text) if isinstance(text, str) else None
+    if match is None:
+        raise CorruptLedgerError(
+            f"The ledger is damaged: {what} must be stored as 'numerator/denominator', "
+            f"got {text!r}."
+        )
+    return Fraction(int(match[1]), int(match[2]))
+
+
+def check_name(name: object) -> str:
+    """A budget name: a non-empty string (it is public and stored in the ledger)."""
+    if not isinstance(name, str):
+        raise TypeError(f"`name` must be a non-empty string, got {type(name).__name__}.")
+    if not name.strip():
+        raise ValueError(f"`name` must be a non-empty string, got {name!r}.")
+    return name
+
+
+def _check_timeout(timeout: object) -> float:
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, numbers.Real)
+        or not math.isfinite(float(timeout))
+        or float(timeout) <= 0
+    ):
+        raise ValueError(f"`timeout` must be a positive number of seconds, got {timeout!r}.")
+    return float(timeout)
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+# ------------------------------------------------------------------------ the ledger
+
+# Connections inherited through fork() are never used nor closed in the child
+# (SQLite forbids it); they are kept here so that garbage collection does not
+# close them either.
+_INHERITED: list[sqlite3.Connection] = []
+
+
+def _close_in(conn: sqlite3.Connection, pid: int) -> None:
+    """Close ``conn`` when its ledger is closed or collected, only in the process that opened it."""
+    if os.getpid() == pid:
+        conn.close()
+
+
+class Ledger:
+    """A ledger file of named privacy budgets. Open it with :func:`open_ledger`.
+
+    Thread-safe; any number of processes may open the same file. Read it with
+    :meth:`budgets` and :meth:`history`; raise a total with :meth:`raise_total`.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float, create: bool) -> None:
+        if not isinstance(path, str | os.PathLike):
+            raise TypeError(f"`ledger` must be a path or a Ledger, got {type(path).__name__}.")
+        self.path = Path(path)
+        self.timeout = _check_timeout(timeout)
+        self._lock = threading.RLock()
+        self._closed = False
+        self._pid = os.getpid()
+        self._conn = self._open(create)
+        self._finalizer = weakref.finalize(self, _close_in, self._conn, self._pid)
+
+    # ---------------------------------------------------------------- opening
+
+    def _open(self, create: bool) -> sqlite3.Connection:
+        path = self.path
+        if path.is_dir():
+            raise LedgerAccessError(f"The ledger path {str(path)!r} is a directory, not a file.")
+        if path.exists():
+            self._check_header()
+        elif not create:
+            raise LedgerAccessError(f"There is no ledger at {str(path)!r}.")
+        try:
+            conn = sqlite3.connect(
+                path, timeout=self.timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as err:
+            raise self._error(err, "opening it") from err
+        try:
+            self._prepare(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _check_header(self) -> None:
+        """Refuse a non-empty file that is not SQLite before SQLite touches it."""
+        try:
+            with self.path.open("rb") as file:
+                head = file.read(len(_SQLITE_HEADER))
+        except OSError as err:
+            raise LedgerAccessError(f"Cannot read the ledger {str(self.path)!r}: {err}") from err
+        if head and head != _SQLITE_HEADER:
+            raise NotALedgerError(
+                f"{str(self.path)!r} is not a pandas_dp ledger (not a SQLite database); it was "
+                "left untouched. Choose another path for the ledger."
+            )
+
+    def _classify(self, conn: sqlite3.Connection) -> int:
+        """The schema version of a ledger; 0 for an empty database; else NotALedgerError."""
+        application = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if application == APPLICATION_ID:
+            if version > SCHEMA_VERSION:
+                raise LedgerFormatError(
+                    f"The ledger {str(self.path)!r} has schema version {version}, written by a "
+                    f"newer pandas_dp; this one reads versions up to {SCHEMA_VERSION}. Upgrade "
+                    "pandas_dp. The file was left untouched."
+                )
+            return version
+        objects = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if application == 0 and version == 0 and objects == 0:
+            return 0
+        raise NotALedgerError(
+            f"{str(self.path)!r} is a SQLite database of another application, not a pandas_dp "
+            "ledger; it was left untouched. Choose another path for the ledger."
+        )
+
+    def _prepare(self, conn: sqlite3.Connection) -> None:
+        """Check what the file is; create or migrate the schema; WAL, full sync."""
+        try:
+            if self._classify(conn) < SCHEMA_VERSION:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    version = self._classify(conn)  # again, under the write lock
+                    for step in MIGRATIONS[version:]:
+                        for statement in step:
+                            conn.execute(statement)
+                    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                    conn.execute("COMMIT")
+                finally:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+            if not {"budgets", "entries"} <= tables:
+                raise CorruptLedgerError(
+                    f"The ledger {str(self.path)!r} is damaged: its tables are missing."
+                )
+            problems = [row[0] for row in conn.execute("PRAGMA quick_check")]
+            if problems != ["ok"]:
+                raise CorruptLedgerError(
+                    f"The ledger {str(self.path)!r} is damaged (SQLite quick_check failed)."
+                )
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise LedgerAccessError(
+                    f"The ledger {str(self.path)!r} cannot use write-ahead logging (journal mode "
+                    f"{mode!r}); put it on a local disk where it can be written."
+                )
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.Error as err:
+            raise self._error(err, "opening it") from err
+
+    # ------------------------------------------------------------ connections
+
+    def _error(self, err: sqlite3.Error, doing: str) -> LedgerError:
+        """Translate a SQLite error into the ledger error a user can act on."""
+        code = str(getattr(err, "sqlite_errorname", "") or "")
+        where = f"the ledger {str(self.path)!r}"
+        if code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+            return LedgerLockedError(
+                f"{where} stayed locked by another connection for more than {self.timeout:g} s "
+                f"while {doing}; nothing was spent. Retry later, or pass a longer timeout to "
+                "open_ledger(path, timeout=...)."
+            )
+        if code.startswith(
+            ("SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PERM", "SQLITE_IOERR", "SQLITE_FULL")
+        ):
+            return LedgerAccessError(
+                f"Cannot write {where} while {doing} ({err}); nothing was spent. Check that the "
+                "folder exists and is writable."
+            )
+        if code == "SQLITE_NOTADB":
+            return NotALedgerError(
+                f"{where} is not a SQLite database; it was left untouched. Choose another path."
+            )
+        return CorruptLedgerError(f"{where} is damaged ({err}) while {doing}; nothing was spent.")
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._closed:
+            raise LedgerAccessError(f"The ledger {str(self.path)!r} was closed.")
+        if os.getpid() != self._pid:  # forked: the parent's connection is off limits
+            _INHERITED.append(self._conn)
+            self._finalizer.detach()
+            self._pid = os.getpid()
+            self._conn = self._open(create=False)
+            self._finalizer = weakref.finalize(self, _close_in, self._conn, self._pid)
+        return self._conn
+
+    @contextmanager
+    def _transaction(self, doing: str) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolled back, writing nothing, on any error."""
+        with self._lock:
+            conn = self._connection()
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                    conn.execute("COMMIT")
+                finally:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+            except sqlite3.Error as err:
+                raise self._error(err, doing) from err
+
+    @contextmanager
+    def _reading(self, doing: str) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            conn = self._connection()
+            try:
+                yield conn
+            except sqlite3.Error as err:
+                raise self._error(err, doing) from err
+
+    def close(self) -> None:
+        """Close the connection; stores of this ledger can no longer spend."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._finalizer()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Ledger({str(self.path)!r})"
+
+    # ------------------------------------------------------------ budgets
+
+    def attach(
+        self, name: str, *, total: object, adjacency: str = "add_remove", seeded: bool = False
+    ) -> SqliteStore:
+        """The store of budget ``name``, created with ``total`` if the ledger has none.
+
+        ``seeded=True`` (a budget with ``seed=``) marks every release recorded
+        through this store as "seeded: NOT private" in the history.
+
+        Raises
+        ------
+        BudgetMismatchError
+            If the budget exists with another total or adjacency (a total is
+            raised only by :meth:`raise_total`, never silently).
+        """
+        name = check_name(name)
+        exact = check_epsilon(total, "total")
+        adjacency = check_adjacency(adjacency)
+        with self._transaction("attaching a budget") as conn:
+            row = conn.execute(
+                "SELECT total, adjacency FROM budgets WHERE name = ?", (name,)
+            ).fetchone()
+            if row is None:
+                created = _now()
+                conn.execute(
+                    "INSERT INTO budgets (name, total, spent, adjacency, created) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (name, fraction_text(exact), "0/1", adjacency, created.isoformat()),
+                )
+                self._insert(
+                    conn,
+                    name,
+                    LedgerEntry(
+                        CREATE, Fraction(0), mechanism="", adjacency=adjacency, time=created
+                    ),
+                    exact,
+                )
+            else:
+                stored = parse_fraction(row[0], "a total")
+                if stored != exact:
+                    raise BudgetMismatchError(
+                        f"The budget {name!r} in {str(self.path)!r} has total epsilon="
+                        f"{_show(stored)}, not {_show(exact)}. Pass epsilon={_show(stored)} to "
+                        "continue it; a total can be raised only explicitly, with "
+                        f"open_ledger(path).raise_total({name!r}, new_total)."
+                    )
+                if row[1] != adjacency:
+                    raise BudgetMismatchError(
+                        f"The budget {name!r} in {str(self.path)!r} was created with "
+                        f"adjacency={row[1]!r}, not {adjacency!r}; its releases are accounted "
+                        "under that adjacency."
+                    )
+        return SqliteStore(self, name, seeded=seeded)
+
+    def store(self, name: str) -> SqliteStore:
+        """The store of the existing budget ``name`` (UnknownBudgetError if none)."""
+        name = check_name(name)
+        self._budget_row(name)
+        return SqliteStore(self, name)
+
+    def raise_total(self, name: str, new_total: float) -> None:
+        """Raise the total of budget ``name`` to ``new_total``, recorded in its history.
+
+        Parameters
+        ----------
+        name : str
+            An existing budget.
+        new_total : float
+            The new total epsilon; it must exceed the current one. Later
+            ``set_budget`` calls on this budget must ask for it.
+
+        Raises
+        ------
+        UnknownBudgetError
+            If the ledger has no budget ``name``.
+        ValueError
+            If ``new_total`` does not exceed the current total.
+
+        Notes
+        -----
+        Raising a total weakens the promise made to the people in the data:
+        the guarantee of all releases of the budget together is now
+        ``new_total``-DP. The history keeps the time and the new total.
+        """
+        name = check_name(name)
+        exact = check_epsilon(new_total, "new_total")
+        with self._transaction("raising a total") as conn:
+            row = conn.execute(
+                "SELECT total, adjacency FROM budgets WHERE name = ?", (name,)
+            ).fetchone()
+            if row is None:
+                raise self._unknown(name)
+            current = parse_fraction(row[0], "a total")
+            if exact <= current:
+                raise ValueError(
+                    f"`new_total` must exceed the current total epsilon={_show(current)} of "
+                    f"{name!r}, got {new_total!r}. A total can only be raised."
+                )
+            entry = LedgerEntry(RAISE_TOTAL, Fraction(0), mechanism="", adjacency=row[1])
+            self._insert(conn, name, entry, exact)
+            conn.execute(
+                "UPDATE budgets SET total = ? WHERE name = ?", (fraction_text(exact), name)
+            )
+
+    def budgets(self) -> pd.DataFrame:
+        """One row per budget: name, total, spent, remaining, adjacency, releases, created.
+
+        ``total``, ``spent`` and ``remaining`` are floats for reading; the
+        exact values are ``open_ledger(path).store(name).spent()`` etc.
+        """
+        with self._reading("reading the budgets") as conn:
+            rows = conn.execute(
+                "SELECT b.name, b.total, b.spent, b.adjacency, b.created, "
+                "(SELECT count(*) FROM entries AS e WHERE e.budget = b.name "
+                " AND e.operation NOT IN (?, ?)) "
+                "FROM budgets AS b ORDER BY b.name",
+                (CREATE, RAISE_TOTAL),
+            ).fetchall()
+        records = []
+        for name, total_text, spent_text, adjacency, created, releases in rows:
+            total = parse_fraction(total_text, "a total")
+            spent = parse_fraction(spent_text, "an amount spent")
+            records.append(
+                {
+                    "name": name,
+                    "total": float(total),
+                    "spent": float(spent),
+                    "remaining": float(total - spent),
+                    "adjacency": adjacency,
+                    "releases": int(releases),
+                    "created": _timestamp(created),
+                }
+            )
+        columns = ["name", "total", "spent", "remaining", "adjacency", "releases", "created"]
+        frame = pd.DataFrame(records, columns=columns)
+        frame["created"] = pd.to_datetime(frame["created"], utc=True)
+        return frame
+
+    def history(self, name: str) -> pd.DataFrame:
+        """Every entry of budget ``name``, oldest first: what a privacy officer needs.
+
+        Columns: time (UTC), operation, columns, clip, keys (number of public
+        keys), epsilon (float), epsilon_exact (Fraction), mechanism,
+        adjacency, sensitivity, noise_scale, total (the budget's total after
+        the entry), spent (cumulative), process (id of the recording process).
+        The ``create`` and ``raise_total`` entries spend nothing. No data
+        value, released value or key is ever stored.
+        """
+        rows = self._entries(self._known(name))
+        records = []
+        spent = itertools.accumulate(entry.epsilon for entry, _, _ in rows)
+        for (entry, total, process), cumulative in zip(rows, spent, strict=True):
+            record = entry.as_record()
+            record.update(
+                clip="; ".join(f"[{_number(lo)}, {_number(hi)}]" for lo, hi in entry.clip),
+                epsilon_exact=entry.epsilon,
+                total=float(total),
+                spent=float(cumulative),
+                process=process,
+            )
+            records.append(record)
+        frame = pd.DataFrame(records, columns=HISTORY_COLUMNS)
+        frame["time"] = pd.to_datetime(frame["time"], utc=True)
+        frame["keys"] = frame["keys"].astype("Int64")
+        frame["process"] = frame["process"].astype("Int64")
+        return frame
+
+    # ------------------------------------------------------ store operations
+
+    def _known(self, name: str) -> str:
+        name = check_name(name)
+        self._budget_row(name)
+        return name
+
+    def _unknown(self, name: str) -> UnknownBudgetError:
+        return UnknownBudgetError(
+            f"The ledger {str(self.path)!r} has no budget named {name!r}; attach one with "
+            f"df.dp.set_budget(epsilon=..., ledger=..., name={name!r})."
+        )
+
+    def _budget_row(self, name: str) -> tuple[Fraction, Fraction]:
+        with self._reading("reading a budget") as conn:
+            row = conn.execute(
+                "SELECT total, spent FROM budgets WHERE name = ?", (name,)
+            ).fetchone()
+        if row is None:
+            raise self._unknown(name)
+        return parse_fraction(row[0], "a total"), parse_fraction(row[1], "an amount spent")
+
+    def _charge(self, name: str, entry: LedgerEntry) -> None:
+        with self._transaction("recording a release") as conn:
+            row = conn.execute(
+                "SELECT total, spent FROM budgets WHERE name = ?", (name,)
+            ).fetchone()
+            if row is None:
+                raise CorruptLedgerError(
+                    f"The ledger {str(self.path)!r} is damaged: the budget {name!r} vanished."
+                )
+            total = parse_fraction(row[0], "a total")
+            spent = parse_fraction(row[1], "an amount spent")
+            check_fits(total, spent, entry.epsilon)
+            self._insert(conn, name, entry, total)
+            conn.execute(
+                "UPDATE budgets SET spent = ? WHERE name = ?",
+                (fraction_text(spent + entry.epsilon), name),
+            )
+
+    @staticmethod
+    def _insert(conn: sqlite3.Connection, name: str, entry: LedgerEntry, total: Fraction) -> None:
+        conn.execute(
+            "INSERT INTO entries (budget, time, operation, columns, clip, keys, epsilon, "
+            "mechanism, adjacency, sensitivity, noise_scale, total, process) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                name,
+                entry.time.isoformat(),
+                entry.operation,
+                json.dumps(list(entry.columns)),
+                json.dumps([list(pair) for pair in entry.clip]),
+                entry.keys,
+                fraction_text(entry.epsilon),
+                entry.mechanism,
+                entry.adjacency,
+                entry.sensitivity,
+                entry.noise_scale,
+                fraction_text(total),
+                os.getpid(),
+            ),
+        )
+
+    def _entries(
+        self, name: str, *, releases_only: bool = False
+    ) -> list[tuple[LedgerEntry, Fraction, int | None]]:
+        """The entries of ``name``, oldest first (only releases: no create / raise_total)."""
+        skip = (CREATE, RAISE_TOTAL) if releases_only else ("", "")
+        with self._reading("reading a history") as conn:
+            rows = conn.execute(
+                "SELECT time, operation, columns, clip, keys, epsilon, mechanism, adjacency, "
+                "sensitivity, noise_scale, total, process FROM entries "
+                "WHERE budget = ? AND operation NOT IN (?, ?) ORDER BY id",
+                (name, *skip),
+            ).fetchall()
+        return [_entry_of(row) for row in rows]
+
+
+def _entry_of(row: tuple[object, ...]) -> tuple[LedgerEntry, Fraction, int | None]:
+    time, operation, columns, clip, keys, epsilon, mechanism, adjacency = row[:8]
+    sensitivity, noise_scale, total, process = row[8:]
+    try:
+        entry = LedgerEntry(
+            operation=str(operation),
+            epsilon=parse_fraction(epsilon, "an epsilon"),
+            columns=tuple(str(c) for c in json.loads(str(columns))),
+            mechanism=str(mechanism),
+            adjacency=str(adjacency),
+            sensitivity=str(sensitivity),
+            noise_scale=str(noise_scale),
+            clip=tuple((float(lo), float(hi)) for lo, hi in json.loads(str(clip))),
+            keys=None if keys is None else int(str(keys)),
+            time=_timestamp(time),
+        )
+    except (ValueError, TypeError) as err:  # json.JSONDecodeError is a ValueError
+        raise CorruptLedgerError(
+            f"The ledger is damaged: an entry cannot be read ({err})."
+        ) from err
+    process_id = None if process is None else int(str(process))
+    return entry, parse_fraction(total, "a total"), process_id
+
+
+def _timestamp(text: object) -> dt.datetime:
+    if not isinstance(text, str):
+        raise CorruptLedgerError(f"The ledger is damaged: a time must be text, got {text!r}.")
+    try:
+        return dt.datetime.fromisoformat(text)
+    except ValueError as err:
+        raise CorruptLedgerError(f"The ledger is damaged: bad time {text!r}.") from err
+
+
+def _number(x: float) -> str:
+    """The shortest text that reads back as ``x`` exactly (no ".0" on whole numbers)."""
+    text = repr(float(x))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _show(x: Fraction) -> str:
+    return str(x.numerator) if x.denominator == 1 else f"{float(x):.10g}"
+
+
+class SqliteStore:
+    """The :class:`~pandas_dp.budget.BudgetStore` of one named budget in a ledger file.
+
+    Every read goes to the file, so charges by other threads and processes
+    (and a :meth:`Ledger.raise_total`) are seen at once.
+    """
+
+    def __init__(self, ledger: Ledger, name: str, *, seeded: bool = False) -> None:
+        self.ledger = ledger
+        self.name = name
+        self.seeded = seeded
+
+    @property
+    def total(self) -> Fraction:
+        return self.ledger._budget_row(self.name)[0]
+
+    def spent(self) -> Fraction:
+        return self.ledger._budget_row(self.name)[1]
+
+    def charge(self, entry: LedgerEntry) -> None:
+        """Record ``entry`` in one transaction if it fits (:func:`check_fits`); else raise."""
+        if self.seeded:  # reproducible noise: the officer must see these were not private
+            entry = dataclasses.replace(entry, mechanism=f"{entry.mechanism} {SEEDED}")
+        self.ledger._charge(self.name, entry)
+
+    def entries(self) -> list[LedgerEntry]:
+        """The releases of this budget, by any process, oldest first.
+
+        The full record, with the creation and every ``raise_total``, is
+        :meth:`Ledger.history`.
+        """
+        return [entry for entry, _, _ in self.ledger._entries(self.name, releases_only=True)]
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({self.ledger!r}, {self.name!r})"
+
+
+def continues_named(
+    ledger: str | os.PathLike[str] | Ledger, name: str
+) -> Callable[[PrivacyBudget], bool]:
+    """Whether a live budget is the budget ``name`` of the ledger file ``ledger``.
+
+    ``set_budget(ledger=..., name=...)`` on a frame derived from that budget
+    continues its accounting (allowed); anything else would reset it.
+    """
+    if not isinstance(ledger, Ledger | str | os.PathLike):
+        raise TypeError(f"`ledger` must be a path or a Ledger, got {type(ledger).__name__}.")
+    target = ledger.path if isinstance(ledger, Ledger) else Path(ledger)
+
+    def continues(budget: PrivacyBudget) -> bool:
+        store = budget.store
+        return (
+            isinstance(store, SqliteStore)
+            and store.name == name
+            and _same_file(store.ledger.path, target)
+        )
+
+    return continues
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return a.resolve() == b.resolve()
+
+
+def open_ledger(
+    path: str | os.PathLike[str], *, timeout: float = DEFAULT_TIMEOUT, create: bool = True
+) -> Ledger:
+    """Open (or create) the ledger file at ``path``.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The SQLite file. Keep it on a local disk (WAL mode needs shared memory).
+    timeout : float, default 10
+        Seconds to wait for another process's transaction before
+        :class:`LedgerLockedError`.
+    create : bool, default True
+        Create an empty ledger when there is no file; with False a missing file
+        is a :class:`LedgerAccessError`.
+
+    Returns
+    -------
+    Ledger
+
+    Raises
+    ------
+    LedgerAccessError (an OSError)
+        The path cannot be opened or written.
+    NotALedgerError, CorruptLedgerError, LedgerFormatError (ValueErrors)
+        The file is not a pandas_dp ledger, is damaged, or has a newer schema;
+        it is left untouched.
+    LedgerLockedError (a TimeoutError)
+        Creating or migrating the schema waited longer than ``timeout``.
+    """
+    return Ledger(path, timeout=timeout, create=create)

@@ -1,0 +1,780 @@
+"""The SQLite ledger: durable, shared, crash-safe named budgets."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import itertools
+import multiprocessing
+import os
+import signal
+import sqlite3
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
+from fractions import Fraction
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pandas_dp
+from pandas_dp.__main__ import main
+from pandas_dp.budget import BudgetStore, LedgerEntry, MemoryStore
+from pandas_dp.errors import BudgetExceededError, MissingBudgetError, PandasDPError
+from pandas_dp.ledger import (
+    APPLICATION_ID,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    BudgetMismatchError,
+    CorruptLedgerError,
+    Ledger,
+    LedgerAccessError,
+    LedgerFormatError,
+    LedgerLockedError,
+    NotALedgerError,
+    UnknownBudgetError,
+    open_ledger,
+)
+
+TIMEOUT = 120  # generous: the machine is shared and has two cores
+posix_only = pytest.mark.skipif(os.name != "posix", reason="fork, forkserver and SIGKILL are POSIX")
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "privacy-ledger.sqlite"
+
+
+@pytest.fixture
+def frame() -> pd.DataFrame:
+    return pd.DataFrame({"x": np.arange(50, dtype=np.float64)})
+
+
+@pytest.fixture
+def workers(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """The child-process module, importable by name in the children."""
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    return importlib.import_module("ledger_workers")
+
+
+@pytest.fixture
+def processes(workers: ModuleType) -> multiprocessing.context.BaseContext:
+    """A forkserver context: one clean server imports pandas_dp once, children fork from it.
+
+    Nothing is inherited from the test process (no connection, no lock), and
+    eight children do not import pandas eight times on a two-core machine.
+    """
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["ledger_workers"])
+    return ctx
+
+
+def fingerprint(path: Path) -> dict[str, str]:
+    """Hashes of a file and its WAL file, if any: "not a byte written"."""
+    files = [path, Path(f"{path}-wal")]
+    return {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in files if f.exists()}
+
+
+@contextmanager
+def raw(path: Path) -> Iterator[sqlite3.Connection]:
+    """A plain SQLite connection, as another tool would use the file; committed and closed."""
+    conn = sqlite3.connect(path)
+    try:
+        with conn:
+            yield conn
+    finally:
+        conn.close()
+
+
+def contents(path: Path) -> list[str]:
+    """Everything a ledger holds, read-only: "nothing recorded".
+
+    (Not its bytes: SQLite may move committed pages from the WAL file into
+    the database whenever a connection closes, without changing the contents.)
+    """
+    with closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as conn:
+        pragmas = [conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("application_id",
+                   "user_version")]  # fmt: skip
+        return [*map(str, pragmas), *conn.iterdump()]
+
+
+def releases(history: pd.DataFrame) -> pd.DataFrame:
+    return history[~history.operation.isin(["create", "raise_total"])]
+
+
+def entry(epsilon: Fraction) -> LedgerEntry:
+    return LedgerEntry("count", epsilon)
+
+
+# ------------------------------------------------------------------- spending
+
+
+def test_ten_charges_of_a_tenth_spend_exactly_one_and_are_stored_as_fractions(
+    frame: pd.DataFrame, path: Path
+) -> None:
+    budget = frame.dp.set_budget(epsilon=1.0, ledger=path, name="hr", seed=1)
+    for _ in range(10):
+        frame.dp.count(epsilon=0.1)
+    assert budget.spent == 1
+    with pytest.raises(BudgetExceededError):
+        frame.dp.count(epsilon=0.1)
+    with raw(path) as conn:
+        assert conn.execute("SELECT total, spent FROM budgets").fetchall() == [("1/1", "1/1")]
+        stored = {row[0] for row in conn.execute("SELECT epsilon FROM entries")}
+    assert stored == {"0/1", "1/10"}
+
+
+def test_the_charge_is_committed_before_any_noise_is_drawn(frame: pd.DataFrame, path: Path) -> None:
+    budget = frame.dp.set_budget(epsilon=2, ledger=path, name="hr", seed=1)
+    inner = budget.source
+    seen: list[Fraction] = []
+
+    class Spy:
+        def words(self, n: int) -> np.ndarray:
+            with open_ledger(path) as other:  # another connection sees only what was committed
+                seen.append(other.store("hr").spent())
+            return inner.words(n)
+
+    budget.source = Spy()
+    frame.dp.sum("x", clip=(0, 100), epsilon=0.5)
+    assert seen
+    assert set(seen) == {Fraction(1, 2)}
+
+
+def test_a_refused_release_writes_nothing(frame: pd.DataFrame, path: Path) -> None:
+    frame.dp.set_budget(epsilon=1, ledger=path, name="hr", seed=1)
+    frame.dp.count(epsilon=0.75)
+    before = contents(path)
+    with pytest.raises(BudgetExceededError) as refused:
+        frame.dp.mean("x", clip=(0, 100), epsilon=0.5)
+    assert (refused.value.requested, refused.value.remaining) == (Fraction(1, 2), Fraction(1, 4))
+    assert contents(path) == before
+    frame.dp.count(epsilon=0.25)  # what fits still runs
+    assert open_ledger(path).store("hr").spent() == 1
+
+
+def test_the_budget_ledger_view_reads_the_file(frame: pd.DataFrame, path: Path) -> None:
+    budget = frame.dp.set_budget(epsilon=3, ledger=path, name="hr", seed=1)
+    frame.dp.mean("x", clip=(0, 100), epsilon=0.5)
+    pd.DataFrame({"x": [1]}).dp.set_budget(epsilon=3, ledger=path, name="hr").spend(
+        LedgerEntry("sum", Fraction(1, 4))
+    )  # another run, same budget
+    open_ledger(path).raise_total("hr", 4)
+    assert list(budget.ledger.operation) == ["mean", "sum"]  # releases only, from every run
+    assert list(budget.ledger.spent) == [0.5, 0.75]
+    assert (budget.total, budget.spent, budget.remaining) == (4, Fraction(3, 4), Fraction(13, 4))
+
+
+# ------------------------------------------------------------- re-attaching
+
+
+def test_a_later_run_continues_the_named_budget(path: Path) -> None:
+    first = pd.DataFrame({"x": [1.0, 2.0]})
+    first.dp.set_budget(epsilon=1, ledger=path, name="hr", seed=1)
+    first.dp.count(epsilon=0.75)
+    later = pd.DataFrame({"x": [1.0, 2.0]})  # tomorrow's run, a fresh frame
+    budget = later.dp.set_budget(epsilon=1, ledger=str(path), name="hr", seed=2)
+    assert budget.spent == Fraction(3, 4)
+    with pytest.raises(BudgetExceededError):
+        later.dp.count(epsilon=0.5)
+    later.dp.count(epsilon=0.25)
+    assert open_ledger(path).store("hr").spent() == 1
+
+
+@pytest.mark.parametrize(
+    ("epsilon", "adjacency"), [(2.0, "add_remove"), (0.5, "add_remove"), (1.0, "substitute")]
+)
+def test_re_attaching_with_another_total_or_adjacency_is_refused(
+    path: Path, epsilon: float, adjacency: str
+) -> None:
+    pd.DataFrame({"x": [1]}).dp.set_budget(epsilon=1, ledger=path, name="hr")
+    before = contents(path)
+    df = pd.DataFrame({"x": [1]})
+    with pytest.raises(BudgetMismatchError) as err:
+        df.dp.set_budget(epsilon=epsilon, adjacency=adjacency, ledger=path, name="hr")
+    assert isinstance(err.value, PandasDPError)
+    assert isinstance(err.value, ValueError)
+    assert contents(path) == before
+    with pytest.raises(MissingBudgetError):
+        df.dp.budget  # noqa: B018
+
+
+def test_raise_total_is_recorded_and_is_the_only_way_up(path: Path) -> None:
+    df = pd.DataFrame({"x": [1]})
+    df.dp.set_budget(epsilon=1, ledger=path, name="hr", seed=1)
+    df.dp.count(epsilon=1)
+    ledger = open_ledger(path)
+    ledger.raise_total("hr", 1.5)
+    history = ledger.history("hr")
+    assert list(history.operation) == ["create", "count", "raise_total"]
+    assert list(history.total) == [1.0, 1.0, 1.5]
+    assert history.epsilon_exact.sum() == 1
+    df.dp.count(epsilon=0.5)  # the running budget sees the new total at once
+    with pytest.raises(BudgetMismatchError):  # the old total no longer matches
+        pd.DataFrame({"x": [1]}).dp.set_budget(epsilon=1, ledger=path, name="hr")
+    assert pd.DataFrame({"x": [1]}).dp.set_budget(epsilon=1.5, ledger=path, name="hr").spent == 1.5
+
+
+@pytest.mark.parametrize("new_total", [1, 0.5])
+def test_raise_total_refuses_to_lower_or_keep(path: Path, new_total: float) -> None:
+    ledger = open_ledger(path)
+    ledger.attach("hr", total=1)
+    before = contents(path)
+    with pytest.raises(ValueError, match="new_total"):
+        ledger.raise_total("hr", new_total)
+    assert contents(path) == before
+
+
+def test_an_unknown_budget_name_is_a_key_error(path: Path) -> None:
+    ledger = open_ledger(path)
+    for call in (ledger.history, ledger.store, lambda n: ledger.raise_total(n, 2)):
+        with pytest.raises(UnknownBudgetError, match="no budget named 'hr'") as err:
+            call("hr")
+        assert isinstance(err.value, KeyError)
+
+
+def test_a_frame_derived_from_a_named_budget_may_re_attach_to_that_name(path: Path) -> None:
+    df = pd.DataFrame({"x": [1.0, 2.0]})
+    df.dp.set_budget(epsilon=1, ledger=path, name="hr", seed=1)
+    df.dp.count(epsilon=0.5)
+    copy = df.copy()  # the marker travels, the budget does not
+    with pytest.raises(MissingBudgetError):
+        copy.dp.count(epsilon=0.1)
+    assert copy.dp.set_budget(epsilon=1, ledger=path, name="hr").spent == Fraction(1, 2)
+    with pytest.raises(PandasDPError, match="already has a privacy budget"):
+        df.dp.set_budget(epsilon=1, ledger=path, name="hr")
+
+
+@pytest.mark.parametrize(
+    ("ledger", "name"), [(None, None), ("other.sqlite", "hr"), ("privacy-ledger.sqlite", "other")]
+)
+def test_a_frame_derived_from_a_named_budget_may_not_start_another(
+    path: Path, ledger: str | None, name: str | None
+) -> None:
+    df = pd.DataFrame({"x": [1.0, 2.0]})
+    df.dp.set_budget(epsilon=1, ledger=path, name="hr")
+    copy = df.copy()
+    other = None if ledger is None else path.parent / ledger  # same name, other file: a reset
+    with pytest.raises(PandasDPError, match=r"still in use.*name='hr'\)"):
+        copy.dp.set_budget(epsilon=1, ledger=other, name=name)
+    assert not (path.parent / "other.sqlite").exists()
+
+
+def test_a_ledger_object_can_be_passed_with_its_own_timeout(
+    frame: pd.DataFrame, path: Path
+) -> None:
+    with open_ledger(path, timeout=0.5) as ledger:
+        budget = frame.dp.set_budget(epsilon=1, ledger=ledger, name="hr", seed=1)
+        frame.dp.count(epsilon=0.5)
+        assert budget.spent == Fraction(1, 2)
+    with pytest.raises(LedgerAccessError, match="closed"):
+        frame.dp.count(epsilon=0.1)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"ledger": "x.sqlite"}, TypeError),
+        ({"name": "hr"}, TypeError),
+        ({"ledger": "x.sqlite", "name": ""}, ValueError),
+        ({"ledger": "x.sqlite", "name": "   "}, ValueError),
+        ({"ledger": "x.sqlite", "name": 3}, TypeError),
+        ({"ledger": 3, "name": "hr"}, TypeError),
+    ],
+)
+def test_set_budget_validates_ledger_and_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kwargs: dict[str, object], error: type
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    df = pd.DataFrame({"x": [1]})
+    with pytest.raises(error, match=r"`ledger`|`name`"):
+        df.dp.set_budget(epsilon=1, **kwargs)  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(MissingBudgetError):
+        df.dp.budget  # noqa: B018
+
+
+# ------------------------------------------------------------ what is stored
+
+
+def test_the_file_holds_no_data_value_released_value_or_key(
+    salaries: pd.DataFrame, path: Path
+) -> None:
+    depts = {"Eng": "Dept-Kappa", "Ops": "Dept-Lambda", "Sales": "Dept-Sigma"}
+    df = salaries.assign(dept=salaries.dept.map(depts))
+    df.dp.set_budget(epsilon=10, ledger=path, name="hr", seed=3)
+    released = [
+        df.dp.sum("salary", clip=(0, 2e5), epsilon=1),
+        df.dp.mean("salary", clip=(0, 2e5), epsilon=1),
+        *df.dp.groupby("dept", keys=list(depts.values())).mean("salary", clip=(0, 2e5), epsilon=1),
+        *df.dp.groupby("dept", keys=list(depts.values())).sum("bonus", clip=(0, 5e3), epsilon=1),
+    ]
+    with raw(path) as conn:
+        dump = "\n".join(conn.iterdump())
+    assert "salary" in dump  # column names and clip bounds are public parameters
+    secrets = [*depts.values(), *map(repr, df.salary), *map(repr, df.bonus.dropna())]
+    secrets += [repr(float(v)) for v in released]
+    assert [s for s in secrets if s in dump] == []
+    history = open_ledger(path).history("hr")
+    assert list(history["keys"].dropna()) == [3, 3]
+
+
+def test_history_records_what_a_privacy_officer_needs(frame: pd.DataFrame, path: Path) -> None:
+    frame.dp.set_budget(epsilon=3, adjacency="substitute", ledger=path, name="hr", seed=1)
+    frame.dp.groupby("x", keys=[1.0, 2.0]).sum("x", clip=(-1, 4), epsilon=0.5)
+    row = open_ledger(path).history("hr").iloc[-1]
+    assert row.operation == "groupby.sum"
+    assert row["columns"] == "x"
+    assert row["clip"] == "[-1, 4]"
+    assert row["keys"] == 2
+    assert row.epsilon_exact == Fraction(1, 2)
+    assert row.adjacency == "substitute"
+    assert row.mechanism.startswith("discrete_laplace")
+    assert float(row.sensitivity) == 8  # 2·max(|L|, |U|) per key under substitute
+    assert float(row.noise_scale) >= 16  # sensitivity / epsilon, rounded up on the grid
+    assert row.process == os.getpid()
+    assert row.time.tzname() == "UTC"
+
+
+@pytest.mark.parametrize(("seed", "seeded"), [(None, False), (5, True)])
+def test_releases_with_reproducible_noise_are_marked_not_private(
+    frame: pd.DataFrame, path: Path, seed: int | None, seeded: bool
+) -> None:
+    frame.dp.set_budget(epsilon=1, ledger=path, name="hr", seed=seed)
+    frame.dp.count(epsilon=0.5)
+    mechanism = open_ledger(path).history("hr").mechanism.iloc[-1]
+    assert mechanism.startswith("discrete_laplace")
+    assert mechanism.endswith("(seeded: NOT private)") == seeded
+
+
+def test_history_shows_clip_bounds_exactly(frame: pd.DataFrame, path: Path) -> None:
+    frame.dp.set_budget(epsilon=1, ledger=path, name="hr")
+    frame.dp.sum("x", clip=(-0.1, 123456.789), epsilon=0.5)
+    assert open_ledger(path).history("hr")["clip"].iloc[-1] == "[-0.1, 123456.789]"
+
+
+def test_budgets_lists_every_budget(path: Path) -> None:
+    for name, total, spend in [("b", 2, 0.5), ("a", 1, 0.125)]:
+        df = pd.DataFrame({"x": [1]})
+        df.dp.set_budget(epsilon=total, ledger=path, name=name, seed=1)
+        df.dp.count(epsilon=spend)
+    table = open_ledger(path).budgets()
+    assert list(table.columns[:4]) == ["name", "total", "spent", "remaining"]
+    assert table[["name", "total", "spent", "remaining", "releases"]].to_dict("list") == {
+        "name": ["a", "b"],
+        "total": [1.0, 2.0],
+        "spent": [0.125, 0.5],
+        "remaining": [0.875, 1.5],
+        "releases": [1, 1],
+    }
+
+
+def test_the_file_is_a_versioned_wal_ledger(path: Path) -> None:
+    open_ledger(path).attach("hr", total=1)
+    with raw(path) as conn:
+        pragmas = [conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("application_id",
+                   "user_version", "journal_mode")]  # fmt: skip
+    assert pragmas == [APPLICATION_ID, SCHEMA_VERSION, "wal"]
+
+
+def write_v1_ledger(path: Path) -> None:
+    """A ledger as schema version 1 wrote it, with one budget and one release."""
+    conn = sqlite3.connect(path)
+    for statement in MIGRATIONS[0]:
+        conn.execute(statement)
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute("INSERT INTO budgets VALUES ('hr', '2/1', '3/10', 'add_remove', '2025-01-01')")
+    rows = [
+        ("2025-01-01T00:00:00+00:00", "create", "[]", "[]", None, "0/1", ""),
+        ("2025-01-02T00:00:00+00:00", "mean", '["salary"]', "[[0.0, 1.5]]", 4, "3/10", "dl"),
+    ]
+    for time, op, cols, clip, keys, eps, mech in rows:
+        conn.execute(
+            "INSERT INTO entries (budget, time, operation, columns, clip, keys, epsilon, "
+            "mechanism, adjacency, sensitivity, noise_scale, total) "
+            "VALUES ('hr', ?, ?, ?, ?, ?, ?, ?, 'add_remove', '1.5', '5', '2/1')",
+            (time, op, cols, clip, keys, eps, mech),
+        )
+    conn.commit()
+    conn.close()
+
+
+def test_an_old_ledger_is_migrated_without_loss(path: Path) -> None:
+    write_v1_ledger(path)
+    ledger = open_ledger(path)
+    history = ledger.history("hr")
+    assert list(history.operation) == ["create", "mean"]
+    assert list(history.epsilon_exact) == [0, Fraction(3, 10)]
+    assert history.iloc[1][["columns", "clip", "keys"]].tolist() == ["salary", "[0, 1.5]", 4]
+    assert history.process.isna().all()  # the column version 2 added
+    assert ledger.store("hr").spent() == Fraction(3, 10)
+    with raw(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    ledger.store("hr").charge(entry(Fraction(1, 10)))
+    assert ledger.history("hr").process.iloc[-1] == os.getpid()
+
+
+def test_a_newer_ledger_is_refused_untouched(path: Path) -> None:
+    open_ledger(path).attach("hr", total=1)
+    with raw(path) as conn:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    before = contents(path)
+    with pytest.raises(LedgerFormatError, match="newer pandas_dp"):
+        open_ledger(path)
+    assert contents(path) == before
+
+
+# ------------------------------------------------------------------ bad input
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        lambda tmp: tmp / "missing-folder" / "ledger.sqlite",
+        lambda tmp: tmp,  # a directory
+        lambda tmp: (tmp / "file.txt").write_text("x") and tmp / "file.txt" / "ledger.sqlite",
+    ],
+    ids=["missing-folder", "directory", "inside-a-file"],
+)
+def test_a_path_that_cannot_be_written_is_an_os_error(
+    tmp_path: Path, where: Callable[[Path], Path]
+) -> None:
+    target = where(tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    df = pd.DataFrame({"x": [1]})
+    with pytest.raises(LedgerAccessError) as err:
+        df.dp.set_budget(epsilon=1, ledger=target, name="hr")
+    assert isinstance(err.value, OSError)
+    assert isinstance(err.value, PandasDPError)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    with pytest.raises(MissingBudgetError):
+        df.dp.budget  # noqa: B018
+
+
+def test_a_missing_file_is_not_created_when_reading(path: Path) -> None:
+    with pytest.raises(LedgerAccessError, match="no ledger"):
+        open_ledger(path, create=False)
+    assert not path.exists()
+
+
+def make_text_file(path: Path) -> None:
+    path.write_text("name,salary\nAda,100\n")
+
+
+def make_foreign_database(path: Path) -> None:
+    with raw(path) as conn:
+        conn.execute("CREATE TABLE people (name TEXT, salary REAL)")
+        conn.execute("INSERT INTO people VALUES ('Ada', 100)")
+
+
+@pytest.mark.parametrize("make", [make_text_file, make_foreign_database])
+def test_a_file_that_is_not_a_ledger_is_refused_untouched(
+    path: Path, make: Callable[[Path], None]
+) -> None:
+    make(path)
+    before = fingerprint(path)
+    with pytest.raises(NotALedgerError, match=r"not a pandas_dp ledger|not a SQLite") as err:
+        pd.DataFrame({"x": [1]}).dp.set_budget(epsilon=1, ledger=path, name="hr")
+    assert isinstance(err.value, ValueError)
+    assert fingerprint(path) == before
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
+
+
+def test_a_corrupt_database_is_refused(path: Path) -> None:
+    with open_ledger(path) as ledger:
+        store = ledger.attach("hr", total=1000)
+        for _ in range(200):
+            store.charge(LedgerEntry("sum", Fraction(1, 8), columns=("salary",), clip=((0, 1),)))
+    assert not Path(f"{path}-wal").exists()  # checkpointed into the file on close
+    data = bytearray(path.read_bytes())
+    page = 4096
+    assert len(data) > 4 * page
+    data[page : 3 * page] = bytes(range(256)) * (2 * page // 256)
+    path.write_bytes(bytes(data))
+    before = fingerprint(path)
+    with pytest.raises(CorruptLedgerError) as err:
+        pd.DataFrame({"x": [1]}).dp.set_budget(epsilon=1000, ledger=path, name="hr")
+    assert isinstance(err.value, ValueError)
+    assert fingerprint(path) == before
+
+
+@pytest.mark.parametrize(
+    ("column", "value"), [("spent", "0.125"), ("total", "-1/1"), ("spent", "1/0")]
+)
+def test_a_damaged_value_is_refused_and_nothing_is_spent(
+    path: Path, column: str, value: str
+) -> None:
+    df = pd.DataFrame({"x": [1]})
+    df.dp.set_budget(epsilon=1, ledger=path, name="hr", seed=1)
+    with raw(path) as conn:
+        conn.execute(f"UPDATE budgets SET {column} = ?", (value,))
+    before = contents(path)
+    with pytest.raises(CorruptLedgerError, match="damaged"):
+        df.dp.count(epsilon=0.5)
+    assert contents(path) == before
+
+
+def test_a_ledger_locked_past_the_timeout_is_a_timeout_error(
+    frame: pd.DataFrame, path: Path
+) -> None:
+    ledger = open_ledger(path, timeout=0.2)
+    frame.dp.set_budget(epsilon=1, ledger=ledger, name="hr", seed=1)
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another job holds the write lock
+    try:
+        with pytest.raises(LedgerLockedError, match="locked") as err:
+            frame.dp.count(epsilon=0.5)
+        assert isinstance(err.value, TimeoutError)
+        late = pd.DataFrame({"x": [1]})
+        with pytest.raises(LedgerLockedError):
+            late.dp.set_budget(epsilon=1, ledger=open_ledger(path, timeout=0.2), name="new")
+        with pytest.raises(MissingBudgetError):
+            late.dp.budget  # noqa: B018
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert ledger.store("hr").spent() == 0
+    assert list(ledger.budgets().name) == ["hr"]
+    frame.dp.count(epsilon=0.5)  # the lock is gone: spending works again
+    assert ledger.store("hr").spent() == Fraction(1, 2)
+
+
+@pytest.mark.parametrize("timeout", [0, -1, float("nan"), "1", True])
+def test_timeout_must_be_a_positive_number(path: Path, timeout: object) -> None:
+    with pytest.raises(ValueError, match="`timeout`"):
+        open_ledger(path, timeout=timeout)  # type: ignore[arg-type]
+    assert not path.exists()
+
+
+# ---------------------------------------------------------------- concurrency
+
+
+def test_threads_never_jointly_exceed_a_named_budget(path: Path) -> None:
+    frames = [pd.DataFrame({"x": [1.0, 2.0]}) for _ in range(2)]
+    for df in frames:  # two budgets of one name: two connections racing in one process
+        df.dp.set_budget(epsilon=10, ledger=path, name="hr", seed=1)
+    threads, attempts = 8, 25
+    barrier = threading.Barrier(threads)
+    outcomes: list[bool] = []
+    lock = threading.Lock()
+
+    def spend(df: pd.DataFrame) -> None:
+        barrier.wait(timeout=TIMEOUT)
+        for _ in range(attempts):
+            try:
+                df.dp.count(epsilon=0.125)
+            except BudgetExceededError:
+                ok = False
+            else:
+                ok = True
+            with lock:
+                outcomes.append(ok)
+
+    pool = [threading.Thread(target=spend, args=(frames[i % 2],)) for i in range(threads)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join(timeout=TIMEOUT)
+    assert len(outcomes) == threads * attempts
+    assert sum(outcomes) == 80  # 10 / 0.125
+    history = open_ledger(path).history("hr")
+    assert len(releases(history)) == 80
+    assert history.epsilon_exact.sum() == open_ledger(path).store("hr").spent() == 10
+
+
+@posix_only
+def test_processes_never_jointly_exceed_a_named_budget(
+    path: Path, workers: ModuleType, processes: multiprocessing.context.BaseContext
+) -> None:
+    ctx = processes
+    n_procs, attempts, total = 8, 20, 5.0  # the children race to create the file and budget too
+    barrier = ctx.Barrier(n_procs)
+    results = ctx.Queue()
+    procs = [
+        ctx.Process(
+            target=workers.spend_many,
+            args=(str(path), "hr.salaries", total, attempts, barrier, results),
+            daemon=True,
+        )
+        for _ in range(n_procs)
+    ]
+    for proc in procs:
+        proc.start()
+    outcomes = [results.get(timeout=TIMEOUT) for _ in procs]
+    for proc in procs:
+        proc.join(timeout=TIMEOUT)
+        assert proc.exitcode == 0
+    affordable = int(total / workers.CHARGE)  # 40 of the 160 attempts
+    assert sum(ok for ok, _ in outcomes) == affordable
+    assert sum(refused for _, refused in outcomes) == n_procs * attempts - affordable
+    ledger = open_ledger(path)
+    history = ledger.history("hr.salaries")
+    assert len(releases(history)) == affordable
+    assert history.process.nunique() > 1  # the charges came from the children
+    assert ledger.store("hr.salaries").spent() == history.epsilon_exact.sum() == 5
+
+
+@posix_only
+def test_a_process_killed_mid_run_never_leaves_an_undercount(
+    path: Path, workers: ModuleType, processes: multiprocessing.context.BaseContext
+) -> None:
+    ctx = processes
+    open_ledger(path).attach("jobs", total=1000)
+    children = []
+    for threshold in (3, 10, 30):  # killed at different moments, while the others run
+        released, ready = ctx.Value("q", 0, lock=False), ctx.Event()
+        proc = ctx.Process(
+            target=workers.spend_until_killed,
+            args=(str(path), "jobs", released, ready, threshold),
+            daemon=True,
+        )
+        proc.start()
+        children.append((proc, released, ready))
+    for proc, _, ready in children:
+        assert ready.wait(timeout=TIMEOUT)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.join(timeout=TIMEOUT)
+        assert proc.exitcode == -signal.SIGKILL
+    reported = sum(released.value for _, released, _ in children)
+    with raw(path) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    ledger = open_ledger(path, timeout=5)
+    history = ledger.history("jobs")
+    recorded = len(releases(history))
+    # each child may have been killed after a charge and before counting its release
+    assert reported <= recorded <= reported + len(children)
+    assert ledger.store("jobs").spent() == history.epsilon_exact.sum() == Fraction(recorded, 8)
+    ledger.store("jobs").charge(entry(Fraction(1, 8)))  # no lock was left behind
+
+
+@posix_only
+def test_a_forked_child_spends_through_its_own_connection(
+    path: Path, workers: ModuleType, processes: multiprocessing.context.BaseContext
+) -> None:
+    results = processes.Queue()
+    proc = processes.Process(
+        target=workers.spend_across_fork, args=(str(path), "hr", results), daemon=True
+    )
+    proc.start()
+    child_exit, spent = results.get(timeout=TIMEOUT)
+    proc.join(timeout=TIMEOUT)
+    assert child_exit == 1  # the child set the parent's connection aside and opened its own
+    assert spent == Fraction(3, 8)
+    history = open_ledger(path).history("hr")
+    assert len(releases(history)) == 3
+    assert releases(history).process.nunique() == 2
+
+
+# ------------------------------------------------------- accounting properties
+
+
+@pytest.fixture(scope="module")
+def shared_ledger(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ledger]:
+    with open_ledger(tmp_path_factory.mktemp("ledger") / "property.sqlite") as ledger:
+        yield ledger
+
+
+def memory_store(total: Fraction, _: Ledger) -> BudgetStore:
+    return MemoryStore(total)
+
+
+def sqlite_store(total: Fraction, ledger: Ledger) -> BudgetStore:
+    return ledger.attach(uuid.uuid4().hex, total=total)
+
+
+amounts = st.fractions(min_value=0, max_value=2, max_denominator=12)
+
+
+@pytest.mark.parametrize("make_store", [memory_store, sqlite_store], ids=["memory", "sqlite"])
+@settings(max_examples=60, deadline=None)
+@given(
+    total=st.fractions(min_value=Fraction(1, 12), max_value=3, max_denominator=12),
+    requests=st.lists(amounts, max_size=20),
+)
+def test_accounting_never_overspends_and_the_history_sums_to_spent(
+    make_store: Callable[[Fraction, Ledger], BudgetStore],
+    shared_ledger: Ledger,
+    total: Fraction,
+    requests: list[Fraction],
+) -> None:
+    store = make_store(total, shared_ledger)
+    accepted = 0
+    for request in requests:
+        spent, count = store.spent(), len(store.entries())
+        refused: BudgetExceededError | None = None
+        try:
+            store.charge(entry(request))
+        except BudgetExceededError as err:
+            refused = err
+        if refused is None:
+            accepted += 1
+            assert spent + request <= total
+            assert store.spent() == spent + request
+        else:
+            assert spent + request > total
+            assert (refused.requested, refused.remaining) == (request, total - spent)
+            assert (store.spent(), len(store.entries())) == (spent, count)  # nothing changed
+        assert store.spent() <= store.total == total
+    charged = [e.epsilon for e in store.entries()]
+    assert len(charged) == accepted
+    assert sum(charged, Fraction(0)) == store.spent()
+
+
+@settings(max_examples=25, deadline=None)
+@given(requests=st.lists(amounts, min_size=1, max_size=10))
+def test_a_reopened_ledger_shows_exactly_what_was_spent(
+    shared_ledger: Ledger, requests: list[Fraction]
+) -> None:
+    name = uuid.uuid4().hex
+    store = shared_ledger.attach(name, total=sum(requests, Fraction(1)))
+    for request in requests:
+        store.charge(entry(request))
+    with open_ledger(shared_ledger.path) as reopened:
+        assert reopened.store(name).spent() == sum(requests, Fraction(0))
+        history = reopened.history(name)
+    assert list(history.epsilon_exact) == [Fraction(0), *requests]
+    assert list(history.spent) == [float(s) for s in itertools.accumulate([0, *requests])]
+
+
+# ------------------------------------------------------------------------ CLI
+
+
+def test_cli_lists_budgets_and_one_history(
+    path: Path, frame: pd.DataFrame, capsys: pytest.CaptureFixture[str]
+) -> None:
+    frame.dp.set_budget(epsilon=5, ledger=path, name="hr.salaries", seed=1)
+    frame.dp.mean("x", clip=(0, 100), epsilon=0.5)
+    assert main(["ledger", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "hr.salaries" in out
+    assert "4.5" in out  # remaining
+    assert main(["ledger", str(path), "--name", "hr.salaries"]) == 0
+    out = capsys.readouterr().out
+    assert "create" in out
+    assert "mean" in out
+    assert "[0, 100]" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [([], "no ledger"), (["--name", "nope"], "no budget named 'nope'")],
+)
+def test_cli_reports_errors_without_creating_files(
+    path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    if args:
+        open_ledger(path).close()
+    assert main(["ledger", str(path), *args]) == 1
+    assert message in capsys.readouterr().err
+    assert path.exists() == bool(args)
+
+
+def test_open_ledger_is_exported() -> None:
+    assert pandas_dp.open_ledger is open_ledger
