@@ -239,6 +239,65 @@ def test_quantile_substitute_sensitivity_is_exhaustively_tight() -> None:
     assert worst == select.plan_quantile(Fraction(a, d), Fraction(1), "substitute").sensitivity
 
 
+def _exact_quantile_losses(q: Fraction, adjacency: str, factor: float) -> tuple[float, float]:
+    """The largest exact privacy loss of the quantile release over small neighbouring frames.
+
+    Returns (ungrouped, grouped): exact permute-and-flip probabilities of the
+    real integer scores at the plan's rate (times ``factor``), over every frame
+    of up to 3 rows on a 5-value domain and every neighbour of it; grouped, a
+    row also moves (with any new value) to another key holding one row.
+    """
+    grid = np.array([0.5, 1.5, 2.5, 3.5])
+    domain = (0.0, 1.0, 2.0, 3.0, 4.0)
+    rates = [
+        factor * float(select.plan_quantile(q, Fraction(1), adjacency, grouped=g).rate.value)
+        for g in (False, True)
+    ]
+    cache: dict[tuple[tuple[float, ...], float], np.ndarray] = {}
+
+    def log_probs(rows: tuple[float, ...], c: float) -> np.ndarray:
+        key = (tuple(sorted(rows)), c)
+        if key not in cache:
+            u = select.quantile_utilities(np.array(rows, dtype=float), None, 1, grid, q)[0]
+            cache[key] = np.log(pf_probabilities(u, c))
+        return cache[key]
+
+    def loss(before: tuple[float, ...], after: tuple[float, ...], c: float) -> np.ndarray:
+        return log_probs(before, c) - log_probs(after, c)
+
+    single = grouped = 0.0
+    for n in range(1, 4):
+        for rows in itertools.combinations_with_replacement(domain, n):
+            drop = [rows[:i] + rows[i + 1 :] for i in range(n)]
+            if adjacency == "add_remove":
+                others = drop + [(*rows, y) for y in domain]
+            else:
+                others = [(*d, y) for d in drop for y in domain]
+            for other in others:
+                single = max(single, float(np.abs(loss(rows, other, rates[0])).max()))
+            if adjacency == "substitute":  # a row moves to another key (and may change)
+                for d, z, y in itertools.product(drop, domain, domain):
+                    a, b = loss(rows, d, rates[1]), loss((z,), (z, y), rates[1])
+                    grouped = max(grouped, a.max() + b.max(), -(a.min() + b.min()))
+                for other in others:
+                    grouped = max(grouped, float(np.abs(loss(rows, other, rates[1])).max()))
+    return single, grouped
+
+
+@pytest.mark.parametrize("q", [Fraction(1, 2), Fraction(9, 10), Fraction(1, 4)])
+@pytest.mark.parametrize("adjacency", ["add_remove", "substitute"])
+def test_quantile_rates_bound_the_exact_privacy_loss(q: Fraction, adjacency: str) -> None:
+    single, grouped = _exact_quantile_losses(q, adjacency, 1.0)
+    assert single <= 1 + 1e-9
+    assert grouped <= 1 + 1e-9
+
+
+@pytest.mark.parametrize("adjacency", ["add_remove", "substitute"])
+def test_exact_privacy_loss_check_catches_a_doubled_rate(adjacency: str) -> None:
+    single, _ = _exact_quantile_losses(Fraction(1, 2), adjacency, 2.0)
+    assert single > 1.5
+
+
 def test_quantile_q_is_rationalized() -> None:
     from pandas_dp.validation import check_quantile
 
