@@ -275,7 +275,7 @@ def quantile_utilities(values: F64, codes: I64 | None, n_keys: int, grid: F64, q
 
     ``score = |(d − a)·#(x < c) − a·#(x > c)|`` with ``q = a/d``; values equal
     to c count on neither side; missing values and rows with code -1 are
-    dropped.  One searchsorted per side and one 2-D bincount, no loop over keys.
+    dropped.  One searchsorted and one 2-D bincount, no loop over keys.
     """
     a, d = q.numerator, q.denominator
     keep = ~np.isnan(values)
@@ -286,13 +286,13 @@ def quantile_utilities(values: F64, codes: I64 | None, n_keys: int, grid: F64, q
     m = grid.size
     width = m + 1
     below = np.searchsorted(grid, x, side="left")  # grid points < x
-    at_or_below = np.searchsorted(grid, x, side="right")  # grid points <= x
-    base = group * (2 * width)
-    index = np.concatenate([base + below, base + width + at_or_below])
+    equal = np.append(grid, np.nan)[below] == x  # x is the grid point c_below
+    index = group * (2 * width) + width * equal + below
     table = np.bincount(index, minlength=n_keys * 2 * width).reshape(n_keys, 2, width)
-    n = table[:, 0, :].sum(axis=1)
-    less = np.cumsum(table[:, 1, :m], axis=1)  # #(x < c_j) = #{x : at_or_below <= j}
-    more = n[:, None] - np.cumsum(table[:, 0, :m], axis=1)  # #(x > c_j) = #{x : below > j}
+    n = table.sum(axis=(1, 2))
+    at_most = np.cumsum(table.sum(axis=1)[:, :m], axis=1)  # #(x <= c_j) = #{x : below <= j}
+    less = at_most - table[:, 1, :m]  # #(x < c_j): minus the rows equal to c_j
+    more = n[:, None] - at_most  # #(x > c_j)
     utility: I64 = -np.abs((d - a) * less - a * more).astype(np.int64)
     return utility
 
