@@ -488,7 +488,7 @@ class DPAccessor:
         self,
         column: Hashable,
         *,
-        candidates: Any,
+        candidates: Any = None,
         epsilon: float,
         k: int = 1,
         value: Hashable | None = None,
@@ -549,7 +549,9 @@ class DPAccessor:
             self._df, column, candidates, epsilon, k=k, value=value, clip=clip, group=None
         )
 
-    def quantile(self, column: Hashable, q: float, *, candidates: Any, epsilon: float) -> float:
+    def quantile(
+        self, column: Hashable, q: float, *, candidates: Any = None, epsilon: float
+    ) -> float:
         """The ``q``-quantile of ``column``, privately chosen from a public grid.
 
         This is the honest way to choose clip bounds: spend a little ε on,
@@ -594,7 +596,7 @@ class DPAccessor:
 
         return release_quantile(self._df, column, q, candidates, epsilon, group=None)  # type: ignore[return-value]
 
-    def median(self, column: Hashable, *, candidates: Any, epsilon: float) -> float:
+    def median(self, column: Hashable, *, candidates: Any = None, epsilon: float) -> float:
         """The median of ``column``, privately chosen from a public grid: ``quantile(column, 0.5)``.
 
         Parameters

@@ -280,7 +280,7 @@ class DPGroupBy:
         self,
         column: Hashable,
         *,
-        candidates: Any,
+        candidates: Any = None,
         epsilon: float,
         k: int = 1,
         value: Hashable | None = None,
@@ -331,7 +331,9 @@ class DPGroupBy:
             self._df, column, candidates, epsilon, k=k, value=value, clip=clip, group=self
         )
 
-    def quantile(self, column: Hashable, q: float, *, candidates: Any, epsilon: float) -> pd.Series:
+    def quantile(
+        self, column: Hashable, q: float, *, candidates: Any = None, epsilon: float
+    ) -> pd.Series:
         """The ``q``-quantile of ``column`` in every key, chosen from a public grid.
 
         Parameters
@@ -368,7 +370,7 @@ class DPGroupBy:
 
         return _as_series(release_quantile(self._df, column, q, candidates, epsilon, group=self))
 
-    def median(self, column: Hashable, *, candidates: Any, epsilon: float) -> pd.Series:
+    def median(self, column: Hashable, *, candidates: Any = None, epsilon: float) -> pd.Series:
         """The median of ``column`` in every key, chosen from a public grid.
 
         Parameters

@@ -474,12 +474,14 @@ def test_huge_clipped_sums_on_the_grid() -> None:
 AUDIT_GROUPS = 50_000
 
 
-@pytest.mark.parametrize(("factor", "private"), [(1.0, True), (2.0, False)])
 @pytest.mark.parametrize(
-    ("adjacency", "neighbour"),
+    ("adjacency", "neighbour", "factor", "expect"),
     [
-        ("add_remove", ["a", "b", "b"]),  # one extra row breaks the tie
-        ("substitute", ["b", "b"]),  # one row changed from a to b
+        ("add_remove", ["a", "b", "b"], 1.0, "tight"),  # one extra row breaks the tie
+        ("add_remove", ["a", "b", "b"], 2.0, "broken"),
+        ("substitute", ["b", "b"], 1.0, "tight"),  # one row changed from a to b
+        ("substitute", ["b", "b"], 2.0, "broken"),
+        ("substitute", ["a", "b", "b"], 1.0, "within"),  # an extra row (a filtered frame)
     ],
 )
 def test_privacy_audit_on_neighbouring_frames(
@@ -487,7 +489,7 @@ def test_privacy_audit_on_neighbouring_frames(
     adjacency: str,
     neighbour: list[str],
     factor: float,
-    private: bool,
+    expect: str,
 ) -> None:
     scaled_rate(monkeypatch, factor)
     epsilon = 1.0
@@ -500,10 +502,12 @@ def test_privacy_audit_on_neighbouring_frames(
         )
         wins.append(_winner_counts(winners, ["a", "b"]))
     bound = cp_epsilon_lower_bound(wins[0], wins[1], AUDIT_GROUPS)
-    if private:
-        assert 0.8 * epsilon <= bound <= epsilon  # tight: this pair realises the full ε
-    else:
+    if expect == "broken":
         assert bound > epsilon
+    else:
+        assert bound <= epsilon
+    if expect == "tight":  # this pair realises the full ε: the audit has power
+        assert bound >= 0.8 * epsilon
 
 
 # ------------------------------------------------------------------------ accuracy
@@ -638,6 +642,18 @@ BAD_CALLS: list[tuple[str, Callable[[pd.DataFrame], object], type[Exception], st
         lambda d: d.dp.argmax_exp("product", candidates=None, epsilon=0.1),
         TypeError,
         "public",
+    ),
+    (
+        "candidates omitted",
+        lambda d: d.dp.argmax_exp("product", epsilon=0.1),
+        TypeError,
+        "must not be read from the data",
+    ),
+    (
+        "grid omitted",
+        lambda d: d.dp.groupby("region", keys=["N"]).median("revenue", epsilon=0.1),
+        TypeError,
+        "never from the",
     ),
     (
         "duplicates",
