@@ -49,8 +49,8 @@ Result = int | float | pd.Series | pd.DataFrame
 
 
 def _check_rows(df: pd.DataFrame) -> None:
-    if len(df) > aggregate.MAX_ROWS:
-        raise ValueError(f"frames of more than {aggregate.MAX_ROWS} rows are not supported.")
+    if len(df) >= aggregate.MAX_ROWS:
+        raise ValueError(f"frames of {aggregate.MAX_ROWS} rows or more are not supported.")
 
 
 def _columns_and_clips(

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -45,6 +46,7 @@ __all__ = [
 ]
 
 F64 = NDArray[np.float64]
+_Num = TypeVar("_Num", int, float)
 I64 = NDArray[np.int64]
 
 #: Rows per chunk: cache-sized, and small enough that a float64 sum of rounded
@@ -119,6 +121,8 @@ def plan_count(epsilon: Fraction, adjacency: str, *, grouped: bool, n_public: bo
         sensitivity = 2
     else:
         sensitivity = 0 if n_public else 1
+    if sensitivity:
+        integer_scale(sensitivity, epsilon)  # refuses, before the spend, a scale too large to draw
     return CountPlan(sensitivity, epsilon)
 
 
@@ -133,6 +137,20 @@ def _grid(
     return exponent, q_lo, q_hi
 
 
+def _sum_sensitivity(
+    lower: _Num, upper: _Num, *, adjacency: str, grouped: bool, n_public: bool
+) -> _Num:
+    """L1 sensitivity of a sum of rows in ``[lower, upper]`` (real units or grid units)."""
+    reach = max(abs(lower), abs(upper))
+    if adjacency == "add_remove":
+        return reach
+    if grouped:
+        return 2 * reach  # a substituted row may leave one key and join another
+    if n_public:
+        return upper - lower  # a row's value changes, the row set does not
+    return max(upper - lower, reach)  # a row may also enter or leave the filtered frame
+
+
 def plan_sum(
     clip: tuple[float, float],
     epsilon: Fraction,
@@ -142,25 +160,11 @@ def plan_sum(
     n_public: bool,
 ) -> GridPlan:
     lower, upper = clip
-    reach = max(abs(lower), abs(upper))
-    if adjacency == "add_remove":
-        real_delta = reach
-    elif grouped:
-        real_delta = 2 * reach
-    elif n_public:
-        real_delta = upper - lower
-    else:
-        real_delta = max(upper - lower, reach)
+    real_delta = _sum_sensitivity(
+        lower, upper, adjacency=adjacency, grouped=grouped, n_public=n_public
+    )
     exponent, q_lo, q_hi = _grid(lower, upper, 0.0, real_delta, epsilon)
-    q_reach = max(abs(q_lo), abs(q_hi))
-    if adjacency == "add_remove":
-        delta = q_reach
-    elif grouped:
-        delta = 2 * q_reach
-    elif n_public:
-        delta = q_hi - q_lo
-    else:
-        delta = max(q_hi - q_lo, q_reach)
+    delta = _sum_sensitivity(q_lo, q_hi, adjacency=adjacency, grouped=grouped, n_public=n_public)
     return GridPlan(
         lower, upper, 0.0, exponent, q_lo, q_hi, delta, integer_scale(delta, epsilon), epsilon
     )

@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 
 __all__ = [
     "GRID_BITS",
+    "MAX_SCALE",
     "ROW_BITS",
     "RandomSource",
     "SeededSource",
@@ -51,6 +52,9 @@ GRID_BITS = 30
 ROW_BITS = 31
 #: Integer parameters of the samplers stay below this bound.
 _MAX_INT = 1 << 62
+#: Largest noise scale a release may use: a draw then exceeds int64 with
+#: probability below exp(-2**7), so nothing fails after the spend.
+MAX_SCALE = 1 << 56
 
 
 class RandomSource(Protocol):
@@ -310,6 +314,16 @@ def _dlap_scalar(words: _Words, s: int, t: int) -> int:
 # ------------------------------------------------------------------------------ grid
 
 
+def _binary_exponent(x: Fraction) -> int:
+    """The e with ``2**(e-1) <= x < 2**e`` for ``x > 0``, exactly (no float overflow)."""
+    e = x.numerator.bit_length() - x.denominator.bit_length()
+    while x >= Fraction(2) ** e:
+        e += 1
+    while x < Fraction(2) ** (e - 1):
+        e -= 1
+    return e
+
+
 def grid_exponent(sensitivity: float, epsilon: Fraction, magnitude: float) -> int:
     """The exponent k of the grid step ``2**k`` for a real-valued statistic.
 
@@ -318,8 +332,8 @@ def grid_exponent(sensitivity: float, epsilon: Fraction, magnitude: float) -> in
     value ``magnitude`` (the largest a clipped, centred row can take) needs more
     than ``ROW_BITS`` bits.
     """
-    scale = float(Fraction(sensitivity) / epsilon) if sensitivity > 0 else 0.0
-    by_scale = math.frexp(scale)[1] - GRID_BITS if scale > 0 else -1074
+    scale = Fraction(sensitivity) / epsilon
+    by_scale = _binary_exponent(scale) - GRID_BITS if scale > 0 else -1074
     by_rows = math.frexp(magnitude)[1] - ROW_BITS if magnitude > 0 else -1074
     return max(by_scale, by_rows, -1074)
 
@@ -327,10 +341,11 @@ def grid_exponent(sensitivity: float, epsilon: Fraction, magnitude: float) -> in
 def integer_scale(delta: int, epsilon: Fraction) -> int:
     """``T = ceil(delta / epsilon)``: the integer noise scale on the grid.
 
-    The realised epsilon ``delta / T`` never exceeds ``epsilon``.
+    The realised epsilon ``delta / T`` never exceeds ``epsilon``.  Raises
+    ValueError when ``T`` exceeds :data:`MAX_SCALE` (call it before spending).
     """
     t = math.ceil(Fraction(delta) / epsilon)
-    if t >= _MAX_INT:
+    if t > MAX_SCALE:
         raise ValueError(
             f"`epsilon` is too small for this release: the noise scale would need {t.bit_length()} "
             "bits. Use a larger epsilon."

@@ -36,6 +36,8 @@ __all__ = [
 ADJACENCIES = ("add_remove", "substitute")
 
 Clip = tuple[float, float]
+#: Clip bounds beyond this magnitude are refused: noisy sums of them could overflow a float.
+MAX_CLIP = 1e100
 #: What a caller may pass as clip bounds: a pair (lower, upper).
 Bounds = Sequence[float]
 
@@ -105,6 +107,8 @@ def check_clip(clip: object, name: str = "clip") -> Clip:
     lower, upper = bounds
     if not (math.isfinite(lower) and math.isfinite(upper)):
         raise ValueError(f"{hint}, got {_given(clip)}.")
+    if max(abs(lower), abs(upper)) > MAX_CLIP:
+        raise ValueError(f"{hint} within ±{MAX_CLIP:g}, got {_given(clip)}.")
     if not lower < upper:
         raise ValueError(f"{hint}, got {_given(clip)} (reversed or empty).")
     return lower, upper

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.stats
 
 import pandas_dp  # noqa: F401  (registers df.dp)
 
@@ -33,3 +36,109 @@ def protected(salaries: pd.DataFrame) -> pd.DataFrame:
     """``salaries`` with a seeded budget of 10."""
     salaries.dp.set_budget(epsilon=10, seed=7)
     return salaries
+
+
+# ------------------------------------------------------------ statistical test helpers
+#
+# Shared by the noise, grid and audit tests (fixtures, because test modules are
+# imported with --import-mode=importlib and cannot import each other).
+
+#: Tumult's threshold for noise-distribution tests: a test must give p above it
+#: at the true scale and below it at 0.7x and 1.3x the scale.
+P_THRESHOLD = 1e-20
+
+
+def _dlap_cdf(z: np.ndarray, scale: float) -> np.ndarray:
+    """Exact ``P(Z <= z)`` for integer ``z`` under ``P(Z = z) ∝ exp(-|z| / scale)``."""
+    p = math.exp(-1.0 / scale)
+    z = np.asarray(z, dtype=np.float64)
+    upper = 1.0 - np.exp(-(np.maximum(z, 0.0) + 1.0) / scale) / (1.0 + p)
+    lower = np.exp(np.minimum(z, 0.0) / scale) / (1.0 + p)
+    return np.where(z >= 0, upper, lower)
+
+
+def _dlap_cuts(scale: float, n: int) -> np.ndarray:
+    """Integer cut points ``c``; bins are ``(-inf, c_1)``, ``[c_1, c_2)``, ..., ``[c_m, inf)``.
+
+    Small scales: one bin per integer ``|z| <= K``, K the largest value with an
+    expected count of at least 20, plus the two tails.  Large scales: about
+    ``n / 50`` (at most 100) equiprobable bins of the continuous Laplace, whose
+    exact discrete masses come from the CDF.
+    """
+    p = math.exp(-1.0 / scale)
+    k = math.floor(scale * math.log(n * -math.expm1(-1.0 / scale) / (20 * (1 + p))))
+    if 0 <= k <= 100:
+        return np.arange(-k, k + 2)
+    bins = min(100, n // 50)
+    u = np.arange(1, bins) / bins
+    quantiles = np.where(u < 0.5, scale * np.log(2 * u), -scale * np.log(2 * (1 - u)))
+    return np.unique(np.ceil(quantiles))
+
+
+def _dlap_pvalue(draws: np.ndarray, scale: float) -> float:
+    """Chi-square p-value of integer ``draws`` against the exact discrete Laplace(scale)."""
+    draws = np.asarray(draws)
+    cuts = _dlap_cuts(float(scale), draws.size)
+    observed = np.bincount(np.searchsorted(cuts, draws, side="right"), minlength=cuts.size + 1)
+    cdf = np.concatenate([[0.0], _dlap_cdf(cuts - 1, float(scale)), [1.0]])
+    expected = draws.size * np.diff(cdf)
+    stat = float(np.sum((observed - expected) ** 2 / expected))
+    return float(scipy.stats.chi2.sf(stat, df=cuts.size))
+
+
+def _assert_dlap_scale(draws: np.ndarray, scale: float) -> None:
+    """The chi-square test passes at ``scale`` and fails at 0.7x and 1.3x of it."""
+    for factor, must_pass in ((1.0, True), (0.7, False), (1.3, False)):
+        pvalue = _dlap_pvalue(draws, scale * factor)
+        assert (pvalue > P_THRESHOLD) == must_pass, f"scale x{factor}: p = {pvalue:.3g}"
+
+
+@pytest.fixture
+def assert_dlap_scale() -> Callable[[np.ndarray, float], None]:
+    """``assert_dlap_scale(draws, scale)``: integer draws follow dLap(scale), not 0.7x or 1.3x."""
+    return _assert_dlap_scale
+
+
+def _clopper_pearson(k: np.ndarray, n: int, a: float) -> tuple[np.ndarray, np.ndarray]:
+    """One-sided Clopper-Pearson bounds, each failing with probability at most ``a``."""
+    k = np.asarray(k, dtype=np.float64)
+    lo = np.where(k > 0, scipy.stats.beta.ppf(a, np.maximum(k, 1), n - k + 1), 0.0)
+    hi = np.where(k < n, scipy.stats.beta.ppf(1 - a, k + 1, np.maximum(n - k, 1)), 1.0)
+    return lo, hi
+
+
+def _epsilon_lower_bound(y: np.ndarray, y_prime: np.ndarray, alpha: float = 1e-6) -> float:
+    """A lower bound on the privacy loss between two samples of releases (ALGORITHMS.md §6.2).
+
+    Events ``{y >= c}`` and ``{y < c}`` for 19 thresholds at the pooled 5 %..95 %
+    quantiles, compared in both directions; ``max ln(p_lo / q_hi)`` over them,
+    with Clopper-Pearson bounds at a Bonferroni-corrected level, so it exceeds
+    the true ε with probability at most ``alpha``.
+    """
+    y, y_prime = np.sort(np.asarray(y)), np.sort(np.asarray(y_prime))
+    pooled = np.concatenate([y, y_prime])
+    cuts = np.unique(np.quantile(pooled, np.linspace(0.05, 0.95, 19)))
+    n, m = y.size, y_prime.size
+    above = n - np.searchsorted(y, cuts, side="left")
+    above_prime = m - np.searchsorted(y_prime, cuts, side="left")
+    pairs = [
+        ((above, n), (above_prime, m)),
+        ((n - above, n), (m - above_prime, m)),
+        ((above_prime, m), (above, n)),
+        ((m - above_prime, m), (n - above, n)),
+    ]
+    a = alpha / (2 * len(pairs) * cuts.size)
+    best = 0.0
+    for (k, size), (k_other, size_other) in pairs:
+        p_lo, _ = _clopper_pearson(k, size, a)
+        _, q_hi = _clopper_pearson(k_other, size_other, a)
+        ok = p_lo > 0
+        if ok.any():
+            best = max(best, float(np.max(np.log(p_lo[ok] / q_hi[ok]))))
+    return best
+
+
+@pytest.fixture
+def epsilon_lower_bound() -> Callable[[np.ndarray, np.ndarray], float]:
+    """``epsilon_lower_bound(y, y_prime)``: Clopper-Pearson lower bound on ε (α = 1e-6)."""
+    return _epsilon_lower_bound

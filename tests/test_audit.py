@@ -1,0 +1,234 @@
+"""Empirical privacy audits (ALGORITHMS.md §6.2): a Clopper-Pearson lower bound on ε.
+
+Each audit draws N = 100,000 releases on each of two neighbouring datasets D
+and D′ through the real groupby path: one replicate of D per public key, so
+one vectorized call gives N independent releases.  ``epsilon_lower_bound``
+turns the frequencies of ``{y >= c}`` and ``{y < c}`` at 19 pooled quantiles
+into a bound that exceeds the true ε with probability at most 1e-6.  We assert
+it never exceeds the claimed ε, that it comes close to ε for neighbours that
+use the whole sensitivity (catching over-noising), and that the same audit
+catches a deliberately halved noise scale.
+
+A neighbour that moves a row between two keys changes a pair of releases
+``(y_a, y_b)``; it is observed through ``min(y_a − m_a, m_b − y_b)`` (``m`` the
+pooled medians), whose upper events are the quadrants where the privacy loss
+of the pair peaks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pandas_dp import aggregate
+from pandas_dp.noise import SeededSource
+
+EPSILON = 1.0
+N = 100_000
+CLIP = (0.0, 10.0)
+D = (3.0, 7.0, 10.0, 1.0)
+#: Fraction of the claimed ε a sensitivity-tight audit must reach at this N.
+TIGHT = 0.7
+
+Groups = tuple[tuple[float, ...], ...]
+Bound = Callable[[np.ndarray, np.ndarray], float]
+
+
+@dataclass(frozen=True)
+class Neighbours:
+    """Two neighbouring datasets, as the rows of each key of one replicate."""
+
+    stat: str
+    adjacency: str
+    d: Groups
+    d_prime: Groups
+    clip: tuple[float, float] = CLIP
+    tight: bool = True
+
+
+def grouped_releases(groups: Groups, case: Neighbours, seed: int) -> np.ndarray:
+    """N releases of ``case.stat`` on ``groups`` through ``df.dp.groupby``: shape (N, keys)."""
+    n_groups = len(groups)
+    sizes = [len(rows) for rows in groups]
+    values = np.tile(np.concatenate([np.asarray(rows, dtype=float) for rows in groups]), N)
+    within = np.repeat(np.arange(n_groups), sizes)
+    keys = np.repeat(np.arange(N), sum(sizes)) * n_groups + np.tile(within, N)
+    df = pd.DataFrame({"k": keys, "x": values})
+    df.dp.set_budget(epsilon=EPSILON, adjacency=case.adjacency, seed=seed)
+    g = df.dp.groupby("k", keys=pd.RangeIndex(N * n_groups))
+    if case.stat == "count":
+        released = g.count(epsilon=EPSILON)
+    else:
+        released = getattr(g, case.stat)("x", clip=case.clip, epsilon=EPSILON)
+    return released.to_numpy(dtype=float).reshape(N, n_groups)
+
+
+def observed(y: np.ndarray, y_prime: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One number per release: the release itself, or the quadrant statistic of a pair."""
+    if y.shape[1] == 1:
+        return y[:, 0], y_prime[:, 0]
+    m = np.median(np.concatenate([y, y_prime]), axis=0)
+
+    def quadrant(pair: np.ndarray) -> np.ndarray:
+        return np.minimum(pair[:, 0] - m[0], m[1] - pair[:, 1])
+
+    return quadrant(y), quadrant(y_prime)
+
+
+def audit(case: Neighbours, bound: Bound) -> float:
+    y = grouped_releases(case.d, case, seed=1)
+    y_prime = grouped_releases(case.d_prime, case, seed=2)
+    return bound(*observed(y, y_prime))
+
+
+AT_L = (0.0,) * 8
+MIDDLE = (5.0,) * 8
+
+CASES = {
+    # add_remove: one row added; vector sensitivity = scalar sensitivity
+    "count-add": Neighbours("count", "add_remove", (D,), ((*D, 5.0),)),
+    "count-empty-key": Neighbours("count", "add_remove", ((),), ((4.0,),)),
+    "sum-add-at-upper": Neighbours("sum", "add_remove", (D,), ((*D, 10.0),)),
+    "sum-add-beyond-clip": Neighbours("sum", "add_remove", (D,), ((*D, 1000000.0),)),
+    "sum-add-at-negative-lower": Neighbours(
+        "sum", "add_remove", (D,), ((*D, -10.0),), clip=(-10.0, 5.0)
+    ),
+    "sum-empty-key": Neighbours("sum", "add_remove", ((),), ((-1e9,),), clip=(-10.0, 5.0)),
+    "mean-add-at-upper": Neighbours("mean", "add_remove", (AT_L,), ((*AT_L, 10.0),)),
+    "mean-add-beyond-clip": Neighbours("mean", "add_remove", (AT_L,), ((*AT_L, 1000000.0),)),
+    "mean-small-group": Neighbours("mean", "add_remove", (D,), ((*D, 10.0),)),
+    "mean-empty-key": Neighbours("mean", "add_remove", ((),), ((10.0,),)),
+    # substitute: one row changes its value, or moves to another key (sensitivity doubles)
+    "sum-sub-value": Neighbours(
+        "sum", "substitute", ((1.0, -10.0),), ((1.0, 10.0),), clip=(-10.0, 10.0)
+    ),
+    "sum-sub-value-beyond-clip": Neighbours(
+        "sum", "substitute", ((1.0, -1e9),), ((1.0, 1e9),), clip=(-10.0, 10.0)
+    ),
+    "sum-sub-move": Neighbours("sum", "substitute", ((3.0, 10.0), (1.0,)), ((3.0,), (1.0, 10.0))),
+    "count-sub-move": Neighbours(
+        "count", "substitute", ((3.0, 10.0), (1.0,)), ((3.0,), (1.0, 10.0))
+    ),
+    "mean-sub-move": Neighbours("mean", "substitute", ((*AT_L, 10.0), AT_L), (AT_L, (*AT_L, 10.0))),
+    # A single mean cannot show the loss of its (A, B) pair when a value changes
+    # in place (A and B move in opposite directions): only the upper bound applies.
+    "mean-sub-value": Neighbours(
+        "mean", "substitute", ((*MIDDLE, 0.0),), ((*MIDDLE, 10.0),), tight=False
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_grouped_release_keeps_its_epsilon(case: Neighbours, epsilon_lower_bound: Bound) -> None:
+    eps_lb = audit(case, epsilon_lower_bound)
+    assert eps_lb <= EPSILON
+    if case.tight:
+        assert eps_lb >= TIGHT * EPSILON
+
+
+@pytest.mark.parametrize(
+    "case",
+    [CASES["count-add"], CASES["sum-add-beyond-clip"], CASES["mean-add-at-upper"]],
+    ids=["count", "sum", "mean"],
+)
+def test_audit_catches_a_halved_noise_scale(
+    case: Neighbours, epsilon_lower_bound: Bound, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan_count, integer_scale = aggregate.plan_count, aggregate.integer_scale
+
+    def half_count(epsilon: Fraction, adjacency: str, **scope: bool) -> aggregate.CountPlan:
+        return aggregate.CountPlan(plan_count(epsilon, adjacency, **scope).sensitivity, 2 * epsilon)
+
+    def half_scale(delta: int, epsilon: Fraction) -> int:
+        return max(1, integer_scale(delta, epsilon) // 2)
+
+    monkeypatch.setattr(aggregate, "plan_count", half_count)
+    monkeypatch.setattr(aggregate, "integer_scale", half_scale)
+    assert audit(case, epsilon_lower_bound) > EPSILON
+
+
+# ------------------------------------------------------------------- ungrouped path
+#
+# An ungrouped release runs the same kernel with one key (codes None) and the
+# ungrouped plan.  The API is pinned to "plan + kernel" exactly (same seed, same
+# value); the plans only the ungrouped path uses (substitute with n public, or
+# on a filtered frame) are then audited with the kernel over N keys.
+
+
+def kernel_releases(rows: tuple[float, ...], kind: str, plan: object, seed: int) -> np.ndarray:
+    values = np.tile(np.asarray(rows, dtype=float), N)
+    codes = np.repeat(np.arange(N), len(rows))
+    src = SeededSource(seed)
+    if isinstance(plan, aggregate.CountPlan):
+        return aggregate.release_counts(
+            src, aggregate.count_rows(codes, N, None, len(values)), plan
+        )
+    if isinstance(plan, aggregate.MeanPlan):
+        return aggregate.release_means(src, values, codes, N, plan)
+    assert isinstance(plan, aggregate.GridPlan)
+    return aggregate.release_sums(src, values, codes, N, plan)
+
+
+def _ungrouped_plan(kind: str, clip: tuple[float, float], n_public: bool) -> object:
+    eps = Fraction(EPSILON)
+    if kind == "count":
+        return aggregate.plan_count(eps, "substitute", grouped=False, n_public=n_public)
+    planner = aggregate.plan_sum if kind == "sum" else aggregate.plan_mean
+    return planner(clip, eps, "substitute", grouped=False, n_public=n_public)
+
+
+UNGROUPED = {
+    "sum-n-public": ("sum", (-10.0, 5.0), True, (1.0, -10.0), (1.0, 5.0)),
+    "sum-filtered-value": ("sum", (-10.0, 5.0), False, (1.0, -10.0), (1.0, 5.0)),
+    "sum-filtered-enters": ("sum", (0.0, 10.0), False, (1.0,), (1.0, 10.0)),
+    "mean-n-public": ("mean", CLIP, True, (*AT_L, 0.0), (*AT_L, 10.0)),
+    "count-filtered": ("count", CLIP, False, D, (*D, 5.0)),
+}
+
+
+@pytest.mark.parametrize(
+    ("kind", "clip", "n_public", "rows", "rows_prime"), UNGROUPED.values(), ids=UNGROUPED.keys()
+)
+def test_ungrouped_substitute_plan_keeps_its_epsilon(
+    kind: str,
+    clip: tuple[float, float],
+    n_public: bool,
+    rows: tuple[float, ...],
+    rows_prime: tuple[float, ...],
+    epsilon_lower_bound: Bound,
+) -> None:
+    plan = _ungrouped_plan(kind, clip, n_public)
+    y = kernel_releases(rows, kind, plan, seed=1).astype(float)
+    y_prime = kernel_releases(rows_prime, kind, plan, seed=2).astype(float)
+    eps_lb = epsilon_lower_bound(y, y_prime)
+    assert TIGHT * EPSILON <= eps_lb <= EPSILON
+
+
+@pytest.mark.parametrize("kind", ["count", "sum", "mean"])
+@pytest.mark.parametrize("filtered", [False, True], ids=["own-frame", "filtered"])
+def test_ungrouped_release_is_plan_plus_kernel(kind: str, filtered: bool) -> None:
+    clip = (-10.0, 5.0)
+    df = pd.DataFrame({"x": np.array([3, -7, 12, 0, 5, 1], dtype=np.int64)})
+    df.dp.set_budget(epsilon=10, adjacency="substitute", seed=5)
+    frame = df.dp.filter(df["x"] != 0) if filtered else df
+    rows = frame["x"].to_numpy(dtype=float)
+    plan = _ungrouped_plan(kind, clip, n_public=not filtered)
+    src = SeededSource(5)
+    if kind == "count":
+        assert isinstance(plan, aggregate.CountPlan)
+        released = frame.dp.count("x", epsilon=EPSILON)
+        expected = aggregate.release_counts(src, np.array([rows.size]), plan)[0]
+    elif kind == "sum":
+        assert isinstance(plan, aggregate.GridPlan)
+        released = frame.dp.sum("x", clip=clip, epsilon=EPSILON)
+        expected = aggregate.release_sums(src, rows, None, 1, plan)[0]
+    else:
+        assert isinstance(plan, aggregate.MeanPlan)
+        released = frame.dp.mean("x", clip=clip, epsilon=EPSILON)
+        expected = aggregate.release_means(src, rows, None, 1, plan)[0]
+    assert released == expected

@@ -1,0 +1,269 @@
+"""The exact samplers and the grid arithmetic of ``pandas_dp.noise``.
+
+Distribution tests use a fixed seed and Tumult's pattern: the chi-square test
+must pass at the true scale and fail at 0.7x and 1.3x the scale, so a test
+that cannot fail would show up here.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pandas_dp import noise
+from pandas_dp.noise import (
+    SeededSource,
+    SystemSource,
+    bernoulli_exp,
+    discrete_laplace,
+    grid_exponent,
+    integer_scale,
+    uniform_below,
+)
+
+
+def _u64(values: list[int]) -> np.ndarray:
+    return np.array(values, dtype=np.uint64)
+
+
+# ------------------------------------------------------------------ discrete Laplace
+
+
+@pytest.mark.parametrize(
+    ("scale", "size"),
+    [
+        pytest.param(Fraction(3), 100_000, id="integer-3"),
+        pytest.param(Fraction(10, 3), 100_000, id="rational-10/3"),
+        pytest.param(Fraction(1, 2), 100_000, id="below-one-1/2"),
+        pytest.param(Fraction(2**30), 50_000, id="grid-2**30"),
+        pytest.param(Fraction(noise.MAX_SCALE), 20_000, id="largest-2**56"),
+    ],
+)
+def test_discrete_laplace_matches_exact_pmf(
+    scale: Fraction, size: int, assert_dlap_scale: Callable[[np.ndarray, float], None]
+) -> None:
+    draws = discrete_laplace(SeededSource(11), scale, size)
+    assert draws.dtype == np.int64
+    assert_dlap_scale(draws, float(scale))
+
+
+def test_discrete_laplace_is_symmetric_and_centred() -> None:
+    draws = discrete_laplace(SeededSource(3), Fraction(5), 200_000)
+    positive, negative = int(np.sum(draws > 0)), int(np.sum(draws < 0))
+    assert scipy.stats.binomtest(positive, positive + negative).pvalue > 1e-6
+    p = math.exp(-1 / 5)
+    variance = 2 * p / (1 - p) ** 2
+    assert abs(draws.mean()) < 6 * math.sqrt(variance / draws.size)
+
+
+def test_discrete_laplace_zero_scale_is_exact() -> None:
+    assert np.array_equal(discrete_laplace(SeededSource(0), Fraction(0), 5), np.zeros(5))
+
+
+def test_discrete_laplace_refuses_negative_scale() -> None:
+    with pytest.raises(ValueError, match="non-negative"):
+        discrete_laplace(SeededSource(0), Fraction(-1), 3)
+
+
+@pytest.mark.parametrize("epsilon", [1e-19, 4e-19, 1e-17])
+def test_count_too_noisy_to_draw_fails_before_spending(epsilon: float) -> None:
+    # 1e-19 and 4e-19 used to raise ValueError *after* the budget was charged;
+    # every scale beyond noise.MAX_SCALE (2**56) is now refused before the spend.
+    df = pd.DataFrame({"x": [1.0, 2.0, 3.0]})
+    budget = df.dp.set_budget(epsilon=1, seed=0)
+    with pytest.raises(ValueError, match="epsilon"):
+        df.dp.count(epsilon=epsilon)
+    assert budget.spent == 0
+
+
+def test_count_at_the_largest_scale_is_released() -> None:
+    df = pd.DataFrame({"x": [1.0, 2.0, 3.0]})
+    budget = df.dp.set_budget(epsilon=1, seed=0)
+    assert isinstance(df.dp.count(epsilon=2.0**-56), int)
+    assert budget.spent == Fraction(repr(2.0**-56))
+
+
+# ------------------------------------------------------------------------- Bernoulli
+
+
+@pytest.mark.parametrize(
+    ("whole", "num", "den"),
+    [(0, 1, 3), (0, 999, 1000), (1, 0, 1), (2, 1, 2), (3, 2, 7)],
+    ids=["1/3", "0.999", "1", "2.5", "3+2/7"],
+)
+def test_bernoulli_exp_frequency(whole: int, num: int, den: int) -> None:
+    n = 200_000
+    hits = bernoulli_exp(SeededSource(21), _u64([whole] * n), _u64([num] * n), _u64([den] * n))
+    target = math.exp(-(whole + num / den))
+    k = int(hits.sum())
+    assert scipy.stats.binomtest(k, n, target).pvalue > 1e-6
+    # The same test rejects a probability off by 3 % (power check).
+    assert scipy.stats.binomtest(k, n, target * 0.97).pvalue < 1e-6
+
+
+def test_bernoulli_exp_of_zero_is_always_true() -> None:
+    n = 10_000
+    assert bernoulli_exp(SeededSource(2), _u64([0] * n), _u64([0] * n), _u64([1] * n)).all()
+
+
+def test_bernoulli_exp_huge_integer_part_is_never_true() -> None:
+    n = 10_000
+    hits = bernoulli_exp(SeededSource(2), _u64([10**6] * n), _u64([0] * n), _u64([1] * n))
+    assert not hits.any()
+
+
+def test_bernoulli_exp_mixed_parameters_elementwise() -> None:
+    gammas = [(0, 1, 2), (1, 1, 2), (4, 0, 1)]
+    n = 60_000
+    whole, num, den = (_u64([g[i] for g in gammas] * n) for i in range(3))
+    hits = bernoulli_exp(SeededSource(8), whole, num, den).reshape(n, len(gammas))
+    for j, (w, a, b) in enumerate(gammas):
+        assert scipy.stats.binomtest(int(hits[:, j].sum()), n, math.exp(-(w + a / b))).pvalue > 1e-6
+
+
+# --------------------------------------------------------------------------- uniform
+
+
+@pytest.mark.parametrize(("m", "bins"), [(7, 7), (1000, 1000), (3 * 2**59, 24)])
+def test_uniform_below_is_uniform(m: int, bins: int) -> None:
+    n = 200_000
+    draws = uniform_below(SeededSource(4), _u64([m] * n))
+    assert int(draws.max()) < m
+    observed = np.bincount((draws // np.uint64(m // bins)).astype(np.int64), minlength=bins)
+    assert observed.size == bins
+    assert scipy.stats.chisquare(observed).pvalue > 1e-6
+
+
+def test_uniform_below_one_is_zero() -> None:
+    assert not uniform_below(SeededSource(0), _u64([1] * 10)).any()
+
+
+# ---------------------------------------------------------------------- randomness
+
+
+def test_same_seed_same_draws() -> None:
+    first = discrete_laplace(SeededSource(42), Fraction(7, 2), 1000)
+    again = discrete_laplace(SeededSource(42), Fraction(7, 2), 1000)
+    assert np.array_equal(first, again)
+
+
+def test_different_seeds_differ() -> None:
+    first = discrete_laplace(SeededSource(42), Fraction(7, 2), 1000)
+    other = discrete_laplace(SeededSource(43), Fraction(7, 2), 1000)
+    assert not np.array_equal(first, other)
+
+
+def test_make_source_defaults_to_the_system_csprng() -> None:
+    assert isinstance(noise.make_source(None), SystemSource)
+    assert isinstance(noise.make_source(3), SeededSource)
+
+
+def test_system_source_draws_discrete_laplace(
+    assert_dlap_scale: Callable[[np.ndarray, float], None],
+) -> None:
+    # Unseeded: the true scale is rejected with probability about 1e-20.
+    assert_dlap_scale(discrete_laplace(SystemSource(), Fraction(3), 20_000), 3.0)
+
+
+def test_two_unseeded_budgets_draw_different_noise() -> None:
+    keys = pd.RangeIndex(50)
+    frames = [pd.DataFrame({"k": np.arange(50), "x": np.ones(50)}) for _ in range(2)]
+    released = []
+    for df in frames:
+        df.dp.set_budget(epsilon=1)
+        released.append(df.dp.groupby("k", keys=keys).count(epsilon=1))
+    assert not released[0].equals(released[1])
+
+
+@pytest.mark.parametrize("seed", [None, 9])
+def test_releases_leave_global_random_state_alone(seed: int | None) -> None:
+    np_state, py_state = np.random.get_state(), random.getstate()  # noqa: NPY002
+    df = pd.DataFrame({"k": ["a", "b", "a", "c"], "x": [1.0, 2.0, np.nan, 4.0]})
+    df.dp.set_budget(epsilon=10, seed=seed)
+    df.dp.count(epsilon=1)
+    df.dp.sum("x", clip=(0, 5), epsilon=1)
+    df.dp.mean("x", clip=(0, 5), epsilon=1)
+    g = df.dp.groupby("k", keys=["a", "b", "c", "d"])
+    g.count(epsilon=1)
+    g.sum("x", clip=(0, 5), epsilon=1)
+    g.mean("x", clip=(0, 5), epsilon=1)
+    after = np.random.get_state()  # noqa: NPY002
+    assert after[0] == np_state[0]
+    assert np.array_equal(after[1], np_state[1])
+    assert after[2:] == np_state[2:]
+    assert random.getstate() == py_state
+
+
+# ------------------------------------------------------------------------------ grid
+
+
+@pytest.mark.parametrize(
+    ("sensitivity", "epsilon", "magnitude", "exponent"),
+    [
+        (1.0, Fraction(1), 1.0, -29),  # scale 1 = 2**0 -> 2**(1 - 30)
+        (100.0, Fraction(1, 10), 100.0, -20),  # scale 1000 < 2**10
+        (200_000.0, Fraction(1), 200_000.0, -12),  # scale < 2**18
+        (1.0, Fraction(10), 1.0, -30),  # fine scale: rows must fit in 31 bits
+        (0.0, Fraction(1), 3.0, -29),  # no noise: rows decide
+        (1e-3, Fraction(10**9), 1e-3, -40),  # 1e-3 < 2**-9
+    ],
+)
+def test_grid_exponent_exact(
+    sensitivity: float, epsilon: Fraction, magnitude: float, exponent: int
+) -> None:
+    assert grid_exponent(sensitivity, epsilon, magnitude) == exponent
+
+
+@given(
+    st.floats(1e-300, 1e300),
+    st.fractions(min_value=Fraction(1, 10**6), max_value=10**6),
+    st.floats(1e-300, 1e300),
+)
+def test_grid_exponent_bounds(sensitivity: float, epsilon: Fraction, magnitude: float) -> None:
+    k = grid_exponent(sensitivity, epsilon, magnitude)
+    step = Fraction(2) ** k
+    assert Fraction(magnitude) / step < 2**31  # a clipped row fits in 31 bits
+    assert Fraction(sensitivity) / epsilon / step < 2**30  # noise scale at most ~2**30 steps
+
+
+@pytest.mark.parametrize(
+    ("delta", "epsilon", "scale"),
+    [
+        (1, Fraction(1), 1),
+        (10, Fraction(3), 4),
+        (10, Fraction(1, 10), 100),
+        (7, Fraction(7, 2), 2),
+        (2**29, Fraction(1), 2**29),
+        (819_200_000, Fraction(1, 2), 1_638_400_000),
+        (3, Fraction(10**9), 1),
+    ],
+)
+def test_integer_scale_exact(delta: int, epsilon: Fraction, scale: int) -> None:
+    t = integer_scale(delta, epsilon)
+    assert t == scale
+    assert Fraction(delta, t) <= epsilon
+
+
+@given(
+    st.integers(1, 2**32),
+    st.fractions(min_value=Fraction(1, 10**6), max_value=Fraction(10**6)),
+)
+def test_integer_scale_is_the_smallest_within_epsilon(delta: int, epsilon: Fraction) -> None:
+    t = integer_scale(delta, epsilon)
+    assert Fraction(delta, t) <= epsilon  # realised epsilon never exceeds the request
+    assert t == 1 or Fraction(delta, t - 1) > epsilon  # and no more noise than needed
+
+
+def test_integer_scale_stops_at_the_largest_drawable_scale() -> None:
+    assert integer_scale(2**31, Fraction(2**31, noise.MAX_SCALE)) == noise.MAX_SCALE
+    with pytest.raises(ValueError, match="epsilon"):
+        integer_scale(2**31, Fraction(2**31, noise.MAX_SCALE + 1))
