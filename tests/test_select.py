@@ -29,8 +29,9 @@ from pandas_dp.select import GAMMA_CAP, Rate
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
-#: A chi-square p-value below this fails; at the true rate a fixed seed passes.
-P_THRESHOLD = 1e-6
+#: A chi-square p-value below this fails; at the true rate a fixed seed passes
+#: (Tumult's threshold, as in conftest.py).
+P_THRESHOLD = 1e-20
 #: Wrong rates (multiples of the true c) that every distribution test must reject.
 WRONG = (0.5, 0.7, 1.3, 2.0)
 GROUPS = 10_000
@@ -88,22 +89,6 @@ def scaled_rate(monkeypatch: pytest.MonkeyPatch, factor: float) -> None:
         return real(epsilon * Fraction(factor), sensitivity, monotone)
 
     monkeypatch.setattr(select, "rate_for", wrong)
-
-
-def cp_epsilon_lower_bound(
-    wins_d: np.ndarray, wins_d2: np.ndarray, n: int, alpha: float = 1e-6
-) -> float:
-    """Clopper-Pearson lower bound on ε from win counts of each candidate on D and D'."""
-    events = 2 * len(wins_d)
-    a = alpha / (2 * events)
-    best = 0.0
-    for k1, k2 in zip(wins_d, wins_d2, strict=True):
-        for x, y in ((k1, k2), (k2, k1)):
-            lower = stats.beta.ppf(a, x, n - x + 1) if x > 0 else 0.0
-            upper = stats.beta.ppf(1 - a, y + 1, n - y) if y < n else 1.0
-            if lower > 0:
-                best = max(best, math.log(lower / upper))
-    return best
 
 
 def shop_frame() -> pd.DataFrame:
@@ -365,7 +350,7 @@ def test_argmax_counts_follow_permute_and_flip(
     assert (p > P_THRESHOLD) is (factor == 1.0), p
 
 
-@pytest.mark.parametrize("factor", [1.0, 2.0, 0.5])
+@pytest.mark.parametrize("factor", [1.0, *WRONG])
 def test_argmax_clipped_sums_follow_permute_and_flip(
     monkeypatch: pytest.MonkeyPatch, factor: float
 ) -> None:
@@ -382,7 +367,7 @@ def test_argmax_clipped_sums_follow_permute_and_flip(
     assert (p > P_THRESHOLD) is (factor == 1.0), p
 
 
-@pytest.mark.parametrize("factor", [1.0, 2.0, 0.5])
+@pytest.mark.parametrize("factor", [1.0, *WRONG])
 def test_top_k_peels_at_epsilon_over_k(monkeypatch: pytest.MonkeyPatch, factor: float) -> None:
     df = replicated(COUNT_CASE, GROUPS)
     df.dp.set_budget(epsilon=1, seed=4)
@@ -411,16 +396,14 @@ def _quantile_utilities(q: float) -> list[float]:
     ]
 
 
+@pytest.mark.parametrize("factor", [1.0, *WRONG])
 @pytest.mark.parametrize(
-    ("q", "adjacency", "delta", "factor"),
+    ("q", "adjacency", "delta"),
     [
-        (0.5, "add_remove", 0.5, 1.0),
-        (0.75, "add_remove", 0.75, 1.0),
-        (0.75, "substitute", 1.5, 1.0),  # grouped: 2·max(q, 1 - q)
-        (0.5, "substitute", 1.0, 1.0),
-        (0.75, "add_remove", 0.75, 2.0),
-        (0.75, "add_remove", 0.75, 0.5),
-        (0.75, "substitute", 1.5, 0.7),
+        (0.5, "add_remove", 0.5),  # max(q, 1 - q)
+        (0.75, "add_remove", 0.75),
+        (0.5, "substitute", 1.0),
+        (0.75, "substitute", 1.5),  # grouped: 2·max(q, 1 - q)
     ],
 )
 def test_grouped_quantile_follows_permute_and_flip(
@@ -486,11 +469,13 @@ AUDIT_GROUPS = 50_000
 )
 def test_privacy_audit_on_neighbouring_frames(
     monkeypatch: pytest.MonkeyPatch,
+    epsilon_lower_bound: Callable[[np.ndarray, np.ndarray], float],
     adjacency: str,
     neighbour: list[str],
     factor: float,
     expect: str,
 ) -> None:
+    """Clopper-Pearson lower bound on ε from the winners on D and D' (conftest fixture)."""
     scaled_rate(monkeypatch, factor)
     epsilon = 1.0
     wins = []
@@ -500,8 +485,8 @@ def test_privacy_audit_on_neighbouring_frames(
         winners = df.dp.groupby("g", keys=pd.RangeIndex(AUDIT_GROUPS)).argmax_exp(
             "product", candidates=["a", "b"], epsilon=epsilon
         )
-        wins.append(_winner_counts(winners, ["a", "b"]))
-    bound = cp_epsilon_lower_bound(wins[0], wins[1], AUDIT_GROUPS)
+        wins.append((winners == "b").to_numpy(dtype=np.float64))
+    bound = epsilon_lower_bound(wins[0], wins[1])
     if expect == "broken":
         assert bound > epsilon
     else:
