@@ -385,6 +385,12 @@ def peel(src: RandomSource, utility: I64, rate: Rate, k: int) -> I64:
 # ----------------------------------------------------------------------- releases
 
 
+def _check_rows(df: pd.DataFrame) -> None:
+    """Integer scores stay exact below 2**32 rows (as for sums and means)."""
+    if len(df) >= aggregate.MAX_ROWS:
+        raise ValueError(f"frames of {aggregate.MAX_ROWS} rows or more are not supported.")
+
+
 def _check_cells(n_keys: int, n_candidates: int) -> None:
     if n_keys * n_candidates > MAX_CELLS:
         raise ValueError(
@@ -430,8 +436,7 @@ def release_argmax(
         check_column(df, value)
         bounds = check_clip(clip)
         values, _ = numeric_values(df, value)
-        if len(df) > aggregate.MAX_ROWS:
-            raise ValueError(f"frames of more than {aggregate.MAX_ROWS} rows are not supported.")
+    _check_rows(df)
     n_keys = 1 if group is None else len(group.keys)
     _check_cells(n_keys, len(cands))
     budget = require_binding(df).budget
@@ -484,6 +489,7 @@ def release_quantile(
     level = check_quantile(q)
     grid = check_quantile_grid(candidates)
     values, _ = numeric_values(df, column)
+    _check_rows(df)
     n_keys = 1 if group is None else len(group.keys)
     _check_cells(n_keys, grid.size)
     budget = require_binding(df).budget
