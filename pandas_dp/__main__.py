@@ -22,7 +22,8 @@ def demo(seed: int | None = None) -> None:
     print("The data is synthetic, so we may compare the private answers with the truth.\n")
     print(df.head(3).to_string(index=False), "\n")
 
-    budget = dp(df).set_budget(epsilon=5.0, seed=seed)
+    budget = df.dp.set_budget(epsilon=5.0, seed=seed)
+    private = dp(df)  # df.dp, typed (pandas-stubs reads df.dp as a column)
     print(f"df.dp.set_budget(epsilon=5.0)  ->  {budget}\n")
 
     truth_sum = df.salary.clip(*CLIP).sum()
@@ -30,18 +31,18 @@ def demo(seed: int | None = None) -> None:
     print(f"{'release':<42}{'epsilon':>8}{'private':>14}{'true':>14}{'error':>10}")
     rows: list[tuple[str, float, float, float]] = []
     for eps in (0.1, 1.0):
-        rows.append((f"df.dp.count(epsilon={eps})", eps, dp(df).count(epsilon=eps), len(df)))
+        rows.append((f"df.dp.count(epsilon={eps})", eps, private.count(epsilon=eps), len(df)))
     for eps in (0.1, 1.0):
-        value = dp(df).sum("salary", clip=CLIP, epsilon=eps)
+        value = private.sum("salary", clip=CLIP, epsilon=eps)
         rows.append((f'df.dp.sum("salary", clip={CLIP}, ...)', eps, value, truth_sum))
     for eps in (0.1, 1.0):
-        value = dp(df).mean("salary", clip=CLIP, epsilon=eps)
+        value = private.mean("salary", clip=CLIP, epsilon=eps)
         rows.append((f'df.dp.mean("salary", clip={CLIP}, ...)', eps, value, truth_mean))
     for label, eps, value, truth in rows:
         error = abs(value - truth) / truth
         print(f"{label:<42}{eps:>8g}{value:>14,.0f}{truth:>14,.0f}{error:>10.2%}")
 
-    grouped = dp(df).groupby("dept", keys=depts).mean("salary", clip=CLIP, epsilon=1.0)
+    grouped = private.groupby("dept", keys=depts).mean("salary", clip=CLIP, epsilon=1.0)
     truth_grouped = df.salary.clip(*CLIP).groupby(df.dept).mean().reindex(depts)
     print('\nMean salary per department, df.dp.groupby("dept", keys=DEPTS).mean(..., epsilon=1):')
     print(pd.DataFrame({"private": grouped.round(0), "true": truth_grouped.round(0)}).to_string())
@@ -53,11 +54,11 @@ def demo(seed: int | None = None) -> None:
 
     print("\nOne more mean at epsilon=1 would overspend:")
     try:
-        dp(df).mean("salary", clip=CLIP, epsilon=1.0)
+        private.mean("salary", clip=CLIP, epsilon=1.0)
     except BudgetExceededError as err:
         print(f"  BudgetExceededError: {err}")
     print(f"\nStill spent: {float(budget.spent):g}. A query that fits still runs:")
-    print(f"  df.dp.count(epsilon=0.1) -> {dp(df).count(epsilon=0.1)}")
+    print(f"  df.dp.count(epsilon=0.1) -> {private.count(epsilon=0.1)}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

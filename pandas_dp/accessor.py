@@ -40,6 +40,7 @@ from .validation import (
     check_column,
     check_epsilon,
     check_seed,
+    given,
     numeric_values,
 )
 
@@ -60,7 +61,7 @@ def _columns_and_clips(
         if not isinstance(clip, Mapping):
             raise TypeError(
                 "Name the column, df.dp.sum('salary', clip=(0, 200_000), ...), or pass `clip` as a "
-                f"mapping {{column: (lower, upper)}}; got column=None and clip={clip!r}."
+                f"mapping {{column: (lower, upper)}}; got column=None and clip={given(clip)}."
             )
         clips = check_clip_map(clip)
     else:
@@ -110,7 +111,7 @@ def release_count(
         check_column(df, column)
     binding = require_binding(df)
     budget = binding.budget
-    n_public = binding.root and (column is None or not can_be_missing(df[column].dtype))
+    n_public = binding.is_root(df) and (column is None or not can_be_missing(df[column].dtype))
     plan = aggregate.plan_count(eps, budget.adjacency, grouped=group is not None, n_public=n_public)
     codes, n_keys = _codes(df, group)
     if column is not None:
@@ -151,7 +152,7 @@ def _release_clipped(
     grouped = group is not None
     plans: dict[Hashable, aggregate.GridPlan | aggregate.MeanPlan] = {}
     for col, bounds in clips.items():
-        n_public = binding.root and not values[col][1]
+        n_public = binding.is_root(df) and not values[col][1]
         planner = aggregate.plan_sum if kind == "sum" else aggregate.plan_mean
         plans[col] = planner(bounds, share, budget.adjacency, grouped=grouped, n_public=n_public)
     grids = {c: p.grid if isinstance(p, aggregate.MeanPlan) else p for c, p in plans.items()}
@@ -374,7 +375,7 @@ class DPAccessor:
         """
         return release_mean(self._df, column, clip, epsilon, None)  # type: ignore[return-value]
 
-    def groupby(self, by: Hashable | list[Hashable], *, keys: Any) -> DPGroupBy:
+    def groupby(self, by: Hashable | list[Hashable], *, keys: Any = None) -> DPGroupBy:
         """Group by ``by`` over the public ``keys`` for grouped releases.
 
         Parameters
@@ -389,6 +390,17 @@ class DPAccessor:
         -------
         DPGroupBy
             ``count``, ``sum`` and ``mean`` as on ``df.dp``, one value per key.
+
+        Raises
+        ------
+        TypeError
+            If ``keys`` is not given: it is required, and it cannot be read
+            from the data (the message says why and what to pass instead).
+        KeyError
+            If a ``by`` column is missing.
+        ValueError
+            If ``keys`` is empty, has duplicates or missing values, or does not
+            have one level per ``by`` column.
 
         Notes
         -----
@@ -405,7 +417,7 @@ class DPAccessor:
         binding = require_binding(self._df)
         if result is self._df:
             result = result.copy(deep=False)
-        bind(result, binding.budget, root=binding.root and same_rows)
+        bind(result, binding.budget, root=binding.is_root(self._df) and same_rows)
         return result
 
     def filter(self, mask: Any) -> pd.DataFrame:
@@ -422,11 +434,14 @@ class DPAccessor:
                 raise ValueError("`mask` must be indexed like the frame (same index, same order).")
             mask = mask.to_numpy()
         array = np.asarray(mask)
-        if array.dtype != np.bool_ or array.shape != (len(self._df),):
+        # Never print len(self._df): the row count is private under add_remove.
+        if array.dtype != np.bool_:
             raise TypeError(
-                f"`mask` must be a boolean array or Series of length {len(self._df)}, got dtype "
-                f"{array.dtype} and shape {array.shape}."
+                f"`mask` must be a boolean array or Series, one entry per row, got dtype "
+                f"{array.dtype}."
             )
+        if array.shape != (len(self._df),):
+            raise ValueError("`mask` must have exactly one entry per row of the frame.")
         return self._derive(self._df[array], same_rows=False)
 
     def query(self, expr: str, **kwargs: Any) -> pd.DataFrame:
@@ -435,6 +450,8 @@ class DPAccessor:
             raise TypeError(f"`expr` must be a string, got {type(expr).__name__}.")
         if "inplace" in kwargs:
             raise TypeError("`inplace` is not supported: df.dp.query returns a new frame.")
+        # Resolve ``@name`` in the caller's scope, as DataFrame.query does.
+        kwargs["level"] = kwargs.pop("level", 0) + 1
         mask = self._df.eval(expr, **kwargs)
         if not isinstance(mask, pd.Series | np.ndarray) or np.asarray(mask).dtype != np.bool_:
             raise TypeError(f"`expr` must evaluate to a boolean per row, got {expr!r}.")

@@ -20,6 +20,7 @@ Scopes (what the row set of the frame is, as far as the budget knows):
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -114,6 +115,11 @@ class MeanPlan:
     pair: bool
 
 
+#: Largest grid exponent: an int64 number of grid steps stays a finite float.
+MAX_EXPONENT = 1023 - 63
+
+
+@functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
 def plan_count(epsilon: Fraction, adjacency: str, *, grouped: bool, n_public: bool) -> CountPlan:
     if adjacency == "add_remove":
         sensitivity = 1
@@ -127,12 +133,22 @@ def plan_count(epsilon: Fraction, adjacency: str, *, grouped: bool, n_public: bo
 
 
 def _grid(
-    lower: float, upper: float, center: float, real_delta: float, epsilon: Fraction
+    lower: float, upper: float, center: float, real_delta: Fraction | float, epsilon: Fraction
 ) -> tuple[int, int, int]:
-    magnitude = max(abs(lower - center), abs(upper - center))
+    magnitude = max(
+        abs(Fraction(lower) - Fraction(center)), abs(Fraction(upper) - Fraction(center))
+    )
     exponent = grid_exponent(real_delta, epsilon, magnitude)
+    if exponent > MAX_EXPONENT:
+        raise ValueError(
+            "`clip` and `epsilon` give a noise scale too large to release as a float "
+            f"(grid step 2**{exponent}). Use a larger epsilon or tighter clip bounds."
+        )
     q_lo, q_hi = (
-        int(q) for q in round_rows(np.array([lower, upper]), lower, upper, center, exponent)
+        int(q)
+        for q in round_rows(
+            np.array([lower, upper], dtype=np.float64), lower, upper, center, exponent
+        )
     )
     return exponent, q_lo, q_hi
 
@@ -151,6 +167,7 @@ def _sum_sensitivity(
     return max(upper - lower, reach)  # a row may also enter or leave the filtered frame
 
 
+@functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
 def plan_sum(
     clip: tuple[float, float],
     epsilon: Fraction,
@@ -159,7 +176,7 @@ def plan_sum(
     grouped: bool,
     n_public: bool,
 ) -> GridPlan:
-    lower, upper = clip
+    lower, upper = float(clip[0]), float(clip[1])
     real_delta = _sum_sensitivity(
         lower, upper, adjacency=adjacency, grouped=grouped, n_public=n_public
     )
@@ -170,6 +187,7 @@ def plan_sum(
     )
 
 
+@functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
 def plan_mean(
     clip: tuple[float, float],
     epsilon: Fraction,
@@ -178,10 +196,11 @@ def plan_mean(
     grouped: bool,
     n_public: bool,
 ) -> MeanPlan:
-    lower, upper = clip
+    lower, upper = float(clip[0]), float(clip[1])
     pair = adjacency == "add_remove" or grouped or not n_public
     factor = 2 if adjacency == "substitute" and pair else 1
-    exponent, q_lo, q_hi = _grid(lower, upper, lower, factor * (upper - lower), epsilon)
+    width = Fraction(upper) - Fraction(lower)
+    exponent, q_lo, q_hi = _grid(lower, upper, lower, factor * width, epsilon)
     delta = factor * q_hi
     grid = GridPlan(
         lower, upper, lower, exponent, q_lo, q_hi, delta, integer_scale(delta, epsilon), epsilon

@@ -253,11 +253,18 @@ class FrameBinding:
 
     ``root`` is True for the frame the budget was set on and for frames that
     keep exactly its rows (``select``, ``assign``): there, under the
-    substitute adjacency, the row count is public.
+    substitute adjacency, the row count is public.  ``rows`` is the row count
+    when bound: a root frame whose rows were since dropped or appended in place
+    is no longer treated as root (see :meth:`is_root`).
     """
 
     budget: PrivacyBudget
     root: bool
+    rows: int = -1
+
+    def is_root(self, df: pd.DataFrame) -> bool:
+        """Whether ``df`` (the bound frame) still has exactly the budget's own rows."""
+        return self.root and len(df) == self.rows
 
 
 def binding_of(df: pd.DataFrame) -> FrameBinding | None:
@@ -285,7 +292,7 @@ def live_budget(budget_id: str) -> PrivacyBudget | None:
 
 def bind(df: pd.DataFrame, budget: PrivacyBudget, *, root: bool) -> None:
     """Let ``df`` (this object only) spend ``budget``; mark its attrs."""
-    object.__setattr__(df, _BINDING_ATTR, FrameBinding(budget, root))
+    object.__setattr__(df, _BINDING_ATTR, FrameBinding(budget, root, len(df)))
     df.attrs[MARKER_KEY] = budget.marker
 
 

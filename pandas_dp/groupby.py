@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from .validation import Bounds
+from .validation import Bounds, check_column
 
 if TYPE_CHECKING:
     from .accessor import Result
@@ -48,15 +48,19 @@ def normalize_by(df: pd.DataFrame, by: object) -> list[Hashable]:
             raise TypeError(
                 f"`by` must be a column label or a list of them, got {type(label).__name__}."
             )
-        if label not in df.columns:
-            raise KeyError(label)
+        check_column(df, label)
     if len(set(labels)) != len(labels):
         raise ValueError(f"`by` names a column twice: {labels!r}.")
     return labels
 
 
 def normalize_keys(by: list[Hashable], keys: object) -> pd.Index:
-    """The public keys as an Index (one ``by`` column) or MultiIndex, named after ``by``."""
+    """The public keys as an Index (one ``by`` column) or MultiIndex, named after ``by``.
+
+    A MultiIndex or DataFrame of keys whose level/column names are the ``by``
+    labels in another order is matched by name; otherwise levels are matched
+    by position.
+    """
     if keys is None:
         raise TypeError(f"`keys` is required for a private groupby. {_KEYS_HINT}")
     index: pd.Index
@@ -78,6 +82,13 @@ def normalize_keys(by: list[Hashable], keys: object) -> pd.Index:
             index = pd.MultiIndex.from_tuples(items)
         else:
             index = pd.Index(items)
+    if (
+        isinstance(index, pd.MultiIndex)
+        and list(index.names) != by
+        and sorted(map(repr, index.names)) == sorted(map(repr, by))
+    ):
+        # Keys named after the `by` columns in another order: match them by name.
+        index = index.reorder_levels(by)
     if len(index) == 0:
         raise ValueError(f"`keys` must not be empty. {_KEYS_HINT}")
     if index.nlevels != len(by):

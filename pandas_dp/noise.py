@@ -314,27 +314,26 @@ def _dlap_scalar(words: _Words, s: int, t: int) -> int:
 # ------------------------------------------------------------------------------ grid
 
 
-def _binary_exponent(x: Fraction) -> int:
-    """The e with ``2**(e-1) <= x < 2**e`` for ``x > 0``, exactly (no float overflow)."""
+def _binade(x: Fraction) -> int:
+    """``math.frexp(x)[1]`` computed exactly: the e with ``2**(e-1) <= x < 2**e`` (x > 0)."""
     e = x.numerator.bit_length() - x.denominator.bit_length()
-    while x >= Fraction(2) ** e:
-        e += 1
-    while x < Fraction(2) ** (e - 1):
-        e -= 1
-    return e
+    return e + 1 if x >= Fraction(2) ** e else e
 
 
-def grid_exponent(sensitivity: float, epsilon: Fraction, magnitude: float) -> int:
+def grid_exponent(
+    sensitivity: Fraction | float, epsilon: Fraction, magnitude: Fraction | float
+) -> int:
     """The exponent k of the grid step ``2**k`` for a real-valued statistic.
 
     Chosen from public parameters only: about ``scale / 2**GRID_BITS`` with
     ``scale = sensitivity / epsilon``, but never so fine that a row of absolute
     value ``magnitude`` (the largest a clipped, centred row can take) needs more
-    than ``ROW_BITS`` bits.
+    than ``ROW_BITS`` bits.  Exact rational arithmetic: no float overflow for
+    extreme scales.
     """
     scale = Fraction(sensitivity) / epsilon
-    by_scale = _binary_exponent(scale) - GRID_BITS if scale > 0 else -1074
-    by_rows = math.frexp(magnitude)[1] - ROW_BITS if magnitude > 0 else -1074
+    by_scale = _binade(scale) - GRID_BITS if scale > 0 else -1074
+    by_rows = _binade(Fraction(magnitude)) - ROW_BITS if magnitude > 0 else -1074
     return max(by_scale, by_rows, -1074)
 
 

@@ -1,9 +1,9 @@
-"""Shared fixtures: small frames with a seeded budget, and the shared data folder."""
+"""Shared fixtures: small frames with a seeded budget, a spy noise source, the data folder."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +12,7 @@ import pytest
 import scipy.stats
 
 import pandas_dp  # noqa: F401  (registers df.dp)
+from pandas_dp.noise import SeededSource
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -142,3 +143,69 @@ def _epsilon_lower_bound(y: np.ndarray, y_prime: np.ndarray, alpha: float = 1e-6
 def epsilon_lower_bound() -> Callable[[np.ndarray, np.ndarray], float]:
     """``epsilon_lower_bound(y, y_prime)``: Clopper-Pearson lower bound on ε (α = 1e-6)."""
     return _epsilon_lower_bound
+
+
+class SpySource:
+    """A seeded word source that counts how often noise is drawn (``calls``)."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self._inner = SeededSource(seed)
+        self.calls = 0
+
+    def words(self, n: int) -> np.ndarray:
+        self.calls += 1
+        return self._inner.words(n)
+
+
+@pytest.fixture
+def spy(protected: pd.DataFrame) -> SpySource:
+    """The source of ``protected``'s budget, replaced by a counting spy."""
+    source = SpySource(7)
+    protected.dp.budget.source = source
+    return source
+
+
+@pytest.fixture
+def substituted(salaries: pd.DataFrame) -> pd.DataFrame:
+    """``salaries`` with a seeded budget of 10 under the substitute adjacency (n public)."""
+    salaries.dp.set_budget(epsilon=10, adjacency="substitute", seed=7)
+    return salaries
+
+
+@pytest.fixture
+def huge_eps() -> float:
+    """An epsilon so large that answers are the exact clipped statistic up to the grid."""
+    return 1e9
+
+
+@pytest.fixture
+def exact(salaries: pd.DataFrame) -> pd.DataFrame:
+    """``salaries`` with a budget of 1e12 (a thousand releases at ``huge_eps``), seeded."""
+    salaries.dp.set_budget(epsilon=1e12, seed=11)
+    return salaries
+
+
+@pytest.fixture
+def nothing_spent(protected: pd.DataFrame, spy: SpySource) -> Callable[[], None]:
+    """A check that ``protected``'s budget is untouched: no charge, no entry, no noise drawn."""
+
+    def check() -> None:
+        budget = protected.dp.budget
+        assert budget.spent == 0
+        assert budget.entries == []
+        assert spy.calls == 0
+
+    return check
+
+
+@pytest.fixture(autouse=True)
+def _fresh_plans() -> Iterator[None]:
+    """Plans are cached; clear them around each test so a monkeypatched rule never leaks."""
+    from pandas_dp import aggregate
+
+    caches = (aggregate.plan_count, aggregate.plan_sum, aggregate.plan_mean)
+    for plan in caches:
+        plan.cache_clear()
+    yield
+    for plan in caches:
+        plan.cache_clear()

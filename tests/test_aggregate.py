@@ -1,0 +1,419 @@
+"""count / sum / mean: exact privacy maps from the plans, exact kernels, behaviour at huge ε."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pandas_dp
+from pandas_dp.aggregate import (
+    CHUNK,
+    GridPlan,
+    grid_sums,
+    plan_count,
+    plan_mean,
+    plan_sum,
+    round_rows,
+)
+from pandas_dp.noise import GRID_BITS, ROW_BITS
+
+#: scope name -> (grouped, n_public) as the accessor passes them
+SCOPES = {
+    "root": (False, True),
+    "filtered": (False, False),
+    "grouped": (True, False),
+}
+ADJACENCIES = ("add_remove", "substitute")
+
+
+def plan(kind: str, clip: tuple[float, float], eps: Fraction, adjacency: str, scope: str):  # type: ignore[no-untyped-def]
+    grouped, n_public = SCOPES[scope]
+    planner = plan_sum if kind == "sum" else plan_mean
+    return planner(clip, eps, adjacency, grouped=grouped, n_public=n_public)
+
+
+def grid_of(p: object) -> GridPlan:
+    return p if isinstance(p, GridPlan) else p.grid  # type: ignore[attr-defined,no-any-return]
+
+
+# ------------------------------------------------------------------ privacy maps
+
+
+@pytest.mark.parametrize(
+    ("adjacency", "scope", "sensitivity"),
+    [
+        ("add_remove", "root", 1),
+        ("add_remove", "filtered", 1),
+        ("add_remove", "grouped", 1),
+        ("substitute", "root", 0),
+        ("substitute", "filtered", 1),
+        ("substitute", "grouped", 2),
+    ],
+)
+@pytest.mark.parametrize("eps", [Fraction(1, 10), Fraction(1), Fraction(7, 3)])
+def test_count_sensitivity_and_scale(
+    adjacency: str, scope: str, sensitivity: int, eps: Fraction
+) -> None:
+    grouped, n_public = SCOPES[scope]
+    p = plan_count(eps, adjacency, grouped=grouped, n_public=n_public)
+    assert p.sensitivity == sensitivity
+    assert p.scale == Fraction(sensitivity) / eps
+
+
+#: (clip, adjacency, scope) -> the L1 sensitivity of DESIGN.md's table
+SUM_TABLE = [
+    ((-5, 10), "add_remove", "root", 10),
+    ((-5, 10), "add_remove", "filtered", 10),
+    ((-5, 10), "add_remove", "grouped", 10),
+    ((-5, 10), "substitute", "root", 15),
+    ((-5, 10), "substitute", "filtered", 15),
+    ((-5, 10), "substitute", "grouped", 20),
+    ((5, 10), "add_remove", "root", 10),
+    ((5, 10), "substitute", "root", 5),
+    ((5, 10), "substitute", "filtered", 10),
+    ((5, 10), "substitute", "grouped", 20),
+    ((-10, -5), "add_remove", "filtered", 10),
+    ((-10, -5), "substitute", "root", 5),
+    ((-10, -5), "substitute", "filtered", 10),
+    ((-10, -5), "substitute", "grouped", 20),
+    ((0, 200_000), "add_remove", "root", 200_000),
+    ((0, 200_000), "substitute", "grouped", 400_000),
+]
+
+#: (clip, adjacency, scope) -> (the mean pair's joint sensitivity, whether it is a pair)
+MEAN_TABLE = [
+    ((-5, 10), "add_remove", "root", 15, True),
+    ((-5, 10), "add_remove", "filtered", 15, True),
+    ((-5, 10), "add_remove", "grouped", 15, True),
+    ((-5, 10), "substitute", "root", 15, False),  # n public: centred sum / exact n
+    ((-5, 10), "substitute", "filtered", 30, True),
+    ((-5, 10), "substitute", "grouped", 30, True),
+    ((0, 200_000), "add_remove", "root", 200_000, True),
+    ((0, 200_000), "substitute", "grouped", 400_000, True),
+]
+
+EPSILONS = [Fraction(1, 100), Fraction(1, 10), Fraction(1), Fraction(37, 10), Fraction(10**9)]
+
+
+@pytest.mark.parametrize(("clip", "adjacency", "scope", "sensitivity"), SUM_TABLE)
+@pytest.mark.parametrize("eps", EPSILONS, ids=str)
+def test_sum_sensitivity_is_the_designed_one(
+    clip: tuple[float, float], adjacency: str, scope: str, sensitivity: int, eps: Fraction
+) -> None:
+    p = plan("sum", clip, eps, adjacency, scope)
+    assert Fraction(p.delta) * Fraction(p.step) == sensitivity
+    assert p.center == 0
+
+
+@pytest.mark.parametrize(("clip", "adjacency", "scope", "sensitivity", "pair"), MEAN_TABLE)
+@pytest.mark.parametrize("eps", EPSILONS, ids=str)
+def test_mean_pair_sensitivity_is_the_designed_one(
+    clip: tuple[float, float],
+    adjacency: str,
+    scope: str,
+    sensitivity: int,
+    pair: bool,
+    eps: Fraction,
+) -> None:
+    p = plan("mean", clip, eps, adjacency, scope)
+    assert p.pair is pair
+    assert Fraction(p.grid.delta) * Fraction(p.grid.step) == sensitivity
+    assert p.grid.center == clip[0]
+    assert p.grid.q_lo == 0
+
+
+def _expected_exponent(sensitivity: float, eps: Fraction, magnitude: float) -> int:
+    by_scale = math.frexp(sensitivity / float(eps))[1] - GRID_BITS
+    by_rows = math.frexp(magnitude)[1] - ROW_BITS
+    return max(by_scale, by_rows)
+
+
+@pytest.mark.parametrize(("clip", "adjacency", "scope", "sensitivity"), SUM_TABLE)
+@pytest.mark.parametrize("eps", EPSILONS, ids=str)
+def test_sum_grid_and_integer_scale_are_exact(
+    clip: tuple[float, float], adjacency: str, scope: str, sensitivity: int, eps: Fraction
+) -> None:
+    p = plan("sum", clip, eps, adjacency, scope)
+    magnitude = max(abs(clip[0]), abs(clip[1]))
+    assert p.exponent == _expected_exponent(sensitivity, eps, magnitude)
+    assert p.q_lo == int(np.rint(clip[0] / p.step))
+    assert p.q_hi == int(np.rint(clip[1] / p.step))
+    assert p.scale == math.ceil(Fraction(p.delta) / eps)
+    assert p.realised_epsilon <= eps
+    assert p.realised_epsilon >= eps / (1 + eps / p.delta)  # ceil loses less than one step
+
+
+@pytest.mark.parametrize(("clip", "adjacency", "scope", "sensitivity", "pair"), MEAN_TABLE)
+@pytest.mark.parametrize("eps", EPSILONS, ids=str)
+def test_mean_grid_and_integer_scale_are_exact(
+    clip: tuple[float, float],
+    adjacency: str,
+    scope: str,
+    sensitivity: int,
+    pair: bool,
+    eps: Fraction,
+) -> None:
+    g = plan("mean", clip, eps, adjacency, scope).grid
+    width = clip[1] - clip[0]
+    assert g.exponent == _expected_exponent(sensitivity, eps, width)
+    assert g.q_hi == int(np.rint(width / g.step))
+    assert g.scale == math.ceil(Fraction(g.delta) / eps)
+    assert g.realised_epsilon <= eps
+
+
+def test_sum_plan_at_unit_epsilon_by_hand() -> None:
+    # Δ = 10, ε = 1: scale 10 = 0.625·2^4, so the step is 2^(4-30); rows need 4 + 31 bits less.
+    p = plan_sum((-5.0, 10.0), Fraction(1), "add_remove", grouped=False, n_public=False)
+    assert p.exponent == -26
+    assert (p.q_lo, p.q_hi) == (-5 * 2**26, 10 * 2**26)
+    assert p.delta == p.scale == 10 * 2**26
+    assert p.realised_epsilon == 1
+
+
+def test_sum_plan_at_huge_epsilon_by_hand() -> None:
+    # ε = 1e9: the row bound sets the step (10 < 2^4, so 2^(4-31)), and T = ceil(10·2^27/1e9) = 2.
+    p = plan_sum((-5.0, 10.0), Fraction(10**9), "add_remove", grouped=False, n_public=False)
+    assert p.exponent == -27
+    assert p.delta == 10 * 2**27
+    assert p.scale == 2
+
+
+finite = st.floats(min_value=-1e12, max_value=1e12, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def clips(draw: st.DrawFn) -> tuple[float, float]:
+    lower = draw(finite)
+    upper = draw(finite.filter(lambda u: u > lower))
+    return lower, upper
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    clip=clips(),
+    eps=st.fractions(min_value=Fraction(1, 10**6), max_value=10**6).filter(lambda e: e > 0),
+    adjacency=st.sampled_from(ADJACENCIES),
+    scope=st.sampled_from(list(SCOPES)),
+    kind=st.sampled_from(["sum", "mean"]),
+    xs=st.lists(st.floats(allow_nan=False), max_size=20),
+)
+def test_every_plan_bounds_rows_and_never_exceeds_epsilon(
+    clip: tuple[float, float],
+    eps: Fraction,
+    adjacency: str,
+    scope: str,
+    kind: str,
+    xs: list[float],
+) -> None:
+    p = plan(kind, clip, eps, adjacency, scope)
+    g = grid_of(p)
+    assert max(abs(g.q_lo), abs(g.q_hi)) <= 2**ROW_BITS
+    # every row, whatever its value (±inf included), lands in [q_lo, q_hi]
+    x = np.array([*xs, -np.inf, np.inf, clip[0], clip[1]], dtype=np.float64)
+    q = round_rows(x, g.lower, g.upper, g.center, g.exponent)
+    assert ((q >= g.q_lo) & (q <= g.q_hi)).all()
+    # the integer sensitivity is the designed function of (q_lo, q_hi), exactly
+    width, reach = g.q_hi - g.q_lo, max(abs(g.q_lo), abs(g.q_hi))
+    substitute = adjacency == "substitute"
+    grouped, n_public = SCOPES[scope]
+    if kind == "sum":
+        if not substitute:
+            expected = reach
+        elif grouped:
+            expected = 2 * reach
+        else:
+            expected = width if n_public else max(width, reach)
+    else:
+        pair = not (substitute and n_public and not grouped)
+        expected = 2 * width if substitute and pair else width
+    assert g.delta == expected
+    assert g.scale == math.ceil(Fraction(g.delta) / eps)
+    assert g.realised_epsilon <= eps
+    # and the grid costs at most a step (plus one step per 1/ε) of extra noise scale
+    real = Fraction(g.delta) * Fraction(g.step)
+    assert Fraction(g.scale) * Fraction(g.step) <= (real + Fraction(g.step)) / eps + Fraction(
+        g.step
+    )
+
+
+# -------------------------------------------------------------------------- kernels
+
+
+def test_grid_sums_are_exact_integers_across_chunks() -> None:
+    rng = np.random.Generator(np.random.PCG64(5))
+    n = 2 * CHUNK + 123
+    x = rng.uniform(-20, 20, size=n)
+    x[rng.uniform(size=n) < 0.1] = np.nan
+    codes = rng.integers(-1, 4, size=n)
+    p = plan_sum((-5.0, 10.0), Fraction(1, 3), "add_remove", grouped=True, n_public=False)
+    sums, counts = grid_sums(x, codes, 4, p)
+    q = round_rows(x.copy(), p.lower, p.upper, p.center, p.exponent)
+    ok = ~np.isnan(q)
+    for key in range(4):
+        rows = ok & (codes == key)
+        assert int(sums[key]) == sum(int(v) for v in q[rows])  # Python ints: exact
+        assert int(counts[key]) == int(rows.sum())
+    total, n_valid = grid_sums(x, None, 1, p)
+    assert int(total[0]) == sum(int(v) for v in q[ok])
+    assert int(n_valid[0]) == int(ok.sum())
+
+
+def test_count_skips_missing_values_like_pandas(exact: pd.DataFrame, huge_eps: float) -> None:
+    assert exact.dp.count("bonus", epsilon=huge_eps) == exact.bonus.count()
+    assert exact.dp.count(epsilon=huge_eps) == len(exact)
+
+
+def _step(kind: str, clip: tuple[float, float], eps: float, adjacency: str, scope: str) -> float:
+    return grid_of(plan(kind, clip, Fraction(repr(eps)), adjacency, scope)).step
+
+
+@pytest.mark.parametrize("column", ["salary", "bonus"])
+def test_sum_at_huge_epsilon_is_the_clipped_sum_up_to_the_grid(
+    exact: pd.DataFrame, huge_eps: float, column: str
+) -> None:
+    clip = (1_000.0, 80_000.0)
+    p = plan("sum", clip, Fraction(repr(huge_eps)), "add_remove", "root")
+    truth = exact[column].clip(*clip).sum()  # NaN skipped, as pandas does
+    n = int(exact[column].count())
+    got = exact.dp.sum(column, clip=clip, epsilon=huge_eps)
+    # per-row rounding (half a step each) plus noise of a few steps (T = scale ≤ 3)
+    assert p.scale <= 3
+    assert abs(got - truth) <= (n / 2 + 40 * p.scale) * p.step
+    assert got / p.step == int(got / p.step)  # on the grid
+
+
+def test_sum_of_grid_values_at_huge_epsilon_is_exact_up_to_noise_steps(
+    exact: pd.DataFrame, huge_eps: float
+) -> None:
+    clip = (0.0, 100.0)
+    p = plan("sum", clip, Fraction(repr(huge_eps)), "add_remove", "root")
+    got = exact.dp.sum("age", clip=clip, epsilon=huge_eps)  # integers: on every grid
+    steps = (got - exact.age.sum()) / p.step
+    assert steps == int(steps)
+    assert abs(steps) <= 40 * p.scale
+
+
+@pytest.mark.parametrize("column", ["salary", "bonus", "age"])
+@pytest.mark.parametrize("adjacency", ADJACENCIES)
+def test_mean_at_huge_epsilon_is_the_clipped_mean_within_one_step(
+    salaries: pd.DataFrame, huge_eps: float, column: str, adjacency: str
+) -> None:
+    salaries.dp.set_budget(epsilon=1e12, adjacency=adjacency, seed=3)
+    clip = (20.0, 80_000.0)
+    truth = salaries[column].clip(*clip).mean()
+    step = _step("mean", clip, huge_eps, adjacency, "root")
+    got = salaries.dp.mean(column, clip=clip, epsilon=huge_eps)
+    assert abs(got - truth) <= step
+
+
+@pytest.mark.parametrize("kind", ["sum", "mean"])
+def test_infinities_clip_to_the_bounds(huge_eps: float, kind: str) -> None:
+    df = pd.DataFrame({"x": [np.inf, -np.inf, 1.0, np.nan, 4.0]})
+    df.dp.set_budget(epsilon=1e12, seed=0)
+    clip = (0.0, 10.0)
+    got = getattr(df.dp, kind)("x", clip=clip, epsilon=huge_eps)
+    truth = getattr(df.x.clip(*clip), kind)()  # 10 + 0 + 1 + 4, NaN skipped
+    step = _step(kind, clip, huge_eps, "add_remove", "root")
+    assert abs(got - truth) <= 40 * 3 * step
+
+
+def test_substitute_mean_with_public_n_divides_by_the_exact_n(huge_eps: float) -> None:
+    df = pd.DataFrame({"x": np.arange(1, 101)})  # int column: cannot be missing, n public
+    df.dp.set_budget(epsilon=1e12, adjacency="substitute", seed=0)
+    got = df.dp.mean("x", clip=(0, 1000), epsilon=huge_eps)
+    assert got == pytest.approx(50.5, abs=_step("mean", (0, 1000), huge_eps, "substitute", "root"))
+    assert df.dp.budget.entries[-1].sensitivity == "1000"
+
+
+def test_multi_column_release_splits_epsilon_and_charges_it_once(protected: pd.DataFrame) -> None:
+    clip = {"salary": (0, 2e5), "bonus": (0, 5e3), "age": (0, 100)}
+    result = protected.dp.mean(clip=clip, epsilon=0.6)
+    assert list(result.index) == list(clip)
+    assert protected.dp.budget.spent == Fraction(3, 5)
+    assert len(protected.dp.budget.entries) == 1
+    # each column's noise is planned with ε/3 (the ledger records the noise scales)
+    shares = [
+        plan("mean", bounds, Fraction(1, 5), "add_remove", "filtered").grid
+        for bounds in clip.values()
+    ]
+    expected = "; ".join(f"{g.scale * g.step:.6g}" for g in shares)
+    assert protected.dp.budget.entries[0].noise_scale == expected
+    for column, (lower, upper) in clip.items():
+        assert lower <= result[column] <= upper
+
+
+# ------------------------------------------------------------- mean inside the clip
+
+values = st.floats(allow_nan=True, allow_infinity=True, width=64)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    data=st.lists(values, max_size=30),
+    clip=clips(),
+    eps=st.sampled_from([0.01, 0.5, 3.0]),
+    adjacency=st.sampled_from(ADJACENCIES),
+    seed=st.integers(0, 2**32),
+)
+def test_mean_is_always_inside_the_clip(
+    data: list[float], clip: tuple[float, float], eps: float, adjacency: str, seed: int
+) -> None:
+    df = pd.DataFrame({"x": pd.Series(data, dtype=np.float64), "k": np.arange(len(data)) % 3})
+    df.dp.set_budget(epsilon=10, adjacency=adjacency, seed=seed)
+    mean = df.dp.mean("x", clip=clip, epsilon=eps)
+    assert clip[0] <= mean <= clip[1]
+    grouped = df.dp.groupby("k", keys=[0, 1, 2, 3]).mean("x", clip=clip, epsilon=eps)
+    assert grouped.between(*clip).all()
+
+
+@pytest.mark.parametrize("data", [[], [np.nan, np.nan]], ids=["empty", "all_nan"])
+@pytest.mark.parametrize("adjacency", ADJACENCIES)
+def test_mean_of_nothing_is_inside_the_clip(data: list[float], adjacency: str) -> None:
+    df = pd.DataFrame({"x": pd.Series(data, dtype=np.float64)})
+    df.dp.set_budget(epsilon=10, adjacency=adjacency, seed=1)
+    means = [df.dp.mean("x", clip=(-3, 7), epsilon=0.5) for _ in range(10)]
+    assert all(-3 <= m <= 7 for m in means)
+
+
+# ------------------------------------------------------------------ plain results
+
+
+def test_results_are_plain_python_and_pandas_values(protected: pd.DataFrame) -> None:
+    count = protected.dp.count(epsilon=0.1)
+    total = protected.dp.sum("salary", clip=(0, 2e5), epsilon=0.5)
+    mean = pandas_dp.dp(protected).mean("salary", clip=(0, 2e5), epsilon=0.5)
+    both = protected.dp.sum(clip={"salary": (0, 2e5), "bonus": (0, 5e4)}, epsilon=0.5)
+    assert type(count) is int
+    assert type(total) is float
+    assert type(mean) is float
+    assert isinstance(both, pd.Series)
+    assert list(both.index) == ["salary", "bonus"]
+    assert both.dtype == np.float64
+
+
+def test_dp_function_is_the_accessor(protected: pd.DataFrame) -> None:
+    assert pandas_dp.dp(protected).budget is protected.dp.budget
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    data=st.lists(st.integers(-(10**6), 10**6), max_size=30),
+    clip=clips(),
+    seed=st.integers(0, 2**32),
+)
+def test_mean_with_public_n_is_inside_the_clip(
+    data: list[int], clip: tuple[float, float], seed: int
+) -> None:
+    df = pd.DataFrame({"x": np.array(data, dtype=np.int64)})  # cannot be missing: n public
+    df.dp.set_budget(epsilon=10, adjacency="substitute", seed=seed)
+    mean = df.dp.mean("x", clip=clip, epsilon=0.01)
+    assert clip[0] <= mean <= clip[1]
+    # the n-public path: sensitivity U - L (the pair would have 2(U - L))
+    sensitivity = float(df.dp.budget.entries[-1].sensitivity)
+    assert sensitivity == pytest.approx(clip[1] - clip[0], rel=1e-5)

@@ -1,0 +1,328 @@
+"""Fail-closed binding: which frames may spend a budget, the attrs marker, derive and inherit."""
+
+from __future__ import annotations
+
+import copy
+import gc
+import json
+import pickle
+from collections.abc import Callable
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pandas_dp import MissingBudgetError, PandasDPError
+
+Derive = Callable[[pd.DataFrame], pd.DataFrame]
+
+#: pandas operations whose result must not spend: pandas copies attrs into all of them.
+PANDAS_DERIVED: dict[str, Derive] = {
+    "copy": lambda df: df.copy(),
+    "boolean_index": lambda df: df[df.age > 30],
+    "loc": lambda df: df.loc[df.age > 30, ["age", "salary"]],
+    "head": lambda df: df.head(),
+    "concat": lambda df: pd.concat([df, df]),
+    "merge": lambda df: df.merge(df, on="dept"),
+    "groupby_sum": lambda df: df.groupby("dept")[["age", "salary"]].sum(),
+    "groupby_agg": lambda df: df.groupby("dept").agg({"salary": "sum"}),
+    "pivot_table": lambda df: df.pivot_table(index="dept", values="salary"),
+    "describe": lambda df: df.describe(),
+    "melt": lambda df: df.melt(id_vars="dept", value_vars=["age", "salary"]),
+    "transform": lambda df: df[["age", "salary"]].transform(np.abs),
+    "groupby_transform": lambda df: df.groupby("dept")[["age", "salary"]].transform("mean"),
+    "pickle": lambda df: pickle.loads(pickle.dumps(df)),
+    "deepcopy": copy.deepcopy,
+}
+
+#: pandas operations that drop attrs (pandas 3.1): no marker, but still no budget.
+ATTRS_DROPPED: dict[str, Derive] = {
+    "named_agg": lambda df: df.groupby("dept").agg(total=("salary", "sum")),
+    "series_agg_list": lambda df: df.groupby("dept")["salary"].agg(["sum", "mean"]).reset_index(),
+}
+
+#: The accessor's row-wise transformations: these share the budget.
+ACCESSOR_DERIVED: dict[str, Derive] = {
+    "filter": lambda df: df.dp.filter(df.age > 30),
+    "filter_callable": lambda df: df.dp.filter(lambda d: d.salary > 50_000),
+    "query": lambda df: df.dp.query("age > 30 and dept != 'Ops'"),
+    "assign": lambda df: df.dp.assign(k_salary=df.salary / 1000),
+    "select": lambda df: df.dp.select(["dept", "salary"]),
+    "chained": lambda df: df.dp.filter(df.age > 30).dp.select(["age", "salary"]),
+}
+
+
+# ------------------------------------------------------------------- fail closed
+
+
+@pytest.mark.parametrize("derive", PANDAS_DERIVED.values(), ids=PANDAS_DERIVED.keys())
+def test_pandas_derived_frame_cannot_spend(protected: pd.DataFrame, derive: Derive) -> None:
+    derived = derive(protected)
+    with pytest.raises(MissingBudgetError) as info:
+        derived.dp.count(epsilon=0.1)
+    message = str(info.value)
+    for fix in ("df.dp.filter", "df.dp.query", "inherit"):
+        assert fix in message
+    assert protected.dp.budget.spent == 0
+
+
+@pytest.mark.parametrize("derive", PANDAS_DERIVED.values(), ids=PANDAS_DERIVED.keys())
+def test_pandas_derived_frame_has_no_budget_to_read(
+    protected: pd.DataFrame, derive: Derive
+) -> None:
+    with pytest.raises(MissingBudgetError):
+        _ = derive(protected).dp.budget
+
+
+@pytest.mark.parametrize("derive", ATTRS_DROPPED.values(), ids=ATTRS_DROPPED.keys())
+def test_frame_derived_without_attrs_cannot_spend_either(
+    protected: pd.DataFrame, derive: Derive
+) -> None:
+    with pytest.raises(MissingBudgetError):
+        derive(protected).dp.count(epsilon=0.1)
+    assert protected.dp.budget.spent == 0
+
+
+def test_frame_without_budget_says_how_to_attach_one(salaries: pd.DataFrame) -> None:
+    with pytest.raises(MissingBudgetError, match=r"df\.dp\.set_budget\(epsilon="):
+        salaries.dp.mean("salary", clip=(0, 1e5), epsilon=0.1)
+
+
+def test_missing_budget_error_is_a_lookup_error(salaries: pd.DataFrame) -> None:
+    with pytest.raises(LookupError):
+        salaries.dp.count(epsilon=0.1)
+
+
+def test_no_budget_is_created_implicitly(salaries: pd.DataFrame) -> None:
+    with pytest.raises(MissingBudgetError):
+        salaries.dp.count(epsilon=0.1)
+    with pytest.raises(MissingBudgetError):
+        _ = salaries.dp.budget
+    assert "pandas_dp" not in salaries.attrs
+
+
+# ------------------------------------------------------------------------ marker
+
+
+def test_marker_is_a_json_safe_string_naming_the_budget(protected: pd.DataFrame) -> None:
+    marker = protected.attrs["pandas_dp"]
+    assert isinstance(marker, str)
+    assert json.loads(json.dumps(protected.attrs)) == protected.attrs
+    assert json.loads(marker)["budget"] == protected.dp.budget.id
+
+
+def test_parquet_round_trip_keeps_data_and_marker_but_not_the_budget(
+    protected: pd.DataFrame, tmp_path: object
+) -> None:
+    path = f"{tmp_path}/protected.parquet"
+    protected.to_parquet(path)
+    back = pd.read_parquet(path)
+    pd.testing.assert_frame_equal(back, protected, check_dtype=False)
+    assert back.attrs["pandas_dp"] == protected.attrs["pandas_dp"]
+    with pytest.raises(MissingBudgetError, match="inherit"):
+        back.dp.count(epsilon=0.1)
+
+
+def test_set_budget_on_a_derived_frame_is_refused_while_its_budget_lives(
+    protected: pd.DataFrame,
+) -> None:
+    derived = protected[protected.age > 30]
+    with pytest.raises(PandasDPError, match="still in use"):
+        derived.dp.set_budget(epsilon=5)
+    with pytest.raises(MissingBudgetError):
+        derived.dp.count(epsilon=0.1)
+
+
+def test_set_budget_on_a_derived_frame_is_allowed_once_its_budget_is_gone() -> None:
+    df = pd.DataFrame({"age": [31, 45, 27], "salary": [1.0, 2.0, 3.0]})
+    df.dp.set_budget(epsilon=1, seed=0)
+    derived = df.dp.filter(df.age > 30).copy()
+    del df
+    gc.collect()
+    budget = derived.dp.set_budget(epsilon=2, seed=0)
+    assert derived.dp.budget is budget
+    assert json.loads(derived.attrs["pandas_dp"])["budget"] == budget.id
+
+
+def test_set_budget_on_an_accessor_derived_frame_is_refused(protected: pd.DataFrame) -> None:
+    derived = protected.dp.filter(protected.age > 30)
+    with pytest.raises(PandasDPError, match="already has a privacy budget"):
+        derived.dp.set_budget(epsilon=5)
+
+
+# ------------------------------------------------------- accessor-derived frames
+
+
+@pytest.mark.parametrize("derive", ACCESSOR_DERIVED.values(), ids=ACCESSOR_DERIVED.keys())
+def test_accessor_derived_frame_shares_the_same_budget(
+    protected: pd.DataFrame, derive: Derive
+) -> None:
+    budget = protected.dp.budget
+    derived = derive(protected)
+    assert derived.dp.budget is budget
+    derived.dp.count(epsilon=0.25)
+    protected.dp.count(epsilon=0.5)
+    assert budget.spent == Fraction(3, 4)
+
+
+def test_filter_keeps_exactly_the_masked_rows(protected: pd.DataFrame) -> None:
+    mask = protected.age > 30
+    pd.testing.assert_frame_equal(protected.dp.filter(mask), protected[mask])
+
+
+@pytest.mark.parametrize(
+    ("mask", "error"),
+    [
+        (lambda df: (df.age > 30).iloc[::-1], ValueError),  # same labels, other order
+        (lambda df: (df.age > 30).reset_index(drop=True).set_axis(df.index + 1), ValueError),
+        (lambda df: (df.age > 30).to_numpy()[:-1], ValueError),  # one entry short
+        (lambda df: np.ones((len(df), 1), dtype=bool), ValueError),
+        (lambda df: (df.age > 30).astype(int), TypeError),  # 0/1, not boolean
+        (lambda df: df.age, TypeError),
+        (lambda df: (df.age > 30).astype("boolean").where(df.age < 60), TypeError),  # with NA
+        (lambda df: df.dept, TypeError),
+    ],
+    ids=["reordered", "misaligned", "short", "2d", "int", "values", "nullable_na", "strings"],
+)
+def test_filter_rejects_a_bad_mask_without_binding_or_spending(
+    protected: pd.DataFrame, mask: Derive, error: type[Exception]
+) -> None:
+    with pytest.raises(error, match="`mask`"):
+        protected.dp.filter(mask(protected))
+    assert protected.dp.budget.spent == 0
+
+
+def test_query_equals_a_filter_by_the_same_expression(protected: pd.DataFrame) -> None:
+    result = protected.dp.query("age > 30 and dept != 'Ops'")
+    pd.testing.assert_frame_equal(
+        result, protected[(protected.age > 30) & (protected.dept != "Ops")]
+    )
+    assert result.index.is_unique
+    assert result.index.isin(protected.index).all()
+
+
+def test_query_resolves_local_variables(protected: pd.DataFrame) -> None:
+    cut = 40
+    result = protected.dp.query("age > @cut")
+    pd.testing.assert_frame_equal(result, protected[protected.age > cut])
+
+
+@pytest.mark.parametrize("expr", ["age", "age + 1", "salary * 2", "dept", "doubled = age * 2"])
+def test_query_rejects_non_boolean_expressions(protected: pd.DataFrame, expr: str) -> None:
+    with pytest.raises(TypeError, match="`expr`"):
+        protected.dp.query(expr)
+
+
+def test_query_rejects_inplace(protected: pd.DataFrame) -> None:
+    with pytest.raises(TypeError, match="inplace"):
+        protected.dp.query("age > 30", inplace=True)
+
+
+def test_assign_adds_columns_and_keeps_rows(protected: pd.DataFrame) -> None:
+    result = protected.dp.assign(k=lambda d: d.salary / 1000)
+    pd.testing.assert_index_equal(result.index, protected.index)
+    np.testing.assert_array_equal(result.k, protected.salary / 1000)
+    assert "k" not in protected.columns
+
+
+def test_select_rejects_a_missing_column(protected: pd.DataFrame) -> None:
+    with pytest.raises(KeyError, match="nope"):
+        protected.dp.select(["salary", "nope"])
+
+
+def test_select_rejects_a_bare_string(protected: pd.DataFrame) -> None:
+    with pytest.raises(TypeError, match="`columns`"):
+        protected.dp.select("salary")
+
+
+# ------------------------------------------------------------------------ inherit
+
+
+def test_inherit_binds_a_derived_frame_to_the_source_budget(protected: pd.DataFrame) -> None:
+    derived = protected[protected.age > 30].sort_values("age")
+    assert derived.dp.inherit(protected) is derived
+    assert derived.dp.budget is protected.dp.budget
+    derived.dp.count(epsilon=0.5)
+    assert protected.dp.budget.spent == Fraction(1, 2)
+
+
+def test_inherit_refuses_a_frame_of_another_live_budget(protected: pd.DataFrame) -> None:
+    other = pd.DataFrame({"age": [30, 40], "salary": [1.0, 2.0]})
+    other.dp.set_budget(epsilon=1)
+    stray = other.copy()
+    with pytest.raises(PandasDPError, match="another live privacy budget"):
+        stray.dp.inherit(protected)
+    with pytest.raises(PandasDPError, match="another privacy budget"):
+        other.dp.inherit(protected)
+    with pytest.raises(MissingBudgetError):
+        stray.dp.count(epsilon=0.1)
+
+
+def test_inherit_needs_a_source_with_a_budget(protected: pd.DataFrame) -> None:
+    derived = protected.copy()
+    with pytest.raises(MissingBudgetError):
+        derived.dp.inherit(protected.copy())
+    with pytest.raises(TypeError, match="`source`"):
+        derived.dp.inherit(protected.salary)  # type: ignore[arg-type]
+
+
+def test_inherited_frame_does_not_claim_the_root_row_count(substituted: pd.DataFrame) -> None:
+    derived = substituted.head(50).dp.inherit(substituted)
+    derived.dp.count(epsilon=0.5)
+    assert substituted.dp.budget.spent == Fraction(1, 2)
+
+
+# ------------------------------------------------------------------- no mutation
+
+
+def test_releases_do_not_mutate_the_callers_frame(protected: pd.DataFrame) -> None:
+    protected.loc[protected.index[:3], "salary"] = [np.nan, np.inf, -np.inf]
+    before = protected.copy()
+    attrs = dict(protected.attrs)
+    keys = ["Eng", "Ops", "Sales"]
+    protected.dp.count("bonus", epsilon=0.1)
+    protected.dp.sum(clip={"salary": (0, 1e5), "bonus": (0, 5e3)}, epsilon=0.1)
+    protected.dp.mean("salary", clip=(1e4, 1e5), epsilon=0.1)
+    protected.dp.groupby("dept", keys=keys).mean("salary", clip=(1e4, 1e5), epsilon=0.1)
+    protected.dp.filter(protected.age > 30).dp.sum("salary", clip=(0, 1e5), epsilon=0.1)
+    protected.dp.select(["salary"]).dp.mean("salary", clip=(0, 1e5), epsilon=0.1)
+    protected.dp.assign(salary=protected.salary * 2)
+    pd.testing.assert_frame_equal(protected, before)
+    assert protected.attrs == attrs
+
+
+# ------------------------------------------------- substitute: which n is public
+
+
+def test_substitute_filtered_count_is_charged_with_sensitivity_one(
+    substituted: pd.DataFrame,
+) -> None:
+    budget = substituted.dp.budget
+    filtered = substituted.dp.filter(substituted.age > 30)
+    answers = {filtered.dp.count(epsilon=0.5) for _ in range(10)}
+    assert len(answers) > 1
+    assert budget.spent == 5
+    assert set(budget.ledger.sensitivity) == {"1"}
+
+
+@pytest.mark.parametrize(
+    "derive",
+    [lambda df: df.dp.select(["dept", "salary"]), lambda df: df.dp.assign(k=df.salary / 1e3)],
+    ids=["select", "assign"],
+)
+def test_substitute_select_and_assign_keep_the_exact_row_count(
+    substituted: pd.DataFrame, derive: Derive
+) -> None:
+    derived = derive(substituted)
+    assert derived.dp.count(epsilon=0.5) == len(substituted)
+    assert substituted.dp.budget.spent == 0
+
+
+def test_root_frame_with_rows_added_in_place_no_longer_has_a_public_count(
+    substituted: pd.DataFrame,
+) -> None:
+    substituted.loc[len(substituted) + 10**6] = substituted.iloc[0]  # in place, one more row
+    substituted.dp.count(epsilon=0.5)
+    assert substituted.dp.budget.spent == Fraction(1, 2)
+    assert substituted.dp.budget.entries[-1].sensitivity == "1"

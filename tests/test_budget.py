@@ -1,0 +1,267 @@
+"""The privacy budget: exact Fraction accounting, refusals, thread safety, ledger, display."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pandas_dp import BudgetExceededError, PandasDPError, PrivacyBudget
+from pandas_dp import budget as budget_module
+
+CLIP = (0, 200_000)
+KEYS = ["Eng", "Ops", "Sales"]
+
+Release = Callable[[pd.DataFrame, float], object]
+
+#: Every kind of release, each spending exactly the epsilon it is given.
+RELEASES: dict[str, Release] = {
+    "count": lambda df, eps: df.dp.count(epsilon=eps),
+    "count_column": lambda df, eps: df.dp.count("bonus", epsilon=eps),
+    "sum": lambda df, eps: df.dp.sum("salary", clip=CLIP, epsilon=eps),
+    "mean": lambda df, eps: df.dp.mean("salary", clip=CLIP, epsilon=eps),
+    "sum_many": lambda df, eps: df.dp.sum(clip={"salary": CLIP, "bonus": (0, 5e3)}, epsilon=eps),
+    "groupby_count": lambda df, eps: df.dp.groupby("dept", keys=KEYS).count(epsilon=eps),
+    "groupby_sum": lambda df, eps: df.dp.groupby("dept", keys=KEYS).sum(
+        "salary", clip=CLIP, epsilon=eps
+    ),
+    "groupby_mean": lambda df, eps: df.dp.groupby("dept", keys=KEYS).mean(
+        "salary", clip=CLIP, epsilon=eps
+    ),
+}
+
+
+# --------------------------------------------------------------------- exact arithmetic
+
+
+def test_ten_queries_of_a_tenth_spend_exactly_one(salaries: pd.DataFrame) -> None:
+    budget = salaries.dp.set_budget(epsilon=1.0, seed=1)
+    for _ in range(10):
+        salaries.dp.count(epsilon=0.1)
+    assert budget.spent == Fraction(1)
+    assert budget.remaining == 0
+    with pytest.raises(BudgetExceededError):
+        salaries.dp.count(epsilon=0.1)
+
+
+def test_charges_that_float_addition_would_overshoot_fit_exactly(salaries: pd.DataFrame) -> None:
+    # 0.1 + 0.2 == 0.30000000000000004 > 0.3 in floats: a float ledger would refuse the second.
+    budget = salaries.dp.set_budget(epsilon=0.3, seed=1)
+    salaries.dp.count(epsilon=0.1)
+    salaries.dp.count(epsilon=0.2)
+    assert budget.spent == budget.total == Fraction(3, 10)
+
+
+@pytest.mark.parametrize(
+    ("epsilon", "exact"),
+    [
+        (0.1, Fraction(1, 10)),
+        (0.3, Fraction(3, 10)),
+        (np.float64(0.3), Fraction(3, 10)),
+        (np.float32(0.1), Fraction(1, 10)),
+        (1e-5, Fraction(1, 100_000)),
+        (2.5, Fraction(5, 2)),
+        (2, Fraction(2)),
+        (np.int64(3), Fraction(3)),
+        (Decimal("0.7"), Fraction(7, 10)),
+        (Fraction(1, 3), Fraction(1, 3)),
+    ],
+    ids=repr,
+)
+def test_epsilon_is_read_as_the_shortest_round_tripping_decimal(
+    salaries: pd.DataFrame, epsilon: object, exact: Fraction
+) -> None:
+    budget = salaries.dp.set_budget(epsilon=epsilon, seed=1)  # type: ignore[arg-type]
+    assert budget.total == exact
+    salaries.dp.count(epsilon=epsilon)  # type: ignore[arg-type]
+    assert budget.spent == exact
+    assert budget.entries[0].epsilon == exact
+
+
+def test_grouped_release_is_charged_once_for_all_keys(protected: pd.DataFrame) -> None:
+    budget = protected.dp.budget
+    protected.dp.groupby("dept", keys=KEYS).mean("salary", clip=CLIP, epsilon=0.25)
+    assert budget.spent == Fraction(1, 4)
+    assert len(budget.entries) == 1
+
+
+# ----------------------------------------------------------------------------- refusals
+
+
+def test_budget_exceeded_error_carries_requested_and_remaining(protected: pd.DataFrame) -> None:
+    protected.dp.count(epsilon=9.7)
+    with pytest.raises(BudgetExceededError) as info:
+        protected.dp.count(epsilon=0.5)
+    assert info.value.requested == Fraction(1, 2)
+    assert info.value.remaining == Fraction(3, 10)
+    assert isinstance(info.value, PandasDPError)
+    assert "nothing was spent" in str(info.value)
+
+
+@pytest.mark.parametrize("release", RELEASES.values(), ids=RELEASES.keys())
+@pytest.mark.parametrize("epsilon", [0.5, 11.0], ids=["over_remaining", "over_total"])
+def test_refused_release_spends_nothing_and_draws_no_noise(
+    protected: pd.DataFrame, spy: Any, release: Release, epsilon: float
+) -> None:
+    budget = protected.dp.budget
+    protected.dp.count(epsilon=9.6)
+    calls, entries = spy.calls, budget.entries
+    with pytest.raises(BudgetExceededError):
+        release(protected, epsilon)
+    assert spy.calls == calls
+    assert budget.spent == Fraction(96, 10)
+    assert budget.entries == entries
+
+
+@pytest.mark.parametrize("release", RELEASES.values(), ids=RELEASES.keys())
+def test_release_that_fits_still_runs_after_a_refusal(
+    protected: pd.DataFrame, spy: Any, release: Release
+) -> None:
+    budget = protected.dp.budget
+    with pytest.raises(BudgetExceededError):
+        release(protected, 10.5)
+    release(protected, 0.4)
+    assert spy.calls > 0
+    assert budget.spent == Fraction(2, 5)
+    assert len(budget.entries) == 1
+
+
+def test_concurrent_releases_never_jointly_exceed_the_total(
+    salaries: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    budget = salaries.dp.set_budget(epsilon=3, seed=3)
+    check = budget_module.check_fits
+
+    def slow_check(total: Fraction, spent: Fraction, requested: Fraction) -> None:
+        check(total, spent, requested)
+        time.sleep(2e-4)  # widen the window between the check and the record
+
+    monkeypatch.setattr(budget_module, "check_fits", slow_check)
+    threads, attempts = 8, 25
+    start = threading.Barrier(threads)
+    outcomes: list[bool] = []
+    lock = threading.Lock()
+
+    def worker() -> None:
+        start.wait()
+        for _ in range(attempts):
+            try:
+                salaries.dp.count(epsilon=0.1)
+                ok = True
+            except BudgetExceededError:
+                ok = False
+            with lock:
+                outcomes.append(ok)
+
+    pool = [threading.Thread(target=worker) for _ in range(threads)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join()
+    assert len(outcomes) == threads * attempts
+    assert sum(outcomes) == 30
+    assert budget.spent == Fraction(3)
+    assert len(budget.entries) == 30
+
+
+def test_set_budget_twice_is_refused(protected: pd.DataFrame) -> None:
+    budget = protected.dp.budget
+    protected.dp.count(epsilon=1)
+    with pytest.raises(PandasDPError, match="already has a privacy budget"):
+        protected.dp.set_budget(epsilon=100)
+    assert protected.dp.budget is budget
+    assert budget.total == 10
+    assert budget.spent == 1
+
+
+# ------------------------------------------------------------------------------ ledger
+
+LEDGER_COLUMNS = [
+    "time",
+    "operation",
+    "columns",
+    "epsilon",
+    "mechanism",
+    "adjacency",
+    "sensitivity",
+    "noise_scale",
+    "clip",
+    "keys",
+    "spent",
+]
+
+
+def test_empty_ledger_has_the_columns(protected: pd.DataFrame) -> None:
+    ledger = protected.dp.budget.ledger
+    assert list(ledger.columns) == LEDGER_COLUMNS
+    assert len(ledger) == 0
+
+
+def test_ledger_records_each_release_with_cumulative_spent(protected: pd.DataFrame) -> None:
+    protected.dp.count(epsilon=0.1)
+    protected.dp.sum("salary", clip=CLIP, epsilon=0.25)
+    protected.dp.groupby("dept", keys=KEYS).mean("salary", clip=CLIP, epsilon=0.5)
+    ledger = protected.dp.budget.ledger
+    assert list(ledger.columns) == LEDGER_COLUMNS
+    assert list(ledger.operation) == ["count", "sum", "groupby.mean"]
+    assert list(ledger["columns"]) == ["", "salary", "salary"]
+    assert list(ledger.epsilon) == [0.1, 0.25, 0.5]
+    assert list(ledger.spent) == [0.1, 0.35, 0.85]
+    assert list(ledger["clip"]) == ["", "[0, 200000]", "[0, 200000]"]
+    assert list(ledger.sensitivity) == ["1", "200000", "200000"]
+    assert ledger["keys"].iloc[2] == len(KEYS)
+    assert (ledger.adjacency == "add_remove").all()
+    assert ledger.time.is_monotonic_increasing
+
+
+# ----------------------------------------------------------------------------- display
+
+
+def test_repr_is_one_short_line_with_the_amounts(protected: pd.DataFrame) -> None:
+    protected.dp.count(epsilon=0.25)
+    text = repr(protected.dp.budget)
+    assert "\n" not in text
+    assert len(text) < 120
+    for part in ("total=10", "spent=0.25", "remaining=9.75", "NOT PRIVATE"):
+        assert part in text
+
+
+def test_html_repr_shows_total_spent_and_remaining(protected: pd.DataFrame) -> None:
+    protected.dp.count(epsilon=0.25)
+    html = protected.dp.budget._repr_html_()
+    for part in ("total", "10", "spent", "0.25", "remaining", "9.75", "count"):
+        assert part in html
+
+
+def test_unseeded_budget_does_not_claim_to_be_seeded(salaries: pd.DataFrame) -> None:
+    budget = salaries.dp.set_budget(epsilon=1)
+    assert isinstance(budget, PrivacyBudget)
+    assert "NOT PRIVATE" not in repr(budget)
+    assert "NOT private" not in budget._repr_html_()
+
+
+# ------------------------------------------------------------------ substitute: n public
+
+
+def test_substitute_row_count_is_exact_and_free(substituted: pd.DataFrame) -> None:
+    budget = substituted.dp.budget
+    answers = {substituted.dp.count(epsilon=0.5) for _ in range(5)}
+    assert answers == {len(substituted)}
+    assert budget.spent == 0
+    entry = budget.entries[-1]
+    assert entry.epsilon == 0
+    assert entry.sensitivity == "0"
+    assert "exact" in entry.mechanism
+
+
+def test_add_remove_row_count_is_charged_and_noisy(protected: pd.DataFrame) -> None:
+    answers = {protected.dp.count(epsilon=0.5) for _ in range(20)}
+    assert len(answers) > 1
+    assert protected.dp.budget.spent == 10

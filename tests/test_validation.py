@@ -1,0 +1,386 @@
+"""Bad input is refused with a clear error naming the argument, before anything is spent.
+
+And no message, warning, repr or ledger ever shows a data value or a true statistic.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pandas_dp
+from pandas_dp import BudgetExceededError, MissingBudgetError, PandasDPError
+
+KEYS = ["Eng", "Ops", "Sales"]
+CLIP = (0, 200_000)
+
+Call = Callable[[pd.DataFrame], object]
+
+
+# ------------------------------------------------------------------------- epsilon
+
+BAD_EPSILONS = [
+    (0, ValueError),
+    (0.0, ValueError),
+    (-1, ValueError),
+    (-0.5, ValueError),
+    (Fraction(0), ValueError),
+    (float("nan"), ValueError),
+    (np.nan, ValueError),
+    (float("inf"), ValueError),
+    (-np.inf, ValueError),
+    (Decimal("NaN"), ValueError),
+    ("0.1", TypeError),
+    (True, TypeError),
+    (np.bool_(True), TypeError),
+    (None, TypeError),
+    ([0.1], TypeError),
+    (1j, TypeError),
+]
+
+EPSILON_RELEASES: dict[str, Callable[[pd.DataFrame, Any], object]] = {
+    "count": lambda df, eps: df.dp.count(epsilon=eps),
+    "count_column": lambda df, eps: df.dp.count("bonus", epsilon=eps),
+    "sum": lambda df, eps: df.dp.sum("salary", clip=CLIP, epsilon=eps),
+    "mean": lambda df, eps: df.dp.mean("salary", clip=CLIP, epsilon=eps),
+    "sum_many": lambda df, eps: df.dp.sum(clip={"salary": CLIP, "age": (0, 99)}, epsilon=eps),
+    "groupby_count": lambda df, eps: df.dp.groupby("dept", keys=KEYS).count(epsilon=eps),
+    "groupby_mean": lambda df, eps: df.dp.groupby("dept", keys=KEYS).mean(
+        "salary", clip=CLIP, epsilon=eps
+    ),
+}
+
+
+@pytest.mark.parametrize(("epsilon", "error"), BAD_EPSILONS, ids=repr)
+@pytest.mark.parametrize("release", EPSILON_RELEASES.values(), ids=EPSILON_RELEASES.keys())
+def test_bad_epsilon_is_refused_before_spending(
+    protected: pd.DataFrame,
+    nothing_spent: Callable[[], None],
+    release: Callable[[pd.DataFrame, Any], object],
+    epsilon: object,
+    error: type[Exception],
+) -> None:
+    with pytest.raises(error, match="`epsilon` must be a positive finite number"):
+        release(protected, epsilon)
+    nothing_spent()
+
+
+@pytest.mark.parametrize(("epsilon", "error"), BAD_EPSILONS, ids=repr)
+def test_bad_total_epsilon_is_refused_without_attaching(
+    salaries: pd.DataFrame, epsilon: object, error: type[Exception]
+) -> None:
+    with pytest.raises(error, match="`epsilon`"):
+        salaries.dp.set_budget(epsilon=epsilon)  # type: ignore[arg-type]
+    assert "pandas_dp" not in salaries.attrs
+    salaries.dp.set_budget(epsilon=1)  # still possible afterwards
+
+
+def test_arguments_are_validated_before_the_budget_is_resolved(salaries: pd.DataFrame) -> None:
+    with pytest.raises(ValueError, match="`epsilon`"):
+        salaries.dp.count(epsilon=-1)
+    with pytest.raises(ValueError, match="`clip`"):
+        salaries.dp.sum("salary", clip=(1, 0), epsilon=1)
+    with pytest.raises(KeyError):
+        salaries.dp.mean("nope", clip=CLIP, epsilon=1)
+    with pytest.raises(MissingBudgetError):
+        salaries.dp.count(epsilon=1)
+
+
+def test_epsilon_too_small_for_a_count_is_refused_before_spending(
+    protected: pd.DataFrame,
+    nothing_spent: Callable[[], None],
+) -> None:
+    with pytest.raises(ValueError, match="`epsilon` is too small"):
+        protected.dp.count(epsilon=1e-30)
+    nothing_spent()
+
+
+def test_noise_too_large_for_a_float_is_refused_before_spending(
+    protected: pd.DataFrame,
+    nothing_spent: Callable[[], None],
+) -> None:
+    with pytest.raises(ValueError, match="`clip` and `epsilon`"):
+        protected.dp.sum("salary", clip=(0, 1e100), epsilon=1e-300)
+    nothing_spent()
+
+
+def test_clip_beyond_1e100_is_refused_before_spending(
+    protected: pd.DataFrame,
+    nothing_spent: Callable[[], None],
+) -> None:
+    with pytest.raises(ValueError, match=r"`clip` .* within ±1e\+100"):
+        protected.dp.sum("salary", clip=(-1e308, 1e308), epsilon=1)
+    nothing_spent()
+
+
+def test_query_larger_than_the_whole_budget_is_refused(
+    protected: pd.DataFrame, nothing_spent: Callable[[], None]
+) -> None:
+    with pytest.raises(BudgetExceededError):
+        protected.dp.mean("salary", clip=CLIP, epsilon=10.5)
+    nothing_spent()
+
+
+# ---------------------------------------------------------------------------- clip
+
+BAD_CLIPS = [
+    ((10, 0), ValueError),
+    ((5, 5), ValueError),
+    ((float("nan"), 1), ValueError),
+    ((0, float("inf")), ValueError),
+    ((-np.inf, 0), ValueError),
+    ((-1e308, 1e308), ValueError),  # finite bounds, infinite width
+    ((0, 1, 2), ValueError),
+    ((1,), ValueError),
+    ("0,1", TypeError),
+    (5, TypeError),
+    (("a", "b"), TypeError),
+    ((True, 1), TypeError),
+    ({"salary": (0, 1)}, TypeError),  # a mapping when the column is named
+    (None, TypeError),
+]
+
+CLIP_RELEASES: dict[str, Callable[[pd.DataFrame, Any], object]] = {
+    "sum": lambda df, clip: df.dp.sum("salary", clip=clip, epsilon=1),
+    "mean": lambda df, clip: df.dp.mean("salary", clip=clip, epsilon=1),
+    "groupby_sum": lambda df, clip: df.dp.groupby("dept", keys=KEYS).sum(
+        "salary", clip=clip, epsilon=1
+    ),
+    "groupby_mean": lambda df, clip: df.dp.groupby("dept", keys=KEYS).mean(
+        "salary", clip=clip, epsilon=1
+    ),
+}
+
+
+@pytest.mark.parametrize(("clip", "error"), BAD_CLIPS, ids=repr)
+@pytest.mark.parametrize("release", CLIP_RELEASES.values(), ids=CLIP_RELEASES.keys())
+def test_bad_clip_is_refused_before_spending(
+    protected: pd.DataFrame,
+    nothing_spent: Callable[[], None],
+    release: Callable[[pd.DataFrame, Any], object],
+    clip: object,
+    error: type[Exception],
+) -> None:
+    with pytest.raises(error, match="`clip"):
+        release(protected, clip)
+    nothing_spent()
+
+
+@pytest.mark.parametrize(
+    ("clip", "error", "names"),
+    [
+        ({"salary": (1, 0)}, ValueError, "clip['salary']"),
+        ({"salary": CLIP, "bonus": None}, TypeError, "clip['bonus']"),
+        ({}, TypeError, "`clip`"),
+        ((0, 1), TypeError, "`clip`"),  # a pair but no column named
+    ],
+    ids=["reversed", "none", "empty", "pair"],
+)
+def test_bad_clip_mapping_is_refused_before_spending(
+    protected: pd.DataFrame,
+    nothing_spent: Callable[[], None],
+    clip: object,
+    error: type[Exception],
+    names: str,
+) -> None:
+    with pytest.raises(error) as info:
+        protected.dp.sum(clip=clip, epsilon=1)
+    assert names in str(info.value)
+    nothing_spent()
+
+
+# ---------------------------------------------------------------- columns and dtypes
+
+
+@pytest.fixture
+def typed(protected: pd.DataFrame) -> pd.DataFrame:
+    """``protected`` with a column of each non-numeric kind, via the accessor."""
+    n = len(protected)
+    return protected.dp.assign(
+        obj=pd.Series(["x"] * n, dtype=object, index=protected.index),
+        text=pd.Series(["x"] * n, dtype="string", index=protected.index),
+        cat=pd.Categorical(["1"] * n),
+        when=pd.Timestamp("2024-01-01"),
+        span=pd.Timedelta("1D"),
+        cplx=np.full(n, 1 + 1j),
+    )
+
+
+@pytest.mark.parametrize("column", ["dept", "obj", "text", "cat", "when", "span", "cplx"])
+@pytest.mark.parametrize("kind", ["sum", "mean"])
+def test_non_numeric_column_is_refused_before_spending(
+    typed: pd.DataFrame, nothing_spent: Callable[[], None], column: str, kind: str
+) -> None:
+    with pytest.raises(TypeError, match=f"column '{column}' must be numeric"):
+        getattr(typed.dp, kind)(column, clip=(0, 1), epsilon=1)
+    with pytest.raises(TypeError, match=f"column '{column}' must be numeric"):
+        getattr(typed.dp.groupby("dept", keys=KEYS), kind)(column, clip=(0, 1), epsilon=1)
+    nothing_spent()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda df: df.dp.count("nope", epsilon=1),
+        lambda df: df.dp.sum("nope", clip=CLIP, epsilon=1),
+        lambda df: df.dp.mean("nope", clip=CLIP, epsilon=1),
+        lambda df: df.dp.sum(clip={"salary": CLIP, "nope": CLIP}, epsilon=1),
+        lambda df: df.dp.groupby("nope", keys=KEYS),
+        lambda df: df.dp.groupby(["dept", "nope"], keys=[("Eng", 1)]),
+        lambda df: df.dp.groupby("dept", keys=KEYS).count("nope", epsilon=1),
+        lambda df: df.dp.groupby("dept", keys=KEYS).mean("nope", clip=CLIP, epsilon=1),
+    ],
+    ids=["count", "sum", "mean", "sum_many", "by", "by_many", "g_count", "g_mean"],
+)
+def test_missing_column_raises_key_error_naming_it(
+    protected: pd.DataFrame, nothing_spent: Callable[[], None], call: Call
+) -> None:
+    with pytest.raises(KeyError) as info:
+        call(protected)
+    assert info.value.args == ("nope",)
+    nothing_spent()
+
+
+def test_duplicated_column_label_is_refused_before_spending(spy: Any) -> None:
+    df = pd.DataFrame(np.ones((4, 2)), columns=["x", "x"])
+    df.dp.set_budget(epsilon=1)
+    df.dp.budget.source = spy
+    derived = df.dp.filter(np.ones(4, dtype=bool))
+    for call in (
+        lambda: derived.dp.count("x", epsilon=0.5),
+        lambda: derived.dp.sum("x", clip=(0, 1), epsilon=0.5),
+        lambda: derived.dp.groupby("x", keys=[1.0]),
+    ):
+        with pytest.raises(ValueError, match="duplicated"):
+            call()
+    assert df.dp.budget.spent == 0
+    assert df.dp.budget.entries == []
+    assert spy.calls == 0
+
+
+# -------------------------------------------------------------- adjacency and seed
+
+
+@pytest.mark.parametrize("adjacency", ["bounded", "ADD_REMOVE", "", None, 1])
+def test_unknown_adjacency_is_refused(salaries: pd.DataFrame, adjacency: object) -> None:
+    with pytest.raises(ValueError, match="`adjacency` must be one of"):
+        salaries.dp.set_budget(epsilon=1, adjacency=adjacency)  # type: ignore[arg-type]
+    assert "pandas_dp" not in salaries.attrs
+
+
+@pytest.mark.parametrize(
+    ("seed", "error"),
+    [(-1, ValueError), (1.5, TypeError), ("7", TypeError), (True, TypeError), ([1], TypeError)],
+    ids=repr,
+)
+def test_bad_seed_is_refused(salaries: pd.DataFrame, seed: object, error: type[Exception]) -> None:
+    with pytest.raises(error, match="`seed`"):
+        salaries.dp.set_budget(epsilon=1, seed=seed)  # type: ignore[arg-type]
+    assert "pandas_dp" not in salaries.attrs
+
+
+def test_dp_function_refuses_a_series(salaries: pd.DataFrame) -> None:
+    with pytest.raises(TypeError, match="`df` must be a pandas DataFrame"):
+        pandas_dp.dp(salaries.salary)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------ a planted distinctive value
+
+SECRET_SALARY = 987654.321
+SECRET_DEPT = "ZZ-SECRET-KEY"
+N_ROWS = 1357
+
+
+@pytest.fixture
+def planted() -> pd.DataFrame:
+    rng = np.random.Generator(np.random.PCG64(99))
+    df = pd.DataFrame(
+        {
+            "dept": rng.choice(KEYS, size=N_ROWS).astype(object),
+            "age": rng.integers(18, 70, size=N_ROWS),
+            "salary": np.round(rng.lognormal(np.log(60_000), 0.5, size=N_ROWS), 2),
+            "bonus": np.where(rng.uniform(size=N_ROWS) < 0.2, np.nan, 100.0),
+        }
+    )
+    df.loc[17, "salary"] = SECRET_SALARY
+    df.loc[29, "dept"] = SECRET_DEPT
+    return df
+
+
+def _forbidden(df: pd.DataFrame) -> list[str]:
+    """The planted values and true statistics, in the forms a message would print them."""
+    texts = ["987654", "987,654", "9.87654e", SECRET_DEPT, "SECRET", str(N_ROWS), "1,357"]
+    for clip in ((0, 200_000), (0, 1e6)):
+        clipped = df.salary.clip(*clip)
+        for value in (clipped.sum(), clipped.mean(), df.salary.sum(), df.salary.mean()):
+            texts += [repr(value), f"{value:.2f}", f"{value:g}", f"{value:,.0f}", str(int(value))]
+    return texts
+
+
+CALLS: list[Call] = [
+    # valid releases
+    lambda df: df.dp.count(epsilon=0.1),
+    lambda df: df.dp.count("bonus", epsilon=0.1),
+    lambda df: df.dp.sum("salary", clip=(0, 200_000), epsilon=0.1),
+    lambda df: df.dp.mean("salary", clip=(0, 1e6), epsilon=0.1),
+    lambda df: df.dp.sum(clip={"salary": (0, 1e6), "bonus": (0, 500)}, epsilon=0.1),
+    lambda df: df.dp.groupby("dept", keys=KEYS).mean("salary", clip=(0, 1e6), epsilon=0.1),
+    lambda df: df.dp.groupby("dept", keys=KEYS).count(epsilon=0.1),
+    lambda df: df.dp.filter(df.salary > 50_000).dp.mean("salary", clip=(0, 1e6), epsilon=0.1),
+    lambda df: repr(df.dp.groupby(["dept", "age"], keys=[("Eng", 30), ("Ops", 40)])),
+    # invalid arguments, some of them carrying data
+    lambda df: df.dp.sum("salary", clip=df.salary, epsilon=0.1),
+    lambda df: df.dp.sum(clip=df.salary, epsilon=0.1),
+    lambda df: df.dp.sum("salary", clip=df.salary.to_numpy(), epsilon=0.1),
+    lambda df: df.dp.mean("salary", clip=CLIP, epsilon=df.salary),
+    lambda df: df.dp.count(df.salary, epsilon=0.1),
+    lambda df: df.dp.sum("dept", clip=CLIP, epsilon=0.1),
+    lambda df: df.dp.mean(clip={"salary": CLIP, "dept": CLIP}, epsilon=0.1),
+    lambda df: df.dp.filter(df.salary),
+    lambda df: df.dp.filter(df.salary.to_numpy()[:-1] > 0),
+    lambda df: df.dp.query("dept"),
+    lambda df: df.dp.groupby("dept", keys=df.dept),
+    lambda df: df.dp.groupby("dept", keys=list(df.dept)),
+    lambda df: df.dp.groupby(df.dept, keys=KEYS),
+    lambda df: df.dp.groupby("dept"),
+    lambda df: df.dp.groupby("dept", keys=[*KEYS, np.nan]),
+    lambda df: df.dp.groupby(["dept", "age"], keys=KEYS),
+    lambda df: df.dp.select(["salary", "nope"]),
+    lambda df: df.dp.inherit(df.salary),
+    lambda df: pandas_dp.dp(df.salary),  # type: ignore[arg-type]
+    lambda df: df.dp.set_budget(epsilon=1),
+    lambda df: df.copy().dp.mean("salary", clip=CLIP, epsilon=0.1),
+    lambda df: df.copy().dp.set_budget(epsilon=1),
+    lambda df: df.dp.mean("salary", clip=CLIP, epsilon=1e6),
+    lambda df: df.dp.count(epsilon=1e-30),
+]
+
+
+def test_no_output_but_the_release_shows_a_planted_value_or_true_statistic(
+    planted: pd.DataFrame,
+) -> None:
+    forbidden = _forbidden(planted)
+    budget = planted.dp.set_budget(epsilon=100)
+    texts: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for call in CALLS:
+            try:
+                call(planted)
+            except (PandasDPError, ValueError, TypeError, LookupError) as err:
+                texts += [str(err), repr(err)]
+    assert len(texts) >= 2 * (len(CALLS) - 9)  # every invalid call raised
+    texts += [str(w.message) for w in caught]
+    texts += [repr(budget), budget._repr_html_()]
+    texts.append(budget.ledger.drop(columns="time").to_string())
+    texts.append(budget.ledger.drop(columns="time").to_csv())
+    leaks = [(f, t) for t in texts for f in forbidden if f in t]
+    assert leaks == [], "\n".join(f"{f!r} in {t!r}" for f, t in leaks)
+    assert caught == []
