@@ -251,7 +251,7 @@ def check_candidates(candidates: object, name: str = "candidates") -> pd.Index:
 def check_k(k: object, n_candidates: int) -> int:
     """``k`` as an int with ``1 <= k <= n_candidates``."""
     if isinstance(k, bool | np.bool_) or not isinstance(k, numbers.Integral):
-        raise TypeError(f"`k` must be a positive integer, got {_given(k)}.")
+        raise TypeError(f"`k` must be a positive integer, got {given(k)}.")
     if not 1 <= int(k) <= n_candidates:
         raise ValueError(
             f"`k` must be between 1 and the number of candidates ({n_candidates}), got {int(k)}."
@@ -267,16 +267,16 @@ def check_quantile(q: object) -> Fraction:
     """
     hint = "`q` must be a number between 0 and 1"
     if isinstance(q, bool | np.bool_) or not isinstance(q, numbers.Real | Decimal):
-        raise TypeError(f"{hint}, got {_given(q)}.")
+        raise TypeError(f"{hint}, got {given(q)}.")
     if isinstance(q, Fraction | numbers.Integral | Decimal):
         value = Fraction(q)
     else:
         as_float = float(q)
         if not math.isfinite(as_float):
-            raise ValueError(f"{hint}, got {_given(q)}.")
+            raise ValueError(f"{hint}, got {given(q)}.")
         value = Fraction(repr(as_float))
     if not 0 <= value <= 1:
-        raise ValueError(f"{hint}, got {_given(q)}.")
+        raise ValueError(f"{hint}, got {given(q)}.")
     return value.limit_denominator(MAX_QUANTILE_DENOMINATOR)
 
 

@@ -621,203 +621,89 @@ def test_one_charge_per_call_and_a_public_ledger(shop: pd.DataFrame) -> None:
     assert not any(name in text for name in PRODUCTS)
 
 
-BAD_CALLS: list[tuple[str, Callable[[pd.DataFrame], object], type[Exception], str]] = [
-    (
-        "no candidates",
-        lambda d: d.dp.argmax_exp("product", candidates=None, epsilon=0.1),
-        TypeError,
-        "public",
-    ),
-    (
-        "candidates omitted",
-        lambda d: d.dp.argmax_exp("product", epsilon=0.1),
+DEPTS = ["Eng", "Ops", "Sales"]
+SALARIES = np.linspace(0, 200_000, 201)
+
+
+def _argmax(column: str = "dept", **kwargs: Any) -> Callable[[pd.DataFrame], object]:
+    arguments = {"candidates": DEPTS, "epsilon": 0.1, **kwargs}
+    return lambda d: d.dp.argmax_exp(column, **arguments)
+
+
+def _quantile(
+    q: object = 0.5, column: str = "salary", **kwargs: Any
+) -> Callable[[pd.DataFrame], object]:
+    arguments = {"candidates": SALARIES, "epsilon": 0.1, **kwargs}
+    return lambda d: d.dp.quantile(column, q, **arguments)
+
+
+BAD_CALLS: dict[str, tuple[Callable[[pd.DataFrame], object], type[Exception], str]] = {
+    "candidates omitted": (
+        lambda d: d.dp.argmax_exp("dept", epsilon=0.1),
         TypeError,
         "must not be read from the data",
     ),
-    (
-        "grid omitted",
-        lambda d: d.dp.groupby("region", keys=["N"]).median("revenue", epsilon=0.1),
+    "no candidates": (_argmax(candidates=None), TypeError, "public"),
+    "duplicates": (_argmax(candidates=["Eng", "Eng"]), ValueError, "duplicates"),
+    "empty": (_argmax(candidates=[]), ValueError, "empty"),
+    "missing": (_argmax(candidates=["Eng", None]), ValueError, "missing"),
+    "a set": (_argmax(candidates={"Eng", "Ops"}), TypeError, "order"),
+    "a string": (_argmax(candidates="Eng"), TypeError, "collection"),
+    "k too large": (_argmax(k=4), ValueError, "between 1 and"),
+    "k zero": (_argmax(k=0), ValueError, "between 1 and"),
+    "k bool": (_argmax(k=True), TypeError, "`k`"),
+    "clip alone": (_argmax(clip=(0, 1)), TypeError, "value"),
+    "value alone": (_argmax(value="salary"), TypeError, "clip"),
+    "reversed clip": (_argmax(value="salary", clip=(1, 0)), ValueError, "clip"),
+    "text value": (_argmax(value="dept", clip=(0, 1)), TypeError, "numeric"),
+    "no column": (_argmax(column="nope"), KeyError, "nope"),
+    "bad epsilon": (_argmax(epsilon=-1), ValueError, "epsilon"),
+    "over budget": (_argmax(epsilon=11), BudgetExceededError, "nothing was spent"),
+    "q above 1": (_quantile(1.5), ValueError, "`q`"),
+    "q below 0": (_quantile(-0.1), ValueError, "`q`"),
+    "q nan": (_quantile(float("nan")), ValueError, "`q`"),
+    "q text": (_quantile("0.5"), TypeError, "`q`"),
+    "unsorted grid": (_quantile(candidates=[3, 1, 2]), ValueError, "increasing"),
+    "infinite grid": (_quantile(candidates=[0, np.inf]), ValueError, "finite"),
+    "nan grid": (_quantile(candidates=[0, np.nan]), ValueError, "missing"),
+    "repeated grid": (_quantile(candidates=[0, 1, 1]), ValueError, "duplicates"),
+    "text grid": (_quantile(candidates=["a", "b"]), TypeError, "numbers"),
+    "grid omitted": (
+        lambda d: d.dp.groupby("dept", keys=DEPTS).median("salary", epsilon=0.1),
         TypeError,
         "never from the",
     ),
-    (
-        "duplicates",
-        lambda d: d.dp.argmax_exp("product", candidates=["hat", "hat"], epsilon=0.1),
-        ValueError,
-        "duplicates",
-    ),
-    (
-        "empty",
-        lambda d: d.dp.argmax_exp("product", candidates=[], epsilon=0.1),
-        ValueError,
-        "empty",
-    ),
-    (
-        "missing",
-        lambda d: d.dp.argmax_exp("product", candidates=["hat", None], epsilon=0.1),
-        ValueError,
-        "missing",
-    ),
-    (
-        "a set",
-        lambda d: d.dp.argmax_exp("product", candidates={"hat", "bag"}, epsilon=0.1),
-        TypeError,
-        "order",
-    ),
-    (
-        "a string",
-        lambda d: d.dp.argmax_exp("product", candidates="hat", epsilon=0.1),
-        TypeError,
-        "collection",
-    ),
-    (
-        "k too large",
-        lambda d: d.dp.argmax_exp("product", candidates=PRODUCTS, epsilon=0.1, k=5),
-        ValueError,
-        "between 1 and",
-    ),
-    (
-        "k zero",
-        lambda d: d.dp.argmax_exp("product", candidates=PRODUCTS, epsilon=0.1, k=0),
-        ValueError,
-        "between 1 and",
-    ),
-    (
-        "k bool",
-        lambda d: d.dp.argmax_exp("product", candidates=PRODUCTS, epsilon=0.1, k=True),
-        TypeError,
-        "`k`",
-    ),
-    (
-        "clip alone",
-        lambda d: d.dp.argmax_exp("product", candidates=PRODUCTS, epsilon=0.1, clip=(0, 1)),
-        TypeError,
-        "value",
-    ),
-    (
-        "value alone",
-        lambda d: d.dp.argmax_exp("product", candidates=PRODUCTS, epsilon=0.1, value="revenue"),
-        TypeError,
-        "clip",
-    ),
-    (
-        "text value",
-        lambda d: d.dp.argmax_exp(
-            "product", candidates=PRODUCTS, epsilon=0.1, value="region", clip=(0, 1)
+    "text column": (_quantile(column="dept"), TypeError, "numeric"),
+    "grouped k": (
+        lambda d: d.dp.groupby("dept", keys=DEPTS).argmax_exp(
+            "age", candidates=[20, 30], epsilon=0.1, k=3
         ),
-        TypeError,
-        "numeric",
-    ),
-    (
-        "no column",
-        lambda d: d.dp.argmax_exp("nope", candidates=PRODUCTS, epsilon=0.1),
-        KeyError,
-        "nope",
-    ),
-    (
-        "bad epsilon",
-        lambda d: d.dp.argmax_exp("product", candidates=PRODUCTS, epsilon=-1),
         ValueError,
-        "epsilon",
+        "between 1 and",
     ),
-    (
-        "q above 1",
-        lambda d: d.dp.quantile("revenue", 1.5, candidates=GRID, epsilon=0.1),
-        ValueError,
-        "`q`",
-    ),
-    (
-        "q below 0",
-        lambda d: d.dp.quantile("revenue", -0.1, candidates=GRID, epsilon=0.1),
-        ValueError,
-        "`q`",
-    ),
-    (
-        "q nan",
-        lambda d: d.dp.quantile("revenue", float("nan"), candidates=GRID, epsilon=0.1),
-        ValueError,
-        "`q`",
-    ),
-    (
-        "unsorted grid",
-        lambda d: d.dp.median("revenue", candidates=[3, 1, 2], epsilon=0.1),
+    "grouped grid": (
+        lambda d: d.dp.groupby("dept", keys=DEPTS).median("salary", candidates=[2, 1], epsilon=0.1),
         ValueError,
         "increasing",
     ),
-    (
-        "infinite grid",
-        lambda d: d.dp.median("revenue", candidates=[0, np.inf], epsilon=0.1),
-        ValueError,
-        "finite",
-    ),
-    (
-        "nan grid",
-        lambda d: d.dp.median("revenue", candidates=[0, np.nan], epsilon=0.1),
-        ValueError,
-        "missing",
-    ),
-    (
-        "repeated grid",
-        lambda d: d.dp.median("revenue", candidates=[0, 1, 1], epsilon=0.1),
-        ValueError,
-        "duplicates",
-    ),
-    (
-        "text grid",
-        lambda d: d.dp.median("revenue", candidates=["a", "b"], epsilon=0.1),
-        TypeError,
-        "numbers",
-    ),
-    ("no grid", lambda d: d.dp.median("revenue", candidates=None, epsilon=0.1), TypeError, "grid"),
-    (
-        "text column",
-        lambda d: d.dp.median("region", candidates=GRID, epsilon=0.1),
-        TypeError,
-        "numeric",
-    ),
-    (
-        "grouped k",
-        lambda d: d.dp.groupby("region", keys=["N"]).argmax_exp(
-            "product", candidates=PRODUCTS, epsilon=0.1, k=9
-        ),
-        ValueError,
-        "between 1 and",
-    ),
-    (
-        "grouped grid",
-        lambda d: d.dp.groupby("region", keys=["N"]).median(
-            "revenue", candidates=[2, 1], epsilon=0.1
-        ),
-        ValueError,
-        "increasing",
-    ),
-    (
-        "too many cells",
-        lambda d: d.dp.groupby("region", keys=range(2**13)).argmax_exp(
-            "product", candidates=range(2**12), epsilon=0.1
+    "too many cells": (
+        lambda d: d.dp.groupby("dept", keys=range(2**13)).argmax_exp(
+            "age", candidates=range(2**12), epsilon=0.1
         ),
         ValueError,
         "cells",
     ),
-    (
-        "over budget",
-        lambda d: d.dp.argmax_exp("product", candidates=PRODUCTS, epsilon=11),
-        BudgetExceededError,
-        "nothing was spent",
-    ),
-]
+}
 
 
-@pytest.mark.parametrize(
-    ("call", "error", "fragment"), [c[1:] for c in BAD_CALLS], ids=[c[0] for c in BAD_CALLS]
-)
+@pytest.mark.parametrize(("call", "error", "fragment"), BAD_CALLS.values(), ids=BAD_CALLS.keys())
 def test_errors_are_raised_before_any_spend(
-    shop: pd.DataFrame,
+    protected: pd.DataFrame,
+    nothing_spent: Callable[[], None],
     call: Callable[[pd.DataFrame], object],
     error: type[Exception],
     fragment: str,
 ) -> None:
     with pytest.raises(error, match=fragment):
-        call(shop)
-    assert shop.dp.budget.spent == 0
-    assert shop.dp.budget.entries == []
+        call(protected)
+    nothing_spent()
