@@ -109,15 +109,20 @@ def normalize_keys(by: list[Hashable], keys: object) -> pd.Index:
     return index.set_names(by if len(by) > 1 else by[0])
 
 
+def _row_codes(series: pd.Series) -> tuple[I64, pd.Index]:
+    """Each row's code into the column's own distinct values (-1 if missing), and those values.
+
+    One vectorized pass: a categorical column's codes, else ``pd.factorize``.
+    """
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return np.asarray(series.cat.codes, dtype=np.int64), pd.Index(series.cat.categories)
+    factorized, uniques = pd.factorize(series, use_na_sentinel=True)
+    return np.asarray(factorized, dtype=np.int64), pd.Index(uniques)
+
+
 def _level_codes(series: pd.Series, level: pd.Index) -> I64:
     """Each row's position in ``level`` (-1 if absent or missing), one vectorized pass."""
-    if isinstance(series.dtype, pd.CategoricalDtype):
-        row_codes = np.asarray(series.cat.codes, dtype=np.int64)
-        uniques = pd.Index(series.cat.categories)
-    else:
-        factorized, uniques = pd.factorize(series, use_na_sentinel=True)
-        row_codes = np.asarray(factorized, dtype=np.int64)
-        uniques = pd.Index(uniques)
+    row_codes, uniques = _row_codes(series)
     mapping = np.append(np.asarray(level.get_indexer(uniques), dtype=np.int64), -1)
     return mapping[row_codes]  # code -1 (missing) picks the trailing -1
 
