@@ -47,7 +47,7 @@ from numpy.typing import NDArray
 
 from . import aggregate
 from .budget import LedgerEntry, column_names, require_binding
-from .groupby import encode_keys
+from .groupby import _row_codes, encode_keys
 from .noise import RandomSource, bernoulli_exp, uniform_below
 from .validation import (
     check_candidates,
@@ -68,6 +68,7 @@ __all__ = [
     "MAX_CELLS",
     "Rate",
     "SelectPlan",
+    "candidate_counts",
     "count_utilities",
     "gamma_parts",
     "peel",
@@ -255,6 +256,27 @@ def plan_quantile(
 # ---------------------------------------------------------------------- utilities
 
 
+def candidate_counts(series: pd.Series, candidates: pd.Index) -> I64:
+    """Rows per candidate, shape ``(1, n_candidates)``: the ungrouped fast path.
+
+    The same encoding as :func:`~pandas_dp.groupby.encode_keys` (one
+    factorization of the column, its distinct values looked up among the
+    candidates), but counted per distinct value before the lookup, which
+    saves a pass over the rows.  Missing values and values that are not
+    candidates are dropped.
+    """
+    codes, uniques = _row_codes(series)
+    if codes.size and codes.min() >= 0:  # no missing values: skip the shift by one
+        per_value = np.bincount(codes, minlength=len(uniques)).astype(np.int64)
+    else:
+        per_value = np.bincount(codes + 1, minlength=len(uniques) + 1)[1:].astype(np.int64)
+    position = np.asarray(candidates.get_indexer(uniques), dtype=np.int64)
+    found = position >= 0
+    counts = np.zeros(len(candidates), dtype=np.int64)
+    np.add.at(counts, position[found], per_value[found])
+    return counts.reshape(1, -1)
+
+
 def count_utilities(cells: I64, n_keys: int, n_candidates: int) -> I64:
     """Rows per (key, candidate) cell, shape ``(n_keys, n_candidates)``; cell -1 is dropped."""
     size = n_keys * n_candidates
@@ -422,6 +444,10 @@ def release_argmax(
     """Validate → resolve the budget → spend → permute-and-flip (peeled for k > 1)."""
     eps = check_epsilon(epsilon)
     check_column(df, column)
+    if isinstance(df[column], pd.DataFrame):
+        raise ValueError(
+            f"column {column!r} is duplicated in the frame; give columns unique names."
+        )
     cands = check_candidates(candidates).set_names(column)
     top = check_k(k, len(cands))
     bounds: tuple[float, float] | None = None
@@ -441,8 +467,11 @@ def release_argmax(
     _check_cells(n_keys, len(cands))
     budget = require_binding(df).budget
     plan = plan_argmax(eps, budget.adjacency, k=top, clip=bounds)
-    cells = encode_keys(df, [column], cands)
+    cells: I64 | None = None  # per row, its (key, candidate) cell; -1 if dropped
+    if group is not None or values is not None:
+        cells = encode_keys(df, [column], cands)
     if group is not None:
+        assert cells is not None
         key_codes = group.codes()
         cells = np.where((cells >= 0) & (key_codes >= 0), key_codes * len(cands) + cells, -1)
     budget.spend(
@@ -458,7 +487,9 @@ def release_argmax(
             keys=n_keys if group is not None else None,
         )
     )
-    if values is None:
+    if cells is None:
+        utility = candidate_counts(df[column], cands)
+    elif values is None:
         utility = count_utilities(cells, n_keys, len(cands))
     else:
         assert plan.grid is not None

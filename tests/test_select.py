@@ -542,6 +542,28 @@ def test_candidate_without_rows_can_win_and_others_are_dropped() -> None:
     assert (results[0] == "none").sum() > 0
 
 
+@pytest.mark.parametrize(
+    ("values", "candidates"),
+    [
+        (["a", "b", None, "zz", "a", np.nan], ["a", "b", "c"]),
+        (pd.Categorical(["a", "b", None, "zz", "a"], categories=["zz", "b", "a"]), ["a", "b", "c"]),
+        ([1.0, 2.0, np.nan, 7.0, 1.0], [1, 2, 3]),
+        ([1, "1", 2.5, None, True], [1, "1", 2.5]),
+        (["a", "zz", "b", "a"], ["a", "b", "c"]),
+        (pd.Series([], dtype=object), ["a"]),
+    ],
+    ids=["strings", "categorical", "numbers", "mixed", "no missing", "empty"],
+)
+def test_ungrouped_counts_match_the_grouped_encoding(values: Any, candidates: list[Any]) -> None:
+    from pandas_dp.groupby import encode_keys
+
+    df = pd.DataFrame({"c": values})
+    cands = pd.Index(candidates)
+    cells = encode_keys(df, ["c"], cands)
+    expected = select.count_utilities(cells, 1, len(cands))
+    np.testing.assert_array_equal(select.candidate_counts(df["c"], cands), expected)
+
+
 def test_categorical_column_and_candidates_match_plain_strings(shop: pd.DataFrame) -> None:
     cat = pd.CategoricalDtype(PRODUCTS)
     other = shop_frame()
@@ -659,6 +681,15 @@ BAD_CALLS: dict[str, tuple[Callable[[pd.DataFrame], object], type[Exception], st
     "no column": (_argmax(column="nope"), KeyError, "nope"),
     "bad epsilon": (_argmax(epsilon=-1), ValueError, "epsilon"),
     "over budget": (_argmax(epsilon=11), BudgetExceededError, "nothing was spent"),
+    "duplicated column": (
+        lambda d: (
+            pd.concat([d, d[["dept"]]], axis=1)
+            .dp.inherit(d)
+            .dp.argmax_exp("dept", candidates=DEPTS, epsilon=0.1)
+        ),
+        ValueError,
+        "duplicated",
+    ),
     "q above 1": (_quantile(1.5), ValueError, "`q`"),
     "q below 0": (_quantile(-0.1), ValueError, "`q`"),
     "q nan": (_quantile(float("nan")), ValueError, "`q`"),
