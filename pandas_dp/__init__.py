@@ -3,9 +3,12 @@
 ``import pandas_dp`` registers the ``df.dp`` accessor::
 
     df.dp.set_budget(epsilon=3.0)                       # one budget per frame
+    # or a named budget that outlives the process:
+    # df.dp.set_budget(epsilon=5.0, ledger="ledger.sqlite", name="hr.salaries")
     df.dp.mean("salary", clip=(0, 200_000), epsilon=0.5)
     df.dp.groupby("dept", keys=DEPTS).count(epsilon=0.5)
-    df.dp.set_budget(epsilon=5.0, ledger="ledger.sqlite", name="hr")   # outlives the process
+    df.dp.argmax_exp("product", candidates=PRODUCTS, epsilon=0.5)
+    df.dp.median("salary", candidates=GRID, epsilon=0.2)
 
 Map of the package:
 
@@ -16,6 +19,7 @@ Map of the package:
 ``noise``                 CSPRNG / seeded words, exact discrete Laplace, grid
 ``aggregate``             count / sum / mean plans (data-free) and kernels
 ``groupby``               public keys, factorize-to-codes, DPGroupBy
+``select``                argmax_exp, top-k and quantiles: exact permute-and-flip
 ``validation``            argument checks that return normalised values
 ``errors``                PandasDPError, BudgetExceededError, MissingBudgetError
 ``datasets``              synthetic example frames (demo, notebooks, benchmarks)

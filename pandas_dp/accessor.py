@@ -533,3 +533,149 @@ class DPAccessor:
             )
         bind(self._df, budget, root=False)
         return self._df
+
+    # ---------------------------------------------------- selection (select.py)
+
+    def argmax_exp(
+        self,
+        column: Hashable,
+        *,
+        candidates: Any = None,
+        epsilon: float,
+        k: int = 1,
+        value: Hashable | None = None,
+        clip: Any = None,
+    ) -> Any:
+        """The candidate with the most rows (or the largest clipped sum of ``value``), privately.
+
+        Parameters
+        ----------
+        column : label
+            The column whose values are the candidates (e.g. ``"product"``).
+        candidates : list, array, Index or CategoricalDtype
+            The public candidates, keyword-only. Never read them from the data
+            (``df[column].unique()``): which values occur can reveal who is in
+            it. Rows whose value is missing or not a candidate are dropped; a
+            candidate with no rows can still win.
+        epsilon : float
+            Privacy cost of the whole call, keyword-only.
+        k : int, default 1
+            How many candidates to return, best first (top-k by peeling).
+        value : label, optional
+            Score each candidate by the sum of this numeric column over its
+            rows (after clipping to ``clip``) instead of by its row count.
+            Missing values are skipped.
+        clip : (float, float), optional
+            Public clip bounds for ``value``; required with it.
+
+        Returns
+        -------
+        object or list
+            One candidate (``k=1``), or a list of ``k`` distinct candidates,
+            best first.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+            All argument errors (missing candidates, duplicates, ``k`` larger
+            than the number of candidates, ...) are raised before any spend.
+
+        Notes
+        -----
+        Permute-and-flip (report-noisy-max with exponential noise), sampled
+        exactly: each candidate is accepted independently with probability
+        ``exp(-c·(best − score))`` and the answer is a uniform pick among the
+        accepted ones. Nothing is exponentiated in floating point, so huge
+        counts cannot overflow. Costs ``epsilon`` (``epsilon/k`` per peel).
+        Under add_remove one person moves one candidate's score one way
+        (sensitivity 1 for counts, ``max(|L|, |U|)`` for sums), so
+        ``c = ε/Δ``; under substitute ``Δ = 1`` or ``max(U − L, |L|, |U|)`` and
+        ``c = ε/(2Δ)``. Clipped sums are scored exactly in integers on a
+        power-of-two grid chosen from (clip, ε) only; c is rounded down, so the
+        realised ε never exceeds ``epsilon``. Public: the candidates, ``k``,
+        ``clip``, ``epsilon``.
+        """
+        from .select import release_argmax
+
+        return release_argmax(
+            self._df, column, candidates, epsilon, k=k, value=value, clip=clip, group=None
+        )
+
+    def quantile(
+        self, column: Hashable, q: float, *, candidates: Any = None, epsilon: float
+    ) -> float:
+        """The ``q``-quantile of ``column``, privately chosen from a public grid.
+
+        This is the honest way to choose clip bounds: spend a little ε on,
+        e.g., the 0.05 and 0.95 quantiles and pass them as ``clip=`` to
+        ``sum``/``mean``, instead of reading ``df[column].max()``.
+
+        Parameters
+        ----------
+        column : label
+            A numeric column; missing values are skipped.
+        q : float
+            The quantile level in ``[0, 1]``, read as the shortest decimal
+            (``0.9`` is ``9/10``).
+        candidates : list, array or Index of numbers
+            The public grid to choose from, finite and strictly increasing,
+            keyword-only; e.g. ``np.linspace(0, 500_000, 1001)``. Never read it
+            from the data. The answer is always one of these points.
+        epsilon : float
+            Privacy cost, keyword-only.
+
+        Returns
+        -------
+        float
+            One grid point.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+            Bad ``q`` or grid (unsorted, duplicated, non-finite) raise before
+            any spend.
+
+        Notes
+        -----
+        Permute-and-flip, sampled exactly, on the score
+        ``|(1 − q)·#(x < c) − q·#(x > c)|`` of each grid point c (lower is
+        better). The score is not monotone, so ``c = ε/(2Δ)`` with sensitivity
+        ``Δ = max(q, 1 − q)`` under add_remove and ``Δ = 1`` under substitute
+        (a changed row leaves one side and joins another). Costs ``epsilon``.
+        Public: the grid, ``q``, ``epsilon``.
+        """
+        from .select import release_quantile
+
+        return release_quantile(self._df, column, q, candidates, epsilon, group=None)  # type: ignore[return-value]
+
+    def median(self, column: Hashable, *, candidates: Any = None, epsilon: float) -> float:
+        """The median of ``column``, privately chosen from a public grid: ``quantile(column, 0.5)``.
+
+        Parameters
+        ----------
+        column : label
+            A numeric column; missing values are skipped.
+        candidates : list, array or Index of numbers
+            The public grid, finite and strictly increasing, keyword-only.
+        epsilon : float
+            Privacy cost, keyword-only.
+
+        Returns
+        -------
+        float
+            One grid point.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        See :meth:`quantile`. Sensitivity of the score 1/2 under add_remove
+        (``c = ε``) and 1 under substitute (``c = ε/2``). Costs ``epsilon``.
+        """
+        from .select import release_quantile
+
+        return release_quantile(  # type: ignore[return-value]
+            self._df, column, 0.5, candidates, epsilon, group=None, name="median"
+        )

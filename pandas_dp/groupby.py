@@ -109,15 +109,20 @@ def normalize_keys(by: list[Hashable], keys: object) -> pd.Index:
     return index.set_names(by if len(by) > 1 else by[0])
 
 
+def _row_codes(series: pd.Series) -> tuple[I64, pd.Index]:
+    """Each row's code into the column's own distinct values (-1 if missing), and those values.
+
+    One vectorized pass: a categorical column's codes, else ``pd.factorize``.
+    """
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return np.asarray(series.cat.codes, dtype=np.int64), pd.Index(series.cat.categories)
+    factorized, uniques = pd.factorize(series, use_na_sentinel=True)
+    return np.asarray(factorized, dtype=np.int64), pd.Index(uniques)
+
+
 def _level_codes(series: pd.Series, level: pd.Index) -> I64:
     """Each row's position in ``level`` (-1 if absent or missing), one vectorized pass."""
-    if isinstance(series.dtype, pd.CategoricalDtype):
-        row_codes = np.asarray(series.cat.codes, dtype=np.int64)
-        uniques = pd.Index(series.cat.categories)
-    else:
-        factorized, uniques = pd.factorize(series, use_na_sentinel=True)
-        row_codes = np.asarray(factorized, dtype=np.int64)
-        uniques = pd.Index(uniques)
+    row_codes, uniques = _row_codes(series)
     mapping = np.append(np.asarray(level.get_indexer(uniques), dtype=np.int64), -1)
     return mapping[row_codes]  # code -1 (missing) picks the trailing -1
 
@@ -286,6 +291,133 @@ class DPGroupBy:
         from .accessor import release_mean
 
         return release_mean(self._df, column, clip, epsilon, self)  # type: ignore[return-value]
+
+    def argmax_exp(
+        self,
+        column: Hashable,
+        *,
+        candidates: Any = None,
+        epsilon: float,
+        k: int = 1,
+        value: Hashable | None = None,
+        clip: Any = None,
+    ) -> pd.Series | pd.DataFrame:
+        """The candidate with the most rows (or largest clipped sum) in every key, privately.
+
+        Parameters
+        ----------
+        column : label
+            The column whose values are the candidates.
+        candidates : list, array, Index or CategoricalDtype
+            The public candidates, keyword-only; never read from the data. Rows
+            whose value is not a candidate are dropped; a candidate with no
+            rows can still win.
+        epsilon : float
+            Privacy cost of the whole release (all keys), keyword-only.
+        k : int, default 1
+            How many candidates per key, best first (top-k by peeling).
+        value : label, optional
+            Score candidates by the clipped sum of this numeric column.
+        clip : (float, float), optional
+            Public clip bounds for ``value``; required with it.
+
+        Returns
+        -------
+        pandas.Series or pandas.DataFrame
+            The winner per key, indexed by ``keys`` (named after ``column``);
+            for ``k > 1`` a DataFrame with columns ``1..k``, best first.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        Costs ``epsilon`` once for all keys (parallel composition: each person
+        is in one key). One exact permute-and-flip per key, all keys in one
+        vectorized pass; ``c = ε/Δ`` under add_remove and ``ε/(2Δ)`` under
+        substitute (a row moving between keys is a removal in one and an
+        addition in the other, each costing at most ε/2). Keys with no rows
+        get a uniformly random candidate. Public: keys, candidates, ``k``,
+        ``clip``.
+        """
+        from .select import release_argmax
+
+        return release_argmax(  # type: ignore[no-any-return]
+            self._df, column, candidates, epsilon, k=k, value=value, clip=clip, group=self
+        )
+
+    def quantile(
+        self, column: Hashable, q: float, *, candidates: Any = None, epsilon: float
+    ) -> pd.Series:
+        """The ``q``-quantile of ``column`` in every key, chosen from a public grid.
+
+        Parameters
+        ----------
+        column : label
+            A numeric column; missing values are skipped.
+        q : float
+            The quantile level in ``[0, 1]``.
+        candidates : list, array or Index of numbers
+            The public grid, finite and strictly increasing, keyword-only.
+        epsilon : float
+            Privacy cost of the whole release (all keys), keyword-only.
+
+        Returns
+        -------
+        pandas.Series
+            One grid point per key, indexed by ``keys``.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        Costs ``epsilon`` once for all keys. Score
+        ``|(1 − q)·#(x < c) − q·#(x > c)|`` per key and grid point (one
+        searchsorted and one 2-D bincount), permute-and-flip with
+        ``c = ε/(2Δ)``: ``Δ = max(q, 1 − q)`` under add_remove and
+        ``2·max(q, 1 − q)`` under substitute (a row that moves between keys
+        changes two keys' scores; 1 for the median). A key with no rows gets
+        a grid point close to uniform at random.
+        """
+        from .select import release_quantile
+
+        return _as_series(release_quantile(self._df, column, q, candidates, epsilon, group=self))
+
+    def median(self, column: Hashable, *, candidates: Any = None, epsilon: float) -> pd.Series:
+        """The median of ``column`` in every key, chosen from a public grid.
+
+        Parameters
+        ----------
+        column : label
+            A numeric column; missing values are skipped.
+        candidates : list, array or Index of numbers
+            The public grid, finite and strictly increasing, keyword-only.
+        epsilon : float
+            Privacy cost of the whole release (all keys), keyword-only.
+
+        Returns
+        -------
+        pandas.Series
+            One grid point per key, indexed by ``keys``.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        ``quantile(column, 0.5, ...)``: sensitivity 1/2 under add_remove
+        (``c = ε``) and 1 under substitute (``c = ε/2``). Costs ``epsilon``
+        once for all keys.
+        """
+        from .select import release_quantile
+
+        return _as_series(
+            release_quantile(self._df, column, 0.5, candidates, epsilon, group=self, name="median")
+        )
 
 
 def _as_series(result: Result) -> pd.Series:

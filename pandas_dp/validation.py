@@ -21,10 +21,14 @@ __all__ = [
     "Bounds",
     "can_be_missing",
     "check_adjacency",
+    "check_candidates",
     "check_clip",
     "check_clip_map",
     "check_column",
     "check_epsilon",
+    "check_k",
+    "check_quantile",
+    "check_quantile_grid",
     "check_seed",
     "given",
     "numeric_values",
@@ -183,3 +187,112 @@ def numeric_values(df: pd.DataFrame, column: Hashable) -> tuple[np.ndarray, bool
 def can_be_missing(dtype: object) -> bool:
     """Whether a column of this dtype can hold a missing value (numpy ints and bools cannot)."""
     return not (isinstance(dtype, np.dtype) and dtype.kind in "iub")
+
+
+# ---------------------------------------------------------------- candidates
+
+_CANDIDATES_HINT = (
+    "Pass the public list of candidates, e.g. candidates=['shoes', 'hats', 'bags'], an array, "
+    "a pd.Index or a pd.CategoricalDtype. Candidates must not be read from the data "
+    "(df[col].unique()): which values occur can itself reveal who is in the data. Take them from "
+    "a product catalogue, a code list or a schema; a candidate with no rows can still win."
+)
+_GRID_HINT = (
+    "Pass a public grid of finite numbers in increasing order, e.g. "
+    "candidates=np.linspace(0, 500_000, 1001). Choose it from domain knowledge, never from the "
+    "data (no df[col].unique() or sorted values): the answer is always one of these candidates."
+)
+#: Quantile levels are read as fractions with a denominator at most this.
+MAX_QUANTILE_DENOMINATOR = 1 << 20
+
+
+def _candidate_items(candidates: object, name: str, hint: str) -> pd.Index:
+    if candidates is None:
+        raise TypeError(f"`{name}` is required: the public set to choose from. {hint}")
+    if isinstance(candidates, pd.CategoricalDtype):
+        if candidates.categories is None:
+            raise ValueError(f"`{name}` is a CategoricalDtype without categories; list them.")
+        index = pd.Index(candidates.categories)
+    elif isinstance(candidates, pd.Index):
+        index = candidates
+    elif isinstance(candidates, set | frozenset):
+        raise TypeError(
+            f"`{name}` must have a fixed order (a list, array or Index), got a "
+            f"{type(candidates).__name__}; pass sorted(...) of it."
+        )
+    elif (
+        isinstance(candidates, str | bytes | Mapping | pd.DataFrame)
+        or not hasattr(candidates, "__iter__")
+        or (isinstance(candidates, np.ndarray) and candidates.ndim != 1)
+    ):
+        raise TypeError(
+            f"`{name}` must be a one-dimensional collection, got {type(candidates).__name__}. "
+            f"{hint}"
+        )
+    else:
+        index = pd.Index(list(candidates))
+    if isinstance(index, pd.MultiIndex):
+        raise TypeError(f"`{name}` must name values of one column, got a MultiIndex.")
+    if len(index) == 0:
+        raise ValueError(f"`{name}` must not be empty. {hint}")
+    if index.hasnans:
+        raise ValueError(f"`{name}` must not contain missing values.")
+    if not index.is_unique:
+        raise ValueError(f"`{name}` must not contain duplicates (each candidate once).")
+    checked: pd.Index = index
+    return checked
+
+
+def check_candidates(candidates: object, name: str = "candidates") -> pd.Index:
+    """The public candidates of a selection as an Index: non-empty, no duplicates, no NaN."""
+    return _candidate_items(candidates, name, _CANDIDATES_HINT)
+
+
+def check_k(k: object, n_candidates: int) -> int:
+    """``k`` as an int with ``1 <= k <= n_candidates``."""
+    if isinstance(k, bool | np.bool_) or not isinstance(k, numbers.Integral):
+        raise TypeError(f"`k` must be a positive integer, got {given(k)}.")
+    if not 1 <= int(k) <= n_candidates:
+        raise ValueError(
+            f"`k` must be between 1 and the number of candidates ({n_candidates}), got {int(k)}."
+        )
+    return int(k)
+
+
+def check_quantile(q: object) -> Fraction:
+    """``q`` in [0, 1] as an exact Fraction (shortest round-tripping decimal).
+
+    ``0.9`` is ``9/10``; a denominator above 2**20 is replaced by the nearest
+    fraction with a denominator at most 2**20, so the scores stay integers.
+    """
+    hint = "`q` must be a number between 0 and 1"
+    if isinstance(q, bool | np.bool_) or not isinstance(q, numbers.Real | Decimal):
+        raise TypeError(f"{hint}, got {given(q)}.")
+    if isinstance(q, Fraction | numbers.Integral | Decimal):
+        value = Fraction(q)
+    else:
+        as_float = float(q)
+        if not math.isfinite(as_float):
+            raise ValueError(f"{hint}, got {given(q)}.")
+        value = Fraction(repr(as_float))
+    if not 0 <= value <= 1:
+        raise ValueError(f"{hint}, got {given(q)}.")
+    return value.limit_denominator(MAX_QUANTILE_DENOMINATOR)
+
+
+def check_quantile_grid(candidates: object, name: str = "candidates") -> np.ndarray:
+    """The public quantile grid as a float64 array: finite and strictly increasing."""
+    index = _candidate_items(candidates, name, _GRID_HINT)
+    dtype = index.dtype
+    if (
+        not pd.api.types.is_numeric_dtype(dtype)
+        or pd.api.types.is_bool_dtype(dtype)
+        or pd.api.types.is_complex_dtype(dtype)
+    ):
+        raise TypeError(f"`{name}` must be numbers, got dtype {dtype}. {_GRID_HINT}")
+    grid = index.to_numpy(dtype=np.float64)
+    if not np.isfinite(grid).all():
+        raise ValueError(f"`{name}` must be finite numbers (no inf). {_GRID_HINT}")
+    if grid.size > 1 and not (np.diff(grid) > 0).all():
+        raise ValueError(f"`{name}` must be sorted in increasing order. {_GRID_HINT}")
+    return grid

@@ -1,0 +1,546 @@
+"""argmax_exp and quantiles: the exponential-mechanism family.
+
+Private selection picks one of a *public* list of candidates: the product that
+sells most (``df.dp.argmax_exp``), or the point of a public grid nearest a
+quantile (``df.dp.quantile`` / ``df.dp.median``).  The mechanism is
+permute-and-flip (McKenna & Sheldon 2020), which equals report-noisy-max with
+exponential noise (Ding et al. 2021), sampled exactly:
+
+    for every candidate r, independently, B_r ~ Bernoulli(exp(-c·(u* - u_r)))
+    return a uniformly random r among those with B_r = 1
+
+where ``u_r`` is the candidate's integer utility and ``u*`` the largest.  The
+best candidate always succeeds, so the success set is never empty; the first
+success in a uniformly random order (permute-and-flip) is a uniform element of
+the success set, so the two are the same distribution.  Nothing is ever
+exponentiated in floating point: the Bernoullis are drawn exactly from integer
+words (:func:`pandas_dp.noise.bernoulli_exp`), so huge counts cannot overflow.
+
+The module has the same two halves as :mod:`pandas_dp.aggregate`:
+
+- *plans* (:func:`plan_argmax`, :func:`plan_quantile`): the privacy map, from
+  public parameters only.  The rate ``c`` is ``ε/Δ`` when one person moves one
+  candidate's score in one direction (add_remove counts and clipped sums:
+  monotone utilities, McKenna & Sheldon Remark 1) and ``ε/(2Δ)`` otherwise;
+  it is rounded *down* to a dyadic rational (:class:`Rate`), so the realised ε
+  never exceeds the one charged.
+- *kernels*: utilities per (key, candidate) cell in one vectorized pass
+  (bincounts of codes; exact integer grid sums; for quantiles one searchsorted
+  and one 2-D bincount), then :func:`permute_and_flip` over all keys at once,
+  and :func:`peel` for top-k.
+
+The release functions at the end keep the shape of every release in
+:mod:`pandas_dp.accessor`: validate → resolve the budget → spend one
+:class:`~pandas_dp.budget.LedgerEntry` → compute.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from . import aggregate
+from .budget import LedgerEntry, column_names, require_binding
+from .groupby import _row_codes, encode_keys
+from .noise import RandomSource, bernoulli_exp, uniform_below
+from .validation import (
+    check_candidates,
+    check_clip,
+    check_column,
+    check_epsilon,
+    check_k,
+    check_quantile,
+    check_quantile_grid,
+    numeric_values,
+)
+
+if TYPE_CHECKING:
+    from .groupby import DPGroupBy
+
+__all__ = [
+    "GAMMA_CAP",
+    "MAX_CELLS",
+    "Rate",
+    "SelectPlan",
+    "candidate_counts",
+    "count_utilities",
+    "gamma_parts",
+    "peel",
+    "permute_and_flip",
+    "plan_argmax",
+    "plan_quantile",
+    "quantile_utilities",
+    "rate_for",
+    "release_argmax",
+    "release_quantile",
+    "sum_utilities",
+]
+
+I64 = NDArray[np.int64]
+U64 = NDArray[np.uint64]
+F64 = NDArray[np.float64]
+Bools = NDArray[np.bool_]
+
+#: Significant bits of the rate c (its relative rounding is below 2**-31).
+RATE_BITS = 32
+#: The rate's denominator is at most 2**MAX_SHIFT (the samplers need < 2**63).
+MAX_SHIFT = 62
+#: ``c·gap`` is capped here; see :func:`gamma_parts` for why that is exact DP.
+GAMMA_CAP = 1 << 62
+#: At most this many (key, candidate) cells per release.
+MAX_CELLS = 1 << 24
+
+_M32 = np.uint64(0xFFFFFFFF)
+
+
+# ----------------------------------------------------------------------------- plans
+
+
+@dataclass(frozen=True)
+class Rate:
+    """The permute-and-flip rate ``c = num / 2**shift`` (accept r w.p. ``exp(-c·gap_r)``).
+
+    ``num < 2**32`` and ``shift <= 62`` so that ``c·gap`` splits exactly into
+    whole and fractional parts in uint64 arithmetic.
+    """
+
+    num: int
+    shift: int
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.num < 1 << RATE_BITS or not 0 <= self.shift <= MAX_SHIFT:
+            raise ValueError(f"invalid rate {self.num}/2**{self.shift}")
+
+    @classmethod
+    def at_most(cls, c: Fraction) -> Rate:
+        """The largest rate with 32 significant bits that does not exceed ``c``.
+
+        Rounding down only lowers the privacy loss.  Rates of 2**32 and more
+        (every non-best candidate already has probability below exp(-2**32))
+        are capped at 2**32 - 1; rates below 2**-62 become 0 (a uniform pick).
+        """
+        if c < 0:
+            raise ValueError(f"the rate must be non-negative, got {c}")
+        if c == 0:
+            return cls(0, 0)
+        log2 = c.numerator.bit_length() - c.denominator.bit_length()
+        if c < Fraction(2) ** log2:
+            log2 -= 1  # now 2**log2 <= c < 2**(log2 + 1)
+        shift = min(max(RATE_BITS - 1 - log2, 0), MAX_SHIFT)
+        num = min(c.numerator * 2**shift // c.denominator, (1 << RATE_BITS) - 1)
+        return cls(num, shift)
+
+    @property
+    def value(self) -> Fraction:
+        return Fraction(self.num, 1 << self.shift)
+
+
+def rate_for(epsilon: Fraction, sensitivity: int, monotone: bool) -> Rate:
+    """``c = ε/Δ`` for monotone utilities, else ``ε/(2Δ)``, rounded down.
+
+    The one place the rate is computed (McKenna & Sheldon 2020, Theorem 1 and
+    Remark 1): with this c, permute-and-flip is ``epsilon``-DP for utilities of
+    sensitivity ``sensitivity`` (in score units).
+    """
+    factor = 1 if monotone else 2
+    return Rate.at_most(epsilon / (factor * sensitivity))
+
+
+@dataclass(frozen=True)
+class SelectPlan:
+    """The privacy map of one selection release, from public parameters only.
+
+    ``rounds`` peels (top-k), each at ``epsilon / rounds`` with rate ``rate``;
+    ``sensitivity`` is in score units and ``unit`` converts one score unit to
+    data units (1 for counts, the grid step for clipped sums, ``1/q_den`` for
+    quantile scores).  ``grid`` is the clipped-sum grid, ``q`` the quantile
+    level as a fraction ``q_num/q_den``.
+    """
+
+    epsilon: Fraction
+    rounds: int
+    sensitivity: int
+    monotone: bool
+    rate: Rate
+    unit: Fraction = Fraction(1)
+    grid: aggregate.GridPlan | None = None
+    q: Fraction | None = None
+
+    @property
+    def realised_epsilon(self) -> Fraction:
+        """``rounds · (1 or 2) · Δ · c``: never more than ``epsilon``."""
+        factor = 1 if self.monotone else 2
+        return self.rounds * factor * self.sensitivity * self.rate.value
+
+    @property
+    def noise_scale(self) -> float:
+        """``1/c`` in data units: the scale of the equivalent exponential noise."""
+        if self.rate.num == 0:
+            return float("inf")
+        return float(self.unit / self.rate.value)
+
+
+def plan_argmax(
+    epsilon: Fraction,
+    adjacency: str,
+    *,
+    k: int = 1,
+    clip: tuple[float, float] | None = None,
+) -> SelectPlan:
+    """Rate and sensitivity of ``argmax_exp``: counts, or clipped sums of a value.
+
+    Under add_remove one person changes one candidate's score in one direction
+    (a count by 1, a clipped sum by at most ``max(|L|, |U|)``): the utility is
+    monotone and ``c = ε/Δ``.  Under substitute a changed row can lower one
+    candidate and raise another (or move one candidate's sum by up to
+    ``U − L``): ``Δ = 1`` for counts, ``max(U − L, |L|, |U|)`` for sums, and
+    ``c = ε/(2Δ)``.  Across the keys of a groupby this is parallel composition:
+    a row that moves between keys is a removal in one key and an addition in
+    the other, each a monotone change costing at most ``c·Δ = ε/2``.  Top-k
+    peels ``k`` times at ``ε/k`` each.
+    """
+    per_round = epsilon / k
+    monotone = adjacency == "add_remove"
+    if clip is None:
+        return SelectPlan(epsilon, k, 1, monotone, rate_for(per_round, 1, monotone))
+    # The grid of a grouped add_remove sum: chosen from (clip, ε) only.
+    grid = aggregate.plan_sum(clip, per_round, "add_remove", grouped=True, n_public=False)
+    reach = max(abs(grid.q_lo), abs(grid.q_hi))
+    sensitivity = reach if monotone else max(grid.q_hi - grid.q_lo, reach)
+    rate = rate_for(per_round, sensitivity, monotone)
+    unit = Fraction(2) ** grid.exponent
+    return SelectPlan(epsilon, k, sensitivity, monotone, rate, unit, grid)
+
+
+def plan_quantile(
+    q: Fraction, epsilon: Fraction, adjacency: str, *, grouped: bool = False
+) -> SelectPlan:
+    """Rate and sensitivity of a quantile on a candidate grid.
+
+    With ``q = a/d`` the integer score of candidate c is
+    ``|(d − a)·#(x < c) − a·#(x > c)|`` (lower is better; OpenDP's
+    ``make_quantile_score_candidates``).  The scores are not monotone, so
+    ``c = ε/(2Δ)`` always, with Δ in score units:
+
+    - add_remove: a row moves ``#(x < c)`` or ``#(x > c)`` by one (or neither),
+      so ``Δ = max(a, d − a)``, that is ``max(q, 1 − q)``.
+    - substitute, one release: a changed row leaves one count and joins one;
+      going through the nine cases (below / at / above c, before and after),
+      the inner sum moves by ``−d``, ``−(d − a)``, ``−a``, 0, ``a``,
+      ``d − a`` or ``d``, so ``Δ = d`` (q-units: 1, as OpenDP's known-n map).
+      The same bound covers a filtered frame, where the change can be a
+      removal or an addition (at most ``max(a, d − a) <= d``).
+    - substitute, grouped: a row that moves between keys is a removal in one
+      key and an addition in another; each is a non-monotone change of at most
+      ``max(a, d − a)``, so it costs ``2·2c·max(a, d − a)``. ``Δ = 2·max(a, d − a)``
+      (at least ``d``) keeps the total at ε. For the median (``a/d = 1/2``)
+      this is ``d``, the same as ungrouped.
+    """
+    a, d = q.numerator, q.denominator
+    if adjacency == "add_remove":
+        sensitivity = max(a, d - a)
+    elif grouped:
+        sensitivity = 2 * max(a, d - a)
+    else:
+        sensitivity = d
+    rate = rate_for(epsilon, sensitivity, False)
+    return SelectPlan(epsilon, 1, sensitivity, False, rate, Fraction(1, d), q=q)
+
+
+# ---------------------------------------------------------------------- utilities
+
+
+def candidate_counts(series: pd.Series, candidates: pd.Index) -> I64:
+    """Rows per candidate, shape ``(1, n_candidates)``: the ungrouped fast path.
+
+    The same encoding as :func:`~pandas_dp.groupby.encode_keys` (one
+    factorization of the column, its distinct values looked up among the
+    candidates), but counted per distinct value before the lookup, which
+    saves a pass over the rows.  Missing values and values that are not
+    candidates are dropped.
+    """
+    codes, uniques = _row_codes(series)
+    if codes.size and codes.min() >= 0:  # no missing values: skip the shift by one
+        per_value = np.bincount(codes, minlength=len(uniques)).astype(np.int64)
+    else:
+        per_value = np.bincount(codes + 1, minlength=len(uniques) + 1)[1:].astype(np.int64)
+    position = np.asarray(candidates.get_indexer(uniques), dtype=np.int64)
+    found = position >= 0
+    counts = np.zeros(len(candidates), dtype=np.int64)
+    np.add.at(counts, position[found], per_value[found])
+    return counts.reshape(1, -1)
+
+
+def count_utilities(cells: I64, n_keys: int, n_candidates: int) -> I64:
+    """Rows per (key, candidate) cell, shape ``(n_keys, n_candidates)``; cell -1 is dropped."""
+    size = n_keys * n_candidates
+    counts = np.bincount(cells + 1, minlength=size + 1)[1:]
+    return counts.astype(np.int64).reshape(n_keys, n_candidates)
+
+
+def sum_utilities(
+    values: F64, cells: I64, n_keys: int, n_candidates: int, grid: aggregate.GridPlan
+) -> I64:
+    """Exact integer sums of the clipped values on the grid, per cell (missing values skipped)."""
+    sums, _ = aggregate.grid_sums(values, cells, n_keys * n_candidates, grid)
+    return sums.reshape(n_keys, n_candidates)
+
+
+def quantile_utilities(values: F64, codes: I64 | None, n_keys: int, grid: F64, q: Fraction) -> I64:
+    """Minus the quantile score of every grid point, per key: shape ``(n_keys, len(grid))``.
+
+    ``score = |(d − a)·#(x < c) − a·#(x > c)|`` with ``q = a/d``; values equal
+    to c count on neither side; missing values and rows with code -1 are
+    dropped.  One searchsorted and one 2-D bincount, no loop over keys.
+    """
+    a, d = q.numerator, q.denominator
+    keep = ~np.isnan(values)
+    if codes is not None:
+        keep &= codes >= 0
+    x = values[keep]
+    group = np.zeros(x.size, dtype=np.int64) if codes is None else codes[keep]
+    m = grid.size
+    width = m + 1
+    below = np.searchsorted(grid, x, side="left")  # grid points < x
+    equal = np.append(grid, np.nan)[below] == x  # x is the grid point c_below
+    index = group * (2 * width) + width * equal + below
+    table = np.bincount(index, minlength=n_keys * 2 * width).reshape(n_keys, 2, width)
+    n = table.sum(axis=(1, 2))
+    at_most = np.cumsum(table.sum(axis=1)[:, :m], axis=1)  # #(x <= c_j) = #{x : below <= j}
+    less = at_most - table[:, 1, :m]  # #(x < c_j): minus the rows equal to c_j
+    more = n[:, None] - at_most  # #(x > c_j)
+    utility: I64 = -np.abs((d - a) * less - a * more).astype(np.int64)
+    return utility
+
+
+# ------------------------------------------------------------------------ sampler
+
+
+def gamma_parts(gap: U64, rate: Rate) -> tuple[U64, U64, U64]:
+    """``(whole, num, den)`` with ``whole + num/den = min(c·gap, GAMMA_CAP)``, exactly.
+
+    ``c·gap`` can need 96 bits (``gap < 2**64``, ``c``'s numerator below
+    2**32), so it is formed as ``top·2**32 + low`` from two 64-bit partial
+    products and then shifted, all in uint64 without overflow.
+
+    The cap is exact differential privacy, not an approximation: accepting
+    with ``exp(-min(c·gap, GAMMA_CAP))`` is permute-and-flip run on the utility
+    ``max(u_r, u* − GAMMA_CAP/c)``, which has the same sensitivity and is
+    monotone whenever u is.  (And reaching the cap takes 2**62 successive
+    Bernoulli(1/e) successes.)
+    """
+    gap = np.asarray(gap, dtype=np.uint64)
+    c = np.uint64(rate.num)
+    s = rate.shift
+    low_product = (gap & _M32) * c  # < 2**64
+    top = (gap >> np.uint64(32)) * c + (low_product >> np.uint64(32))  # < 2**64
+    low = low_product & _M32  # c·gap = top·2**32 + low
+    cap = np.uint64(GAMMA_CAP)
+    if s >= 32:
+        whole = np.minimum(top >> np.uint64(s - 32), cap)
+        high_bits = (top & np.uint64((1 << (s - 32)) - 1)) << np.uint64(32)
+        frac = np.where(whole == cap, np.uint64(0), high_bits | low)
+    else:
+        up = np.uint64(32 - s)
+        limit = np.uint64(GAMMA_CAP >> (32 - s))
+        small = top < limit  # then top·2**(32 - s) < 2**62: no overflow
+        whole = np.where(small, (top << up) | (low >> np.uint64(s)), cap)
+        whole = np.minimum(whole, cap)
+        frac = np.where(whole == cap, np.uint64(0), low & np.uint64((1 << s) - 1))
+    den = np.full(gap.shape, 1 << s, dtype=np.uint64)
+    return whole.astype(np.uint64), frac.astype(np.uint64), den
+
+
+def permute_and_flip(
+    src: RandomSource, utility: I64, rate: Rate, alive: Bools | None = None
+) -> I64:
+    """One exact permute-and-flip selection per row of ``utility`` (higher is better).
+
+    ``utility`` has shape ``(n_keys, n_candidates)``; ``alive`` (same shape)
+    excludes candidates already taken (top-k).  Returns the winning column
+    per row.  Each alive candidate succeeds independently with probability
+    ``exp(-c·(u* − u_r))``; the winner is a uniform pick among the successes.
+    """
+    utility = np.asarray(utility, dtype=np.int64)
+    n_keys, n_cands = utility.shape
+    if alive is None:
+        alive = np.ones(utility.shape, dtype=np.bool_)
+    masked = np.where(alive, utility, np.iinfo(np.int64).min)
+    best = masked.max(axis=1)
+    # u* − u_r in [0, 2**64): exact in wrap-around uint64 arithmetic.
+    gap = best.view(np.uint64)[:, None] - utility.view(np.uint64)
+    flat = np.flatnonzero(alive)
+    whole, num, den = gamma_parts(gap.reshape(-1)[flat], rate)
+    success = np.zeros(n_keys * n_cands, dtype=np.bool_)
+    success[flat] = bernoulli_exp(src, whole, num, den)
+    success = success.reshape(n_keys, n_cands)
+    n_success = success.sum(axis=1).astype(np.uint64)  # >= 1: the best has gap 0
+    pick = uniform_below(src, n_success).astype(np.int64)
+    rank = np.cumsum(success, axis=1)
+    winners: I64 = np.argmax(rank > pick[:, None], axis=1).astype(np.int64)
+    return winners
+
+
+def peel(src: RandomSource, utility: I64, rate: Rate, k: int) -> I64:
+    """Top-k by peeling: k permute-and-flip rounds, best first, distinct per row.
+
+    Returns shape ``(n_keys, k)``.  Each round costs the ε that ``rate`` was
+    computed for; the caller charges ``k`` of them.
+    """
+    n_keys = utility.shape[0]
+    alive = np.ones(utility.shape, dtype=np.bool_)
+    out = np.empty((n_keys, k), dtype=np.int64)
+    rows = np.arange(n_keys)
+    for r in range(k):
+        winners = permute_and_flip(src, utility, rate, alive)
+        out[:, r] = winners
+        alive[rows, winners] = False
+    return out
+
+
+# ----------------------------------------------------------------------- releases
+
+
+def _check_rows(df: pd.DataFrame) -> None:
+    """Integer scores stay exact below 2**32 rows (as for sums and means)."""
+    if len(df) >= aggregate.MAX_ROWS:
+        raise ValueError(f"frames of {aggregate.MAX_ROWS} rows or more are not supported.")
+
+
+def _check_cells(n_keys: int, n_candidates: int) -> None:
+    if n_keys * n_candidates > MAX_CELLS:
+        raise ValueError(
+            f"{n_keys} keys × {n_candidates} candidates = {n_keys * n_candidates} cells; at most "
+            f"{MAX_CELLS} are supported in one release. Use fewer keys or candidates."
+        )
+
+
+def _plain(item: object) -> Any:
+    """A numpy scalar as the matching Python scalar; anything else unchanged."""
+    return item.item() if isinstance(item, np.generic) else item
+
+
+def _operation(name: str, group: DPGroupBy | None) -> str:
+    return name if group is None else f"groupby.{name}"
+
+
+def release_argmax(
+    df: pd.DataFrame,
+    column: Hashable,
+    candidates: object,
+    epsilon: object,
+    *,
+    k: object,
+    value: Hashable | None,
+    clip: object,
+    group: DPGroupBy | None,
+) -> Any:
+    """Validate → resolve the budget → spend → permute-and-flip (peeled for k > 1)."""
+    eps = check_epsilon(epsilon)
+    check_column(df, column)
+    if isinstance(df[column], pd.DataFrame):
+        raise ValueError(
+            f"column {column!r} is duplicated in the frame; give columns unique names."
+        )
+    cands = check_candidates(candidates).set_names(column)
+    top = check_k(k, len(cands))
+    bounds: tuple[float, float] | None = None
+    values: F64 | None = None
+    if value is None:
+        if clip is not None:
+            raise TypeError(
+                "`clip` bounds the per-row `value` summed per candidate; pass value='column' "
+                "with it, or drop `clip` to score candidates by their row counts."
+            )
+    else:
+        check_column(df, value)
+        bounds = check_clip(clip)
+        values, _ = numeric_values(df, value)
+    _check_rows(df)
+    n_keys = 1 if group is None else len(group.keys)
+    _check_cells(n_keys, len(cands))
+    budget = require_binding(df).budget
+    plan = plan_argmax(eps, budget.adjacency, k=top, clip=bounds)
+    cells: I64 | None = None  # per row, its (key, candidate) cell; -1 if dropped
+    if group is not None or values is not None:
+        cells = encode_keys(df, [column], cands)
+    if group is not None:
+        assert cells is not None
+        key_codes = group.codes()
+        cells = np.where((cells >= 0) & (key_codes >= 0), key_codes * len(cands) + cells, -1)
+    budget.spend(
+        LedgerEntry(
+            operation=_operation("argmax_exp" if top == 1 else f"argmax_exp(k={top})", group),
+            epsilon=eps,
+            columns=column_names([column] if value is None else [column, value]),
+            mechanism="permute_and_flip",
+            adjacency=budget.adjacency,
+            sensitivity=f"{float(plan.sensitivity * plan.unit):.6g}",
+            noise_scale=f"{plan.noise_scale:.6g}",
+            clip=() if bounds is None else (bounds,),
+            keys=n_keys if group is not None else None,
+        )
+    )
+    if cells is None:
+        utility = candidate_counts(df[column], cands)
+    elif values is None:
+        utility = count_utilities(cells, n_keys, len(cands))
+    else:
+        assert plan.grid is not None
+        utility = sum_utilities(values, cells, n_keys, len(cands), plan.grid)
+    winners = peel(budget.source, utility, plan.rate, top)
+    if group is None:
+        chosen = [_plain(cands[i]) for i in winners[0]]
+        return chosen[0] if top == 1 else chosen
+    if top == 1:
+        return pd.Series(cands.take(winners[:, 0]), index=group.keys, name=column)
+    ranks = {r + 1: cands.take(winners[:, r]) for r in range(top)}
+    return pd.DataFrame(ranks, index=group.keys)
+
+
+def release_quantile(
+    df: pd.DataFrame,
+    column: Hashable,
+    q: object,
+    candidates: object,
+    epsilon: object,
+    *,
+    group: DPGroupBy | None,
+    name: str = "quantile",
+) -> float | pd.Series:
+    """Validate → resolve the budget → spend → permute-and-flip on the quantile scores."""
+    eps = check_epsilon(epsilon)
+    check_column(df, column)
+    level = check_quantile(q)
+    grid = check_quantile_grid(candidates)
+    values, _ = numeric_values(df, column)
+    _check_rows(df)
+    n_keys = 1 if group is None else len(group.keys)
+    _check_cells(n_keys, grid.size)
+    budget = require_binding(df).budget
+    plan = plan_quantile(level, eps, budget.adjacency, grouped=group is not None)
+    codes = None if group is None else group.codes()
+    operation = name if name == "median" else f"{name}(q={float(level):g})"
+    budget.spend(
+        LedgerEntry(
+            operation=_operation(operation, group),
+            epsilon=eps,
+            columns=column_names([column]),
+            mechanism="permute_and_flip",
+            adjacency=budget.adjacency,
+            sensitivity=f"{float(plan.sensitivity * plan.unit):.6g}",
+            noise_scale=f"{plan.noise_scale:.6g}",
+            keys=n_keys if group is not None else None,
+        )
+    )
+    utility = quantile_utilities(values, codes, n_keys, grid, level)
+    winners = permute_and_flip(budget.source, utility, plan.rate)
+    if group is None:
+        return float(grid[winners[0]])
+    return pd.Series(grid[winners], index=group.keys, name=column)
