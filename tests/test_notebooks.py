@@ -14,6 +14,7 @@ Refresh the stored outputs with ``python notebooks/execute.py``.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ import pytest
 
 NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
-EXPECTED = ["01_quickstart.ipynb"]
+EXPECTED = ["01_quickstart.ipynb", "02_choosing_clip_bounds.ipynb", "03_best_sellers.ipynb"]
 TIMEOUT = 120  # seconds per cell; the whole set runs in well under a minute
 
 
@@ -102,6 +103,16 @@ def test_stored_outputs_are_current(executed: tuple[Any, Any]) -> None:
         "the notebook's stored output differs from what the code prints now; "
         "refresh it with: python notebooks/execute.py"
     )
+
+
+def test_readme_links_every_notebook_and_figure() -> None:
+    readme = (NOTEBOOK_DIR.parent / "README.md").read_text(encoding="utf-8")
+    linked = set(re.findall(r"\]\((notebooks/[^)]+\.ipynb)\)", readme))
+    assert linked == {f"notebooks/{p.name}" for p in NOTEBOOKS}
+    for figure in re.findall(r"!\[[^\]]*\]\((docs/[^)]+\.png)\)", readme):
+        path = NOTEBOOK_DIR.parent / figure
+        assert path.is_file()
+        assert path.stat().st_size < 150_000
 
 
 def test_kernel_is_this_environment(tmp_path: Path) -> None:
