@@ -142,32 +142,60 @@ def uniform_below(src: RandomSource, m: U64) -> U64:
     return out
 
 
-def _full(n: int, value: int) -> U64:
-    return np.full(n, value, dtype=np.uint64)
+def _uniform_fixed(src: RandomSource, m: int, size: int) -> U64:
+    """Exact uniform integers in ``[0, m)``, one bound for all ``size`` draws."""
+    mask = np.uint64((1 << (m - 1).bit_length()) - 1)
+    out = src.words(size) & mask
+    if m & (m - 1):  # not a power of two: reject and redraw what falls outside
+        bad = np.flatnonzero(out >= m)
+        while bad.size:
+            out[bad] = src.words(bad.size) & mask
+            bad = bad[out[bad] >= m]
+    return out
+
+
+def _uniform(src: RandomSource, m: int | U64, size: int) -> U64:
+    return _uniform_fixed(src, m, size) if isinstance(m, int) else uniform_below(src, m)
 
 
 # ------------------------------------------------------------------------- Bernoullis
 
 
-def _bern_exp_frac(src: RandomSource, num: U64, den: U64) -> NDArray[np.bool_]:
+def _bern_exp_frac(src: RandomSource, num: U64, den: int | U64) -> NDArray[np.bool_]:
     """Exact ``Bernoulli(exp(-num/den))`` for ``0 <= num <= den`` (CKS Alg. 1).
 
     K = 1, 2, ...: continue while ``Bernoulli(gamma / K)`` succeeds; the result
     is whether the final K is odd.  ``Bernoulli(gamma/K)`` is drawn as
-    ``Bernoulli(gamma) and Bernoulli(1/K)``, which never overflows.
+    ``Bernoulli(gamma) and Bernoulli(1/K)``, which never overflows.  All
+    pending draws share the same K, so ``Bernoulli(1/K)`` has one bound.
     """
     n = num.size
     out = np.empty(n, dtype=np.bool_)
     pending = np.arange(n)
-    k = np.ones(n, dtype=np.uint64)
     num_p, den_p = num, den
+    k = 1
     while pending.size:
-        hit = uniform_below(src, den_p) < num_p
-        hit &= uniform_below(src, k) == 0
-        stop = ~hit
-        out[pending[stop]] = (k[stop] & np.uint64(1)) == 1
-        pending, k = pending[hit], k[hit] + np.uint64(1)
-        num_p, den_p = num_p[hit], den_p[hit]
+        hit = _uniform(src, den_p, pending.size) < num_p
+        if k > 1:
+            hit &= _uniform_fixed(src, k, pending.size) == 0
+        out[pending[~hit]] = k % 2 == 1
+        pending, num_p = pending[hit], num_p[hit]
+        if not isinstance(den_p, int):
+            den_p = den_p[hit]
+        k += 1
+    return out
+
+
+def _bern_exp1(src: RandomSource, size: int) -> NDArray[np.bool_]:
+    """Exact ``Bernoulli(exp(-1))``: K = 2, 3, ... while ``Bernoulli(1/K)``; K odd."""
+    out = np.empty(size, dtype=np.bool_)
+    pending = np.arange(size)
+    k = 2
+    while pending.size:
+        hit = _uniform_fixed(src, k, pending.size) == 0
+        out[pending[~hit]] = k % 2 == 1
+        pending = pending[hit]
+        k += 1
     return out
 
 
@@ -180,12 +208,13 @@ def bernoulli_exp(src: RandomSource, whole: U64, num: U64, den: U64) -> NDArray[
     loop is short even when ``whole`` is huge.
     """
     whole = np.asarray(whole, dtype=np.uint64)
-    ok = _bern_exp_frac(src, np.asarray(num, dtype=np.uint64), np.asarray(den, dtype=np.uint64))
+    den = np.asarray(den, dtype=np.uint64)
+    same = den.size > 0 and bool((den == den.flat[0]).all())
+    ok = _bern_exp_frac(src, np.asarray(num, dtype=np.uint64), int(den.flat[0]) if same else den)
     pending = np.flatnonzero(ok & (whole > 0))
     left = whole[pending]
     while pending.size:
-        n = pending.size
-        survive = _bern_exp_frac(src, _full(n, 1), _full(n, 1))
+        survive = _bern_exp1(src, pending.size)
         ok[pending[~survive]] = False
         left = left - np.uint64(1)
         keep = survive & (left > 0)
@@ -201,15 +230,14 @@ def _geometric(src: RandomSource, s: int, t: int, n: int) -> I64:
     u = np.empty(n, dtype=np.uint64)
     pending = np.arange(n)
     while pending.size:
-        cand = uniform_below(src, _full(pending.size, t))
-        ok = _bern_exp_frac(src, cand, _full(pending.size, t))
+        cand = _uniform_fixed(src, t, pending.size)
+        ok = _bern_exp_frac(src, cand, t)
         u[pending[ok]] = cand[ok]
         pending = pending[~ok]
     v = np.zeros(n, dtype=np.uint64)
     pending = np.arange(n)
     while pending.size:
-        ok = _bern_exp_frac(src, _full(pending.size, 1), _full(pending.size, 1))
-        pending = pending[ok]
+        pending = pending[_bern_exp1(src, pending.size)]
         v[pending] += np.uint64(1)
     if n and int(v.max()) < (_MAX_INT - t) // t:
         y = (u + np.uint64(t) * v) // np.uint64(s)

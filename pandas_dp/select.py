@@ -47,7 +47,7 @@ from numpy.typing import NDArray
 
 from . import aggregate
 from .budget import LedgerEntry, column_names, require_binding
-from .groupby import _row_codes, encode_keys
+from .groupby import encode_keys
 from .noise import RandomSource, bernoulli_exp, uniform_below
 from .validation import (
     check_candidates,
@@ -259,21 +259,16 @@ def plan_quantile(
 def candidate_counts(series: pd.Series, candidates: pd.Index) -> I64:
     """Rows per candidate, shape ``(1, n_candidates)``: the ungrouped fast path.
 
-    The same encoding as :func:`~pandas_dp.groupby.encode_keys` (one
-    factorization of the column, its distinct values looked up among the
-    candidates), but counted per distinct value before the lookup, which
-    saves a pass over the rows.  Missing values and values that are not
-    candidates are dropped.
+    Counts per distinct value with pandas' own ``value_counts`` (a bincount of
+    the codes for a categorical column, arrow's kernel for an arrow-backed
+    one), then looks the distinct values up among the candidates.  Missing
+    values and values that are not candidates are dropped.
     """
-    codes, uniques = _row_codes(series)
-    if codes.size and codes.min() >= 0:  # no missing values: skip the shift by one
-        per_value = np.bincount(codes, minlength=len(uniques)).astype(np.int64)
-    else:
-        per_value = np.bincount(codes + 1, minlength=len(uniques) + 1)[1:].astype(np.int64)
-    position = np.asarray(candidates.get_indexer(uniques), dtype=np.int64)
+    per_value = series.value_counts(sort=False, dropna=True)
+    position = np.asarray(candidates.get_indexer(per_value.index), dtype=np.int64)
     found = position >= 0
     counts = np.zeros(len(candidates), dtype=np.int64)
-    np.add.at(counts, position[found], per_value[found])
+    np.add.at(counts, position[found], per_value.to_numpy(dtype=np.int64)[found])
     return counts.reshape(1, -1)
 
 

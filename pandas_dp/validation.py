@@ -177,7 +177,7 @@ def numeric_values(df: pd.DataFrame, column: Hashable) -> tuple[np.ndarray, bool
         or isinstance(dtype, pd.CategoricalDtype)
     ):
         raise TypeError(
-            f"column {column!r} must be numeric for a sum or mean, got dtype {dtype}. "
+            f"column {column!r} must be numeric for this release, got dtype {dtype}. "
             "Convert it first, e.g. with df.dp.assign(col=pd.to_numeric(df.col))."
         )
     values = series.to_numpy(dtype=np.float64, na_value=np.nan)

@@ -101,7 +101,7 @@ def test_count_at_the_largest_scale_is_released() -> None:
     ids=["1/3", "0.999", "1", "2.5", "3+2/7"],
 )
 def test_bernoulli_exp_frequency(whole: int, num: int, den: int) -> None:
-    n = 200_000
+    n = 1_000_000
     hits = bernoulli_exp(SeededSource(21), _u64([whole] * n), _u64([num] * n), _u64([den] * n))
     target = math.exp(-(whole + num / den))
     k = int(hits.sum())
