@@ -30,13 +30,12 @@ from .budget import (
     refuse_rebinding,
     require_binding,
 )
-from .errors import PandasDPError
+from .errors import MissingBudgetError, PandasDPError
 from .groupby import DPGroupBy, normalize_by, normalize_keys
 from .ledger import Ledger, check_name, continues_named, open_ledger
 from .noise import make_source
 from .validation import (
     Bounds,
-    can_be_missing,
     check_adjacency,
     check_clip,
     check_clip_map,
@@ -114,7 +113,9 @@ def release_count(
         check_column(df, column)
     binding = require_binding(df)
     budget = binding.budget
-    n_public = binding.is_root(df) and (column is None or not can_be_missing(df[column].dtype))
+    # Only the row count is public under substitute: whether a column has missing
+    # values is data (read_csv even infers the dtype from it).
+    n_public = binding.is_root(df) and column is None
     plan = aggregate.plan_count(eps, budget.adjacency, grouped=group is not None, n_public=n_public)
     codes, n_keys = _codes(df, group)
     if column is not None:
@@ -154,10 +155,9 @@ def _release_clipped(
     share = eps / len(clips)
     grouped = group is not None
     plans: dict[Hashable, aggregate.GridPlan | aggregate.MeanPlan] = {}
+    planner = aggregate.plan_sum if kind == "sum" else aggregate.plan_mean
     for col, bounds in clips.items():
-        n_public = binding.is_root(df) and not values[col][1]
-        planner = aggregate.plan_sum if kind == "sum" else aggregate.plan_mean
-        plans[col] = planner(bounds, share, budget.adjacency, grouped=grouped, n_public=n_public)
+        plans[col] = planner(bounds, share, budget.adjacency, grouped=grouped)
     grids = {c: p.grid if isinstance(p, aggregate.MeanPlan) else p for c, p in plans.items()}
     codes, n_keys = _codes(df, group)
     budget.spend(
@@ -177,13 +177,9 @@ def _release_clipped(
     results: dict[Hashable, np.ndarray] = {}
     for col, plan in plans.items():
         if isinstance(plan, aggregate.MeanPlan):
-            results[col] = aggregate.release_means(
-                budget.source, values[col][0], codes, n_keys, plan
-            )
+            results[col] = aggregate.release_means(budget.source, values[col], codes, n_keys, plan)
         else:
-            results[col] = aggregate.release_sums(
-                budget.source, values[col][0], codes, n_keys, plan
-            )
+            results[col] = aggregate.release_sums(budget.source, values[col], codes, n_keys, plan)
     return _shape_many(results, group.keys if group else None, column)
 
 
@@ -319,9 +315,10 @@ class DPAccessor:
         Notes
         -----
         Sensitivity 1 under add_remove. Under substitute the row count of the
-        frame the budget was set on is public: it is returned exactly and costs
-        nothing (as does a column that cannot hold missing values); on a
-        filtered frame it has sensitivity 1.
+        frame the budget was set on is public: ``count()`` is returned exactly
+        and costs nothing. The count of a column's non-missing values, and any
+        count of a filtered frame, has sensitivity 1 (a changed row may gain or
+        lose a value, or enter or leave the filter).
         """
         return release_count(self._df, column, epsilon, None)  # type: ignore[return-value]
 
@@ -360,10 +357,11 @@ class DPAccessor:
         Notes
         -----
         L1 sensitivity ``max(|L|, |U|)`` under add_remove; under substitute
-        ``U − L`` on the budget's own frame and ``max(U − L, |L|, |U|)`` on a
-        filtered frame. Each clipped row is rounded to a power-of-two grid
-        chosen from (sensitivity, epsilon) only, summed exactly in integers and
-        given exact discrete Laplace noise, so the result lies on the grid.
+        ``max(U − L, |L|, |U|)`` (a changed row's value may move by ``U − L``,
+        or appear or disappear: a missing value, a filtered frame). Each
+        clipped row is rounded to a power-of-two grid chosen from
+        (sensitivity, epsilon) only, summed exactly in integers and given
+        exact discrete Laplace noise, so the result lies on the grid.
         """
         return release_sum(self._df, column, clip, epsilon, None)  # type: ignore[return-value]
 
@@ -404,9 +402,8 @@ class DPAccessor:
         ``(U − L)/ε``: one person moves the pair by an L1 distance of exactly
         ``U − L``. The mean is ``L + (U − L)·a/(a + b)`` with ``a, b`` the
         noisy sums floored at 0 (the midpoint if both are 0): half the mean
-        squared error of noisy-sum over noisy-count. Under substitute on the
-        budget's own frame with a column that cannot hold missing values, n is
-        public and the centred sum (sensitivity ``U − L``) is divided by n.
+        squared error of noisy-sum over noisy-count. Under substitute the pair
+        has sensitivity ``2(U − L)``.
         """
         return release_mean(self._df, column, clip, epsilon, None)  # type: ignore[return-value]
 
@@ -510,16 +507,29 @@ class DPAccessor:
             check_column(self._df, label)
         return self._derive(self._df[labels], same_rows=True)
 
-    def inherit(self, source: pd.DataFrame) -> pd.DataFrame:
+    def inherit(self, source: pd.DataFrame | None = None) -> pd.DataFrame:
         """Bind this frame to ``source``'s budget; returns this frame.
 
         Call it only when this frame still has at most one row per person of
         ``source`` and was made from it by row-wise changes: that is your
-        assertion, which the library cannot check.
+        assertion, which the library cannot check. Without ``source``, the
+        frame is bound to the budget its marker names (the budget of the frame
+        it was derived from, created in this process), e.g. after
+        ``df = df.reset_index()``.
         """
-        if not isinstance(source, pd.DataFrame):
+        if source is None:
+            marker = marker_of(self._df)
+            found = None if marker is None else live_budget(str(marker["budget"]))
+            if found is None:
+                raise MissingBudgetError(
+                    "This frame does not come from a budget of this process; pass the frame "
+                    "it was derived from: result.dp.inherit(df)."
+                )
+            budget = found
+        elif not isinstance(source, pd.DataFrame):
             raise TypeError(f"`source` must be a DataFrame, got {type(source).__name__}.")
-        budget = require_binding(source).budget
+        else:
+            budget = require_binding(source).budget
         own = binding_of(self._df)
         if own is not None:
             if own.budget is budget:

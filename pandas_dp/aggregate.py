@@ -12,8 +12,9 @@ and ``n_keys`` is 1.  Each release is split in two halves that never mix:
 Scopes (what the row set of the frame is, as far as the budget knows):
 
 - ``n_public``: under ``substitute`` on the frame the budget was set on (or a
-  select/assign of it) and a column that cannot hold missing values, the number
-  of values counted is public.
+  select/assign of it), its row count is public.  Only the row count: whether a
+  column has missing values is data, and a substituted row may turn a missing
+  value into a present one, so column statistics never treat n as public.
 - ``grouped``: a vector over public keys; under ``substitute`` a row may move
   between keys, which doubles the sensitivity.
 """
@@ -103,16 +104,14 @@ class GridPlan:
 
 @dataclass(frozen=True)
 class MeanPlan:
-    """The complementary-sums mean, or the n-public centred mean.
+    """The complementary-sums mean.
 
-    ``pair`` True: release ``A = Σq`` and ``B = N·Q - A`` (``Q = grid.q_hi``),
-    each with independent noise of scale ``grid.scale``; the pair moves by
-    ``(q, Q - q)`` when a row is added, an L1 norm of exactly ``Q``.
-    ``pair`` False (substitute, n public): release ``A`` alone and divide by n.
+    Release ``A = Σq`` and ``B = N·Q - A`` (``Q = grid.q_hi``), each with
+    independent noise of scale ``grid.scale``; the pair moves by ``(q, Q - q)``
+    when a row is added, an L1 norm of exactly ``Q`` (``2Q`` under substitute).
     """
 
     grid: GridPlan
-    pair: bool
 
 
 #: Largest grid exponent: an int64 number of grid steps stays a finite float.
@@ -153,18 +152,16 @@ def _grid(
     return exponent, q_lo, q_hi
 
 
-def _sum_sensitivity(
-    lower: _Num, upper: _Num, *, adjacency: str, grouped: bool, n_public: bool
-) -> _Num:
+def _sum_sensitivity(lower: _Num, upper: _Num, *, adjacency: str, grouped: bool) -> _Num:
     """L1 sensitivity of a sum of rows in ``[lower, upper]`` (real units or grid units)."""
     reach = max(abs(lower), abs(upper))
     if adjacency == "add_remove":
         return reach
     if grouped:
         return 2 * reach  # a substituted row may leave one key and join another
-    if n_public:
-        return upper - lower  # a row's value changes, the row set does not
-    return max(upper - lower, reach)  # a row may also enter or leave the filtered frame
+    # A row's value may change, or (missing values, filtered frames) a value may
+    # appear or disappear.
+    return max(upper - lower, reach)
 
 
 @functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
@@ -174,14 +171,11 @@ def plan_sum(
     adjacency: str,
     *,
     grouped: bool,
-    n_public: bool,
 ) -> GridPlan:
     lower, upper = float(clip[0]), float(clip[1])
-    real_delta = _sum_sensitivity(
-        lower, upper, adjacency=adjacency, grouped=grouped, n_public=n_public
-    )
+    real_delta = _sum_sensitivity(lower, upper, adjacency=adjacency, grouped=grouped)
     exponent, q_lo, q_hi = _grid(lower, upper, 0.0, real_delta, epsilon)
-    delta = _sum_sensitivity(q_lo, q_hi, adjacency=adjacency, grouped=grouped, n_public=n_public)
+    delta = _sum_sensitivity(q_lo, q_hi, adjacency=adjacency, grouped=grouped)
     return GridPlan(
         lower, upper, 0.0, exponent, q_lo, q_hi, delta, integer_scale(delta, epsilon), epsilon
     )
@@ -194,18 +188,16 @@ def plan_mean(
     adjacency: str,
     *,
     grouped: bool,
-    n_public: bool,
 ) -> MeanPlan:
     lower, upper = float(clip[0]), float(clip[1])
-    pair = adjacency == "add_remove" or grouped or not n_public
-    factor = 2 if adjacency == "substitute" and pair else 1
+    factor = 2 if adjacency == "substitute" else 1
     width = Fraction(upper) - Fraction(lower)
     exponent, q_lo, q_hi = _grid(lower, upper, lower, factor * width, epsilon)
     delta = factor * q_hi
     grid = GridPlan(
         lower, upper, lower, exponent, q_lo, q_hi, delta, integer_scale(delta, epsilon), epsilon
     )
-    return MeanPlan(grid, pair)
+    return MeanPlan(grid)
 
 
 # --------------------------------------------------------------------------- kernels
@@ -296,17 +288,13 @@ def release_means(
     """Noisy clipped means per key, always inside ``[lower, upper]``."""
     grid = plan.grid
     a, n = grid_sums(values, codes, n_keys, grid)
-    noise = discrete_laplace(src, Fraction(grid.scale), 2 * n_keys if plan.pair else n_keys)
+    noise = discrete_laplace(src, Fraction(grid.scale), 2 * n_keys)
     lower, upper = grid.lower, grid.upper
-    if plan.pair:
-        b = n * grid.q_hi - a
-        a_pos = np.maximum(a + noise[:n_keys], 0).astype(np.float64)
-        b_pos = np.maximum(b + noise[n_keys:], 0).astype(np.float64)
-        both = a_pos + b_pos
-        share = np.divide(a_pos, both, out=np.full(n_keys, 0.5), where=both > 0)
-        mean = lower + (upper - lower) * share
-    else:
-        centred = np.ldexp((a + noise).astype(np.float64), grid.exponent)
-        mean = np.where(n > 0, lower + centred / np.maximum(n, 1), (lower + upper) / 2)
+    b = n * grid.q_hi - a
+    a_pos = np.maximum(a + noise[:n_keys], 0).astype(np.float64)
+    b_pos = np.maximum(b + noise[n_keys:], 0).astype(np.float64)
+    both = a_pos + b_pos
+    share = np.divide(a_pos, both, out=np.full(n_keys, 0.5), where=both > 0)
+    mean = lower + (upper - lower) * share
     clipped: F64 = np.clip(mean, lower, upper)
     return clipped

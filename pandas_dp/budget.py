@@ -19,7 +19,6 @@ import itertools
 import json
 import threading
 import uuid
-import weakref
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -143,9 +142,11 @@ class MemoryStore:
             return list(self._entries)
 
 
-# Budgets alive in this process, by id: lets a marked frame tell whether the
-# budget it came from still exists (then set_budget on it is refused).
-_LIVE: weakref.WeakValueDictionary[str, PrivacyBudget] = weakref.WeakValueDictionary()
+# Every budget created in this process, by id, kept for the life of the process:
+# a marked frame can always find the budget it came from, so set_budget on it is
+# refused even after the original frame is gone (df = df.reset_index() would
+# otherwise silently reset the accounting), and inherit() can rebind it.
+_LIVE: dict[str, PrivacyBudget] = {}
 
 
 class PrivacyBudget:
@@ -297,18 +298,20 @@ class FrameBinding:
 
     ``root`` is True for the frame the budget was set on and for frames that
     keep exactly its rows (``select``, ``assign``): there, under the
-    substitute adjacency, the row count is public.  ``rows`` is the row count
-    when bound: a root frame whose rows were since dropped or appended in place
-    is no longer treated as root (see :meth:`is_root`).
+    substitute adjacency, the row count is public.  ``index`` is the frame's
+    index object when bound: pandas installs a new index object whenever rows
+    are dropped or added in place (``dropna(inplace=True)``, even when nothing
+    was dropped), so a frame changed that way is no longer treated as root,
+    whatever its data (see :meth:`is_root`).
     """
 
     budget: PrivacyBudget
     root: bool
-    rows: int = -1
+    index: pd.Index | None = None
 
     def is_root(self, df: pd.DataFrame) -> bool:
-        """Whether ``df`` (the bound frame) still has exactly the budget's own rows."""
-        return self.root and len(df) == self.rows
+        """Whether ``df`` (the bound frame) still has the rows the budget was set on."""
+        return self.root and df.index is self.index
 
 
 def binding_of(df: pd.DataFrame) -> FrameBinding | None:
@@ -336,7 +339,7 @@ def live_budget(budget_id: str) -> PrivacyBudget | None:
 
 def bind(df: pd.DataFrame, budget: PrivacyBudget, *, root: bool) -> None:
     """Let ``df`` (this object only) spend ``budget``; mark its attrs."""
-    object.__setattr__(df, _BINDING_ATTR, FrameBinding(budget, root, len(df)))
+    object.__setattr__(df, _BINDING_ATTR, FrameBinding(budget, root, df.index))
     df.attrs[MARKER_KEY] = budget.marker
 
 
@@ -350,7 +353,7 @@ def require_binding(df: pd.DataFrame) -> FrameBinding:
             "This frame cannot spend a privacy budget. It was derived from a protected frame by "
             "a pandas operation (copy, indexing, concat, merge, groupby, pickling, ...), which "
             "may mix or repeat people. Derive it with df.dp.filter(...) / df.dp.query(...) / "
-            "df.dp.assign(...) / df.dp.select(...), or call result.dp.inherit(df) if it still has "
+            "df.dp.assign(...) / df.dp.select(...), or call result.dp.inherit() if it still has "
             "at most one row per person."
         )
     raise MissingBudgetError(
@@ -388,7 +391,8 @@ def refuse_rebinding(
             else ""
         )
         raise PandasDPError(
-            "This frame was derived from a frame whose privacy budget is still in use; a new "
-            "budget would reset the accounting for the same people. Derive it with "
-            f"df.dp.filter(...) / df.dp.query(...), or call result.dp.inherit(df){again}."
+            "This frame was derived from a frame whose privacy budget was created in this "
+            "process; a new budget would reset the accounting for the same people. Derive it "
+            "with df.dp.filter(...) / df.dp.query(...), or call result.dp.inherit() if it still "
+            f"has at most one row per person{again}."
         )

@@ -40,7 +40,9 @@ _KEYS_HINT = (
 
 def normalize_by(df: pd.DataFrame, by: object) -> list[Hashable]:
     """``by`` as a non-empty list of existing, distinct column labels."""
-    labels: list[Hashable] = list(by) if isinstance(by, list | tuple) else [by]
+    # A tuple that is itself a column label (MultiIndex columns) is one label.
+    is_list = isinstance(by, list) or (isinstance(by, tuple) and by not in df.columns)
+    labels: list[Hashable] = list(by) if is_list else [by]  # type: ignore[call-overload]
     if not labels:
         raise ValueError("`by` must name at least one column, got an empty list.")
     for label in labels:
@@ -104,9 +106,11 @@ def normalize_keys(by: list[Hashable], keys: object) -> pd.Index:
         raise ValueError(
             "`keys` must not contain missing values; rows with a missing key are dropped."
         )
+    if isinstance(index, pd.IntervalIndex) and index.is_overlapping:
+        raise ValueError("`keys` must not overlap: each row may fall in one interval only.")
     if not index.is_unique:
         raise ValueError("`keys` must not contain duplicates (each public key once).")
-    return index.set_names(by if len(by) > 1 else by[0])
+    return index.set_names(list(by)) if len(by) > 1 else index.rename(by[0])
 
 
 def _row_codes(series: pd.Series) -> tuple[I64, pd.Index]:

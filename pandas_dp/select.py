@@ -210,7 +210,7 @@ def plan_argmax(
     if clip is None:
         return SelectPlan(epsilon, k, 1, monotone, rate_for(per_round, 1, monotone))
     # The grid of a grouped add_remove sum: chosen from (clip, ε) only.
-    grid = aggregate.plan_sum(clip, per_round, "add_remove", grouped=True, n_public=False)
+    grid = aggregate.plan_sum(clip, per_round, "add_remove", grouped=True)
     reach = max(abs(grid.q_lo), abs(grid.q_hi))
     sensitivity = reach if monotone else max(grid.q_hi - grid.q_lo, reach)
     rate = rate_for(per_round, sensitivity, monotone)
@@ -439,11 +439,7 @@ def release_argmax(
     """Validate → resolve the budget → spend → permute-and-flip (peeled for k > 1)."""
     eps = check_epsilon(epsilon)
     check_column(df, column)
-    if isinstance(df[column], pd.DataFrame):
-        raise ValueError(
-            f"column {column!r} is duplicated in the frame; give columns unique names."
-        )
-    cands = check_candidates(candidates).set_names(column)
+    cands = check_candidates(candidates).rename(column)
     top = check_k(k, len(cands))
     bounds: tuple[float, float] | None = None
     values: F64 | None = None
@@ -456,7 +452,7 @@ def release_argmax(
     else:
         check_column(df, value)
         bounds = check_clip(clip)
-        values, _ = numeric_values(df, value)
+        values = numeric_values(df, value)
     _check_rows(df)
     n_keys = 1 if group is None else len(group.keys)
     _check_cells(n_keys, len(cands))
@@ -469,6 +465,8 @@ def release_argmax(
         assert cells is not None
         key_codes = group.codes()
         cells = np.where((cells >= 0) & (key_codes >= 0), key_codes * len(cands) + cells, -1)
+    # Encoding can fail on odd input (unhashable values): do it before the spend.
+    counts = candidate_counts(df[column], cands) if cells is None else None
     budget.spend(
         LedgerEntry(
             operation=_operation("argmax_exp" if top == 1 else f"argmax_exp(k={top})", group),
@@ -482,8 +480,10 @@ def release_argmax(
             keys=n_keys if group is not None else None,
         )
     )
-    if cells is None:
-        utility = candidate_counts(df[column], cands)
+    if counts is not None:
+        utility = counts
+    elif cells is None:
+        raise AssertionError("cells are encoded whenever counts are not")
     elif values is None:
         utility = count_utilities(cells, n_keys, len(cands))
     else:
@@ -514,7 +514,7 @@ def release_quantile(
     check_column(df, column)
     level = check_quantile(q)
     grid = check_quantile_grid(candidates)
-    values, _ = numeric_values(df, column)
+    values = numeric_values(df, column)
     _check_rows(df)
     n_keys = 1 if group is None else len(group.keys)
     _check_cells(n_keys, grid.size)

@@ -19,7 +19,6 @@ import pandas as pd
 __all__ = [
     "ADJACENCIES",
     "Bounds",
-    "can_be_missing",
     "check_adjacency",
     "check_candidates",
     "check_clip",
@@ -151,17 +150,18 @@ def check_column(df: pd.DataFrame, column: object) -> Hashable:
         raise TypeError(f"`column` must be a column label, got {given(column)}.")
     if column not in df.columns:
         raise KeyError(column)
-    if not df.columns.is_unique and np.count_nonzero(df.columns == column) > 1:
-        # df[column] would be a frame: a count over it would count each person twice.
+    if not isinstance(df.columns.get_loc(column), int | np.integer):
+        # df[column] would be a frame (a duplicated label, or part of a MultiIndex
+        # label): a count over it would count each person more than once.
         raise ValueError(
-            f"column {column!r} is duplicated in the frame; give columns unique names."
+            f"column {column!r} names several columns of the frame (a duplicated label or part "
+            "of a MultiIndex label); name exactly one column."
         )
     return column
 
 
-def numeric_values(df: pd.DataFrame, column: Hashable) -> tuple[np.ndarray, bool]:
-    """The column as a float64 array with NaN for missing values, and whether its
-    dtype can hold a missing value at all (a schema fact, not a data fact).
+def numeric_values(df: pd.DataFrame, column: Hashable) -> np.ndarray:
+    """The column as a float64 array with NaN for missing values.
 
     Raises TypeError for a non-numeric column, before anything is spent.
     """
@@ -181,12 +181,7 @@ def numeric_values(df: pd.DataFrame, column: Hashable) -> tuple[np.ndarray, bool
             "Convert it first, e.g. with df.dp.assign(col=pd.to_numeric(df.col))."
         )
     values = series.to_numpy(dtype=np.float64, na_value=np.nan)
-    return values, can_be_missing(dtype)
-
-
-def can_be_missing(dtype: object) -> bool:
-    """Whether a column of this dtype can hold a missing value (numpy ints and bools cannot)."""
-    return not (isinstance(dtype, np.dtype) and dtype.kind in "iub")
+    return values
 
 
 # ---------------------------------------------------------------- candidates
@@ -237,6 +232,8 @@ def _candidate_items(candidates: object, name: str, hint: str) -> pd.Index:
         raise ValueError(f"`{name}` must not be empty. {hint}")
     if index.hasnans:
         raise ValueError(f"`{name}` must not contain missing values.")
+    if isinstance(index, pd.IntervalIndex) and index.is_overlapping:
+        raise ValueError(f"`{name}` must not overlap: each value may fall in one interval only.")
     if not index.is_unique:
         raise ValueError(f"`{name}` must not contain duplicates (each candidate once).")
     checked: pd.Index = index

@@ -33,9 +33,8 @@ ADJACENCIES = ("add_remove", "substitute")
 
 
 def plan(kind: str, clip: tuple[float, float], eps: Fraction, adjacency: str, scope: str):  # type: ignore[no-untyped-def]
-    grouped, n_public = SCOPES[scope]
     planner = plan_sum if kind == "sum" else plan_mean
-    return planner(clip, eps, adjacency, grouped=grouped, n_public=n_public)
+    return planner(clip, eps, adjacency, grouped=scope == "grouped")
 
 
 def grid_of(p: object) -> GridPlan:
@@ -75,27 +74,27 @@ SUM_TABLE = [
     ((-5, 10), "substitute", "filtered", 15),
     ((-5, 10), "substitute", "grouped", 20),
     ((5, 10), "add_remove", "root", 10),
-    ((5, 10), "substitute", "root", 5),
+    ((5, 10), "substitute", "root", 10),  # a missing value may become present: |U|
     ((5, 10), "substitute", "filtered", 10),
     ((5, 10), "substitute", "grouped", 20),
     ((-10, -5), "add_remove", "filtered", 10),
-    ((-10, -5), "substitute", "root", 5),
+    ((-10, -5), "substitute", "root", 10),
     ((-10, -5), "substitute", "filtered", 10),
     ((-10, -5), "substitute", "grouped", 20),
     ((0, 200_000), "add_remove", "root", 200_000),
     ((0, 200_000), "substitute", "grouped", 400_000),
 ]
 
-#: (clip, adjacency, scope) -> (the mean pair's joint sensitivity, whether it is a pair)
+#: (clip, adjacency, scope) -> the mean pair's joint sensitivity
 MEAN_TABLE = [
-    ((-5, 10), "add_remove", "root", 15, True),
-    ((-5, 10), "add_remove", "filtered", 15, True),
-    ((-5, 10), "add_remove", "grouped", 15, True),
-    ((-5, 10), "substitute", "root", 15, False),  # n public: centred sum / exact n
-    ((-5, 10), "substitute", "filtered", 30, True),
-    ((-5, 10), "substitute", "grouped", 30, True),
-    ((0, 200_000), "add_remove", "root", 200_000, True),
-    ((0, 200_000), "substitute", "grouped", 400_000, True),
+    ((-5, 10), "add_remove", "root", 15),
+    ((-5, 10), "add_remove", "filtered", 15),
+    ((-5, 10), "add_remove", "grouped", 15),
+    ((-5, 10), "substitute", "root", 30),  # n of a column is never public
+    ((-5, 10), "substitute", "filtered", 30),
+    ((-5, 10), "substitute", "grouped", 30),
+    ((0, 200_000), "add_remove", "root", 200_000),
+    ((0, 200_000), "substitute", "grouped", 400_000),
 ]
 
 EPSILONS = [Fraction(1, 100), Fraction(1, 10), Fraction(1), Fraction(37, 10), Fraction(10**9)]
@@ -111,18 +110,12 @@ def test_sum_sensitivity_is_the_designed_one(
     assert p.center == 0
 
 
-@pytest.mark.parametrize(("clip", "adjacency", "scope", "sensitivity", "pair"), MEAN_TABLE)
+@pytest.mark.parametrize(("clip", "adjacency", "scope", "sensitivity"), MEAN_TABLE)
 @pytest.mark.parametrize("eps", EPSILONS, ids=str)
 def test_mean_pair_sensitivity_is_the_designed_one(
-    clip: tuple[float, float],
-    adjacency: str,
-    scope: str,
-    sensitivity: int,
-    pair: bool,
-    eps: Fraction,
+    clip: tuple[float, float], adjacency: str, scope: str, sensitivity: int, eps: Fraction
 ) -> None:
     p = plan("mean", clip, eps, adjacency, scope)
-    assert p.pair is pair
     assert Fraction(p.grid.delta) * Fraction(p.grid.step) == sensitivity
     assert p.grid.center == clip[0]
     assert p.grid.q_lo == 0
@@ -149,15 +142,10 @@ def test_sum_grid_and_integer_scale_are_exact(
     assert p.realised_epsilon >= eps / (1 + eps / p.delta)  # ceil loses less than one step
 
 
-@pytest.mark.parametrize(("clip", "adjacency", "scope", "sensitivity", "pair"), MEAN_TABLE)
+@pytest.mark.parametrize(("clip", "adjacency", "scope", "sensitivity"), MEAN_TABLE)
 @pytest.mark.parametrize("eps", EPSILONS, ids=str)
 def test_mean_grid_and_integer_scale_are_exact(
-    clip: tuple[float, float],
-    adjacency: str,
-    scope: str,
-    sensitivity: int,
-    pair: bool,
-    eps: Fraction,
+    clip: tuple[float, float], adjacency: str, scope: str, sensitivity: int, eps: Fraction
 ) -> None:
     g = plan("mean", clip, eps, adjacency, scope).grid
     width = clip[1] - clip[0]
@@ -169,7 +157,7 @@ def test_mean_grid_and_integer_scale_are_exact(
 
 def test_sum_plan_at_unit_epsilon_by_hand() -> None:
     # Δ = 10, ε = 1: scale 10 = 0.625·2^4, so the step is 2^(4-30); rows need 4 + 31 bits less.
-    p = plan_sum((-5.0, 10.0), Fraction(1), "add_remove", grouped=False, n_public=False)
+    p = plan_sum((-5.0, 10.0), Fraction(1), "add_remove", grouped=False)
     assert p.exponent == -26
     assert (p.q_lo, p.q_hi) == (-5 * 2**26, 10 * 2**26)
     assert p.delta == p.scale == 10 * 2**26
@@ -178,7 +166,7 @@ def test_sum_plan_at_unit_epsilon_by_hand() -> None:
 
 def test_sum_plan_at_huge_epsilon_by_hand() -> None:
     # ε = 1e9: the row bound sets the step (10 < 2^4, so 2^(4-31)), and T = ceil(10·2^27/1e9) = 2.
-    p = plan_sum((-5.0, 10.0), Fraction(10**9), "add_remove", grouped=False, n_public=False)
+    p = plan_sum((-5.0, 10.0), Fraction(10**9), "add_remove", grouped=False)
     assert p.exponent == -27
     assert p.delta == 10 * 2**27
     assert p.scale == 2
@@ -221,17 +209,15 @@ def test_every_plan_bounds_rows_and_never_exceeds_epsilon(
     # the integer sensitivity is the designed function of (q_lo, q_hi), exactly
     width, reach = g.q_hi - g.q_lo, max(abs(g.q_lo), abs(g.q_hi))
     substitute = adjacency == "substitute"
-    grouped, n_public = SCOPES[scope]
     if kind == "sum":
         if not substitute:
             expected = reach
-        elif grouped:
+        elif scope == "grouped":
             expected = 2 * reach
         else:
-            expected = width if n_public else max(width, reach)
+            expected = max(width, reach)
     else:
-        pair = not (substitute and n_public and not grouped)
-        expected = 2 * width if substitute and pair else width
+        expected = 2 * width if substitute else width
     assert g.delta == expected
     assert g.scale == math.ceil(Fraction(g.delta) / eps)
     assert g.realised_epsilon <= eps
@@ -251,7 +237,7 @@ def test_grid_sums_are_exact_integers_across_chunks() -> None:
     x = rng.uniform(-20, 20, size=n)
     x[rng.uniform(size=n) < 0.1] = np.nan
     codes = rng.integers(-1, 4, size=n)
-    p = plan_sum((-5.0, 10.0), Fraction(1, 3), "add_remove", grouped=True, n_public=False)
+    p = plan_sum((-5.0, 10.0), Fraction(1, 3), "add_remove", grouped=True)
     sums, counts = grid_sums(x, codes, 4, p)
     q = round_rows(x.copy(), p.lower, p.upper, p.center, p.exponent)
     ok = ~np.isnan(q)
@@ -323,12 +309,17 @@ def test_infinities_clip_to_the_bounds(huge_eps: float, kind: str) -> None:
     assert abs(got - truth) <= 40 * 3 * step
 
 
-def test_substitute_mean_with_public_n_divides_by_the_exact_n(huge_eps: float) -> None:
-    df = pd.DataFrame({"x": np.arange(1, 101)})  # int column: cannot be missing, n public
+def test_substitute_column_statistics_never_treat_n_as_public(huge_eps: float) -> None:
+    # An int64 column cannot hold NaN, but read_csv picks int64 only when no value is
+    # missing: the dtype is data, so a column's n is never public.
+    df = pd.DataFrame({"x": np.arange(1, 101)})
     df.dp.set_budget(epsilon=1e12, adjacency="substitute", seed=0)
     got = df.dp.mean("x", clip=(0, 1000), epsilon=huge_eps)
     assert got == pytest.approx(50.5, abs=_step("mean", (0, 1000), huge_eps, "substitute", "root"))
-    assert df.dp.budget.entries[-1].sensitivity == "1000"
+    assert df.dp.budget.entries[-1].sensitivity == "2000"
+    df.dp.count("x", epsilon=0.5)
+    assert df.dp.budget.entries[-1].epsilon == Fraction(1, 2)
+    assert df.dp.budget.entries[-1].sensitivity == "1"
 
 
 def test_multi_column_release_splits_epsilon_and_charges_it_once(protected: pd.DataFrame) -> None:
@@ -399,21 +390,3 @@ def test_results_are_plain_python_and_pandas_values(protected: pd.DataFrame) -> 
 
 def test_dp_function_is_the_accessor(protected: pd.DataFrame) -> None:
     assert pandas_dp.dp(protected).budget is protected.dp.budget
-
-
-@settings(max_examples=40, deadline=None)
-@given(
-    data=st.lists(st.integers(-(10**6), 10**6), max_size=30),
-    clip=clips(),
-    seed=st.integers(0, 2**32),
-)
-def test_mean_with_public_n_is_inside_the_clip(
-    data: list[int], clip: tuple[float, float], seed: int
-) -> None:
-    df = pd.DataFrame({"x": np.array(data, dtype=np.int64)})  # cannot be missing: n public
-    df.dp.set_budget(epsilon=10, adjacency="substitute", seed=seed)
-    mean = df.dp.mean("x", clip=clip, epsilon=0.01)
-    assert clip[0] <= mean <= clip[1]
-    # the n-public path: sensitivity U - L (the pair would have 2(U - L))
-    sensitivity = float(df.dp.budget.entries[-1].sensitivity)
-    assert sensitivity == pytest.approx(clip[1] - clip[0], rel=1e-5)

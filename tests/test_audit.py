@@ -174,35 +174,33 @@ def kernel_releases(rows: tuple[float, ...], kind: str, plan: object, seed: int)
     return aggregate.release_sums(src, values, codes, N, plan)
 
 
-def _ungrouped_plan(kind: str, clip: tuple[float, float], n_public: bool) -> object:
+def _ungrouped_plan(kind: str, clip: tuple[float, float]) -> object:
+    """The plan of a column statistic under substitute (a column's n is never public)."""
     eps = Fraction(EPSILON)
     if kind == "count":
-        return aggregate.plan_count(eps, "substitute", grouped=False, n_public=n_public)
+        return aggregate.plan_count(eps, "substitute", grouped=False, n_public=False)
     planner = aggregate.plan_sum if kind == "sum" else aggregate.plan_mean
-    return planner(clip, eps, "substitute", grouped=False, n_public=n_public)
+    return planner(clip, eps, "substitute", grouped=False)
 
 
 UNGROUPED = {
-    "sum-n-public": ("sum", (-10.0, 5.0), True, (1.0, -10.0), (1.0, 5.0)),
-    "sum-filtered-value": ("sum", (-10.0, 5.0), False, (1.0, -10.0), (1.0, 5.0)),
-    "sum-filtered-enters": ("sum", (0.0, 10.0), False, (1.0,), (1.0, 10.0)),
-    "mean-n-public": ("mean", CLIP, True, (*AT_L, 0.0), (*AT_L, 10.0)),
-    "count-filtered": ("count", CLIP, False, D, (*D, 5.0)),
+    "sum-value-changes": ("sum", (-10.0, 5.0), (1.0, -10.0), (1.0, 5.0)),
+    "sum-value-appears": ("sum", (0.0, 10.0), (1.0,), (1.0, 10.0)),
+    "count-value-appears": ("count", CLIP, D, (*D, 5.0)),
 }
 
 
 @pytest.mark.parametrize(
-    ("kind", "clip", "n_public", "rows", "rows_prime"), UNGROUPED.values(), ids=UNGROUPED.keys()
+    ("kind", "clip", "rows", "rows_prime"), UNGROUPED.values(), ids=UNGROUPED.keys()
 )
 def test_ungrouped_substitute_plan_keeps_its_epsilon(
     kind: str,
     clip: tuple[float, float],
-    n_public: bool,
     rows: tuple[float, ...],
     rows_prime: tuple[float, ...],
     epsilon_lower_bound: Bound,
 ) -> None:
-    plan = _ungrouped_plan(kind, clip, n_public)
+    plan = _ungrouped_plan(kind, clip)
     y = kernel_releases(rows, kind, plan, seed=1).astype(float)
     y_prime = kernel_releases(rows_prime, kind, plan, seed=2).astype(float)
     eps_lb = epsilon_lower_bound(y, y_prime)
@@ -217,7 +215,7 @@ def test_ungrouped_release_is_plan_plus_kernel(kind: str, filtered: bool) -> Non
     df.dp.set_budget(epsilon=10, adjacency="substitute", seed=5)
     frame = df.dp.filter(df["x"] != 0) if filtered else df
     rows = frame["x"].to_numpy(dtype=float)
-    plan = _ungrouped_plan(kind, clip, n_public=not filtered)
+    plan = _ungrouped_plan(kind, clip)
     src = SeededSource(5)
     if kind == "count":
         assert isinstance(plan, aggregate.CountPlan)

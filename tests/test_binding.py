@@ -6,6 +6,7 @@ import copy
 import gc
 import json
 import pickle
+import warnings
 from collections.abc import Callable
 from fractions import Fraction
 
@@ -13,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pandas_dp import MissingBudgetError, PandasDPError
+from pandas_dp import BudgetExceededError, MissingBudgetError, PandasDPError
 
 Derive = Callable[[pd.DataFrame], pd.DataFrame]
 
@@ -128,21 +129,36 @@ def test_set_budget_on_a_derived_frame_is_refused_while_its_budget_lives(
     protected: pd.DataFrame,
 ) -> None:
     derived = protected[protected.age > 30]
-    with pytest.raises(PandasDPError, match="still in use"):
+    with pytest.raises(PandasDPError, match="reset the accounting"):
         derived.dp.set_budget(epsilon=5)
     with pytest.raises(MissingBudgetError):
         derived.dp.count(epsilon=0.1)
 
 
-def test_set_budget_on_a_derived_frame_is_allowed_once_its_budget_is_gone() -> None:
+def test_set_budget_stays_refused_after_the_original_frame_is_gone() -> None:
+    # df = df.reset_index() drops the frame the budget was set on; a new budget on
+    # the result would silently reset the accounting for the same people.
     df = pd.DataFrame({"age": [31, 45, 27], "salary": [1.0, 2.0, 3.0]})
-    df.dp.set_budget(epsilon=1, seed=0)
-    derived = df.dp.filter(df.age > 30).copy()
-    del df
+    budget = df.dp.set_budget(epsilon=1, seed=0)
+    df.dp.count(epsilon=1)
+    df = df.reset_index(drop=True)
     gc.collect()
-    budget = derived.dp.set_budget(epsilon=2, seed=0)
-    assert derived.dp.budget is budget
-    assert json.loads(derived.attrs["pandas_dp"])["budget"] == budget.id
+    with pytest.raises(PandasDPError, match="reset the accounting"):
+        df.dp.set_budget(epsilon=2, seed=0)
+    # the analyst asserts one row per person and rebinds through the marker
+    assert df.dp.inherit() is df
+    assert df.dp.budget is budget
+    with pytest.raises(BudgetExceededError):
+        df.dp.count(epsilon=0.1)
+
+
+def test_inherit_without_a_source_needs_a_marker_of_this_process() -> None:
+    df = pd.DataFrame({"x": [1.0]})
+    with pytest.raises(MissingBudgetError, match="inherit\\(df\\)"):
+        df.dp.inherit()
+    df.attrs["pandas_dp"] = json.dumps({"budget": "f" * 32, "name": None})
+    with pytest.raises(MissingBudgetError):
+        df.dp.inherit()
 
 
 def test_set_budget_on_an_accessor_derived_frame_is_refused(protected: pd.DataFrame) -> None:
@@ -323,6 +339,27 @@ def test_root_frame_with_rows_added_in_place_no_longer_has_a_public_count(
     substituted: pd.DataFrame,
 ) -> None:
     substituted.loc[len(substituted) + 10**6] = substituted.iloc[0]  # in place, one more row
+    substituted.dp.count(epsilon=0.5)
+    assert substituted.dp.budget.spent == Fraction(1, 2)
+    assert substituted.dp.budget.entries[-1].sensitivity == "1"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda df: df.dropna(subset=["salary"], inplace=True),  # drops nothing here
+        lambda df: df.query("age >= 0", inplace=True),  # keeps every row
+        lambda df: df.drop(index=[], inplace=True),
+    ],
+    ids=["dropna", "query", "drop-nothing"],
+)
+def test_in_place_row_operations_end_the_public_row_count_whatever_they_drop(
+    substituted: pd.DataFrame, change: Callable[[pd.DataFrame], None]
+) -> None:
+    # Whether rows were dropped is data: the public count must not depend on it.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pandas 3.1 deprecates inplace; still supported
+        change(substituted)
     substituted.dp.count(epsilon=0.5)
     assert substituted.dp.budget.spent == Fraction(1, 2)
     assert substituted.dp.budget.entries[-1].sensitivity == "1"

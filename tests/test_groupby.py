@@ -141,7 +141,7 @@ def test_sums_at_huge_epsilon_match_pandas_up_to_the_grid(
     dirty: pd.DataFrame, huge_eps: float
 ) -> None:
     ref = reference(dirty, "salary", CLIP)
-    p = plan_sum(CLIP, Fraction(10**9), "add_remove", grouped=True, n_public=False)
+    p = plan_sum(CLIP, Fraction(10**9), "add_remove", grouped=True)
     got = dirty.dp.groupby("dept", keys=KEYS).sum("salary", clip=CLIP, epsilon=huge_eps)
     bound = (ref["count"].fillna(0) / 2 + 40 * p.scale) * p.step
     assert (abs(got - ref["sum"].fillna(0)) <= bound).all()
@@ -151,7 +151,7 @@ def test_means_at_huge_epsilon_match_pandas_within_one_step(
     dirty: pd.DataFrame, huge_eps: float
 ) -> None:
     ref = reference(dirty, "salary", CLIP)
-    step = plan_mean(CLIP, Fraction(10**9), "add_remove", grouped=True, n_public=False).grid.step
+    step = plan_mean(CLIP, Fraction(10**9), "add_remove", grouped=True).grid.step
     got = dirty.dp.groupby("dept", keys=KEYS).mean("salary", clip=CLIP, epsilon=huge_eps)
     present = ref["count"].notna()
     assert (abs(got[present] - ref["mean"][present]) <= step).all()
@@ -261,3 +261,12 @@ def test_missing_keys_error_explains_why_and_what_to_pass(protected: pd.DataFram
     assert "`keys` is required" in message
     assert "reveal who is in the data" in message
     assert "keys=[" in message
+
+
+@pytest.mark.parametrize("by", [("dept", "x"), [("dept", "x")]], ids=["tuple", "list-of-tuple"])
+def test_a_tuple_column_label_groups_as_one_column(by: Any) -> None:
+    df = pd.DataFrame({("dept", "x"): ["a", "b", "a"], ("pay", "y"): [1.0, 2.0, 3.0]})
+    df.dp.set_budget(epsilon=1e12, seed=0)
+    counts = df.dp.groupby(by, keys=["a", "b"]).count(epsilon=1e9)
+    assert counts.index.name == ("dept", "x")
+    assert counts.tolist() == [2, 1]

@@ -261,7 +261,7 @@ def test_a_frame_derived_from_a_named_budget_may_not_start_another(
     df.dp.set_budget(epsilon=1, ledger=path, name="hr")
     copy = df.copy()
     other = None if ledger is None else path.parent / ledger  # same name, other file: a reset
-    with pytest.raises(PandasDPError, match=r"still in use.*name='hr'\)"):
+    with pytest.raises(PandasDPError, match=r"reset the accounting.*name='hr'\)"):
         copy.dp.set_budget(epsilon=1, ledger=other, name=name)
     assert not (path.parent / "other.sqlite").exists()
 

@@ -738,3 +738,21 @@ def test_errors_are_raised_before_any_spend(
     with pytest.raises(error, match=fragment):
         call(protected)
     nothing_spent()
+
+
+@pytest.mark.parametrize(
+    ("values", "candidates", "error"),
+    [
+        (["a", "b"], pd.IntervalIndex.from_tuples([(0, 2), (1, 3)]), ValueError),  # overlapping
+        ([["a"], "b"], ["a", "b"], TypeError),  # an unhashable value in the column
+    ],
+    ids=["overlapping-intervals", "unhashable-value"],
+)
+def test_argmax_input_that_cannot_be_encoded_is_refused_before_spending(
+    values: list[Any], candidates: Any, error: type[Exception]
+) -> None:
+    df = pd.DataFrame({"product": pd.Series(values, dtype=object)})
+    df.dp.set_budget(epsilon=1, seed=0)
+    with pytest.raises(error):
+        df.dp.argmax_exp("product", candidates=candidates, epsilon=0.5)
+    assert df.dp.budget.spent == 0

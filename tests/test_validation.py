@@ -384,3 +384,20 @@ def test_no_output_but_the_release_shows_a_planted_value_or_true_statistic(
     leaks = [(f, t) for t in texts for f in forbidden if f in t]
     assert leaks == [], "\n".join(f"{f!r} in {t!r}" for f, t in leaks)
     assert caught == []
+
+
+def test_a_partial_multiindex_column_label_is_refused_before_spending() -> None:
+    df = pd.DataFrame(
+        {("bonus", "a"): [1.0, np.nan], ("bonus", "b"): [2.0, 3.0], ("k", ""): [1, 2]}
+    )
+    df.dp.set_budget(epsilon=1, seed=0)
+    filtered = df.dp.filter(np.ones(2, dtype=bool))
+    for release in (
+        lambda: filtered.dp.count("bonus", epsilon=0.5),
+        lambda: filtered.dp.groupby("k", keys=[1, 2]).count("bonus", epsilon=0.5),
+        lambda: filtered.dp.groupby("bonus", keys=[1, 2]).count(epsilon=0.5),
+        lambda: filtered.dp.sum("bonus", clip=(0, 1), epsilon=0.5),
+    ):
+        with pytest.raises(ValueError, match="names several columns"):
+            release()
+    assert df.dp.budget.spent == 0
