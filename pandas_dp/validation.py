@@ -7,6 +7,7 @@ argument types) are ever echoed, never data values.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from collections.abc import Hashable, Mapping, Sequence
@@ -57,6 +58,12 @@ def given(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+@functools.lru_cache(maxsize=256)
+def _shortest_decimal(x: float) -> Fraction:
+    """``x`` read as the shortest decimal that round-trips (``0.1`` is ``1/10``)."""
+    return Fraction(repr(x))
+
+
 def check_epsilon(epsilon: object, name: str = "epsilon") -> Fraction:
     """``epsilon`` as an exact Fraction: the shortest decimal that round-trips.
 
@@ -79,7 +86,7 @@ def check_epsilon(epsilon: object, name: str = "epsilon") -> Fraction:
             # (np.float32(0.1) -> 1/10, not 0.100000001490116...).
             value = Fraction(np.format_float_positional(epsilon, unique=True, trim="-"))
         else:
-            value = Fraction(repr(as_float))
+            value = _shortest_decimal(as_float)
     if value <= 0:
         raise ValueError(f"`{name}` must be a positive finite number, got {given(epsilon)}.")
     return value
