@@ -245,21 +245,19 @@ def grid_sums(values: F64, codes: I64 | None, n_keys: int, plan: GridPlan) -> tu
     for start in range(0, len(values), CHUNK):
         x = values[start : start + CHUNK]
         q = round_rows(x, plan.lower, plan.upper, plan.center, plan.exponent, out=buf[: len(x)])
-        nan = None
-        if codes is None:
-            chunk_sum = q.sum()
-            if chunk_sum != chunk_sum:  # NaN present: skip missing values, like pandas
-                nan = np.isnan(q)
-                missing += int(np.count_nonzero(nan))
-                q[nan] = 0.0
-                chunk_sum = q.sum()
-            total += int(chunk_sum)
-            continue
-        shifted = codes[start : start + CHUNK] + 1
-        if np.isnan(q.sum()):
+        shifted = None if codes is None else codes[start : start + CHUNK] + 1
+        chunk_sum = q.sum()
+        if chunk_sum != chunk_sum:  # NaN present: skip missing values, like pandas
             nan = np.isnan(q)
             q[nan] = 0.0
-            shifted[nan] = 0
+            if shifted is None:
+                missing += int(np.count_nonzero(nan))
+                chunk_sum = q.sum()
+            else:
+                shifted[nan] = 0  # bin 0 is dropped
+        if shifted is None:
+            total += int(chunk_sum)
+            continue
         sums += np.bincount(shifted, weights=q, minlength=n_keys + 1)[1:].astype(np.int64)
         counts += np.bincount(shifted, minlength=n_keys + 1)[1:]
     if codes is None:

@@ -10,9 +10,15 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
+from hypothesis import settings
 
 import pandas_dp  # noqa: F401  (registers df.dp)
 from pandas_dp.noise import SeededSource
+
+# Property tests draw their examples from a fixed seed, like every statistical test
+# here: a CI run is reproducible, and a failure is a bug, not bad luck.
+settings.register_profile("pandas_dp", derandomize=True, print_blob=True)
+settings.load_profile("pandas_dp")
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
