@@ -22,17 +22,20 @@ from .budget import (
     LedgerEntry,
     MemoryStore,
     PrivacyBudget,
+    attach,
     bind,
     binding_of,
+    budget_lock,
     column_names,
     live_budget,
     marker_of,
+    named_memory_store,
     refuse_rebinding,
     require_binding,
 )
 from .errors import MissingBudgetError, PandasDPError
 from .groupby import DPGroupBy, normalize_by, normalize_keys
-from .ledger import Ledger, check_name, continues_named, open_ledger
+from .ledger import Ledger, check_name, open_ledger
 from .noise import make_source
 from .validation import (
     Bounds,
@@ -120,19 +123,18 @@ def release_count(
     codes, n_keys = _codes(df, group)
     if column is not None:
         valid = df[column].notna().to_numpy(dtype=np.bool_)
-    budget.spend(
-        LedgerEntry(
-            operation=_op("count", group),
-            epsilon=eps if plan.sensitivity else Fraction(0),
-            columns=column_names([] if column is None else [column]),
-            mechanism="discrete_laplace" if plan.sensitivity else "exact (n public)",
-            adjacency=budget.adjacency,
-            sensitivity=str(plan.sensitivity),
-            noise_scale=f"{float(plan.scale):.6g}",
-            keys=n_keys if group is not None else None,
-        )
+    entry = LedgerEntry(
+        operation=_op("count", group),
+        epsilon=eps if plan.sensitivity else Fraction(0),
+        columns=column_names([] if column is None else [column]),
+        mechanism="discrete_laplace" if plan.sensitivity else "exact (n public)",
+        adjacency=budget.adjacency,
+        sensitivity=str(plan.sensitivity),
+        noise_scale=f"{float(plan.scale):.6g}",
+        keys=n_keys if group is not None else None,
     )
-    counts = aggregate.count_rows(codes, n_keys, valid, len(df))
+    with budget.reserve(entry):
+        counts = aggregate.count_rows(codes, n_keys, valid, len(df))
     noisy = aggregate.release_counts(budget.source, counts, plan)
     name = "count" if column is None else column
     return _shape(noisy, group.keys if group else None, name)
@@ -160,26 +162,26 @@ def _release_clipped(
         plans[col] = planner(bounds, share, budget.adjacency, grouped=grouped)
     grids = {c: p.grid if isinstance(p, aggregate.MeanPlan) else p for c, p in plans.items()}
     codes, n_keys = _codes(df, group)
-    budget.spend(
-        LedgerEntry(
-            operation=_op(kind, group),
-            epsilon=eps,
-            columns=column_names(list(clips)),
-            mechanism="discrete_laplace on grid"
-            + (" (complementary sums)" if kind == "mean" else ""),
-            adjacency=budget.adjacency,
-            sensitivity="; ".join(f"{g.delta * g.step:.6g}" for g in grids.values()),
-            noise_scale="; ".join(f"{g.scale * g.step:.6g}" for g in grids.values()),
-            clip=tuple(clips.values()),
-            keys=n_keys if grouped else None,
-        )
+    entry = LedgerEntry(
+        operation=_op(kind, group),
+        epsilon=eps,
+        columns=column_names(list(clips)),
+        mechanism="discrete_laplace on grid" + (" (complementary sums)" if kind == "mean" else ""),
+        adjacency=budget.adjacency,
+        sensitivity="; ".join(f"{g.delta * g.step:.6g}" for g in grids.values()),
+        noise_scale="; ".join(f"{g.scale * g.step:.6g}" for g in grids.values()),
+        clip=tuple(clips.values()),
+        keys=n_keys if grouped else None,
     )
+    with budget.reserve(entry):
+        stats = {col: aggregate.grid_sums(values[col], codes, n_keys, grids[col]) for col in plans}
     results: dict[Hashable, np.ndarray] = {}
     for col, plan in plans.items():
+        sums, counts = stats[col]
         if isinstance(plan, aggregate.MeanPlan):
-            results[col] = aggregate.release_means(budget.source, values[col], codes, n_keys, plan)
+            results[col] = aggregate.noisy_means(budget.source, sums, counts, plan)
         else:
-            results[col] = aggregate.release_sums(budget.source, values[col], codes, n_keys, plan)
+            results[col] = aggregate.noisy_sums(budget.source, sums, plan)
     return _shape_many(results, group.keys if group else None, column)
 
 
@@ -267,29 +269,33 @@ class DPAccessor:
         total = check_epsilon(epsilon)
         adjacency = check_adjacency(adjacency)
         seed = check_seed(seed)
-        if (ledger is None) != (name is None):
+        if ledger is not None and name is None:
             raise TypeError(
-                "`ledger` and `name` go together: pass both, e.g. ledger='privacy-ledger.sqlite', "
-                f"name='hr.salaries', or neither; got ledger={ledger!r} and name={name!r}."
+                "`ledger` needs a `name`: the budget's name in the file, e.g. "
+                f"ledger='privacy-ledger.sqlite', name='hr.salaries'; got ledger={ledger!r}."
             )
-        continues = None
-        if ledger is not None and name is not None:
-            continues = continues_named(ledger, check_name(name))
-        refuse_rebinding(self._df, continues=continues)
-        store: BudgetStore = MemoryStore(total)
+        if name is not None:
+            name = check_name(name)
+        refuse_rebinding(self._df)  # before a ledger file is created or touched
+        store: BudgetStore
         if ledger is not None and name is not None:
             book = ledger if isinstance(ledger, Ledger) else open_ledger(ledger)
-            store = book.attach(name, total=total, adjacency=adjacency, seeded=seed is not None)
+            store = book.attach(name, total=total, adjacency=adjacency)
+        elif name is not None:
+            store = named_memory_store(name, total, adjacency)
+        else:
+            store = MemoryStore(total)
         budget = PrivacyBudget(
             store, adjacency=adjacency, source=make_source(seed), seed=seed, name=name
         )
-        bind(self._df, budget, root=True)
+        attach(self._df, budget)
         return budget
 
     @property
     def budget(self) -> PrivacyBudget:
         """The frame's :class:`PrivacyBudget` (MissingBudgetError if it has none)."""
-        return require_binding(self._df).budget
+        binding = binding_of(self._df)
+        return require_binding(self._df).budget if binding is None else binding.budget
 
     # ---------------------------------------------------------------- releases
 
@@ -530,18 +536,20 @@ class DPAccessor:
             raise TypeError(f"`source` must be a DataFrame, got {type(source).__name__}.")
         else:
             budget = require_binding(source).budget
-        own = binding_of(self._df)
-        if own is not None:
-            if own.budget is budget:
-                return self._df
-            raise PandasDPError("This frame already spends another privacy budget.")
-        marker = marker_of(self._df)
-        other = None if marker is None else marker["budget"]
-        if other not in (None, budget.id) and live_budget(str(other)) is not None:
-            raise PandasDPError(
-                "This frame was derived from a frame with another live privacy budget."
-            )
-        bind(self._df, budget, root=False)
+        with budget_lock():
+            own = binding_of(self._df)
+            if own is not None:
+                if own.budget is not budget:
+                    raise PandasDPError("This frame already spends another privacy budget.")
+                if own.index is self._df.index:
+                    return self._df  # nothing changed in place: keep what it was
+            marker = marker_of(self._df)
+            other = None if marker is None else marker["budget"]
+            if other not in (None, budget.id) and live_budget(str(other)) is not None:
+                raise PandasDPError(
+                    "This frame was derived from a frame with another live privacy budget."
+                )
+            bind(self._df, budget, root=False)
         return self._df
 
     # ---------------------------------------------------- selection (select.py)

@@ -6,8 +6,10 @@ and ``n_keys`` is 1.  Each release is split in two halves that never mix:
 - a *plan* (:func:`plan_count`, :func:`plan_sum`, :func:`plan_mean`) computed
   from public parameters only (clip, epsilon, adjacency, scope): sensitivity,
   grid step ``2**exponent`` and integer noise scale.  Exactly testable.
-- a *kernel* that runs the plan on the data: clip, round each row to the grid,
-  sum exactly in integers, add exact discrete Laplace noise in grid units.
+- the *statistics* (:func:`count_rows`, :func:`grid_sums`): clip, round each
+  row to the grid, sum exactly in integers; and the *noise*
+  (:func:`release_counts`, :func:`noisy_sums`, :func:`noisy_means`): exact
+  discrete Laplace in grid units, drawn only after the spend is committed.
 
 Scopes (what the row set of the frame is, as far as the budget knows):
 
@@ -39,12 +41,12 @@ __all__ = [
     "MeanPlan",
     "count_rows",
     "grid_sums",
+    "noisy_means",
+    "noisy_sums",
     "plan_count",
     "plan_mean",
     "plan_sum",
     "release_counts",
-    "release_means",
-    "release_sums",
 ]
 
 F64 = NDArray[np.float64]
@@ -271,25 +273,20 @@ def release_counts(src: RandomSource, counts: I64, plan: CountPlan) -> I64:
     return counts + discrete_laplace(src, plan.scale, counts.size)
 
 
-def release_sums(
-    src: RandomSource, values: F64, codes: I64 | None, n_keys: int, plan: GridPlan
-) -> F64:
-    """Noisy clipped sums per key, on the grid: ``step · (Σq + dLap(scale))``."""
-    sums, _ = grid_sums(values, codes, n_keys, plan)
-    noisy = sums + discrete_laplace(src, Fraction(plan.scale), n_keys)
+def noisy_sums(src: RandomSource, sums: I64, plan: GridPlan) -> F64:
+    """Noisy clipped sums per key from their exact grid sums: ``step · (Σq + dLap(scale))``."""
+    noisy = sums + discrete_laplace(src, Fraction(plan.scale), sums.size)
     return np.ldexp(noisy.astype(np.float64), plan.exponent)
 
 
-def release_means(
-    src: RandomSource, values: F64, codes: I64 | None, n_keys: int, plan: MeanPlan
-) -> F64:
-    """Noisy clipped means per key, always inside ``[lower, upper]``."""
+def noisy_means(src: RandomSource, sums: I64, counts: I64, plan: MeanPlan) -> F64:
+    """Noisy clipped means per key from exact grid sums and counts, always inside the clip."""
     grid = plan.grid
-    a, n = grid_sums(values, codes, n_keys, grid)
+    n_keys = sums.size
     noise = discrete_laplace(src, Fraction(grid.scale), 2 * n_keys)
     lower, upper = grid.lower, grid.upper
-    b = n * grid.q_hi - a
-    a_pos = np.maximum(a + noise[:n_keys], 0).astype(np.float64)
+    b = counts * grid.q_hi - sums
+    a_pos = np.maximum(sums + noise[:n_keys], 0).astype(np.float64)
     b_pos = np.maximum(b + noise[n_keys:], 0).astype(np.float64)
     both = a_pos + b_pos
     share = np.divide(a_pos, both, out=np.full(n_keys, 0.5), where=both > 0)

@@ -13,20 +13,29 @@ so that a derived frame can say where it came from and how to fix it.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import html
 import itertools
 import json
+import os
 import threading
 import uuid
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Protocol
 
 import pandas as pd
 
-from .errors import BudgetExceededError, MissingBudgetError, PandasDPError
+from .errors import (
+    BudgetExceededError,
+    BudgetMismatchError,
+    BudgetProcessError,
+    MissingBudgetError,
+    PandasDPError,
+)
 from .noise import RandomSource
 
 __all__ = [
@@ -35,14 +44,19 @@ __all__ = [
     "LedgerEntry",
     "MemoryStore",
     "PrivacyBudget",
+    "attach",
     "bind",
     "binding_of",
+    "budget_lock",
     "check_fits",
     "marker_of",
+    "named_memory_store",
     "require_binding",
 ]
 
 MARKER_KEY = "pandas_dp"
+#: Appended to the mechanism of every release drawn from a seeded (reproducible) source.
+SEEDED = "(seeded: NOT private)"
 _BINDING_ATTR = "_pandas_dp_binding"
 
 
@@ -100,28 +114,58 @@ def check_fits(total: Fraction, spent: Fraction, requested: Fraction) -> None:
 
 
 class BudgetStore(Protocol):
-    """Where a budget's accounting lives: atomic check-and-record."""
+    """Where a budget's accounting lives: atomic reservations, committed or returned.
+
+    A release reserves its epsilon before it reads the data (the reservation
+    counts against every other query at once), commits it before any noise is
+    drawn, and returns it only if computing the statistics raised (nothing was
+    released).
+    """
 
     @property
     def total(self) -> Fraction: ...
 
-    def spent(self) -> Fraction: ...
-
-    def charge(self, entry: LedgerEntry) -> None:
-        """Record ``entry`` if it fits (:func:`check_fits`), atomically; else raise."""
+    def spent(self) -> Fraction:
+        """Released and reserved epsilon together."""
         ...
 
-    def entries(self) -> list[LedgerEntry]: ...
+    def reserve(self, entry: LedgerEntry) -> int:
+        """Record ``entry`` as pending if it fits (:func:`check_fits`), atomically; a token."""
+        ...
+
+    def commit(self, token: int) -> None:
+        """The pending reservation becomes a release."""
+        ...
+
+    def cancel(self, token: int) -> None:
+        """Return a pending reservation: nothing was released, its epsilon is free again."""
+        ...
+
+    def charge(self, entry: LedgerEntry) -> None:
+        """Reserve and commit ``entry`` in one step."""
+        ...
+
+    def entries(self) -> list[LedgerEntry]:
+        """Releases and pending reservations, oldest first."""
+        ...
 
 
 class MemoryStore:
-    """The in-process store: a lock, a running Fraction and a list."""
+    """The in-process store: a lock, a running Fraction and the entries.
+
+    It belongs to the process that created it: a forked child holds a copy,
+    and what it spent would never count here, so there it refuses to spend
+    (:class:`~pandas_dp.errors.BudgetProcessError`).
+    """
 
     def __init__(self, total: Fraction) -> None:
         self._total = total
         self._spent = Fraction(0)
-        self._entries: list[LedgerEntry] = []
+        self._entries: dict[int, LedgerEntry] = {}
+        self._pending: set[int] = set()
+        self._tokens = itertools.count()
         self._lock = threading.Lock()
+        self._pid = os.getpid()
 
     @property
     def total(self) -> Fraction:
@@ -131,15 +175,42 @@ class MemoryStore:
         with self._lock:
             return self._spent
 
-    def charge(self, entry: LedgerEntry) -> None:
+    def reserve(self, entry: LedgerEntry) -> int:
+        if os.getpid() != self._pid:
+            raise BudgetProcessError(
+                "This in-memory privacy budget belongs to the process that created it; this is "
+                "a forked child, and what it spent would not count there. To share one budget "
+                "between processes, use a named ledger budget: df.dp.set_budget(epsilon=..., "
+                "ledger='privacy-ledger.sqlite', name='...'), attached in each process."
+            )
         with self._lock:
             check_fits(self._total, self._spent, entry.epsilon)
+            token = next(self._tokens)
             self._spent += entry.epsilon
-            self._entries.append(entry)
+            self._entries[token] = entry
+            self._pending.add(token)
+        return token
+
+    def commit(self, token: int) -> None:
+        with self._lock:
+            self._settle(token)
+
+    def cancel(self, token: int) -> None:
+        with self._lock:
+            self._settle(token)
+            self._spent -= self._entries.pop(token).epsilon
+
+    def _settle(self, token: int) -> None:
+        if token not in self._pending:
+            raise ValueError(f"No pending reservation {token!r} in this budget.")
+        self._pending.remove(token)
+
+    def charge(self, entry: LedgerEntry) -> None:
+        self.commit(self.reserve(entry))
 
     def entries(self) -> list[LedgerEntry]:
         with self._lock:
-            return list(self._entries)
+            return list(self._entries.values())
 
 
 # Every budget created in this process, by id, kept for the life of the process:
@@ -147,6 +218,41 @@ class MemoryStore:
 # refused even after the original frame is gone (df = df.reset_index() would
 # otherwise silently reset the accounting), and inherit() can rebind it.
 _LIVE: dict[str, PrivacyBudget] = {}
+# Named in-memory budgets (set_budget(epsilon, name=...) without a ledger), by name,
+# with their adjacency: attaching the same name again continues the same store.
+_NAMED: dict[str, tuple[MemoryStore, str]] = {}
+# Held while a frame's binding is checked and set, so that two threads calling
+# set_budget on one frame cannot both succeed.
+_BINDING_LOCK = threading.RLock()
+
+
+def named_memory_store(name: str, total: Fraction, adjacency: str) -> MemoryStore:
+    """The in-memory store of budget ``name`` in this process, created at the first attach.
+
+    Attaching the same name again continues it (same total and adjacency, or
+    BudgetMismatchError): re-reading the data in a notebook does not reset
+    the accounting.
+    """
+    with _BINDING_LOCK:
+        found = _NAMED.get(name)
+        if found is None:
+            store = MemoryStore(total)
+            _NAMED[name] = (store, adjacency)
+            return store
+        store, existing = found
+    if store.total != total:
+        raise BudgetMismatchError(
+            f"The in-memory budget {name!r} of this process has total epsilon={_num(store.total)}, "
+            f"not {_num(total)}. Pass epsilon={_num(store.total)} to continue it, or choose "
+            "another name."
+        )
+    if existing != adjacency:
+        raise BudgetMismatchError(
+            f"The in-memory budget {name!r} of this process was created with "
+            f"adjacency={existing!r}, not {adjacency!r}; its releases are accounted under that "
+            "adjacency."
+        )
+    return store
 
 
 class PrivacyBudget:
@@ -203,9 +309,30 @@ class PrivacyBudget:
         frame["spent"] = [float(s) for s in itertools.accumulate(e.epsilon for e in entries)]
         return frame
 
+    @contextmanager
+    def reserve(self, entry: LedgerEntry) -> Iterator[None]:
+        """Reserve ``entry.epsilon`` for the statistics computed inside the block.
+
+        The reservation counts against every other query at once (with a
+        ledger, it is on disk and counts as spent if the process dies).  It is
+        committed when the block ends, before any noise is drawn, and returned
+        if the block raised: nothing was released.  BudgetExceededError, with
+        nothing reserved, if it does not fit.
+        """
+        if self.seed is not None:  # reproducible noise: the ledger must say it is not private
+            entry = dataclasses.replace(entry, mechanism=f"{entry.mechanism} {SEEDED}".lstrip())
+        token = self._store.reserve(entry)
+        try:
+            yield
+        except BaseException:
+            self._store.cancel(token)
+            raise
+        self._store.commit(token)
+
     def spend(self, entry: LedgerEntry) -> None:
-        """Charge ``entry.epsilon`` atomically, or raise BudgetExceededError spending nothing."""
-        self._store.charge(entry)
+        """Charge ``entry.epsilon`` at once (a reservation with nothing to compute)."""
+        with self.reserve(entry):
+            pass
 
     @property
     def marker(self) -> str:
@@ -299,15 +426,18 @@ class FrameBinding:
     ``root`` is True for the frame the budget was set on and for frames that
     keep exactly its rows (``select``, ``assign``): there, under the
     substitute adjacency, the row count is public.  ``index`` is the frame's
-    index object when bound: pandas installs a new index object whenever rows
-    are dropped or added in place (``dropna(inplace=True)``, even when nothing
-    was dropped), so a frame changed that way is no longer treated as root,
-    whatever its data (see :meth:`is_root`).
+    index object when bound.  pandas installs a new index object whenever rows
+    are added, removed or reordered in place (``df.loc[new] = ...``,
+    ``drop``/``dropna``/``fillna(inplace=True)``, ...; whatever the data, even
+    when nothing was dropped), so a bound frame whose index object changed
+    spends nothing until ``df.dp.inherit()`` asserts again that it holds at
+    most one row per person (see :func:`require_binding`).  The test is on
+    the object's identity, never on the data, so the refusal reveals nothing.
     """
 
     budget: PrivacyBudget
     root: bool
-    index: pd.Index | None = None
+    index: pd.Index
 
     def is_root(self, df: pd.DataFrame) -> bool:
         """Whether ``df`` (the bound frame) still has the rows the budget was set on."""
@@ -343,10 +473,30 @@ def bind(df: pd.DataFrame, budget: PrivacyBudget, *, root: bool) -> None:
     df.attrs[MARKER_KEY] = budget.marker
 
 
+def budget_lock() -> threading.RLock:
+    """The lock held while a frame's binding is checked and changed."""
+    return _BINDING_LOCK
+
+
+def attach(df: pd.DataFrame, budget: PrivacyBudget) -> None:
+    """Bind ``df`` as the frame ``budget`` was set on, atomically with the check that it may be."""
+    with _BINDING_LOCK:
+        refuse_rebinding(df)
+        bind(df, budget, root=True)
+
+
 def require_binding(df: pd.DataFrame) -> FrameBinding:
-    """The frame's binding, or MissingBudgetError that names the fix."""
+    """The binding a release of ``df`` may spend, or MissingBudgetError that names the fix."""
     binding = binding_of(df)
     if binding is not None:
+        if df.index is not binding.index:
+            raise MissingBudgetError(
+                "Rows of this frame were changed in place after its budget was attached (rows "
+                "added, removed or reordered: df.loc[new_label] = ..., drop/dropna/fillna/"
+                "sort_values(inplace=True), ...). A row added that way may repeat a person, so "
+                "the frame spends nothing until you assert again that it holds at most one row "
+                "per person: df.dp.inherit()."
+            )
         return binding
     if marker_of(df) is not None:
         raise MissingBudgetError(
@@ -366,15 +516,15 @@ def column_names(columns: Sequence[Hashable]) -> tuple[str, ...]:
     return tuple(str(c) for c in columns)
 
 
-def refuse_rebinding(
-    df: pd.DataFrame, *, continues: Callable[[PrivacyBudget], bool] | None = None
-) -> None:
-    """Refuse ``set_budget`` on a frame that has, or came from, a live budget.
+def refuse_rebinding(df: pd.DataFrame) -> None:
+    """Refuse ``set_budget`` on a frame that has, or came from, a budget of this process.
 
-    ``continues(live)`` tells whether the new budget continues the live one
-    the frame's marker names (the same named budget of the same ledger file):
-    then the ledger keeps one accounting for both, nothing is reset, and
-    re-attaching is allowed.
+    A new budget would reset the accounting for the same people; attaching the
+    same named budget again would make a derived frame (``df[df.hiv]``,
+    ``concat([df, df])``) the frame the budget was set on, whose row count is
+    public under substitute.  ``inherit()`` is the one way back, and it asks
+    for the analyst's assertion.  A frame without a marker of a live budget
+    (read afresh) may attach a named budget again and continue it.
     """
     if binding_of(df) is not None:
         raise PandasDPError(
@@ -383,16 +533,12 @@ def refuse_rebinding(
         )
     marker = marker_of(df)
     live = None if marker is None or marker["budget"] is None else live_budget(marker["budget"])
-    if marker is not None and live is not None and not (continues and continues(live)):
-        same = marker["name"]
-        again = (
-            f", or attach the same named budget again: set_budget(..., ledger=..., name={same!r})"
-            if same
-            else ""
-        )
+    if live is not None:
+        named = f" {live.name!r}" if live.name else ""
         raise PandasDPError(
-            "This frame was derived from a frame whose privacy budget was created in this "
-            "process; a new budget would reset the accounting for the same people. Derive it "
-            "with df.dp.filter(...) / df.dp.query(...), or call result.dp.inherit() if it still "
-            f"has at most one row per person{again}."
+            f"This frame was derived from a frame whose privacy budget{named} was created in "
+            "this process: a new budget would reset the accounting for the same people, and "
+            "attaching the same budget again would treat this frame as the one it was set on. "
+            "If it still has at most one row per person, continue that budget with "
+            "result.dp.inherit(); or derive it with df.dp.filter(...) / df.dp.query(...)."
         )

@@ -10,7 +10,20 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-__all__ = ["BudgetExceededError", "MissingBudgetError", "PandasDPError"]
+__all__ = [
+    "BudgetExceededError",
+    "BudgetMismatchError",
+    "BudgetProcessError",
+    "CorruptLedgerError",
+    "LedgerAccessError",
+    "LedgerError",
+    "LedgerFormatError",
+    "LedgerLockedError",
+    "MissingBudgetError",
+    "NotALedgerError",
+    "PandasDPError",
+    "UnknownBudgetError",
+]
 
 
 class PandasDPError(Exception):
@@ -44,7 +57,58 @@ class BudgetExceededError(PandasDPError):
 
 
 class MissingBudgetError(PandasDPError, LookupError):
-    """The frame has no privacy budget it may spend."""
+    """The frame has no privacy budget it may spend (or must assert again that it may)."""
+
+
+class BudgetProcessError(PandasDPError, RuntimeError):
+    """An in-memory budget was asked to spend in a process other than the one that created it.
+
+    A forked child holds a copy of the parent's in-memory accounting; spending
+    there would not count in the parent.  Share one budget between processes
+    with a named ledger budget: ``set_budget(..., ledger="file.sqlite", name=...)``.
+    """
+
+
+# ------------------------------------------------------------------ ledger files
+
+
+class LedgerError(PandasDPError):
+    """Base class of the errors of a ledger file. Nothing was spent."""
+
+
+class LedgerAccessError(LedgerError, OSError):
+    """The ledger file cannot be opened or written (missing folder, a directory, read-only)."""
+
+
+class LedgerFormatError(LedgerError, ValueError):
+    """The file is not a ledger this version of pandas_dp can use; it was left untouched."""
+
+
+class NotALedgerError(LedgerFormatError):
+    """The file is not a pandas_dp ledger (not SQLite, or another application's database)."""
+
+
+class CorruptLedgerError(LedgerFormatError):
+    """The ledger file is damaged: SQLite reports corruption, or a stored value is invalid."""
+
+
+class LedgerLockedError(LedgerError, TimeoutError):
+    """Another connection held the ledger locked for longer than the timeout."""
+
+
+class BudgetMismatchError(LedgerError, ValueError):
+    """``set_budget`` named an existing budget with another total or adjacency.
+
+    Raised for named budgets in a ledger file and for named in-memory budgets
+    (``set_budget(epsilon, name=...)`` without a ledger); nothing was attached.
+    """
+
+
+class UnknownBudgetError(LedgerError, KeyError):
+    """The ledger has no budget of that name."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 def _show(x: Fraction) -> str:

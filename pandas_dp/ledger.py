@@ -50,7 +50,16 @@ from typing import Final
 import pandas as pd
 
 from .budget import LedgerEntry, PrivacyBudget, check_fits
-from .errors import PandasDPError
+from .errors import (
+    BudgetMismatchError,
+    CorruptLedgerError,
+    LedgerAccessError,
+    LedgerError,
+    LedgerFormatError,
+    LedgerLockedError,
+    NotALedgerError,
+    UnknownBudgetError,
+)
 from .validation import check_adjacency, check_epsilon
 
 __all__ = [
@@ -139,44 +148,6 @@ HISTORY_COLUMNS = [
     "spent",
     "process",
 ]
-
-
-# ------------------------------------------------------------------------- errors
-
-
-class LedgerError(PandasDPError):
-    """Base class of the errors of a ledger file. Nothing was spent."""
-
-
-class LedgerAccessError(LedgerError, OSError):
-    """The ledger file cannot be opened or written (missing folder, a directory, read-only)."""
-
-
-class LedgerFormatError(LedgerError, ValueError):
-    """The file is not a ledger this version of pandas_dp can use; it was left untouched."""
-
-
-class NotALedgerError(LedgerFormatError):
-    """The file is not a pandas_dp ledger (not SQLite, or another application's database)."""
-
-
-class CorruptLedgerError(LedgerFormatError):
-    """The ledger file is damaged: SQLite reports corruption, or a stored value is invalid."""
-
-
-class LedgerLockedError(LedgerError, TimeoutError):
-    """Another connection held the ledger locked for longer than the timeout."""
-
-
-class BudgetMismatchError(LedgerError, ValueError):
-    """``set_budget`` asked for another total or adjacency than the named budget has."""
-
-
-class UnknownBudgetError(LedgerError, KeyError):
-    """The ledger has no budget of that name."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
 
 
 # ------------------------------------------------------------- exact values as text

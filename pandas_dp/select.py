@@ -30,8 +30,8 @@ The module has the same two halves as :mod:`pandas_dp.aggregate`:
   and :func:`peel` for top-k.
 
 The release functions at the end keep the shape of every release in
-:mod:`pandas_dp.accessor`: validate → resolve the budget → spend one
-:class:`~pandas_dp.budget.LedgerEntry` → compute.
+:mod:`pandas_dp.accessor`: validate → resolve the budget → reserve one
+:class:`~pandas_dp.budget.LedgerEntry` → compute the scores → commit → sample.
 """
 
 from __future__ import annotations
@@ -436,7 +436,7 @@ def release_argmax(
     clip: object,
     group: DPGroupBy | None,
 ) -> Any:
-    """Validate → resolve the budget → spend → permute-and-flip (peeled for k > 1)."""
+    """Validate → resolve the budget → reserve → scores → commit → permute-and-flip (peeled)."""
     eps = check_epsilon(epsilon)
     check_column(df, column)
     cands = check_candidates(candidates).rename(column)
@@ -465,30 +465,25 @@ def release_argmax(
         assert cells is not None
         key_codes = group.codes()
         cells = np.where((cells >= 0) & (key_codes >= 0), key_codes * len(cands) + cells, -1)
-    # Encoding can fail on odd input (unhashable values): do it before the spend.
-    counts = candidate_counts(df[column], cands) if cells is None else None
-    budget.spend(
-        LedgerEntry(
-            operation=_operation("argmax_exp" if top == 1 else f"argmax_exp(k={top})", group),
-            epsilon=eps,
-            columns=column_names([column] if value is None else [column, value]),
-            mechanism="permute_and_flip",
-            adjacency=budget.adjacency,
-            sensitivity=f"{float(plan.sensitivity * plan.unit):.6g}",
-            noise_scale=f"{plan.noise_scale:.6g}",
-            clip=() if bounds is None else (bounds,),
-            keys=n_keys if group is not None else None,
-        )
+    entry = LedgerEntry(
+        operation=_operation("argmax_exp" if top == 1 else f"argmax_exp(k={top})", group),
+        epsilon=eps,
+        columns=column_names([column] if value is None else [column, value]),
+        mechanism="permute_and_flip",
+        adjacency=budget.adjacency,
+        sensitivity=f"{float(plan.sensitivity * plan.unit):.6g}",
+        noise_scale=f"{plan.noise_scale:.6g}",
+        clip=() if bounds is None else (bounds,),
+        keys=n_keys if group is not None else None,
     )
-    if counts is not None:
-        utility = counts
-    elif cells is None:
-        raise AssertionError("cells are encoded whenever counts are not")
-    elif values is None:
-        utility = count_utilities(cells, n_keys, len(cands))
-    else:
-        assert plan.grid is not None
-        utility = sum_utilities(values, cells, n_keys, len(cands), plan.grid)
+    with budget.reserve(entry):  # returned if the scores cannot be computed
+        if cells is None:
+            utility = candidate_counts(df[column], cands)
+        elif values is None:
+            utility = count_utilities(cells, n_keys, len(cands))
+        else:
+            assert plan.grid is not None
+            utility = sum_utilities(values, cells, n_keys, len(cands), plan.grid)
     winners = peel(budget.source, utility, plan.rate, top)
     if group is None:
         chosen = [_plain(cands[i]) for i in winners[0]]
@@ -509,7 +504,7 @@ def release_quantile(
     group: DPGroupBy | None,
     name: str = "quantile",
 ) -> float | pd.Series:
-    """Validate → resolve the budget → spend → permute-and-flip on the quantile scores."""
+    """Validate → resolve the budget → reserve → scores → commit → permute-and-flip."""
     eps = check_epsilon(epsilon)
     check_column(df, column)
     level = check_quantile(q)
@@ -522,19 +517,18 @@ def release_quantile(
     plan = plan_quantile(level, eps, budget.adjacency, grouped=group is not None)
     codes = None if group is None else group.codes()
     operation = name if name == "median" else f"{name}(q={float(level):g})"
-    budget.spend(
-        LedgerEntry(
-            operation=_operation(operation, group),
-            epsilon=eps,
-            columns=column_names([column]),
-            mechanism="permute_and_flip",
-            adjacency=budget.adjacency,
-            sensitivity=f"{float(plan.sensitivity * plan.unit):.6g}",
-            noise_scale=f"{plan.noise_scale:.6g}",
-            keys=n_keys if group is not None else None,
-        )
+    entry = LedgerEntry(
+        operation=_operation(operation, group),
+        epsilon=eps,
+        columns=column_names([column]),
+        mechanism="permute_and_flip",
+        adjacency=budget.adjacency,
+        sensitivity=f"{float(plan.sensitivity * plan.unit):.6g}",
+        noise_scale=f"{plan.noise_scale:.6g}",
+        keys=n_keys if group is not None else None,
     )
-    utility = quantile_utilities(values, codes, n_keys, grid, level)
+    with budget.reserve(entry):  # returned if the scores cannot be computed
+        utility = quantile_utilities(values, codes, n_keys, grid, level)
     winners = permute_and_flip(budget.source, utility, plan.rate)
     if group is None:
         return float(grid[winners[0]])

@@ -169,9 +169,9 @@ def kernel_releases(rows: tuple[float, ...], kind: str, plan: object, seed: int)
             src, aggregate.count_rows(codes, N, None, len(values)), plan
         )
     if isinstance(plan, aggregate.MeanPlan):
-        return aggregate.release_means(src, values, codes, N, plan)
+        return aggregate.noisy_means(src, *aggregate.grid_sums(values, codes, N, plan.grid), plan)
     assert isinstance(plan, aggregate.GridPlan)
-    return aggregate.release_sums(src, values, codes, N, plan)
+    return aggregate.noisy_sums(src, aggregate.grid_sums(values, codes, N, plan)[0], plan)
 
 
 def _ungrouped_plan(kind: str, clip: tuple[float, float]) -> object:
@@ -224,9 +224,11 @@ def test_ungrouped_release_is_plan_plus_kernel(kind: str, filtered: bool) -> Non
     elif kind == "sum":
         assert isinstance(plan, aggregate.GridPlan)
         released = frame.dp.sum("x", clip=clip, epsilon=EPSILON)
-        expected = aggregate.release_sums(src, rows, None, 1, plan)[0]
+        expected = aggregate.noisy_sums(src, aggregate.grid_sums(rows, None, 1, plan)[0], plan)[0]
     else:
         assert isinstance(plan, aggregate.MeanPlan)
         released = frame.dp.mean("x", clip=clip, epsilon=EPSILON)
-        expected = aggregate.release_means(src, rows, None, 1, plan)[0]
+        expected = aggregate.noisy_means(src, *aggregate.grid_sums(rows, None, 1, plan.grid), plan)[
+            0
+        ]
     assert released == expected

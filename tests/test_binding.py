@@ -6,6 +6,7 @@ import copy
 import gc
 import json
 import pickle
+import uuid
 import warnings
 from collections.abc import Callable
 from fractions import Fraction
@@ -335,31 +336,87 @@ def test_substitute_select_and_assign_keep_the_exact_row_count(
     assert substituted.dp.budget.spent == 0
 
 
-def test_root_frame_with_rows_added_in_place_no_longer_has_a_public_count(
-    substituted: pd.DataFrame,
+IN_PLACE: dict[str, Callable[[pd.DataFrame], object]] = {
+    "append-a-copy": lambda df: df.loc.__setitem__(len(df) + 10**6, df.iloc[0]),
+    "drop": lambda df: df.drop(index=df.index[:1], inplace=True),
+    "drop-nothing": lambda df: df.drop(index=[], inplace=True),
+    "dropna": lambda df: df.dropna(subset=["salary"], inplace=True),  # drops nothing here
+    "query": lambda df: df.query("age >= 0", inplace=True),  # keeps every row
+    "sort": lambda df: df.sort_values("age", inplace=True),
+    "fillna": lambda df: df.fillna(0.0, inplace=True),
+}
+
+
+@pytest.mark.parametrize("change", IN_PLACE.values(), ids=IN_PLACE.keys())
+@pytest.mark.parametrize("frame", ["protected", "substituted", "filtered"])
+def test_rows_changed_in_place_stop_the_frame_spending_until_inherit(
+    frame: str, change: Callable[[pd.DataFrame], object], request: pytest.FixtureRequest
 ) -> None:
-    substituted.loc[len(substituted) + 10**6] = substituted.iloc[0]  # in place, one more row
-    substituted.dp.count(epsilon=0.5)
-    assert substituted.dp.budget.spent == Fraction(1, 2)
-    assert substituted.dp.budget.entries[-1].sensitivity == "1"
+    df: pd.DataFrame = request.getfixturevalue(
+        "substituted" if frame == "substituted" else "protected"
+    )
+    if frame == "filtered":
+        df = df.dp.filter(df.age > 30)
+    budget = df.dp.budget
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pandas 3.1 deprecates inplace; still supported
+        change(df)
+    # Refused whatever the change did to the data (the test is on the index object):
+    # a row added in place may repeat a person.
+    for release in (
+        lambda: df.dp.count(epsilon=0.5),
+        lambda: df.dp.mean("salary", clip=(0, 1e5), epsilon=0.5),
+        lambda: df.dp.filter(np.ones(len(df), dtype=bool)),
+        lambda: df.dp.groupby("dept", keys=["Eng"]).count(epsilon=0.5),
+        lambda: df.dp.median("age", candidates=[20, 40, 60], epsilon=0.5),
+    ):
+        with pytest.raises(MissingBudgetError, match=r"changed in place.*df\.dp\.inherit\(\)"):
+            release()
+    assert budget.spent == 0
+    assert df.dp.budget is budget  # reading the budget is not a release
+    # The analyst asserts one row per person again: the frame spends, never as the root
+    # frame (its row count is no longer the public one under substitute).
+    assert df.dp.inherit() is df
+    df.dp.count(epsilon=0.5)
+    assert budget.spent == Fraction(1, 2)
+    assert budget.entries[-1].sensitivity == "1"
+
+
+def test_column_changes_in_place_keep_the_frame_spending(substituted: pd.DataFrame) -> None:
+    substituted["bonus2"] = substituted["bonus"] * 2
+    del substituted["bonus2"]
+    substituted.loc[:, "age"] = 40  # values overwritten in place: not detectable, documented
+    assert substituted.dp.count(epsilon=0.5) == len(substituted)  # still root: n public
+    assert substituted.dp.budget.spent == 0
+
+
+# ------------------------------------- re-attaching a named budget in the same process
 
 
 @pytest.mark.parametrize(
-    "change",
+    "derive",
     [
-        lambda df: df.dropna(subset=["salary"], inplace=True),  # drops nothing here
-        lambda df: df.query("age >= 0", inplace=True),  # keeps every row
-        lambda df: df.drop(index=[], inplace=True),
+        lambda df: df[df.hiv],  # a plain pandas filter
+        lambda df: pd.concat([df, df]),  # every person twice
+        lambda df: df.reset_index(drop=True),
     ],
-    ids=["dropna", "query", "drop-nothing"],
+    ids=["filter", "concat", "reset_index"],
 )
-def test_in_place_row_operations_end_the_public_row_count_whatever_they_drop(
-    substituted: pd.DataFrame, change: Callable[[pd.DataFrame], None]
+def test_a_frame_derived_from_a_live_named_budget_never_becomes_its_root(
+    derive: Derive,
 ) -> None:
-    # Whether rows were dropped is data: the public count must not depend on it.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # pandas 3.1 deprecates inplace; still supported
-        change(substituted)
-    substituted.dp.count(epsilon=0.5)
-    assert substituted.dp.budget.spent == Fraction(1, 2)
-    assert substituted.dp.budget.entries[-1].sensitivity == "1"
+    name = f"clinic-{uuid.uuid4().hex}"  # named in-memory budgets live for the process
+    df = pd.DataFrame({"hiv": [True, False, True, False], "age": [30, 40, 50, 60]})
+    budget = df.dp.set_budget(epsilon=1, adjacency="substitute", name=name, seed=1)
+    derived = derive(df)
+    with pytest.raises(PandasDPError, match=rf"budget '{name}' was created.*inherit\(\)"):
+        derived.dp.set_budget(epsilon=1, adjacency="substitute", name=name, seed=1)
+    with pytest.raises(MissingBudgetError):
+        derived.dp.count(epsilon=0.5)
+    assert budget.spent == 0
+    # Only the analyst's assertion binds it, and never as the root frame: its row count
+    # is not the public one, so a count costs epsilon and carries noise.
+    derived.dp.inherit()
+    derived.dp.count(epsilon=0.5)
+    assert budget.spent == Fraction(1, 2)
+    assert budget.entries[-1].sensitivity == "1"

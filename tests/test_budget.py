@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+import uuid
+import warnings
 from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
@@ -13,8 +16,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pandas_dp import BudgetExceededError, PandasDPError, PrivacyBudget
+from pandas_dp import BudgetExceededError, MissingBudgetError, PandasDPError, PrivacyBudget
 from pandas_dp import budget as budget_module
+from pandas_dp.errors import BudgetMismatchError
 
 CLIP = (0, 200_000)
 KEYS = ["Eng", "Ops", "Sales"]
@@ -265,3 +269,226 @@ def test_add_remove_row_count_is_charged_and_noisy(protected: pd.DataFrame) -> N
     answers = {protected.dp.count(epsilon=0.5) for _ in range(20)}
     assert len(answers) > 1
     assert protected.dp.budget.spent == 10
+
+
+# ------------------------------------------------ reservations (fail closed on errors)
+
+#: Every release kind, selections included, with the statistics function it computes.
+STATISTICS: dict[str, tuple[Release, tuple[str, str]]] = {
+    **{name: (release, ("aggregate", "count_rows")) for name, release in RELEASES.items()},
+    **{
+        name: (RELEASES[name], ("aggregate", "grid_sums"))
+        for name in ("sum", "mean", "sum_many", "groupby_sum", "groupby_mean")
+    },
+    "argmax": (
+        lambda df, eps: df.dp.argmax_exp("dept", candidates=KEYS, epsilon=eps),
+        ("select", "candidate_counts"),
+    ),
+    "argmax_value": (
+        lambda df, eps: df.dp.argmax_exp(
+            "dept", candidates=KEYS, value="salary", clip=CLIP, epsilon=eps
+        ),
+        ("select", "sum_utilities"),
+    ),
+    "groupby_argmax": (
+        lambda df, eps: df.dp.groupby("dept", keys=KEYS).argmax_exp(
+            "age", candidates=[30, 40], epsilon=eps
+        ),
+        ("select", "count_utilities"),
+    ),
+    "median": (
+        lambda df, eps: df.dp.median("age", candidates=[20, 40, 60], epsilon=eps),
+        ("select", "quantile_utilities"),
+    ),
+    "groupby_median": (
+        lambda df, eps: df.dp.groupby("dept", keys=KEYS).median(
+            "age", candidates=[20, 40, 60], epsilon=eps
+        ),
+        ("select", "quantile_utilities"),
+    ),
+}
+for _kind in ("count", "count_column", "groupby_count"):
+    STATISTICS[_kind] = (RELEASES[_kind], ("aggregate", "count_rows"))
+
+
+def _patch_statistics(monkeypatch: pytest.MonkeyPatch, where: tuple[str, str], fn: Any) -> None:
+    from pandas_dp import aggregate, select
+
+    module = {"aggregate": aggregate, "select": select}[where[0]]
+    monkeypatch.setattr(module, where[1], fn)
+
+
+@pytest.mark.parametrize(("release", "where"), STATISTICS.values(), ids=STATISTICS.keys())
+def test_a_release_whose_statistics_raise_returns_its_reservation(
+    protected: pd.DataFrame,
+    nothing_spent: Callable[[], None],
+    monkeypatch: pytest.MonkeyPatch,
+    release: Release,
+    where: tuple[str, str],
+) -> None:
+    budget = protected.dp.budget
+    seen: list[Fraction] = []
+
+    def out_of_memory(*args: object, **kwargs: object) -> None:
+        seen.append(budget.spent)  # the reservation is held while the statistics run
+        raise MemoryError
+
+    _patch_statistics(monkeypatch, where, out_of_memory)
+    with pytest.raises(MemoryError):
+        release(protected, 0.5)
+    assert seen == [Fraction(1, 2)]
+    nothing_spent()  # returned: nothing spent, no entry, no noise drawn
+    monkeypatch.undo()
+    release(protected, 10)  # the whole budget is still there
+    assert budget.spent == 10
+
+
+def test_a_reservation_counts_against_every_other_query_while_it_computes(
+    protected: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pandas_dp import aggregate
+
+    inner: list[BaseException] = []
+    real = aggregate.grid_sums
+
+    def grid_sums(*args: Any, **kwargs: Any) -> Any:
+        try:  # 6 of 10 are reserved by the mean being computed: 5 more do not fit
+            protected.dp.count(epsilon=5)
+        except BudgetExceededError as err:
+            inner.append(err)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(aggregate, "grid_sums", grid_sums)
+    protected.dp.mean("salary", clip=CLIP, epsilon=6)
+    assert len(inner) == 1
+    assert inner[0].remaining == 4
+    assert protected.dp.budget.spent == 6
+    assert [e.operation for e in protected.dp.budget.entries] == ["mean"]
+
+
+def test_a_memory_store_settles_each_reservation_once() -> None:
+    store = budget_module.MemoryStore(Fraction(1))
+    token = store.reserve(budget_module.LedgerEntry("count", Fraction(1, 4)))
+    assert store.spent() == Fraction(1, 4)
+    store.cancel(token)
+    assert store.spent() == 0
+    assert store.entries() == []
+    for settle in (store.commit, store.cancel):
+        with pytest.raises(ValueError, match="No pending reservation"):
+            settle(token)
+
+
+# ------------------------------------------------------------ forked processes
+
+posix_only = pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
+
+
+def _in_forked_child(action: Callable[[], object]) -> str:
+    """Run ``action`` in a forked child; what it reports: 'ok' or 'ErrorType: message'."""
+    read, write = os.pipe()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork() with threads (3.12+)
+        pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        try:
+            os.close(read)
+            try:
+                action()
+                report = "ok"
+            except BaseException as err:
+                report = f"{type(err).__name__}: {err}"
+            os.write(write, report.encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    chunks = []
+    while chunk := os.read(read, 1 << 16):  # until the child exits and the pipe closes
+        chunks.append(chunk)
+    os.close(read)
+    os.waitpid(pid, 0)
+    return b"".join(chunks).decode()
+
+
+@posix_only
+@pytest.mark.parametrize("name", [None, "fork-test"])
+def test_an_in_memory_budget_refuses_to_spend_in_a_forked_child(
+    salaries: pd.DataFrame, name: str | None
+) -> None:
+    name = None if name is None else f"{name}-{uuid.uuid4().hex}"
+    budget = salaries.dp.set_budget(epsilon=1, seed=1, name=name)
+    salaries.dp.count(epsilon=0.25)
+    report = _in_forked_child(lambda: salaries.dp.count(epsilon=0.5))
+    assert report.startswith("BudgetProcessError: ")
+    assert "ledger=" in report  # names the way to share a budget between processes
+    assert budget.spent == Fraction(1, 4)
+    salaries.dp.count(epsilon=0.75)  # the parent still spends all of it
+    assert budget.remaining == 0
+
+
+# ------------------------------------------------------ named in-memory budgets
+
+
+def _frame() -> pd.DataFrame:
+    return pd.DataFrame({"x": [1.0, 2.0, 3.0]})
+
+
+def test_a_named_in_memory_budget_continues_when_the_data_is_read_again() -> None:
+    name = f"salaries-{uuid.uuid4().hex}"
+    first = _frame()
+    first.dp.set_budget(epsilon=1, name=name, seed=1)
+    first.dp.count(epsilon=0.25)
+    again = _frame()  # re-read in a notebook: a new frame, no marker
+    budget = again.dp.set_budget(epsilon=1, name=name, seed=2)
+    assert budget.spent == Fraction(1, 4)
+    assert budget.name == name
+    again.dp.count(epsilon=0.75)
+    with pytest.raises(BudgetExceededError):  # one accounting for both frames
+        first.dp.count(epsilon=0.01)
+    assert len(budget.entries) == 2
+    other = _frame().dp.set_budget(epsilon=1, name=f"other-{name}")
+    assert other.spent == 0  # another name is another budget
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [({"epsilon": 2}, "total epsilon=1, not 2"), ({"adjacency": "substitute"}, "adjacency")],
+)
+def test_a_named_in_memory_budget_keeps_its_total_and_adjacency(
+    changes: dict[str, Any], message: str
+) -> None:
+    name = f"hr-{uuid.uuid4().hex}"
+    _frame().dp.set_budget(epsilon=1, name=name)
+    frame = _frame()
+    with pytest.raises(BudgetMismatchError, match=message):
+        frame.dp.set_budget(**{"epsilon": 1, "name": name, **changes})
+    with pytest.raises(MissingBudgetError):  # nothing was attached
+        frame.dp.count(epsilon=0.1)
+
+
+# --------------------------------------------------------------- set_budget races
+
+
+def _race_to_attach(frame: pd.DataFrame) -> list[str]:
+    start = threading.Barrier(2)
+    outcomes: list[str] = []
+
+    def attach() -> None:
+        start.wait(timeout=60)
+        try:
+            frame.dp.set_budget(epsilon=1)
+        except PandasDPError:
+            outcomes.append("refused")
+        else:
+            outcomes.append("attached")
+
+    pool = [threading.Thread(target=attach) for _ in range(2)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join(timeout=60)
+    return sorted(outcomes)
+
+
+def test_two_threads_setting_a_budget_on_one_frame_never_both_succeed() -> None:
+    for _ in range(30):
+        assert _race_to_attach(_frame()) == ["attached", "refused"]

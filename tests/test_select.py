@@ -637,7 +637,7 @@ def test_one_charge_per_call_and_a_public_ledger(shop: pd.DataFrame) -> None:
         "groupby.median",
         "quantile(q=0.9)",
     ]
-    assert (ledger["mechanism"] == "permute_and_flip").all()
+    assert (ledger["mechanism"] == "permute_and_flip (seeded: NOT private)").all()
     assert list(ledger["keys"].fillna(0)) == [0, 2, 2, 0]
     text = ledger.to_string()
     assert not any(name in text for name in PRODUCTS)
