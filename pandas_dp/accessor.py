@@ -244,10 +244,13 @@ class DPAccessor:
         ledger : str, path-like or Ledger, optional
             A ledger file (see :func:`pandas_dp.open_ledger`) that keeps the
             budget ``name`` beyond this process: later runs and other processes
-            that attach the same name continue from what was spent. Give both
-            ``ledger`` and ``name``, or neither (an in-memory budget).
+            that attach the same name continue from what was spent. Needs
+            ``name``.
         name : str, optional
-            The name of the budget in ``ledger``, e.g. ``"hr.salaries"``.
+            The budget's name, e.g. ``"hr.salaries"``. With ``ledger``, its
+            name in the file. Without, an in-memory budget named for the life
+            of this process: attaching the same name again (to the data read
+            afresh, say) continues it instead of starting over.
 
         Returns
         -------
@@ -257,14 +260,21 @@ class DPAccessor:
         ------
         PandasDPError
             If the frame already has a budget, or was derived from a frame whose
-            budget is still alive (that would reset the accounting); a frame
-            derived from the named budget ``name`` may re-attach to it.
-        pandas_dp.ledger.BudgetMismatchError
+            budget was created in this process (a new budget would reset the
+            accounting, and the same named budget would make this frame its
+            root): call ``df.dp.inherit()`` instead.
+        pandas_dp.errors.BudgetMismatchError
             If the named budget exists with another total or adjacency (raise a
-            total with ``open_ledger(path).raise_total(name, new_total)``).
-        pandas_dp.ledger.LedgerError
+            ledger total with ``open_ledger(path).raise_total(name, new_total)``).
+        pandas_dp.errors.LedgerError
             If the ledger cannot be opened, is not a ledger, is damaged, or stays
             locked past its timeout; nothing is attached.
+
+        Notes
+        -----
+        An in-memory budget (named or not) spends only in the process that
+        created it; in a forked child it raises ``BudgetProcessError``. Share
+        one budget between processes with ``ledger`` and ``name``.
         """
         total = check_epsilon(epsilon)
         adjacency = check_adjacency(adjacency)
