@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -21,6 +22,20 @@ settings.register_profile("pandas_dp", derandomize=True, print_blob=True)
 settings.load_profile("pandas_dp")
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """The real datasets in ``../shared/data`` beside the repository; skip when absent.
+
+    A clone of the repository alone does not have them. CI does, and sets
+    ``PANDAS_DP_REQUIRE_DATA=1`` so that their absence fails instead of skipping.
+    """
+    if not DATA.is_dir():
+        if os.environ.get("PANDAS_DP_REQUIRE_DATA") == "1":
+            pytest.fail(f"PANDAS_DP_REQUIRE_DATA=1 but the data folder {DATA} is missing")
+        pytest.skip("needs the datasets in ../shared/data beside the repository (absent here)")
+    return DATA
 
 
 @pytest.fixture

@@ -27,8 +27,6 @@ from pandas_dp.errors import BudgetExceededError
 from pandas_dp.noise import SeededSource
 from pandas_dp.select import GAMMA_CAP, Rate
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-
 #: A chi-square p-value below this fails; at the true rate a fixed seed passes
 #: (Tumult's threshold, as in conftest.py).
 P_THRESHOLD = 1e-20
@@ -498,8 +496,8 @@ def test_privacy_audit_on_neighbouring_frames(
 # ------------------------------------------------------------------------ accuracy
 
 
-def test_dp_median_of_real_incomes_is_accurate() -> None:
-    income = pd.read_csv(DATA / "pums_1000.csv")[["income"]]
+def test_dp_median_of_real_incomes_is_accurate(shared_data: Path) -> None:
+    income = pd.read_csv(shared_data / "pums_1000.csv")[["income"]]
     p40, p60 = np.percentile(income["income"], [40, 60])
     grid = np.linspace(0, 500_000, 1001)
     inside = 0
