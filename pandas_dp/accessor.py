@@ -665,9 +665,10 @@ class DPAccessor:
 
         Notes
         -----
-        Permute-and-flip, sampled exactly, on the score
-        ``|(1 − q)·#(x < c) − q·#(x > c)|`` of each grid point c (lower is
-        better). The score is not monotone, so ``c = ε/(2Δ)`` with sensitivity
+        Permute-and-flip, sampled exactly, on the score of each grid point c:
+        the distance from ``q·n`` to ``[#(x < c), #(x ≤ c)]`` (lower is
+        better; zero exactly when c is a q-quantile, so ties count). The score
+        is not monotone, so ``c = ε/(2Δ)`` with sensitivity
         ``Δ = max(q, 1 − q)`` under add_remove and ``Δ = 1`` under substitute
         (a changed row leaves one side and joins another). Costs ``epsilon``.
         Public: the grid, ``q``, ``epsilon``.

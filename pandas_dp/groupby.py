@@ -378,8 +378,8 @@ class DPGroupBy:
 
         Notes
         -----
-        Costs ``epsilon`` once for all keys. Score
-        ``|(1 − q)·#(x < c) − q·#(x > c)|`` per key and grid point (one
+        Costs ``epsilon`` once for all keys. Score: the distance from ``q·n``
+        to ``[#(x < c), #(x ≤ c)]`` per key and grid point (one
         searchsorted and one 2-D bincount), permute-and-flip with
         ``c = ε/(2Δ)``: ``Δ = max(q, 1 − q)`` under add_remove and
         ``2·max(q, 1 − q)`` under substitute (a row that moves between keys

@@ -223,19 +223,21 @@ def plan_quantile(
 ) -> SelectPlan:
     """Rate and sensitivity of a quantile on a candidate grid.
 
-    With ``q = a/d`` the integer score of candidate c is
-    ``|(d − a)·#(x < c) − a·#(x > c)|`` (lower is better; OpenDP's
-    ``make_quantile_score_candidates``).  The scores are not monotone, so
-    ``c = ε/(2Δ)`` always, with Δ in score units:
+    With ``q = a/d`` the integer score of candidate c is ``d`` times the
+    distance from ``q·n`` to ``[#(x < c), #(x ≤ c)]``, that is
+    ``max(d·#(x < c) − a·n, a·n − d·#(x ≤ c), 0)`` (lower is better; zero
+    exactly when c is a q-quantile, ties included).  The scores are not
+    monotone, so ``c = ε/(2Δ)`` always, with Δ in score units:
 
-    - add_remove: a row moves ``#(x < c)`` or ``#(x > c)`` by one (or neither),
-      so ``Δ = max(a, d − a)``, that is ``max(q, 1 − q)``.
-    - substitute, one release: a changed row leaves one count and joins one;
-      going through the nine cases (below / at / above c, before and after),
-      the inner sum moves by ``−d``, ``−(d − a)``, ``−a``, 0, ``a``,
-      ``d − a`` or ``d``, so ``Δ = d`` (q-units: 1, as OpenDP's known-n map).
-      The same bound covers a filtered frame, where the change can be a
-      removal or an addition (at most ``max(a, d − a) <= d``).
+    - add_remove: an added row moves the point ``a·n`` by ``a`` and the
+      interval's ends ``d·#(x < c)``, ``d·#(x ≤ c)`` by ``d`` or 0, both the
+      same way, so the distance moves by at most ``max(a, d − a)``, that is
+      ``max(q, 1 − q)``.
+    - substitute, one release: n is fixed, so the point stays, and a changed
+      row moves each end of the interval by at most ``d``: ``Δ = d`` (q-units:
+      1, as OpenDP's known-n map). The same bound covers a filtered frame,
+      where the change can be a removal or an addition (at most
+      ``max(a, d − a) <= d``).
     - substitute, grouped: a row that moves between keys is a removal in one
       key and an addition in another; each is a non-monotone change of at most
       ``max(a, d − a)``, so it costs ``2·2c·max(a, d − a)``. ``Δ = 2·max(a, d − a)``
@@ -290,9 +292,12 @@ def sum_utilities(
 def quantile_utilities(values: F64, codes: I64 | None, n_keys: int, grid: F64, q: Fraction) -> I64:
     """Minus the quantile score of every grid point, per key: shape ``(n_keys, len(grid))``.
 
-    ``score = |(d − a)·#(x < c) − a·#(x > c)|`` with ``q = a/d``; values equal
-    to c count on neither side; missing values and rows with code -1 are
-    dropped.  One searchsorted and one 2-D bincount, no loop over keys.
+    With ``q = a/d`` the score of c is ``d`` times the distance from ``q·n`` to
+    the interval ``[#(x < c), #(x ≤ c)]``:
+    ``max(d·#(x < c) − a·n, a·n − d·#(x ≤ c), 0)``, zero exactly when c is a
+    q-quantile, so rows equal to c count (heavily tied data get the right
+    answer).  Missing values and rows with code -1 are dropped.  One
+    searchsorted and one 2-D bincount, no loop over keys.
     """
     a, d = q.numerator, q.denominator
     keep = ~np.isnan(values)
@@ -309,8 +314,9 @@ def quantile_utilities(values: F64, codes: I64 | None, n_keys: int, grid: F64, q
     n = table.sum(axis=(1, 2))
     at_most = np.cumsum(table.sum(axis=1)[:, :m], axis=1)  # #(x <= c_j) = #{x : below <= j}
     less = at_most - table[:, 1, :m]  # #(x < c_j): minus the rows equal to c_j
-    more = n[:, None] - at_most  # #(x > c_j)
-    utility: I64 = -np.abs((d - a) * less - a * more).astype(np.int64)
+    target = a * n[:, None]  # q·n, times d
+    score = np.maximum(np.maximum(d * less - target, target - d * at_most), 0)
+    utility: I64 = -score.astype(np.int64)
     return utility
 
 

@@ -387,11 +387,16 @@ QUANTILE_BLOCK = {"x": [1.0, 2.0, 2.0, 3.5, 5.0, 7.0, np.nan, np.inf]}
 QUANTILE_GRID = [0.0, 2.0, 4.0, 6.0, 8.0]
 
 
+def _quantile_distance(xs: Sequence[float], c: float, q: Fraction) -> Fraction:
+    """The quantile score of c by its definition: the distance from q·n to [#(x < c), #(x <= c)]."""
+    n = len(xs)
+    less, at_most = sum(x < c for x in xs), sum(x <= c for x in xs)
+    return max(Fraction(less) - q * n, q * n - at_most, Fraction(0))
+
+
 def _quantile_utilities(q: float) -> list[float]:
     xs = [x for x in QUANTILE_BLOCK["x"] if not math.isnan(x)]
-    return [
-        -abs((1 - q) * sum(x < c for x in xs) - q * sum(x > c for x in xs)) for c in QUANTILE_GRID
-    ]
+    return [-float(_quantile_distance(xs, c, Fraction(repr(q)))) for c in QUANTILE_GRID]
 
 
 @pytest.mark.parametrize("factor", [1.0, *WRONG])
@@ -408,12 +413,12 @@ def test_grouped_quantile_follows_permute_and_flip(
     monkeypatch: pytest.MonkeyPatch, q: float, adjacency: str, delta: float, factor: float
 ) -> None:
     df = replicated(QUANTILE_BLOCK, GROUPS)
-    df.dp.set_budget(epsilon=3, adjacency=adjacency, seed=6)
+    df.dp.set_budget(epsilon=1.5, adjacency=adjacency, seed=6)
     scaled_rate(monkeypatch, factor)
     result = df.dp.groupby("g", keys=pd.RangeIndex(GROUPS)).quantile(
-        "x", q, candidates=QUANTILE_GRID, epsilon=3
+        "x", q, candidates=QUANTILE_GRID, epsilon=1.5
     )
-    expected = pf_probabilities(_quantile_utilities(q), 3 / (2 * delta))
+    expected = pf_probabilities(_quantile_utilities(q), 1.5 / (2 * delta))
     p = chi2_pvalue(_winner_counts(result, QUANTILE_GRID), expected)
     assert (p > P_THRESHOLD) is (factor == 1.0), p
 
@@ -508,6 +513,19 @@ def test_dp_median_of_real_incomes_is_accurate(shared_data: Path) -> None:
     assert inside >= 90
 
 
+def test_median_of_heavily_tied_data_is_the_tied_value() -> None:
+    # 100 below 17, 380 at 17, 10 at 18, 454 above: the median is 17. The earlier score
+    # |(1 - q)·#(x < c) - q·#(x > c)| ignored the rows equal to c and preferred 18.
+    values = np.repeat([10.0, 17.0, 18.0, 30.0], [100, 380, 10, 454])
+    grid = np.array([16.0, 17.0, 18.0, 19.0])
+    utility = select.quantile_utilities(values, None, 1, grid, Fraction(1, 2))[0]
+    assert utility.tolist() == [-2 * 372, 0, -2 * 8, -2 * 18]  # d·distance, d = 2
+    assert float(np.median(values)) == 17.0
+    df = pd.DataFrame({"x": values})
+    df.dp.set_budget(epsilon=100, seed=1)
+    assert [df.dp.median("x", candidates=grid, epsilon=10) for _ in range(10)] == [17.0] * 10
+
+
 def test_grouped_quantile_scores_match_a_loop_over_keys() -> None:
     rng = np.random.Generator(np.random.PCG64(13))
     grid = np.array([-1.0, 0.0, 0.5, 2.0, 3.0])
@@ -518,8 +536,7 @@ def test_grouped_quantile_scores_match_a_loop_over_keys() -> None:
     for key in range(7):
         xs = values[(codes == key) & ~np.isnan(values)]
         for j, c in enumerate(grid):
-            want = -abs(7 * int((xs < c).sum()) - 3 * int((xs > c).sum()))
-            assert got[key, j] == want
+            assert got[key, j] == -_quantile_distance(list(xs), c, q) * q.denominator
 
 
 # ----------------------------------------------------------- candidates and shape
