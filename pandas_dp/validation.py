@@ -58,6 +58,19 @@ def given(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _as_float(value: numbers.Real | Decimal) -> float:
+    """``value`` as a float, never raising: NaN for every Decimal NaN (quiet or signaling), ±inf
+    beyond the float range (a huge int or Fraction), so callers answer with their own message."""
+    if isinstance(value, Decimal) and value.is_nan():
+        return math.nan
+    try:
+        return float(value)
+    except OverflowError:
+        if not isinstance(value, numbers.Rational):
+            raise
+        return math.inf if int(value.numerator) > 0 else -math.inf
+
+
 @functools.lru_cache(maxsize=256)
 def _shortest_decimal(x: float) -> Fraction:
     """``x`` read as the shortest decimal that round-trips (``0.1`` is ``1/10``)."""
@@ -76,7 +89,7 @@ def check_epsilon(epsilon: object, name: str = "epsilon") -> Fraction:
     elif isinstance(epsilon, numbers.Integral):
         value = Fraction(int(epsilon))
     else:
-        as_float = float(epsilon)
+        as_float = _as_float(epsilon)
         if not math.isfinite(as_float):
             raise ValueError(f"`{name}` must be a positive finite number, got {given(epsilon)}.")
         if isinstance(epsilon, Decimal):
@@ -129,7 +142,7 @@ def check_clip(clip: object, name: str = "clip") -> Clip:
     for item in items:
         if isinstance(item, bool | np.bool_) or not isinstance(item, numbers.Real | Decimal):
             raise TypeError(f"{hint}, got {given(clip)}.")
-        bounds.append(float(item))
+        bounds.append(_as_float(item))
     lower, upper = bounds
     if not (math.isfinite(lower) and math.isfinite(upper)):
         raise ValueError(f"{hint}, got {given(clip)}.")
@@ -272,12 +285,12 @@ def check_quantile(q: object) -> Fraction:
     hint = "`q` must be a number between 0 and 1"
     if isinstance(q, bool | np.bool_) or not isinstance(q, numbers.Real | Decimal):
         raise TypeError(f"{hint}, got {given(q)}.")
+    as_float = _as_float(q)
+    if not math.isfinite(as_float):
+        raise ValueError(f"{hint}, got {given(q)}.")
     if isinstance(q, Fraction | numbers.Integral | Decimal):
         value = Fraction(q)
     else:
-        as_float = float(q)
-        if not math.isfinite(as_float):
-            raise ValueError(f"{hint}, got {given(q)}.")
         value = Fraction(repr(as_float))
     if not 0 <= value <= 1:
         raise ValueError(f"{hint}, got {given(q)}.")

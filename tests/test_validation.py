@@ -37,6 +37,10 @@ BAD_EPSILONS = [
     (float("inf"), ValueError),
     (-np.inf, ValueError),
     (Decimal("NaN"), ValueError),
+    (Decimal("sNaN"), ValueError),
+    (Decimal("-sNaN"), ValueError),
+    (Decimal("Infinity"), ValueError),
+    (Decimal("-Infinity"), ValueError),
     ("0.1", TypeError),
     (True, TypeError),
     (np.bool_(True), TypeError),
@@ -128,6 +132,25 @@ def test_query_larger_than_the_whole_budget_is_refused(
     nothing_spent()
 
 
+@pytest.mark.parametrize(
+    "q",
+    [
+        Decimal("sNaN"),
+        Decimal("NaN"),
+        Decimal("Infinity"),
+        Decimal("-Infinity"),
+        pytest.param(10**400, id="10**400"),
+    ],
+    ids=repr,
+)
+def test_bad_quantile_level_is_refused_before_spending(
+    protected: pd.DataFrame, nothing_spent: Callable[[], None], q: object
+) -> None:
+    with pytest.raises(ValueError, match="`q` must be a number between 0 and 1"):
+        protected.dp.quantile("salary", q, candidates=[0, 100_000], epsilon=1)
+    nothing_spent()
+
+
 # ---------------------------------------------------------------------------- clip
 
 BAD_CLIPS = [
@@ -137,6 +160,12 @@ BAD_CLIPS = [
     ((0, float("inf")), ValueError),
     ((-np.inf, 0), ValueError),
     ((-1e308, 1e308), ValueError),  # finite bounds, infinite width
+    ((0, Decimal("sNaN")), ValueError),
+    ((Decimal("NaN"), 1), ValueError),
+    ((0, Decimal("Infinity")), ValueError),
+    # Beyond the float range: no raw OverflowError.
+    pytest.param((0, 10**400), ValueError, id="(0, 10**400)"),
+    pytest.param((Fraction(-(10**400)), 0), ValueError, id="(Fraction(-10**400), 0)"),
     ((0, 1, 2), ValueError),
     ((1,), ValueError),
     ("0,1", TypeError),
