@@ -430,3 +430,34 @@ def test_a_partial_multiindex_column_label_is_refused_before_spending() -> None:
         with pytest.raises(ValueError, match="names several columns"):
             release()
     assert df.dp.budget.spent == 0
+
+
+# ------------------------------------------------------------------- quantile grid
+
+HUGE = float(np.finfo(np.float64).max)
+HUGE_GRIDS = [[-1.7e308, 1.7e308], [-1.7e308, 0, 1.7e308], [-HUGE, -1e308, HUGE]]
+
+
+@pytest.mark.parametrize("grid", HUGE_GRIDS, ids=["two", "three", "largest"])
+def test_a_grid_spanning_the_float_range_is_released_without_warnings(
+    protected: pd.DataFrame, grid: list[float]
+) -> None:
+    # pytest turns warnings into errors: np.diff overflowed on such grids.
+    assert protected.dp.quantile("salary", 0.5, candidates=grid, epsilon=1) in grid
+    assert (
+        protected.dp.groupby("dept", keys=KEYS)
+        .quantile("salary", 0.5, candidates=grid, epsilon=1)
+        .isin(grid)
+        .all()
+    )
+
+
+@pytest.mark.parametrize(
+    "grid", [[1.7e308, -1.7e308], [-1.7e308, 1.7e308, 0]], ids=["reversed", "unsorted"]
+)
+def test_an_unsorted_grid_spanning_the_float_range_is_refused_before_spending(
+    protected: pd.DataFrame, nothing_spent: Callable[[], None], grid: list[float]
+) -> None:
+    with pytest.raises(ValueError, match="increasing order"):
+        protected.dp.quantile("salary", 0.5, candidates=grid, epsilon=1)
+    nothing_spent()
