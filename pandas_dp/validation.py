@@ -10,7 +10,8 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, ItemsView, KeysView, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from decimal import Decimal
 from fractions import Fraction
 
@@ -27,6 +28,7 @@ __all__ = [
     "check_column",
     "check_epsilon",
     "check_k",
+    "check_ordered",
     "check_quantile",
     "check_quantile_grid",
     "check_seed",
@@ -221,20 +223,30 @@ _GRID_HINT = (
 MAX_QUANTILE_DENOMINATOR = 1 << 20
 
 
+def check_ordered(values: object, name: str) -> None:
+    """Refuse a collection without a fixed order: the result is laid out in its order.
+
+    A ``set``, ``frozenset`` or any other ``collections.abc.Set`` is refused.
+    A mapping's ``keys()`` or ``items()`` view is a Set too but follows the
+    mapping's order (a dict's is insertion order), so it is accepted.
+    """
+    if isinstance(values, AbstractSet) and not isinstance(values, KeysView | ItemsView):
+        raise TypeError(
+            f"`{name}` must have a fixed order (a list, array or Index), got a "
+            f"{type(values).__name__}; pass sorted(...) of it."
+        )
+
+
 def _candidate_items(candidates: object, name: str, hint: str) -> pd.Index:
     if candidates is None:
         raise TypeError(f"`{name}` is required: the public set to choose from. {hint}")
+    check_ordered(candidates, name)
     if isinstance(candidates, pd.CategoricalDtype):
         if candidates.categories is None:
             raise ValueError(f"`{name}` is a CategoricalDtype without categories; list them.")
         index = pd.Index(candidates.categories)
     elif isinstance(candidates, pd.Index):
         index = candidates
-    elif isinstance(candidates, set | frozenset):
-        raise TypeError(
-            f"`{name}` must have a fixed order (a list, array or Index), got a "
-            f"{type(candidates).__name__}; pass sorted(...) of it."
-        )
     elif (
         isinstance(candidates, str | bytes | Mapping | pd.DataFrame)
         or not hasattr(candidates, "__iter__")

@@ -6,7 +6,8 @@ And no message, warning, repr or ledger ever shows a data value or a true statis
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from collections.abc import Set as AbstractSet
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -16,7 +17,7 @@ import pandas as pd
 import pytest
 
 import pandas_dp
-from pandas_dp import BudgetExceededError, MissingBudgetError, PandasDPError
+from pandas_dp import BudgetExceededError, MissingBudgetError, PandasDPError, validation
 
 KEYS = ["Eng", "Ops", "Sales"]
 CLIP = (0, 200_000)
@@ -460,4 +461,53 @@ def test_an_unsorted_grid_spanning_the_float_range_is_refused_before_spending(
 ) -> None:
     with pytest.raises(ValueError, match="increasing order"):
         protected.dp.quantile("salary", 0.5, candidates=grid, epsilon=1)
+    nothing_spent()
+
+
+# ------------------------------------------------------------------------- order
+
+
+class _Bag(AbstractSet[str]):
+    """A set-like collection that is not a set: no fixed order either."""
+
+    def __init__(self, items: list[str]) -> None:
+        self._items = set(items)
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+@pytest.mark.parametrize(
+    "values", [set(KEYS), frozenset(KEYS), _Bag(KEYS)], ids=["set", "frozenset", "set-like"]
+)
+def test_check_ordered_refuses_collections_without_an_order(values: object) -> None:
+    with pytest.raises(TypeError, match=r"`keys` must have a fixed order .* pass sorted"):
+        validation.check_ordered(values, "keys")
+
+
+@pytest.mark.parametrize(
+    "values",
+    [KEYS, tuple(KEYS), pd.Index(KEYS), dict.fromkeys(KEYS).keys(), {1: "a"}.items()],
+    ids=["list", "tuple", "index", "dict_keys", "dict_items"],
+)
+def test_check_ordered_accepts_ordered_collections(values: object) -> None:
+    validation.check_ordered(values, "keys")
+
+
+@pytest.mark.parametrize(
+    "values", [set(KEYS), frozenset(KEYS), _Bag(KEYS)], ids=["set", "frozenset", "set-like"]
+)
+def test_candidates_and_keys_refuse_a_set_alike(
+    protected: pd.DataFrame, nothing_spent: Callable[[], None], values: object
+) -> None:
+    with pytest.raises(TypeError, match="`candidates` must have a fixed order"):
+        protected.dp.argmax_exp("dept", candidates=values, epsilon=1)
+    with pytest.raises(TypeError, match="`keys` must have a fixed order"):
+        protected.dp.groupby("dept", keys=values)
     nothing_spent()
