@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from .validation import Bounds, check_column
+from .validation import Bounds, check_column, check_ordered
 
 if TYPE_CHECKING:
     from .accessor import Result
@@ -61,10 +61,13 @@ def normalize_keys(by: list[Hashable], keys: object) -> pd.Index:
 
     A MultiIndex or DataFrame of keys whose level/column names are the ``by``
     labels in another order is matched by name; otherwise levels are matched
-    by position.
+    by position.  The result is indexed in the order of ``keys``, so a
+    ``set`` or ``frozenset`` (no fixed order) is refused; a dict's ``keys()``
+    view is accepted (insertion order).
     """
     if keys is None:
         raise TypeError(f"`keys` is required for a private groupby. {_KEYS_HINT}")
+    check_ordered(keys, "keys")
     index: pd.Index
     if isinstance(keys, pd.CategoricalDtype):
         if keys.categories is None:

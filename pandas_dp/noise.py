@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+import weakref
 from fractions import Fraction
 from typing import Protocol
 
@@ -68,19 +69,44 @@ class RandomSource(Protocol):
 class SystemSource:
     """The operating system's CSPRNG (``os.urandom``), read in pooled chunks.
 
-    The default source of every budget.  Thread-safe.
+    The default source of every budget.  Thread-safe.  The pool starts at
+    :attr:`_FIRST_WORDS` words and doubles on each refill up to
+    :attr:`_POOL_WORDS`, so a first release reads little.
+
+    Every process draws its own randomness: a forked child never hands out
+    words its parent read.  Two mechanisms, for two kinds of fork:
+
+    - an ``os.register_at_fork`` hook empties the pool of every live source
+      in the child (and replaces its lock, which another thread of the
+      parent may have held at the fork): covers ``os.fork()`` and
+      multiprocessing's ``fork`` start method;
+    - each draw compares ``os.getpid()`` with the process that filled the
+      pool and empties it on a mismatch: covers a fork that bypasses the
+      interpreter's hooks (``fork()`` called from C).
     """
 
+    _FIRST_WORDS = 1 << 6
     _POOL_WORDS = 1 << 15
 
     def __init__(self) -> None:
+        self._reset()
+        _LIVE_SOURCES.add(self)
+
+    def _reset(self) -> None:
+        """An empty pool owned by this process (also run in a forked child)."""
         self._lock = threading.Lock()
         self._pool: U64 = np.empty(0, dtype=np.uint64)
+        self._refill = self._FIRST_WORDS
+        self._pid = os.getpid()
 
     def words(self, n: int) -> U64:
+        pid = os.getpid()
         with self._lock:
+            if pid != self._pid:  # forked without the at-fork hook: drop the parent's words
+                self._pool, self._refill, self._pid = self._pool[:0], self._FIRST_WORDS, pid
             if n > self._pool.size:
-                fresh = max(n - self._pool.size, self._POOL_WORDS)
+                fresh = max(n - self._pool.size, self._refill)
+                self._refill = min(2 * self._refill, self._POOL_WORDS)
                 extra = np.frombuffer(os.urandom(8 * fresh), dtype="<u8").astype(np.uint64)
                 self._pool = np.concatenate([self._pool, extra])
             out, self._pool = self._pool[:n], self._pool[n:]
@@ -88,6 +114,19 @@ class SystemSource:
 
     def __repr__(self) -> str:
         return "SystemSource()"
+
+
+#: Every live SystemSource, so a forked child can empty their pools (weak: no leak).
+_LIVE_SOURCES: weakref.WeakSet[SystemSource] = weakref.WeakSet()
+
+
+def _reset_sources_after_fork() -> None:
+    for source in list(_LIVE_SOURCES):
+        source._reset()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_reset_sources_after_fork)
 
 
 class SeededSource:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, ItemsView, KeysView, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from decimal import Decimal
 from fractions import Fraction
 
@@ -27,6 +28,7 @@ __all__ = [
     "check_column",
     "check_epsilon",
     "check_k",
+    "check_ordered",
     "check_quantile",
     "check_quantile_grid",
     "check_seed",
@@ -58,6 +60,19 @@ def given(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _as_float(value: numbers.Real | Decimal) -> float:
+    """``value`` as a float, never raising: NaN for every Decimal NaN (quiet or signaling), ±inf
+    beyond the float range (a huge int or Fraction), so callers answer with their own message."""
+    if isinstance(value, Decimal) and value.is_nan():
+        return math.nan
+    try:
+        return float(value)
+    except OverflowError:
+        if not isinstance(value, numbers.Rational):
+            raise
+        return math.inf if int(value.numerator) > 0 else -math.inf
+
+
 @functools.lru_cache(maxsize=256)
 def _shortest_decimal(x: float) -> Fraction:
     """``x`` read as the shortest decimal that round-trips (``0.1`` is ``1/10``)."""
@@ -76,7 +91,7 @@ def check_epsilon(epsilon: object, name: str = "epsilon") -> Fraction:
     elif isinstance(epsilon, numbers.Integral):
         value = Fraction(int(epsilon))
     else:
-        as_float = float(epsilon)
+        as_float = _as_float(epsilon)
         if not math.isfinite(as_float):
             raise ValueError(f"`{name}` must be a positive finite number, got {given(epsilon)}.")
         if isinstance(epsilon, Decimal):
@@ -129,7 +144,7 @@ def check_clip(clip: object, name: str = "clip") -> Clip:
     for item in items:
         if isinstance(item, bool | np.bool_) or not isinstance(item, numbers.Real | Decimal):
             raise TypeError(f"{hint}, got {given(clip)}.")
-        bounds.append(float(item))
+        bounds.append(_as_float(item))
     lower, upper = bounds
     if not (math.isfinite(lower) and math.isfinite(upper)):
         raise ValueError(f"{hint}, got {given(clip)}.")
@@ -208,20 +223,30 @@ _GRID_HINT = (
 MAX_QUANTILE_DENOMINATOR = 1 << 20
 
 
+def check_ordered(values: object, name: str) -> None:
+    """Refuse a collection without a fixed order: the result is laid out in its order.
+
+    A ``set``, ``frozenset`` or any other ``collections.abc.Set`` is refused.
+    A mapping's ``keys()`` or ``items()`` view is a Set too but follows the
+    mapping's order (a dict's is insertion order), so it is accepted.
+    """
+    if isinstance(values, AbstractSet) and not isinstance(values, KeysView | ItemsView):
+        raise TypeError(
+            f"`{name}` must have a fixed order (a list, array or Index), got a "
+            f"{type(values).__name__}; pass sorted(...) of it."
+        )
+
+
 def _candidate_items(candidates: object, name: str, hint: str) -> pd.Index:
     if candidates is None:
         raise TypeError(f"`{name}` is required: the public set to choose from. {hint}")
+    check_ordered(candidates, name)
     if isinstance(candidates, pd.CategoricalDtype):
         if candidates.categories is None:
             raise ValueError(f"`{name}` is a CategoricalDtype without categories; list them.")
         index = pd.Index(candidates.categories)
     elif isinstance(candidates, pd.Index):
         index = candidates
-    elif isinstance(candidates, set | frozenset):
-        raise TypeError(
-            f"`{name}` must have a fixed order (a list, array or Index), got a "
-            f"{type(candidates).__name__}; pass sorted(...) of it."
-        )
     elif (
         isinstance(candidates, str | bytes | Mapping | pd.DataFrame)
         or not hasattr(candidates, "__iter__")
@@ -272,12 +297,12 @@ def check_quantile(q: object) -> Fraction:
     hint = "`q` must be a number between 0 and 1"
     if isinstance(q, bool | np.bool_) or not isinstance(q, numbers.Real | Decimal):
         raise TypeError(f"{hint}, got {given(q)}.")
+    as_float = _as_float(q)
+    if not math.isfinite(as_float):
+        raise ValueError(f"{hint}, got {given(q)}.")
     if isinstance(q, Fraction | numbers.Integral | Decimal):
         value = Fraction(q)
     else:
-        as_float = float(q)
-        if not math.isfinite(as_float):
-            raise ValueError(f"{hint}, got {given(q)}.")
         value = Fraction(repr(as_float))
     if not 0 <= value <= 1:
         raise ValueError(f"{hint}, got {given(q)}.")
@@ -297,6 +322,7 @@ def check_quantile_grid(candidates: object, name: str = "candidates") -> np.ndar
     grid = index.to_numpy(dtype=np.float64)
     if not np.isfinite(grid).all():
         raise ValueError(f"`{name}` must be finite numbers (no inf). {_GRID_HINT}")
-    if grid.size > 1 and not (np.diff(grid) > 0).all():
+    # Compared pairwise, not through np.diff: a step from -1.7e308 to 1.7e308 overflows.
+    if not (grid[1:] > grid[:-1]).all():
         raise ValueError(f"`{name}` must be sorted in increasing order. {_GRID_HINT}")
     return grid

@@ -51,6 +51,7 @@ MULTI_FORMS: dict[str, object] = {
     "named_multiindex": MULTI_KEYS.set_names(["dept", "level"]),
     "levels_in_other_order": MULTI_KEYS.swaplevel().set_names(["level", "dept"]),
     "tuples": list(MULTI_KEYS),
+    "dict_keys": dict.fromkeys(MULTI_KEYS).keys(),  # ordered: a dict keeps insertion order
     "frame": MULTI_KEYS.to_frame(index=False, name=["dept", "level"]),
     "frame_other_order": MULTI_KEYS.to_frame(index=False, name=["dept", "level"])[
         ["level", "dept"]
@@ -85,8 +86,14 @@ def test_multi_column_keys_are_matched_to_their_columns(
 
 @pytest.mark.parametrize(
     "keys",
-    [pd.CategoricalDtype(KEYS), pd.Index(KEYS, name="other"), pd.Series(KEYS), tuple(KEYS)],
-    ids=["categorical_dtype", "named_index", "series", "tuple"],
+    [
+        pd.CategoricalDtype(KEYS),
+        pd.Index(KEYS, name="other"),
+        pd.Series(KEYS),
+        tuple(KEYS),
+        dict.fromkeys(KEYS).keys(),
+    ],
+    ids=["categorical_dtype", "named_index", "series", "tuple", "dict_keys"],
 )
 def test_single_column_key_forms(protected: pd.DataFrame, keys: object) -> None:
     result = protected.dp.groupby("dept", keys=keys).count(epsilon=1)
@@ -222,6 +229,9 @@ def test_grouped_count_sensitivity_follows_the_adjacency(
         (["dept", "dept"], [("Eng", "Eng")], ValueError, "names a column twice"),
         ("nope", KEYS, KeyError, "nope"),
         (["dept", "nope"], [("Eng", 1)], KeyError, "nope"),
+        ("dept", set(KEYS), TypeError, "`keys` must have a fixed order"),
+        ("dept", frozenset(KEYS), TypeError, "`keys` must have a fixed order"),
+        (["dept", "age"], {("Eng", 30), ("Ops", 40)}, TypeError, "`keys` must have a fixed order"),
     ],
     ids=[
         "missing",
@@ -239,6 +249,9 @@ def test_grouped_count_sensitivity_follows_the_adjacency(
         "by_twice",
         "by_not_a_column",
         "one_by_not_a_column",
+        "set",
+        "frozenset",
+        "set_of_tuples",
     ],
 )
 def test_bad_keys_or_by_raise_before_any_spend(

@@ -7,10 +7,15 @@ that cannot fail would show up here.
 
 from __future__ import annotations
 
+import copy
 import math
+import multiprocessing
+import os
 import random
+import traceback
 from collections.abc import Callable
 from fractions import Fraction
+from multiprocessing.connection import Connection
 
 import numpy as np
 import pandas as pd
@@ -182,6 +187,98 @@ def test_two_unseeded_budgets_draw_different_noise() -> None:
         df.dp.set_budget(epsilon=1)
         released.append(df.dp.groupby("k", keys=keys).count(epsilon=1))
     assert not released[0].equals(released[1])
+
+
+TIMEOUT = 120  # generous: the machine is shared and may be busy
+posix_only = pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
+
+
+def _draw_in_child(source: SystemSource, conn: Connection) -> None:  # pragma: no cover - child
+    """Runs in the forked child: send 64 words back, or the formatted traceback."""
+    try:
+        conn.send(("words", source.words(64).tolist()))
+    except BaseException:
+        conn.send(("error", traceback.format_exc()))
+    finally:
+        conn.close()
+
+
+def _words_of_a_forked_child(source: SystemSource) -> list[int]:
+    """64 words drawn by a child forked now; its exception or death fails the test."""
+    ctx = multiprocessing.get_context("fork")
+    receiver, sender = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_draw_in_child, args=(source, sender), daemon=True)
+    child.start()
+    sender.close()
+    try:
+        if not receiver.poll(TIMEOUT):
+            pytest.fail(f"the forked child sent nothing within {TIMEOUT} s")
+        try:
+            kind, payload = receiver.recv()
+        except EOFError:
+            child.join(TIMEOUT)
+            pytest.fail(f"the forked child died without an answer (exit code {child.exitcode})")
+    finally:
+        receiver.close()
+        child.join(TIMEOUT)
+    if kind == "error":
+        pytest.fail(f"the forked child raised:\n{payload}")
+    words: list[int] = payload
+    return words
+
+
+@posix_only
+def test_a_forked_child_draws_its_own_noise() -> None:
+    df = pd.DataFrame({"x": np.arange(100.0)})
+    budget = df.dp.set_budget(epsilon=10)
+    df.dp.sum("x", clip=(0, 100), epsilon=1)  # the pool now holds unread words
+    source = budget.source
+    assert isinstance(source, SystemSource)
+    child = _words_of_a_forked_child(source)
+    parent = source.words(64).tolist()
+    assert child != parent
+
+
+@posix_only
+def test_a_forked_child_does_not_inherit_a_held_lock() -> None:
+    # Another thread of the parent may be drawing at the moment of the fork.
+    source = SystemSource()
+    source.words(1)
+    with source._lock:
+        child = _words_of_a_forked_child(source)
+    assert child != source.words(64).tolist()
+
+
+def test_a_pool_read_by_another_process_is_never_handed_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A fork that bypassed the at-fork hook (fork() called from C) leaves the
+    # parent's pool in the child: the pid check must drop it.
+    source = SystemSource()
+    source.words(1)
+    assert np.array_equal(copy.copy(source).words(32), copy.copy(source).words(32))
+    parents_next = copy.copy(source).words(32)  # what the parent hands out next
+    pid = os.getpid()
+    monkeypatch.setattr(noise.os, "getpid", lambda: pid + 1)
+    assert not np.array_equal(source.words(32), parents_next)
+
+
+def test_the_pool_starts_small_and_grows_to_its_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    read: list[int] = []
+    urandom = os.urandom
+
+    def counting(n: int) -> bytes:
+        read.append(n // 8)
+        return urandom(n)
+
+    monkeypatch.setattr(noise.os, "urandom", counting)
+    source = SystemSource()
+    source.words(1)
+    assert sum(read) <= 64  # not 32768 words (256 KB) for a first release
+    for _ in range(300):
+        source.words(1000)
+    assert read == sorted(read)
+    assert max(read) == SystemSource._POOL_WORDS
 
 
 @pytest.mark.parametrize("seed", [None, 9])

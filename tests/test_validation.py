@@ -6,7 +6,8 @@ And no message, warning, repr or ledger ever shows a data value or a true statis
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from collections.abc import Set as AbstractSet
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -16,7 +17,7 @@ import pandas as pd
 import pytest
 
 import pandas_dp
-from pandas_dp import BudgetExceededError, MissingBudgetError, PandasDPError
+from pandas_dp import BudgetExceededError, MissingBudgetError, PandasDPError, validation
 
 KEYS = ["Eng", "Ops", "Sales"]
 CLIP = (0, 200_000)
@@ -37,6 +38,10 @@ BAD_EPSILONS = [
     (float("inf"), ValueError),
     (-np.inf, ValueError),
     (Decimal("NaN"), ValueError),
+    (Decimal("sNaN"), ValueError),
+    (Decimal("-sNaN"), ValueError),
+    (Decimal("Infinity"), ValueError),
+    (Decimal("-Infinity"), ValueError),
     ("0.1", TypeError),
     (True, TypeError),
     (np.bool_(True), TypeError),
@@ -128,6 +133,25 @@ def test_query_larger_than_the_whole_budget_is_refused(
     nothing_spent()
 
 
+@pytest.mark.parametrize(
+    "q",
+    [
+        Decimal("sNaN"),
+        Decimal("NaN"),
+        Decimal("Infinity"),
+        Decimal("-Infinity"),
+        pytest.param(10**400, id="10**400"),
+    ],
+    ids=repr,
+)
+def test_bad_quantile_level_is_refused_before_spending(
+    protected: pd.DataFrame, nothing_spent: Callable[[], None], q: object
+) -> None:
+    with pytest.raises(ValueError, match="`q` must be a number between 0 and 1"):
+        protected.dp.quantile("salary", q, candidates=[0, 100_000], epsilon=1)
+    nothing_spent()
+
+
 # ---------------------------------------------------------------------------- clip
 
 BAD_CLIPS = [
@@ -137,6 +161,12 @@ BAD_CLIPS = [
     ((0, float("inf")), ValueError),
     ((-np.inf, 0), ValueError),
     ((-1e308, 1e308), ValueError),  # finite bounds, infinite width
+    ((0, Decimal("sNaN")), ValueError),
+    ((Decimal("NaN"), 1), ValueError),
+    ((0, Decimal("Infinity")), ValueError),
+    # Beyond the float range: no raw OverflowError.
+    pytest.param((0, 10**400), ValueError, id="(0, 10**400)"),
+    pytest.param((Fraction(-(10**400)), 0), ValueError, id="(Fraction(-10**400), 0)"),
     ((0, 1, 2), ValueError),
     ((1,), ValueError),
     ("0,1", TypeError),
@@ -401,3 +431,83 @@ def test_a_partial_multiindex_column_label_is_refused_before_spending() -> None:
         with pytest.raises(ValueError, match="names several columns"):
             release()
     assert df.dp.budget.spent == 0
+
+
+# ------------------------------------------------------------------- quantile grid
+
+HUGE = float(np.finfo(np.float64).max)
+HUGE_GRIDS = [[-1.7e308, 1.7e308], [-1.7e308, 0, 1.7e308], [-HUGE, -1e308, HUGE]]
+
+
+@pytest.mark.parametrize("grid", HUGE_GRIDS, ids=["two", "three", "largest"])
+def test_a_grid_spanning_the_float_range_is_released_without_warnings(
+    protected: pd.DataFrame, grid: list[float]
+) -> None:
+    # pytest turns warnings into errors: np.diff overflowed on such grids.
+    assert protected.dp.quantile("salary", 0.5, candidates=grid, epsilon=1) in grid
+    assert (
+        protected.dp.groupby("dept", keys=KEYS)
+        .quantile("salary", 0.5, candidates=grid, epsilon=1)
+        .isin(grid)
+        .all()
+    )
+
+
+@pytest.mark.parametrize(
+    "grid", [[1.7e308, -1.7e308], [-1.7e308, 1.7e308, 0]], ids=["reversed", "unsorted"]
+)
+def test_an_unsorted_grid_spanning_the_float_range_is_refused_before_spending(
+    protected: pd.DataFrame, nothing_spent: Callable[[], None], grid: list[float]
+) -> None:
+    with pytest.raises(ValueError, match="increasing order"):
+        protected.dp.quantile("salary", 0.5, candidates=grid, epsilon=1)
+    nothing_spent()
+
+
+# ------------------------------------------------------------------------- order
+
+
+class _Bag(AbstractSet[str]):
+    """A set-like collection that is not a set: no fixed order either."""
+
+    def __init__(self, items: list[str]) -> None:
+        self._items = set(items)
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+@pytest.mark.parametrize(
+    "values", [set(KEYS), frozenset(KEYS), _Bag(KEYS)], ids=["set", "frozenset", "set-like"]
+)
+def test_check_ordered_refuses_collections_without_an_order(values: object) -> None:
+    with pytest.raises(TypeError, match=r"`keys` must have a fixed order .* pass sorted"):
+        validation.check_ordered(values, "keys")
+
+
+@pytest.mark.parametrize(
+    "values",
+    [KEYS, tuple(KEYS), pd.Index(KEYS), dict.fromkeys(KEYS).keys(), {1: "a"}.items()],
+    ids=["list", "tuple", "index", "dict_keys", "dict_items"],
+)
+def test_check_ordered_accepts_ordered_collections(values: object) -> None:
+    validation.check_ordered(values, "keys")
+
+
+@pytest.mark.parametrize(
+    "values", [set(KEYS), frozenset(KEYS), _Bag(KEYS)], ids=["set", "frozenset", "set-like"]
+)
+def test_candidates_and_keys_refuse_a_set_alike(
+    protected: pd.DataFrame, nothing_spent: Callable[[], None], values: object
+) -> None:
+    with pytest.raises(TypeError, match="`candidates` must have a fixed order"):
+        protected.dp.argmax_exp("dept", candidates=values, epsilon=1)
+    with pytest.raises(TypeError, match="`keys` must have a fixed order"):
+        protected.dp.groupby("dept", keys=values)
+    nothing_spent()
