@@ -40,6 +40,7 @@ from .noise import RandomSource
 
 __all__ = [
     "BudgetStore",
+    "Epsilon",
     "FrameBinding",
     "LedgerEntry",
     "MemoryStore",
@@ -105,6 +106,26 @@ def _exact(x: float) -> str:
 
 
 LEDGER_COLUMNS = list(LedgerEntry("x", Fraction(0)).as_record())
+
+
+class Epsilon(Fraction):
+    """An exact amount of epsilon that also formats like a number on every Python.
+
+    ``f"{budget.remaining:.2f}"`` works on Python 3.11 too, where
+    ``Fraction`` has no ``__format__`` of its own (it arrived in 3.12); a
+    format spec is applied exactly where Fraction supports it, else to the
+    float.  Arithmetic gives plain Fractions.
+    """
+
+    __slots__ = ()
+
+    def __format__(self, spec: str) -> str:
+        if not spec:
+            return str(self)
+        try:
+            return super().__format__(spec)
+        except (TypeError, ValueError):
+            return format(float(self), spec)
 
 
 def check_fits(total: Fraction, spent: Fraction, requested: Fraction) -> None:
@@ -281,16 +302,16 @@ class PrivacyBudget:
         _LIVE[self.id] = self
 
     @property
-    def total(self) -> Fraction:
-        return self._store.total
+    def total(self) -> Epsilon:
+        return Epsilon(self._store.total)
 
     @property
-    def spent(self) -> Fraction:
-        return self._store.spent()
+    def spent(self) -> Epsilon:
+        return Epsilon(self._store.spent())
 
     @property
-    def remaining(self) -> Fraction:
-        return self.total - self.spent
+    def remaining(self) -> Epsilon:
+        return Epsilon(self._store.total - self._store.spent())
 
     @property
     def store(self) -> BudgetStore:

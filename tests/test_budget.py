@@ -492,3 +492,14 @@ def _race_to_attach(frame: pd.DataFrame) -> list[str]:
 def test_two_threads_setting_a_budget_on_one_frame_never_both_succeed() -> None:
     for _ in range(30):
         assert _race_to_attach(_frame()) == ["attached", "refused"]
+
+
+@pytest.mark.parametrize("spec", [".2f", "g", ".3e", ".1%", "8.3f", ""])
+def test_budget_figures_format_like_numbers(protected: pd.DataFrame, spec: str) -> None:
+    budget = protected.dp.budget
+    protected.dp.count(epsilon=1 / 3)
+    for figure in (budget.total, budget.spent, budget.remaining):
+        assert isinstance(figure, Fraction)
+        expected = str(figure) if not spec else format(float(figure), spec)
+        assert format(figure, spec) == expected
+    assert f"{budget.remaining:.2f}" == "9.67"
