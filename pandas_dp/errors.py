@@ -20,6 +20,7 @@ __all__ = [
     "LedgerFormatError",
     "LedgerLockedError",
     "MissingBudgetError",
+    "MissingColumnError",
     "NotALedgerError",
     "PandasDPError",
     "UnknownBudgetError",
@@ -58,6 +59,17 @@ class BudgetExceededError(PandasDPError):
 
 class MissingBudgetError(PandasDPError, LookupError):
     """The frame has no privacy budget it may spend (or must assert again that it may)."""
+
+
+class MissingColumnError(PandasDPError, KeyError):
+    """A column named by a release is not in the frame (a KeyError, as in pandas).
+
+    The message names the column and lists the frame's columns: column names
+    are schema, not data.
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 class BudgetProcessError(PandasDPError, RuntimeError):

@@ -7,6 +7,7 @@ argument types) are ever echoed, never data values.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import math
 import numbers
@@ -17,6 +18,8 @@ from fractions import Fraction
 
 import numpy as np
 import pandas as pd
+
+from .errors import MissingColumnError
 
 __all__ = [
     "ADJACENCIES",
@@ -166,12 +169,28 @@ def check_clip_map(clip: object) -> dict[Hashable, Clip]:
     return {col: check_clip(bounds, f"clip[{col!r}]") for col, bounds in clip.items()}
 
 
+#: How many of the frame's columns a missing-column message lists.
+_COLUMNS_SHOWN = 30
+
+
+def _missing_column(df: pd.DataFrame, column: Hashable) -> str:
+    """Which column is missing, the close names, and the frame's columns (schema, not data)."""
+    labels = list(df.columns)
+    shown = ", ".join(repr(label) for label in labels[:_COLUMNS_SHOWN])
+    if len(labels) > _COLUMNS_SHOWN:
+        shown += f", ... ({len(labels) - _COLUMNS_SHOWN} more)"
+    names = {str(label): label for label in labels}
+    close = difflib.get_close_matches(str(column), list(names), n=3)
+    hint = f" Did you mean {' or '.join(repr(names[c]) for c in close)}?" if close else ""
+    return f"column {column!r} is not in the frame.{hint} Its columns: [{shown}]."
+
+
 def check_column(df: pd.DataFrame, column: object) -> Hashable:
     """The column label itself; a missing column raises KeyError naming it."""
     if not isinstance(column, Hashable):
         raise TypeError(f"`column` must be a column label, got {given(column)}.")
     if column not in df.columns:
-        raise KeyError(column)
+        raise MissingColumnError(_missing_column(df, column))
     if not isinstance(df.columns.get_loc(column), int | np.integer):
         # df[column] would be a frame (a duplicated label, or part of a MultiIndex
         # label): a count over it would count each person more than once.

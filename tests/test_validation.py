@@ -274,8 +274,21 @@ def test_missing_column_raises_key_error_naming_it(
 ) -> None:
     with pytest.raises(KeyError) as info:
         call(protected)
-    assert info.value.args == ("nope",)
+    assert str(info.value) == (
+        "column 'nope' is not in the frame. Its columns: ['dept', 'age', 'salary', 'bonus']."
+    )
     nothing_spent()
+
+
+def test_a_missing_column_message_suggests_close_names_and_shortens_long_schemas() -> None:
+    df = pd.DataFrame({"income": [1.0], "age": [3]})
+    df.dp.set_budget(epsilon=1)
+    with pytest.raises(KeyError, match=r"^column 'incom' is not in the frame\. Did you mean "):
+        df.dp.mean("incom", clip=(0, 1), epsilon=1)
+    wide = pd.DataFrame(np.zeros((1, 100)), columns=[f"c{i}" for i in range(100)])
+    wide.dp.set_budget(epsilon=1)
+    with pytest.raises(KeyError, match=r"'c29', \.\.\. \(70 more\)\]\.$"):
+        wide.dp.count("zzz", epsilon=1)
 
 
 def test_duplicated_column_label_is_refused_before_spending(spy: Any) -> None:
