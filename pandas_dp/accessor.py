@@ -37,6 +37,7 @@ from .errors import MissingBudgetError, PandasDPError
 from .groupby import DPGroupBy, normalize_by, normalize_keys
 from .ledger import Ledger, check_name, open_ledger
 from .noise import make_source
+from .rowwise import check_rowwise, is_boolean_dtype, is_string_dtype, row_mask
 from .validation import (
     Bounds,
     check_adjacency,
@@ -471,42 +472,157 @@ class DPAccessor:
     def filter(self, mask: Any) -> pd.DataFrame:
         """The rows where ``mask`` is True, spending from this frame's budget.
 
-        ``mask`` is a boolean array or Series aligned with the frame (same
-        index), or a callable taking the frame and returning one. Only rows are
-        removed, so each person is still in at most one row.
+        Parameters
+        ----------
+        mask : Series, numpy array, BooleanArray, or callable
+            One boolean per row: a Series indexed like the frame (same index,
+            same order), a numpy ``bool`` array, a pandas ``boolean`` or
+            ``bool[pyarrow]`` array, or a callable that takes the frame and
+            returns one of these. A missing value counts as False, as in SQL.
+            Each row's entry may depend only on that row and on public
+            constants: never ``df.x > df.x.mean()``, where one person's value
+            moves everyone else in or out.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The selected rows, bound to this frame's budget (never its root
+            frame: the row count of a filtered frame is private).
+
+        Raises
+        ------
+        TypeError
+            If ``mask`` is not of a boolean dtype (object, integer and float
+            masks are refused whatever their values).
+        ValueError
+            If ``mask`` is a Series with another index, or does not have one
+            entry per row.
+        MissingBudgetError
+            If this frame has no budget it may spend.
+
+        Notes
+        -----
+        Costs nothing. Only rows are removed, so each person is still in at most
+        one row and every later release keeps its sensitivity, provided the mask
+        is row-wise: the library cannot inspect how ``mask`` was computed, so a
+        mask computed across rows (``df.x > df.x.mean()``, ``df.x.rank() < 10``)
+        silently breaks the guarantee. Compute such a threshold privately
+        (e.g. with :meth:`quantile`) and compare with it. Acceptance depends on
+        the mask's dtype alone, never on whether it holds a missing value.
+        Overwriting a row's values in place (``df.iloc[1] = df.iloc[0]``)
+        cannot be detected either.
         """
         if callable(mask):
             mask = mask(self._df)
-        if isinstance(mask, pd.Series):
-            if not mask.index.equals(self._df.index):
-                raise ValueError("`mask` must be indexed like the frame (same index, same order).")
-            mask = mask.to_numpy()
-        array = np.asarray(mask)
-        # Never print len(self._df): the row count is private under add_remove.
-        if array.dtype != np.bool_:
-            raise TypeError(
-                f"`mask` must be a boolean array or Series, one entry per row, got dtype "
-                f"{array.dtype}."
-            )
-        if array.shape != (len(self._df),):
-            raise ValueError("`mask` must have exactly one entry per row of the frame.")
+        array = row_mask(mask, self._df.index)
         return self._derive(self._df[array], same_rows=False)
 
     def query(self, expr: str, **kwargs: Any) -> pd.DataFrame:
-        """The rows where the boolean expression ``expr`` holds (``DataFrame.eval`` syntax)."""
+        """The rows where the row-wise boolean expression ``expr`` holds.
+
+        Parameters
+        ----------
+        expr : str
+            A ``DataFrame.eval`` expression that gives one boolean per row, e.g.
+            ``"age >= 18 and dept in ['Eng', 'Ops']"``. Only row-wise operations
+            are allowed: comparisons (also chained), arithmetic, ``and``/``or``/
+            ``not`` and ``&``/``|``/``~``, ``in``/``not in`` a list of constants,
+            constants, column names (backticks for other names), ``@name`` for a
+            public value of the caller, the methods ``isin``, ``between``,
+            ``isna``, ``notna``, ``isnull``, ``notnull``, ``abs``, elementwise
+            ``.str`` methods on string columns (``contains``, ``startswith``,
+            ``len``, ``lower``, ...), ``.dt`` fields (``year``, ``month``,
+            ``dayofweek``, ...) and the elementwise math functions of
+            ``DataFrame.eval`` (``abs``, ``sqrt``, ``log``, ``exp``, ...).
+        **kwargs
+            Passed to ``DataFrame.eval`` (``parser``, ``engine``,
+            ``local_dict``, ``level``, ...); ``inplace`` is not supported.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The selected rows, bound to this frame's budget, as with
+            :meth:`filter`.
+
+        Raises
+        ------
+        ValueError
+            If ``expr`` uses anything that is not row-wise: a reduction or a
+            look across rows (``x.mean()``, ``x.max()``, ``x.quantile(0.9)``,
+            ``x.rank()``, ``x.shift()``, ``x.cumsum()``, ``x[0]``,
+            ``y in x``, ...) or anything else off the list above. The message
+            names it. Nothing is evaluated, nothing is spent.
+        TypeError
+            If ``expr`` is not a string, is an assignment, uses ``.str`` on a
+            column that is not of a string dtype, or does not evaluate to one
+            boolean per row; or if ``inplace`` is given.
+        SyntaxError
+            If ``expr`` does not parse.
+        MissingBudgetError
+            If this frame has no budget it may spend.
+
+        Notes
+        -----
+        Costs nothing. A row's membership may depend only on that row and on
+        public constants: ``"x > x.mean()"`` is refused, because one person's
+        value would move every other row in or out and a count of the result
+        could change by many where the release assumes one. To compare with a
+        statistic, compute it privately and pass it in:
+        ``cut = df.dp.quantile("x", 0.9, candidates=grid, epsilon=0.1)``, then
+        ``df.dp.query("x > @cut")``. ``@name`` values are taken to be public
+        constants; the library cannot check how they were computed. A missing
+        value in the result counts as False (as in SQL), and acceptance depends
+        on the result's dtype alone, never on the data.
+        """
         if not isinstance(expr, str):
             raise TypeError(f"`expr` must be a string, got {type(expr).__name__}.")
         if "inplace" in kwargs:
             raise TypeError("`inplace` is not supported: df.dp.query returns a new frame.")
+        strings = [label for label, dtype in self._df.dtypes.items() if is_string_dtype(dtype)]
+        check_rowwise(expr, parser=kwargs.get("parser", "pandas"), string_columns=strings)
         # Resolve ``@name`` in the caller's scope, as DataFrame.query does.
         kwargs["level"] = kwargs.pop("level", 0) + 1
         mask = self._df.eval(expr, **kwargs)
-        if not isinstance(mask, pd.Series | np.ndarray) or np.asarray(mask).dtype != np.bool_:
+        if not isinstance(mask, pd.Series | np.ndarray) or not is_boolean_dtype(mask.dtype):
             raise TypeError(f"`expr` must evaluate to a boolean per row, got {expr!r}.")
         return self.filter(mask)
 
     def assign(self, **columns: Any) -> pd.DataFrame:
-        """A frame with new or replaced columns, computed row by row; same rows, same budget."""
+        """A frame with new or replaced columns; same rows, same budget.
+
+        Parameters
+        ----------
+        **columns
+            As in ``DataFrame.assign``: a column name and its values (a Series
+            indexed like the frame, an array, a scalar), or a callable that
+            takes the frame and returns them. Each row's value may depend only
+            on that row and on public constants: never
+            ``above=df.x > df.x.mean()``, where one person's value changes
+            everyone else's.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The frame with the columns added or replaced, bound to this frame's
+            budget (still its root frame if this one is: no row is removed).
+
+        Raises
+        ------
+        ValueError
+            If the assignment changes the frame's rows (index).
+        MissingBudgetError
+            If this frame has no budget it may spend.
+
+        Notes
+        -----
+        Costs nothing. The library cannot inspect how the values were computed:
+        a column computed across rows (``df.x - df.x.mean()``, ``df.x.rank()``,
+        ``df.x.shift()``) silently breaks the guarantee of every later release
+        that reads it. Compute such a statistic privately (e.g. with
+        :meth:`mean` or :meth:`quantile`) and use it as a constant. Overwriting
+        a row's values in place (``df.iloc[1] = df.iloc[0]``) cannot be detected
+        either.
+        """
         result = self._df.assign(**columns)
         if not result.index.equals(self._df.index):
             raise ValueError("assigned columns must keep the frame's rows (same index).")

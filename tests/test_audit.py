@@ -232,3 +232,52 @@ def test_ungrouped_release_is_plan_plus_kernel(kind: str, filtered: bool) -> Non
             0
         ]
     assert released == expected
+
+
+# ------------------------------------------------------------------- row-wise masks
+#
+# A mask computed across rows lets one person move everyone: D has four rows at
+# 0 and four at 10; D′ adds one person at 1000. ``x > x.mean()`` keeps 4 rows of
+# D and 1 of D′ (the mean moves from 5 to about 116), so a count at ε changes by
+# 3 and leaks 3ε; the row-wise ``x > 5`` keeps 4 and 5, a change of 1. Each
+# frame below holds N replicates (key ``k``); one grouped count gives N releases.
+
+ROWS = (0.0,) * 4 + (10.0,) * 4
+ROWS_PRIME = (*ROWS, 1000.0)
+
+Select = Callable[[pd.DataFrame], pd.DataFrame]
+
+
+def masked_counts(rows: tuple[float, ...], select: Select, seed: int) -> np.ndarray:
+    """N counts at ε, one per replicate of ``rows``, of the rows ``select`` keeps."""
+    df = pd.DataFrame({"k": np.repeat(np.arange(N), len(rows)), "x": np.tile(np.asarray(rows), N)})
+    df.dp.set_budget(epsilon=EPSILON, seed=seed)
+    counts = select(df).dp.groupby("k", keys=pd.RangeIndex(N)).count(epsilon=EPSILON)
+    return counts.to_numpy(dtype=float)
+
+
+def masked_audit(select: Select, bound: Bound) -> float:
+    return bound(masked_counts(ROWS, select, seed=1), masked_counts(ROWS_PRIME, select, seed=2))
+
+
+@pytest.mark.parametrize("rows", [ROWS, ROWS_PRIME], ids=["D", "D-prime"])
+def test_a_query_across_rows_is_refused_on_neighbouring_frames(rows: tuple[float, ...]) -> None:
+    df = pd.DataFrame({"x": rows})
+    df.dp.set_budget(epsilon=EPSILON, seed=1)
+    with pytest.raises(ValueError, match="`mean`"):
+        df.dp.query("x > x.mean()")
+    assert df.dp.budget.spent == 0
+
+
+def test_a_row_wise_query_keeps_its_epsilon(epsilon_lower_bound: Bound) -> None:
+    eps_lb = masked_audit(lambda df: df.dp.query("x > 5"), epsilon_lower_bound)
+    assert TIGHT * EPSILON <= eps_lb <= EPSILON
+
+
+def test_audit_catches_a_mask_computed_across_rows(epsilon_lower_bound: Bound) -> None:
+    """The same mask, computed outside the library (per replicate) and passed to filter."""
+
+    def above_mean(df: pd.DataFrame) -> pd.DataFrame:
+        return df.dp.filter(df["x"] > df.groupby("k")["x"].transform("mean"))
+
+    assert masked_audit(above_mean, epsilon_lower_bound) > EPSILON
