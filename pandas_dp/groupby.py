@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from .validation import Bounds, check_column, check_ordered
+from .validation import Bounds, check_column, check_keys_match, check_ordered
 
 if TYPE_CHECKING:
     from .accessor import Result
@@ -134,6 +134,13 @@ def _level_codes(series: pd.Series, level: pd.Index) -> I64:
     return mapping[row_codes]  # code -1 (missing) picks the trailing -1
 
 
+def check_keys_of(df: pd.DataFrame, by: list[Hashable], keys: pd.Index) -> None:
+    """Refuse, from dtypes alone, keys that no row of their ``by`` column could match."""
+    levels = keys.levels if isinstance(keys, pd.MultiIndex) else [keys]
+    for label, level in zip(by, levels, strict=True):
+        check_keys_match(df[label], level, "keys")
+
+
 def encode_keys(df: pd.DataFrame, by: list[Hashable], keys: pd.Index) -> I64:
     """Per row, the position of its key in ``keys``, or -1 if the row is dropped."""
     if not isinstance(keys, pd.MultiIndex):
@@ -177,6 +184,7 @@ class DPGroupBy:
     """
 
     def __init__(self, df: pd.DataFrame, by: list[Hashable], keys: pd.Index) -> None:
+        check_keys_of(df, by, keys)
         self._df = df
         self.by = by
         self.keys = keys

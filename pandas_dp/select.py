@@ -55,6 +55,7 @@ from .validation import (
     check_column,
     check_epsilon,
     check_k,
+    check_keys_match,
     check_quantile,
     check_quantile_grid,
     numeric_values,
@@ -446,6 +447,7 @@ def release_argmax(
     eps = check_epsilon(epsilon)
     check_column(df, column)
     cands = check_candidates(candidates).rename(column)
+    check_keys_match(df[column], cands, "candidates")
     top = check_k(k, len(cands))
     bounds: tuple[float, float] | None = None
     values: F64 | None = None

@@ -31,6 +31,7 @@ __all__ = [
     "check_column",
     "check_epsilon",
     "check_k",
+    "check_keys_match",
     "check_ordered",
     "check_quantile",
     "check_quantile_grid",
@@ -289,6 +290,64 @@ def _candidate_items(candidates: object, name: str, hint: str) -> pd.Index:
         raise ValueError(f"`{name}` must not contain duplicates (each candidate once).")
     checked: pd.Index = index
     return checked
+
+
+_KEY_KINDS = {
+    "string": "strings",
+    "integer": "numbers",
+    "floating": "numbers",
+    "decimal": "numbers",
+    "mixed-integer-float": "numbers",
+    "boolean": "booleans",
+    "datetime64": "datetimes",
+    "datetime": "datetimes",
+    "date": "datetimes",
+}
+#: (what a column holds, what the keys are) pairs that can never match one row.
+_NEVER_MATCH = {
+    ("numbers", "strings"),
+    ("numbers", "datetimes"),
+    ("strings", "numbers"),
+    ("strings", "booleans"),
+    ("strings", "datetimes"),
+    ("booleans", "strings"),
+    ("booleans", "datetimes"),
+    ("datetimes", "numbers"),
+    ("datetimes", "booleans"),
+}
+
+
+def _column_holds(dtype: object) -> str | None:
+    """What a column of this dtype can hold, from the dtype alone (None: anything)."""
+    if isinstance(dtype, pd.CategoricalDtype):
+        dtype = dtype.categories.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return "booleans"
+    if pd.api.types.is_numeric_dtype(dtype):
+        return "numbers"
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return "datetimes"
+    if pd.api.types.is_string_dtype(dtype) and dtype != np.dtype(object):
+        return "strings"
+    return None  # object and other dtypes may hold anything
+
+
+def check_keys_match(series: pd.Series, keys: pd.Index, name: str) -> None:
+    """Refuse public keys (or candidates) of a type that no value of the column can equal.
+
+    Decided from the column's dtype and the public keys alone, never from the
+    column's values: such keys would drop every row and spend epsilon on pure
+    noise.
+    """
+    holds = _column_holds(series.dtype)
+    are = _KEY_KINDS.get(pd.api.types.infer_dtype(keys, skipna=True))
+    if holds is not None and are is not None and (holds, are) in _NEVER_MATCH:
+        raise TypeError(
+            f"`{name}` are {are} but column {series.name!r} holds {holds} (dtype "
+            f"{series.dtype}): no row could ever match them, and the release would be pure "
+            f"noise. Pass {name} of the column's type (e.g. [0, 1] rather than ['0', '1'] for "
+            "numbers), or convert the column first with df.dp.assign(...)."
+        )
 
 
 def check_candidates(candidates: object, name: str = "candidates") -> pd.Index:

@@ -232,6 +232,9 @@ def test_grouped_count_sensitivity_follows_the_adjacency(
         ("dept", set(KEYS), TypeError, "`keys` must have a fixed order"),
         ("dept", frozenset(KEYS), TypeError, "`keys` must have a fixed order"),
         (["dept", "age"], {("Eng", 30), ("Ops", 40)}, TypeError, "`keys` must have a fixed order"),
+        ("age", ["30", "40"], TypeError, r"`keys` are strings but column 'age' holds numbers"),
+        ("dept", [1, 2], TypeError, r"`keys` are numbers but column 'dept' holds strings"),
+        (["dept", "age"], [("Eng", "30")], TypeError, "`keys` are strings but column 'age'"),
     ],
     ids=[
         "missing",
@@ -252,6 +255,9 @@ def test_grouped_count_sensitivity_follows_the_adjacency(
         "set",
         "frozenset",
         "set_of_tuples",
+        "strings_on_numbers",
+        "numbers_on_strings",
+        "one_level_of_the_wrong_type",
     ],
 )
 def test_bad_keys_or_by_raise_before_any_spend(
@@ -283,3 +289,24 @@ def test_a_tuple_column_label_groups_as_one_column(by: Any) -> None:
     counts = df.dp.groupby(by, keys=["a", "b"]).count(epsilon=1e9)
     assert counts.index.name == ("dept", "x")
     assert counts.tolist() == [2, 1]
+
+
+@pytest.mark.parametrize(
+    ("column", "keys"),
+    [
+        (pd.Series([1, 2], dtype="int64"), [1.0, 2.5]),  # numbers of another width
+        (pd.Series(["a", "b"], dtype=object), [1, 2]),  # object may hold anything
+        (pd.Series(pd.Categorical(["a", "b"])), ["a", "c"]),
+        (pd.Series([0.5, 1.5]), pd.interval_range(0, 2)),  # values fall into intervals
+        (pd.Series([True, False]), [1, 0]),
+    ],
+    ids=["float_keys_on_ints", "numbers_on_object", "categorical", "intervals", "ints_on_bools"],
+)
+def test_keys_that_may_match_are_accepted_from_the_dtypes_alone(
+    column: pd.Series, keys: list[object]
+) -> None:
+    df = pd.DataFrame({"k": column})
+    df.dp.set_budget(epsilon=1, seed=1)
+    # the refusal reads dtypes only: an empty frame of the same dtype decides the same way
+    df.dp.groupby("k", keys=keys).count(epsilon=1)
+    df.iloc[:0].dp.inherit(df).dp.groupby("k", keys=keys)

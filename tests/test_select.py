@@ -733,7 +733,7 @@ BAD_CALLS: dict[str, tuple[Callable[[pd.DataFrame], object], type[Exception], st
         "increasing",
     ),
     "too many cells": (
-        lambda d: d.dp.groupby("dept", keys=range(2**13)).argmax_exp(
+        lambda d: d.dp.groupby("dept", keys=[f"d{i}" for i in range(2**13)]).argmax_exp(
             "age", candidates=range(2**12), epsilon=0.1
         ),
         ValueError,
@@ -771,3 +771,26 @@ def test_argmax_input_that_cannot_be_encoded_is_refused_before_spending(
     with pytest.raises(error):
         df.dp.argmax_exp("product", candidates=candidates, epsilon=0.5)
     assert df.dp.budget.spent == 0
+
+
+@pytest.mark.parametrize(
+    ("column", "candidates", "message"),
+    [
+        ("age", ["30", "40"], "`candidates` are strings but column 'age' holds numbers"),
+        ("dept", [1, 2], "`candidates` are numbers but column 'dept' holds strings"),
+    ],
+)
+def test_candidates_of_a_type_that_never_matches_are_refused_before_any_spend(
+    protected: pd.DataFrame,
+    nothing_spent: Callable[[], None],
+    column: str,
+    candidates: list[object],
+    message: str,
+) -> None:
+    with pytest.raises(TypeError, match=message):
+        protected.dp.argmax_exp(column, candidates=candidates, epsilon=0.5)
+    with pytest.raises(TypeError, match=message):
+        protected.dp.groupby("dept", keys=["Eng"]).argmax_exp(
+            column, candidates=candidates, epsilon=0.5
+        )
+    nothing_spent()
