@@ -1,32 +1,32 @@
-"""``df.dp``: validate, resolve the budget, spend, compute. Holds no state.
+"""``df.dp``: the argument surface of every release, and the frame's budget. Holds no state.
 
 pandas builds a new accessor object on every ``df.dp`` access, so all state
 lives in the :class:`~pandas_dp.budget.PrivacyBudget` bound to the frame.
-The release functions below are shared by the ungrouped accessor (one key)
-and :class:`~pandas_dp.groupby.DPGroupBy` (many keys).
+Each release declares its arguments and delegates to the pipeline of
+:mod:`pandas_dp.release` (the ungrouped release is its one-key case);
+:meth:`DPAccessor.groupby` gives the grouped surface,
+:class:`~pandas_dp.groupby.DPGroupBy`.  The row-wise derivations (``filter``,
+``query``, ``assign``, ``select``) and ``inherit`` bind derived frames.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Hashable, Iterable, Mapping
-from fractions import Fraction
 from typing import Any, overload
 
 import numpy as np
 import pandas as pd
 
-from . import aggregate
+from .aggregate import Count, Mean, Sum
 from .budget import (
     BudgetStore,
-    LedgerEntry,
     MemoryStore,
     PrivacyBudget,
     attach,
     bind,
     binding_of,
     budget_lock,
-    column_names,
     live_budget,
     marker_of,
     named_memory_store,
@@ -34,176 +34,21 @@ from .budget import (
     require_binding,
 )
 from .errors import MissingBudgetError, PandasDPError
-from .groupby import DPGroupBy, normalize_by, normalize_keys
+from .groupby import DPGroupBy
 from .ledger import Ledger, check_name, open_ledger
 from .noise import make_source
+from .release import run
 from .rowwise import check_rowwise, is_boolean_dtype, is_string_dtype, row_mask
+from .select import Argmax, Quantile
 from .validation import (
     Bounds,
     check_adjacency,
-    check_clip,
-    check_clip_map,
     check_column,
     check_epsilon,
     check_seed,
-    given,
-    numeric_values,
 )
 
-__all__ = ["DPAccessor", "release_count", "release_mean", "release_sum"]
-
-Result = int | float | pd.Series | pd.DataFrame
-
-
-def _check_rows(df: pd.DataFrame) -> None:
-    if len(df) >= aggregate.MAX_ROWS:
-        raise ValueError(f"frames of {aggregate.MAX_ROWS} rows or more are not supported.")
-
-
-def _columns_and_clips(
-    df: pd.DataFrame, column: Hashable | None, clip: object
-) -> dict[Hashable, tuple[float, float]]:
-    if column is None:
-        if not isinstance(clip, Mapping):
-            raise TypeError(
-                "Name the column, df.dp.sum('salary', clip=(0, 200_000), ...), or pass `clip` as a "
-                f"mapping {{column: (lower, upper)}}; got column=None and clip={given(clip)}."
-            )
-        clips = check_clip_map(clip)
-    else:
-        if isinstance(clip, Mapping):
-            raise TypeError("`clip` must be a pair (lower, upper) when `column` is given.")
-        clips = {column: check_clip(clip)}
-    for col in clips:
-        check_column(df, col)
-    return clips
-
-
-def _shape(
-    values: np.ndarray,
-    keys: pd.Index | None,
-    name: Hashable,
-) -> Result:
-    if keys is None:
-        item = values[0]
-        return int(item) if values.dtype.kind == "i" else float(item)
-    return pd.Series(values, index=keys, name=name)
-
-
-def _shape_many(
-    results: dict[Hashable, np.ndarray], keys: pd.Index | None, single: Hashable | None
-) -> Result:
-    if single is not None:
-        return _shape(results[single], keys, single)
-    if keys is None:
-        return pd.Series({col: float(v[0]) for col, v in results.items()}, dtype=np.float64)
-    return pd.DataFrame(results, index=keys)
-
-
-def _codes(df: pd.DataFrame, group: DPGroupBy | None) -> tuple[np.ndarray | None, int]:
-    return (None, 1) if group is None else (group.codes(), len(group.keys))
-
-
-def _op(name: str, group: DPGroupBy | None) -> str:
-    return name if group is None else f"groupby.{name}"
-
-
-def release_count(
-    df: pd.DataFrame, column: Hashable | None, epsilon: object, group: DPGroupBy | None
-) -> Result:
-    eps = check_epsilon(epsilon)
-    valid = None
-    if column is not None:
-        check_column(df, column)
-    binding = require_binding(df)
-    budget = binding.budget
-    # Only the row count is public under substitute: whether a column has missing
-    # values is data (read_csv even infers the dtype from it).
-    n_public = binding.is_root(df) and column is None
-    plan = aggregate.plan_count(eps, budget.adjacency, grouped=group is not None, n_public=n_public)
-    codes, n_keys = _codes(df, group)
-    if column is not None:
-        valid = df[column].notna().to_numpy(dtype=np.bool_)
-    entry = LedgerEntry(
-        operation=_op("count", group),
-        epsilon=eps if plan.sensitivity else Fraction(0),
-        columns=column_names([] if column is None else [column]),
-        mechanism="discrete_laplace" if plan.sensitivity else "exact (n public)",
-        adjacency=budget.adjacency,
-        sensitivity=str(plan.sensitivity),
-        noise_scale=f"{float(plan.scale):.6g}",
-        keys=n_keys if group is not None else None,
-    )
-    with budget.reserve(entry):
-        counts = aggregate.count_rows(codes, n_keys, valid, len(df))
-    noisy = aggregate.release_counts(budget.source, counts, plan)
-    name = "count" if column is None else column
-    return _shape(noisy, group.keys if group else None, name)
-
-
-def _release_clipped(
-    kind: str,
-    df: pd.DataFrame,
-    column: Hashable | None,
-    clip: object,
-    epsilon: object,
-    group: DPGroupBy | None,
-) -> Result:
-    eps = check_epsilon(epsilon)
-    clips = _columns_and_clips(df, column, clip)
-    values = {col: numeric_values(df, col) for col in clips}
-    _check_rows(df)
-    binding = require_binding(df)
-    budget = binding.budget
-    share = eps / len(clips)
-    grouped = group is not None
-    plans: dict[Hashable, aggregate.GridPlan | aggregate.MeanPlan] = {}
-    planner = aggregate.plan_sum if kind == "sum" else aggregate.plan_mean
-    for col, bounds in clips.items():
-        plans[col] = planner(bounds, share, budget.adjacency, grouped=grouped)
-    grids = {c: p.grid if isinstance(p, aggregate.MeanPlan) else p for c, p in plans.items()}
-    codes, n_keys = _codes(df, group)
-    entry = LedgerEntry(
-        operation=_op(kind, group),
-        epsilon=eps,
-        columns=column_names(list(clips)),
-        mechanism="discrete_laplace on grid" + (" (complementary sums)" if kind == "mean" else ""),
-        adjacency=budget.adjacency,
-        sensitivity="; ".join(f"{g.delta * g.step:.6g}" for g in grids.values()),
-        noise_scale="; ".join(f"{g.scale * g.step:.6g}" for g in grids.values()),
-        clip=tuple(clips.values()),
-        keys=n_keys if grouped else None,
-    )
-    with budget.reserve(entry):
-        stats = {col: aggregate.grid_sums(values[col], codes, n_keys, grids[col]) for col in plans}
-    results: dict[Hashable, np.ndarray] = {}
-    for col, plan in plans.items():
-        sums, counts = stats[col]
-        if isinstance(plan, aggregate.MeanPlan):
-            results[col] = aggregate.noisy_means(budget.source, sums, counts, plan)
-        else:
-            results[col] = aggregate.noisy_sums(budget.source, sums, plan)
-    return _shape_many(results, group.keys if group else None, column)
-
-
-def release_sum(
-    df: pd.DataFrame,
-    column: Hashable | None,
-    clip: object,
-    epsilon: object,
-    group: DPGroupBy | None,
-) -> Result:
-    return _release_clipped("sum", df, column, clip, epsilon, group)
-
-
-def release_mean(
-    df: pd.DataFrame,
-    column: Hashable | None,
-    clip: object,
-    epsilon: object,
-    group: DPGroupBy | None,
-) -> Result:
-    return _release_clipped("mean", df, column, clip, epsilon, group)
+__all__ = ["DPAccessor"]
 
 
 @pd.api.extensions.register_dataframe_accessor("dp")
@@ -337,7 +182,7 @@ class DPAccessor:
         count of a filtered frame, has sensitivity 1 (a changed row may gain or
         lose a value, or enter or leave the filter).
         """
-        return release_count(self._df, column, epsilon, None)  # type: ignore[return-value]
+        return run(self._df, Count(check_epsilon(epsilon), column), None)
 
     @overload
     def sum(
@@ -380,7 +225,7 @@ class DPAccessor:
         (sensitivity, epsilon) only, summed exactly in integers and given
         exact discrete Laplace noise, so the result lies on the grid.
         """
-        return release_sum(self._df, column, clip, epsilon, None)  # type: ignore[return-value]
+        return run(self._df, Sum(check_epsilon(epsilon), column, clip), None)
 
     @overload
     def mean(
@@ -422,7 +267,7 @@ class DPAccessor:
         squared error of noisy-sum over noisy-count. Under substitute the pair
         has sensitivity ``2(U − L)``.
         """
-        return release_mean(self._df, column, clip, epsilon, None)  # type: ignore[return-value]
+        return run(self._df, Mean(check_epsilon(epsilon), column, clip), None)
 
     def groupby(self, by: Hashable | list[Hashable], *, keys: Any = None) -> DPGroupBy:
         """Group by ``by`` over the public ``keys`` for grouped releases.
@@ -457,8 +302,7 @@ class DPAccessor:
         no rows are answered with noise too. Each release is charged once for
         all keys (parallel composition).
         """
-        labels = normalize_by(self._df, by)
-        return DPGroupBy(self._df, labels, normalize_keys(labels, keys))
+        return DPGroupBy(self._df, by, keys)
 
     # ------------------------------------------------ row-wise derived frames
 
@@ -739,11 +583,8 @@ class DPAccessor:
         realised ε never exceeds ``epsilon``. Public: the candidates, ``k``,
         ``clip``, ``epsilon``.
         """
-        from .select import release_argmax
-
-        return release_argmax(
-            self._df, column, candidates, epsilon, k=k, value=value, clip=clip, group=None
-        )
+        kind = Argmax.of(check_epsilon(epsilon), column, candidates, k=k, value=value, clip=clip)
+        return run(self._df, kind, None)
 
     def quantile(
         self, column: Hashable, q: float, *, candidates: Any = None, epsilon: float
@@ -789,9 +630,8 @@ class DPAccessor:
         (a changed row leaves one side and joins another). Costs ``epsilon``.
         Public: the grid, ``q``, ``epsilon``.
         """
-        from .select import release_quantile
-
-        return release_quantile(self._df, column, q, candidates, epsilon, group=None)  # type: ignore[return-value]
+        kind = Quantile.of(check_epsilon(epsilon), column, q, candidates, "quantile")
+        return run(self._df, kind, None)
 
     def median(self, column: Hashable, *, candidates: Any = None, epsilon: float) -> float:
         """The median of ``column``, privately chosen from a public grid: ``quantile(column, 0.5)``.
@@ -819,8 +659,5 @@ class DPAccessor:
         See :meth:`quantile`. Sensitivity of the score 1/2 under add_remove
         (``c = ε``) and 1 under substitute (``c = ε/2``). Costs ``epsilon``.
         """
-        from .select import release_quantile
-
-        return release_quantile(  # type: ignore[return-value]
-            self._df, column, 0.5, candidates, epsilon, group=None, name="median"
-        )
+        kind = Quantile.of(check_epsilon(epsilon), column, 0.5, candidates, "median")
+        return run(self._df, kind, None)

@@ -1,44 +1,55 @@
-"""count / sum / mean over public keys: the privacy maps and the kernels.
+"""count / sum / mean: plans (data-free), summable statistics, noise, and the kinds.
 
 An ungrouped release is the one-key case of the same code: ``codes`` is None
-and ``n_keys`` is 1.  Each release is split in two halves that never mix:
+and ``n_keys`` is 1.  Each release is split in parts that never mix:
 
 - a *plan* (:func:`plan_count`, :func:`plan_sum`, :func:`plan_mean`) computed
-  from public parameters only (clip, epsilon, adjacency, scope): sensitivity,
-  grid step ``2**exponent`` and integer noise scale.  Exactly testable.
+  from public parameters only (clip, epsilon, and the neighbour relation
+  :class:`~pandas_dp.kind.Neighbours`): sensitivity, grid step ``2**exponent``
+  and integer noise scale.  Exactly testable.
 - the *statistics* (:func:`count_rows`, :func:`grid_sums`): clip, round each
-  row to the grid, sum exactly in integers; and the *noise*
-  (:func:`release_counts`, :func:`noisy_sums`, :func:`noisy_means`): exact
-  discrete Laplace in grid units, drawn only after the spend is committed.
+  row to the grid, sum exactly in integers.  They add up across row slices.
+- the *noise* (:func:`release_counts`, :func:`noisy_sums`, :func:`noisy_means`):
+  exact discrete Laplace in grid units, drawn only after the spend is committed.
 
-Scopes (what the row set of the frame is, as far as the budget knows):
-
-- ``n_public``: under ``substitute`` on the frame the budget was set on (or a
-  select/assign of it), its row count is public.  Only the row count: whether a
-  column has missing values is data, and a substituted row may turn a missing
-  value into a present one, so column statistics never treat n as public.
-- ``grouped``: a vector over public keys; under ``substitute`` a row may move
-  between keys, which doubles the sensitivity.
+:class:`Count`, :class:`Sum` and :class:`Mean` are the release kinds that
+:mod:`pandas_dp.release` runs.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from abc import abstractmethod
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TypeVar
+from typing import Any, ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
+import pandas as pd
 
-from .noise import RandomSource, discrete_laplace, grid_exponent, integer_scale
+from .budget import LedgerEntry, column_names
+from .kind import Kind, Neighbours, Rows, Stats
+from .noise import F64, I64, Bools, RandomSource, discrete_laplace, grid_exponent, integer_scale
+from .text import figures
+from .validation import (
+    Clip,
+    check_clip,
+    check_clip_map,
+    check_column,
+    given,
+    numeric_values,
+)
 
 __all__ = [
     "CHUNK",
+    "Count",
     "CountPlan",
     "GridPlan",
+    "Mean",
     "MeanPlan",
+    "Sum",
     "count_rows",
     "grid_sums",
     "noisy_means",
@@ -49,15 +60,9 @@ __all__ = [
     "release_counts",
 ]
 
-F64 = NDArray[np.float64]
-_Num = TypeVar("_Num", int, float)
-I64 = NDArray[np.int64]
-
 #: Rows per chunk: cache-sized, and small enough that a float64 sum of rounded
 #: rows (each below 2**31 in magnitude) is exact (2**16 * 2**31 < 2**53).
 CHUNK = 1 << 16
-#: int64 sums of rows below 2**31 are exact up to this many rows.
-MAX_ROWS = 1 << 32
 
 
 # ----------------------------------------------------------------------------- plans
@@ -121,13 +126,8 @@ MAX_EXPONENT = 1023 - 63
 
 
 @functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
-def plan_count(epsilon: Fraction, adjacency: str, *, grouped: bool, n_public: bool) -> CountPlan:
-    if adjacency == "add_remove":
-        sensitivity = 1
-    elif grouped:
-        sensitivity = 2
-    else:
-        sensitivity = 0 if n_public else 1
+def plan_count(epsilon: Fraction, neighbours: Neighbours) -> CountPlan:
+    sensitivity = neighbours.count_sensitivity()
     if sensitivity:
         integer_scale(sensitivity, epsilon)  # refuses, before the spend, a scale too large to draw
     return CountPlan(sensitivity, epsilon)
@@ -154,48 +154,23 @@ def _grid(
     return exponent, q_lo, q_hi
 
 
-def _sum_sensitivity(lower: _Num, upper: _Num, *, adjacency: str, grouped: bool) -> _Num:
-    """L1 sensitivity of a sum of rows in ``[lower, upper]`` (real units or grid units)."""
-    reach = max(abs(lower), abs(upper))
-    if adjacency == "add_remove":
-        return reach
-    if grouped:
-        return 2 * reach  # a substituted row may leave one key and join another
-    # A row's value may change, or (missing values, filtered frames) a value may
-    # appear or disappear.
-    return max(upper - lower, reach)
-
-
 @functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
-def plan_sum(
-    clip: tuple[float, float],
-    epsilon: Fraction,
-    adjacency: str,
-    *,
-    grouped: bool,
-) -> GridPlan:
+def plan_sum(clip: tuple[float, float], epsilon: Fraction, neighbours: Neighbours) -> GridPlan:
     lower, upper = float(clip[0]), float(clip[1])
-    real_delta = _sum_sensitivity(lower, upper, adjacency=adjacency, grouped=grouped)
+    real_delta = neighbours.sum_sensitivity(lower, upper)
     exponent, q_lo, q_hi = _grid(lower, upper, 0.0, real_delta, epsilon)
-    delta = _sum_sensitivity(q_lo, q_hi, adjacency=adjacency, grouped=grouped)
+    delta = neighbours.sum_sensitivity(q_lo, q_hi)
     return GridPlan(
         lower, upper, 0.0, exponent, q_lo, q_hi, delta, integer_scale(delta, epsilon), epsilon
     )
 
 
 @functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
-def plan_mean(
-    clip: tuple[float, float],
-    epsilon: Fraction,
-    adjacency: str,
-    *,
-    grouped: bool,
-) -> MeanPlan:
+def plan_mean(clip: tuple[float, float], epsilon: Fraction, neighbours: Neighbours) -> MeanPlan:
     lower, upper = float(clip[0]), float(clip[1])
-    factor = 2 if adjacency == "substitute" else 1
     width = Fraction(upper) - Fraction(lower)
-    exponent, q_lo, q_hi = _grid(lower, upper, lower, factor * width, epsilon)
-    delta = factor * q_hi
+    exponent, q_lo, q_hi = _grid(lower, upper, lower, neighbours.pair_sensitivity(width), epsilon)
+    delta = neighbours.pair_sensitivity(q_hi)
     grid = GridPlan(
         lower, upper, lower, exponent, q_lo, q_hi, delta, integer_scale(delta, epsilon), epsilon
     )
@@ -222,7 +197,7 @@ def round_rows(
     return np.rint(out, out=out)
 
 
-def count_rows(codes: I64 | None, n_keys: int, valid: NDArray[np.bool_] | None, n: int) -> I64:
+def count_rows(codes: I64 | None, n_keys: int, valid: Bools | None, n: int) -> I64:
     """Exact row counts per key (rows with code -1 or ``valid`` False dropped)."""
     if codes is None:
         total = n if valid is None else int(np.count_nonzero(valid))
@@ -293,3 +268,181 @@ def noisy_means(src: RandomSource, sums: I64, counts: I64, plan: MeanPlan) -> F6
     mean = lower + (upper - lower) * share
     clipped: F64 = np.clip(mean, lower, upper)
     return clipped
+
+
+# ----------------------------------------------------------------------------- kinds
+
+
+@dataclass(frozen=True)
+class Count(Kind[int, pd.Series]):
+    """Rows, or non-missing values of ``column``, per key: discrete Laplace on integers."""
+
+    planners: ClassVar = (plan_count,)
+
+    epsilon: Fraction
+    column: Hashable | None = None
+
+    def counts_rows(self) -> bool:
+        return self.column is None
+
+    def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
+        if self.column is None:
+            return Rows(len(df))
+        check_column(df, self.column)
+        return Rows(len(df), (df[self.column],))
+
+    def plan(self, neighbours: Neighbours) -> CountPlan:
+        return plan_count(self.epsilon, neighbours)
+
+    def entry(self, plan: CountPlan) -> LedgerEntry:
+        return LedgerEntry(
+            operation="count",
+            epsilon=self.epsilon if plan.sensitivity else Fraction(0),
+            columns=column_names([] if self.column is None else [self.column]),
+            mechanism="discrete_laplace" if plan.sensitivity else "exact (n public)",
+            sensitivity=figures([plan.sensitivity]),
+            noise_scale=figures([plan.scale]),
+        )
+
+    def tally(self, plan: CountPlan, rows: Rows, codes: I64 | None, n_keys: int) -> Stats:
+        valid = None
+        if rows.arrays:
+            valid = rows.arrays[0].notna().to_numpy(dtype=np.bool_)
+        return (count_rows(codes, n_keys, valid, rows.n),)
+
+    def finish(self, plan: CountPlan, stats: Stats, source: RandomSource) -> I64:
+        return release_counts(source, stats[0], plan)
+
+    def shape_one(self, answer: I64) -> int:
+        return int(answer[0])
+
+    def shape_many(self, answer: I64, keys: pd.Index) -> pd.Series:
+        return pd.Series(answer, index=keys, name="count" if self.column is None else self.column)
+
+
+@dataclass(frozen=True)
+class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
+    """A clipped statistic of one column, or of several (``clip`` as a mapping) at once.
+
+    ``epsilon`` is split equally across the columns; the ledger records one entry.
+    """
+
+    epsilon: Fraction
+    column: Hashable | None
+    clip: Any
+    #: ``(column, (lower, upper))`` pairs, filled from ``column`` and ``clip``.
+    clips: tuple[tuple[Hashable, Clip], ...] = field(init=False, repr=False, default=())
+
+    operation: ClassVar[str]
+    mechanism: ClassVar[str]
+
+    def __post_init__(self) -> None:
+        if self.column is None:
+            if not isinstance(self.clip, Mapping):
+                raise TypeError(
+                    f"Name the column, df.dp.{self.operation}('salary', clip=(0, 200_000), ...), "
+                    "or pass `clip` as a mapping {column: (lower, upper)}; got column=None and "
+                    f"clip={given(self.clip)}."
+                )
+            clips = tuple(check_clip_map(self.clip).items())
+        else:
+            if isinstance(self.clip, Mapping):
+                raise TypeError("`clip` must be a pair (lower, upper) when `column` is given.")
+            clips = ((self.column, check_clip(self.clip)),)
+        object.__setattr__(self, "clips", clips)
+
+    def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
+        for col, _ in self.clips:
+            check_column(df, col)
+        return Rows(len(df), tuple(numeric_values(df, col) for col, _ in self.clips))
+
+    def plan(self, neighbours: Neighbours) -> tuple[Any, ...]:
+        share = self.epsilon / len(self.clips)
+        return tuple(self._plan(bounds, share, neighbours) for _, bounds in self.clips)
+
+    def entry(self, plan: tuple[Any, ...]) -> LedgerEntry:
+        grids = [self._grid(p) for p in plan]
+        return LedgerEntry(
+            operation=self.operation,
+            epsilon=self.epsilon,
+            columns=column_names([col for col, _ in self.clips]),
+            mechanism=self.mechanism,
+            sensitivity=figures(g.delta * g.step for g in grids),
+            noise_scale=figures(g.scale * g.step for g in grids),
+            clip=tuple(bounds for _, bounds in self.clips),
+        )
+
+    def tally(self, plan: tuple[Any, ...], rows: Rows, codes: I64 | None, n_keys: int) -> Stats:
+        stats: list[I64] = []
+        for values, column_plan in zip(rows.arrays, plan, strict=True):
+            stats.extend(grid_sums(values, codes, n_keys, self._grid(column_plan)))
+        return tuple(stats)
+
+    def finish(self, plan: tuple[Any, ...], stats: Stats, source: RandomSource) -> list[F64]:
+        return [
+            self._noisy(source, stats[2 * i], stats[2 * i + 1], column_plan)
+            for i, column_plan in enumerate(plan)
+        ]
+
+    def shape_one(self, answer: list[F64]) -> float | pd.Series:
+        if self.column is not None:
+            return float(answer[0][0])
+        return pd.Series(
+            {col: float(a[0]) for (col, _), a in zip(self.clips, answer, strict=True)},
+            dtype=np.float64,
+        )
+
+    def shape_many(self, answer: list[F64], keys: pd.Index) -> pd.Series | pd.DataFrame:
+        if self.column is not None:
+            return pd.Series(answer[0], index=keys, name=self.column)
+        return pd.DataFrame(
+            {col: a for (col, _), a in zip(self.clips, answer, strict=True)}, index=keys
+        )
+
+    @abstractmethod
+    def _plan(self, bounds: Clip, epsilon: Fraction, neighbours: Neighbours) -> Any:
+        """The plan of one column."""
+
+    @abstractmethod
+    def _grid(self, plan: Any) -> GridPlan:
+        """The grid of one column's plan."""
+
+    @abstractmethod
+    def _noisy(self, source: RandomSource, sums: I64, counts: I64, plan: Any) -> F64:
+        """One column's noisy answer per key from its grid sums and counts."""
+
+
+@dataclass(frozen=True)
+class Sum(_Clipped):
+    """Clipped sums on the grid: ``step · (Σq + dLap(scale))`` per key."""
+
+    planners: ClassVar = (plan_sum,)
+    operation: ClassVar[str] = "sum"
+    mechanism: ClassVar[str] = "discrete_laplace on grid"
+
+    def _plan(self, bounds: Clip, epsilon: Fraction, neighbours: Neighbours) -> GridPlan:
+        return plan_sum(bounds, epsilon, neighbours)
+
+    def _grid(self, plan: GridPlan) -> GridPlan:
+        return plan
+
+    def _noisy(self, source: RandomSource, sums: I64, counts: I64, plan: GridPlan) -> F64:
+        return noisy_sums(source, sums, plan)
+
+
+@dataclass(frozen=True)
+class Mean(_Clipped):
+    """Clipped means from the complementary sums, always inside the clip."""
+
+    planners: ClassVar = (plan_mean,)
+    operation: ClassVar[str] = "mean"
+    mechanism: ClassVar[str] = "discrete_laplace on grid (complementary sums)"
+
+    def _plan(self, bounds: Clip, epsilon: Fraction, neighbours: Neighbours) -> MeanPlan:
+        return plan_mean(bounds, epsilon, neighbours)
+
+    def _grid(self, plan: MeanPlan) -> GridPlan:
+        return plan.grid
+
+    def _noisy(self, source: RandomSource, sums: I64, counts: I64, plan: MeanPlan) -> F64:
+        return noisy_means(source, sums, counts, plan)

@@ -1,170 +1,27 @@
-"""Public keys and the grouped releases (``df.dp.groupby(by, keys=...)``).
+"""``df.dp.groupby(by, keys=...)``: the grouped surface. Declares arguments, delegates.
 
-Keys are public: passed by the caller, never read from the data.  Rows whose
-key is not among ``keys`` (or is missing) are dropped; keys with no rows are
-answered too (a noisy zero count, a mean inside the clip).  A grouped release
-is charged once for all its keys (parallel composition: with one row per
-person, each person is in one group).
-
-Encoding is one vectorized pass: factorize the key column (or take the codes
-of a categorical column), map its uniques onto the key list, then integer
-bincounts in :mod:`pandas_dp.aggregate`.  No Python loop over rows or keys.
+Keys are public: passed by the caller, never read from the data (see
+:mod:`pandas_dp.keys`).  Rows whose key is not among ``keys`` (or is missing)
+are dropped; keys with no rows are answered too (a noisy zero count, a mean
+inside the clip).  A grouped release is charged once for all its keys
+(parallel composition: with one row per person, each person is in one group).
+Every release runs the pipeline of :mod:`pandas_dp.release`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import TYPE_CHECKING, Any, overload
+from typing import Any, overload
 
-import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
 
-from .validation import Bounds, check_column, check_keys_match, check_ordered
+from .aggregate import Count, Mean, Sum
+from .keys import Grouping
+from .release import run
+from .select import Argmax, Quantile
+from .validation import Bounds, check_epsilon
 
-if TYPE_CHECKING:
-    from .accessor import Result
-
-__all__ = ["DPGroupBy", "encode_keys", "normalize_by", "normalize_keys"]
-
-I64 = NDArray[np.int64]
-
-_KEYS_HINT = (
-    "Pass the public list of groups, e.g. keys=['Eng', 'Ops', 'Sales'], a pd.Index, a "
-    "pd.MultiIndex for several columns, a DataFrame of key combinations, or a pd.CategoricalDtype. "
-    "Keys must not be read from the data (df[col].unique()): which groups exist can itself reveal "
-    "who is in the data. Take them from a code list, a schema, or bins such as pd.cut edges; keys "
-    "with no rows are answered with noise too."
-)
-
-
-def normalize_by(df: pd.DataFrame, by: object) -> list[Hashable]:
-    """``by`` as a non-empty list of existing, distinct column labels."""
-    # A tuple that is itself a column label (MultiIndex columns) is one label.
-    is_list = isinstance(by, list) or (isinstance(by, tuple) and by not in df.columns)
-    labels: list[Hashable] = list(by) if is_list else [by]  # type: ignore[call-overload]
-    if not labels:
-        raise ValueError("`by` must name at least one column, got an empty list.")
-    for label in labels:
-        if not isinstance(label, Hashable):
-            raise TypeError(
-                f"`by` must be a column label or a list of them, got {type(label).__name__}."
-            )
-        check_column(df, label)
-    if len(set(labels)) != len(labels):
-        raise ValueError(f"`by` names a column twice: {labels!r}.")
-    return labels
-
-
-def normalize_keys(by: list[Hashable], keys: object) -> pd.Index:
-    """The public keys as an Index (one ``by`` column) or MultiIndex, named after ``by``.
-
-    A MultiIndex or DataFrame of keys whose level/column names are the ``by``
-    labels in another order is matched by name; otherwise levels are matched
-    by position.  The result is indexed in the order of ``keys``, so a
-    ``set`` or ``frozenset`` (no fixed order) is refused; a dict's ``keys()``
-    view is accepted (insertion order).
-    """
-    if keys is None:
-        raise TypeError(f"`keys` is required for a private groupby. {_KEYS_HINT}")
-    check_ordered(keys, "keys")
-    index: pd.Index
-    if isinstance(keys, pd.CategoricalDtype):
-        if keys.categories is None:
-            raise ValueError("`keys` is a CategoricalDtype without categories; list them.")
-        index = pd.Index(keys.categories)
-    elif isinstance(keys, pd.DataFrame):
-        index = pd.MultiIndex.from_frame(keys) if keys.shape[1] > 1 else pd.Index(keys.iloc[:, 0])
-    elif isinstance(keys, pd.Index):
-        index = keys
-    elif isinstance(keys, str | bytes) or not hasattr(keys, "__iter__"):
-        raise TypeError(
-            f"`keys` must be a collection of public keys, got {type(keys).__name__}. {_KEYS_HINT}"
-        )
-    else:
-        items = list(keys)
-        if len(by) > 1 and items and all(isinstance(k, tuple) for k in items):
-            index = pd.MultiIndex.from_tuples(items)
-        else:
-            index = pd.Index(items)
-    if (
-        isinstance(index, pd.MultiIndex)
-        and list(index.names) != by
-        and sorted(map(repr, index.names)) == sorted(map(repr, by))
-    ):
-        # Keys named after the `by` columns in another order: match them by name.
-        index = index.reorder_levels(by)
-    if len(index) == 0:
-        raise ValueError(f"`keys` must not be empty. {_KEYS_HINT}")
-    if index.nlevels != len(by):
-        raise ValueError(
-            f"`keys` must have one level per `by` column ({len(by)}), got keys with "
-            f"{index.nlevels} level(s)."
-        )
-    if isinstance(index, pd.MultiIndex):
-        has_missing = any(-1 in codes for codes in index.codes)
-    else:
-        has_missing = index.hasnans
-    if has_missing:
-        raise ValueError(
-            "`keys` must not contain missing values; rows with a missing key are dropped."
-        )
-    if isinstance(index, pd.IntervalIndex) and index.is_overlapping:
-        raise ValueError("`keys` must not overlap: each row may fall in one interval only.")
-    if not index.is_unique:
-        raise ValueError("`keys` must not contain duplicates (each public key once).")
-    return index.set_names(list(by)) if len(by) > 1 else index.rename(by[0])
-
-
-def _row_codes(series: pd.Series) -> tuple[I64, pd.Index]:
-    """Each row's code into the column's own distinct values (-1 if missing), and those values.
-
-    One vectorized pass: a categorical column's codes, else ``pd.factorize``.
-    """
-    if isinstance(series.dtype, pd.CategoricalDtype):
-        return np.asarray(series.cat.codes, dtype=np.int64), pd.Index(series.cat.categories)
-    factorized, uniques = pd.factorize(series, use_na_sentinel=True)
-    return np.asarray(factorized, dtype=np.int64), pd.Index(uniques)
-
-
-def _level_codes(series: pd.Series, level: pd.Index) -> I64:
-    """Each row's position in ``level`` (-1 if absent or missing), one vectorized pass."""
-    row_codes, uniques = _row_codes(series)
-    mapping = np.append(np.asarray(level.get_indexer(uniques), dtype=np.int64), -1)
-    return mapping[row_codes]  # code -1 (missing) picks the trailing -1
-
-
-def check_keys_of(df: pd.DataFrame, by: list[Hashable], keys: pd.Index) -> None:
-    """Refuse, from dtypes alone, keys that no row of their ``by`` column could match."""
-    levels = keys.levels if isinstance(keys, pd.MultiIndex) else [keys]
-    for label, level in zip(by, levels, strict=True):
-        check_keys_match(df[label], level, "keys")
-
-
-def encode_keys(df: pd.DataFrame, by: list[Hashable], keys: pd.Index) -> I64:
-    """Per row, the position of its key in ``keys``, or -1 if the row is dropped."""
-    if not isinstance(keys, pd.MultiIndex):
-        return _level_codes(df[by[0]], keys)
-    combined = np.zeros(len(df), dtype=np.int64)
-    key_combined = np.zeros(len(keys), dtype=np.int64)
-    dropped = np.zeros(len(df), dtype=np.bool_)
-    stride = 1
-    for i, label in enumerate(by):
-        level = keys.levels[i]
-        codes = _level_codes(df[label], level)
-        dropped |= codes < 0
-        combined += codes * stride
-        key_combined += np.asarray(keys.codes[i], dtype=np.int64) * stride
-        stride *= max(len(level), 1)
-    if stride <= max(4 * len(df), 1 << 20):
-        table = np.full(stride, -1, dtype=np.int64)
-        table[key_combined] = np.arange(len(keys))
-        out = table[np.where(dropped, 0, combined)]
-    else:
-        found = pd.Index(key_combined).get_indexer(pd.Index(combined))
-        out = np.asarray(found, dtype=np.int64)
-    out[dropped] = -1
-    return out
+__all__ = ["DPGroupBy"]
 
 
 class DPGroupBy:
@@ -183,17 +40,22 @@ class DPGroupBy:
     may be negative, which is the honest, unbiased answer.
     """
 
-    def __init__(self, df: pd.DataFrame, by: list[Hashable], keys: pd.Index) -> None:
-        check_keys_of(df, by, keys)
+    def __init__(self, df: pd.DataFrame, by: object, keys: object) -> None:
         self._df = df
-        self.by = by
-        self.keys = keys
+        self._group = Grouping.of(df, by, keys)
+
+    @property
+    def by(self) -> list[Hashable]:
+        """The key columns."""
+        return list(self._group.by)
+
+    @property
+    def keys(self) -> pd.Index:
+        """The public keys, in the order results are indexed by."""
+        return self._group.keys
 
     def __repr__(self) -> str:
         return f"DPGroupBy(by={self.by!r}, keys={len(self.keys)})"
-
-    def codes(self) -> I64:
-        return encode_keys(self._df, self.by, self.keys)
 
     def count(self, column: Hashable | None = None, *, epsilon: float) -> pd.Series:
         """Noisy count of rows (or non-missing values of ``column``) per key.
@@ -219,9 +81,7 @@ class DPGroupBy:
         Costs ``epsilon`` once. L1 sensitivity 1 (add_remove) or 2 (substitute:
         a row may move between keys). Discrete Laplace noise, scale Δ/ε.
         """
-        from .accessor import release_count
-
-        return _as_series(release_count(self._df, column, epsilon, self))
+        return run(self._df, Count(check_epsilon(epsilon), column), self._group)
 
     @overload
     def sum(
@@ -261,9 +121,7 @@ class DPGroupBy:
         (add_remove) or ``2·max(|L|, |U|)`` (substitute), on a data-independent
         power-of-two grid with exact discrete Laplace noise.
         """
-        from .accessor import release_sum
-
-        return release_sum(self._df, column, clip, epsilon, self)  # type: ignore[return-value]
+        return run(self._df, Sum(check_epsilon(epsilon), column, clip), self._group)
 
     @overload
     def mean(
@@ -303,9 +161,7 @@ class DPGroupBy:
         ``Σ(U − x)`` per key, jointly of L1 sensitivity ``U − L`` (add_remove)
         or ``2(U − L)`` (substitute).
         """
-        from .accessor import release_mean
-
-        return release_mean(self._df, column, clip, epsilon, self)  # type: ignore[return-value]
+        return run(self._df, Mean(check_epsilon(epsilon), column, clip), self._group)
 
     def argmax_exp(
         self,
@@ -356,11 +212,8 @@ class DPGroupBy:
         get a uniformly random candidate. Public: keys, candidates, ``k``,
         ``clip``.
         """
-        from .select import release_argmax
-
-        return release_argmax(  # type: ignore[no-any-return]
-            self._df, column, candidates, epsilon, k=k, value=value, clip=clip, group=self
-        )
+        kind = Argmax.of(check_epsilon(epsilon), column, candidates, k=k, value=value, clip=clip)
+        return run(self._df, kind, self._group)
 
     def quantile(
         self, column: Hashable, q: float, *, candidates: Any = None, epsilon: float
@@ -397,9 +250,8 @@ class DPGroupBy:
         changes two keys' scores; 1 for the median). A key with no rows gets
         a grid point close to uniform at random.
         """
-        from .select import release_quantile
-
-        return _as_series(release_quantile(self._df, column, q, candidates, epsilon, group=self))
+        kind = Quantile.of(check_epsilon(epsilon), column, q, candidates, "quantile")
+        return run(self._df, kind, self._group)
 
     def median(self, column: Hashable, *, candidates: Any = None, epsilon: float) -> pd.Series:
         """The median of ``column`` in every key, chosen from a public grid.
@@ -428,13 +280,5 @@ class DPGroupBy:
         (``c = ε``) and 1 under substitute (``c = ε/2``). Costs ``epsilon``
         once for all keys.
         """
-        from .select import release_quantile
-
-        return _as_series(
-            release_quantile(self._df, column, 0.5, candidates, epsilon, group=self, name="median")
-        )
-
-
-def _as_series(result: Result) -> pd.Series:
-    assert isinstance(result, pd.Series)
-    return result
+        kind = Quantile.of(check_epsilon(epsilon), column, 0.5, candidates, "median")
+        return run(self._df, kind, self._group)

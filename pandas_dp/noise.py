@@ -43,8 +43,11 @@ __all__ = [
     "uniform_below",
 ]
 
+#: The array types of the package, defined once.
 U64 = NDArray[np.uint64]
 I64 = NDArray[np.int64]
+F64 = NDArray[np.float64]
+Bools = NDArray[np.bool_]
 
 #: The noise scale is about ``2**GRID_BITS`` grid steps.
 GRID_BITS = 30

@@ -29,31 +29,33 @@ The module has the same two halves as :mod:`pandas_dp.aggregate`:
   and one 2-D bincount), then :func:`permute_and_flip` over all keys at once,
   and :func:`peel` for top-k.
 
-The release functions at the end keep the shape of every release in
-:mod:`pandas_dp.accessor`: validate → resolve the budget → reserve one
-:class:`~pandas_dp.budget.LedgerEntry` → compute the scores → commit → sample.
+:class:`Argmax` and :class:`Quantile` are the release kinds that
+:mod:`pandas_dp.release` runs; their statistics are integer score tables (or
+the quantile's per-key counts below and at each candidate) that add up across
+row slices.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
 
 from . import aggregate
-from .budget import LedgerEntry, column_names, require_binding
-from .groupby import encode_keys
-from .noise import RandomSource, bernoulli_exp, uniform_below
+from .budget import LedgerEntry, column_names
+from .keys import level_codes
+from .kind import Kind, Neighbours, Rows, Stats
+from .noise import F64, I64, U64, Bools, RandomSource, bernoulli_exp, uniform_below
+from .text import figures
 from .validation import (
+    Clip,
     check_candidates,
     check_clip,
     check_column,
-    check_epsilon,
     check_k,
     check_keys_match,
     check_quantile,
@@ -61,12 +63,11 @@ from .validation import (
     numeric_values,
 )
 
-if TYPE_CHECKING:
-    from .groupby import DPGroupBy
-
 __all__ = [
     "GAMMA_CAP",
     "MAX_CELLS",
+    "Argmax",
+    "Quantile",
     "Rate",
     "SelectPlan",
     "candidate_counts",
@@ -76,17 +77,12 @@ __all__ = [
     "permute_and_flip",
     "plan_argmax",
     "plan_quantile",
-    "quantile_utilities",
+    "quantile_scores",
+    "quantile_table",
     "rate_for",
-    "release_argmax",
-    "release_quantile",
     "sum_utilities",
 ]
 
-I64 = NDArray[np.int64]
-U64 = NDArray[np.uint64]
-F64 = NDArray[np.float64]
-Bools = NDArray[np.bool_]
 
 #: Significant bits of the rate c (its relative rounding is below 2**-31).
 RATE_BITS = 32
@@ -189,39 +185,39 @@ class SelectPlan:
 
 def plan_argmax(
     epsilon: Fraction,
-    adjacency: str,
+    neighbours: Neighbours,
     *,
     k: int = 1,
-    clip: tuple[float, float] | None = None,
+    clip: Clip | None = None,
 ) -> SelectPlan:
     """Rate and sensitivity of ``argmax_exp``: counts, or clipped sums of a value.
 
-    Under add_remove one person changes one candidate's score in one direction
-    (a count by 1, a clipped sum by at most ``max(|L|, |U|)``): the utility is
-    monotone and ``c = ε/Δ``.  Under substitute a changed row can lower one
-    candidate and raise another (or move one candidate's sum by up to
-    ``U − L``): ``Δ = 1`` for counts, ``max(U − L, |L|, |U|)`` for sums, and
-    ``c = ε/(2Δ)``.  Across the keys of a groupby this is parallel composition:
-    a row that moves between keys is a removal in one key and an addition in
-    the other, each a monotone change costing at most ``c·Δ = ε/2``.  Top-k
-    peels ``k`` times at ``ε/k`` each.
+    Within one key: under add_remove one person changes one candidate's score
+    in one direction (a count by 1, a clipped sum by at most
+    ``max(|L|, |U|)``): the utility is monotone and ``c = ε/Δ``.  Under
+    substitute a changed row can lower one candidate and raise another (or
+    move one candidate's sum by up to ``U − L``): ``Δ = 1`` for counts,
+    ``max(U − L, |L|, |U|)`` for sums, and ``c = ε/(2Δ)``.  Across the keys of
+    a groupby this is parallel composition: a row that moves between keys is a
+    removal in one key and an addition in the other, each a monotone change
+    costing at most ``c·Δ = ε/2``.  Top-k peels ``k`` times at ``ε/k`` each.
     """
     per_round = epsilon / k
-    monotone = adjacency == "add_remove"
+    per_key = neighbours.per_key()
+    monotone = per_key.monotone
     if clip is None:
-        return SelectPlan(epsilon, k, 1, monotone, rate_for(per_round, 1, monotone))
-    # The grid of a grouped add_remove sum: chosen from (clip, ε) only.
-    grid = aggregate.plan_sum(clip, per_round, "add_remove", grouped=True)
-    reach = max(abs(grid.q_lo), abs(grid.q_hi))
-    sensitivity = reach if monotone else max(grid.q_hi - grid.q_lo, reach)
+        sensitivity = per_key.count_sensitivity()
+        rate = rate_for(per_round, sensitivity, monotone)
+        return SelectPlan(epsilon, k, sensitivity, monotone, rate)
+    # The grid is chosen from (clip, ε) only: that of an add_remove sum.
+    grid = aggregate.plan_sum(clip, per_round, Neighbours("add_remove"))
+    sensitivity = per_key.sum_sensitivity(grid.q_lo, grid.q_hi)
     rate = rate_for(per_round, sensitivity, monotone)
     unit = Fraction(2) ** grid.exponent
     return SelectPlan(epsilon, k, sensitivity, monotone, rate, unit, grid)
 
 
-def plan_quantile(
-    q: Fraction, epsilon: Fraction, adjacency: str, *, grouped: bool = False
-) -> SelectPlan:
+def plan_quantile(q: Fraction, epsilon: Fraction, neighbours: Neighbours) -> SelectPlan:
     """Rate and sensitivity of a quantile on a candidate grid.
 
     With ``q = a/d`` the integer score of candidate c is ``d`` times the
@@ -246,9 +242,9 @@ def plan_quantile(
       this is ``d``, the same as ungrouped.
     """
     a, d = q.numerator, q.denominator
-    if adjacency == "add_remove":
+    if neighbours.adjacency == "add_remove":
         sensitivity = max(a, d - a)
-    elif grouped:
+    elif neighbours.grouped:
         sensitivity = 2 * max(a, d - a)
     else:
         sensitivity = d
@@ -290,28 +286,38 @@ def sum_utilities(
     return sums.reshape(n_keys, n_candidates)
 
 
-def quantile_utilities(values: F64, codes: I64 | None, n_keys: int, grid: F64, q: Fraction) -> I64:
+def quantile_table(values: F64, codes: I64 | None, n_keys: int, grid: F64) -> I64:
+    """Rows per key below each grid point and at it: shape ``(n_keys, 2, len(grid) + 1)``.
+
+    ``table[k, 0, j]``: rows of key k with ``c_(j-1) < x < c_j`` (``j = len(grid)``:
+    above the last point); ``table[k, 1, j]``: rows equal to ``c_j``.  Missing
+    values and rows with code -1 are dropped.  One searchsorted and one 2-D
+    bincount; tables of row slices add up to the whole frame's.
+    """
+    keep = ~np.isnan(values)
+    if codes is not None:
+        keep &= codes >= 0
+    x = values[keep]
+    group = np.zeros(x.size, dtype=np.int64) if codes is None else codes[keep]
+    width = grid.size + 1
+    below = np.searchsorted(grid, x, side="left")  # grid points < x
+    equal = np.append(grid, np.nan)[below] == x  # x is the grid point c_below
+    index = group * (2 * width) + width * equal + below
+    table = np.bincount(index, minlength=n_keys * 2 * width).reshape(n_keys, 2, width)
+    return table.astype(np.int64)
+
+
+def quantile_scores(table: I64, q: Fraction) -> I64:
     """Minus the quantile score of every grid point, per key: shape ``(n_keys, len(grid))``.
 
     With ``q = a/d`` the score of c is ``d`` times the distance from ``q·n`` to
     the interval ``[#(x < c), #(x ≤ c)]``:
     ``max(d·#(x < c) − a·n, a·n − d·#(x ≤ c), 0)``, zero exactly when c is a
     q-quantile, so rows equal to c count (heavily tied data get the right
-    answer).  Missing values and rows with code -1 are dropped.  One
-    searchsorted and one 2-D bincount, no loop over keys.
+    answer).
     """
     a, d = q.numerator, q.denominator
-    keep = ~np.isnan(values)
-    if codes is not None:
-        keep &= codes >= 0
-    x = values[keep]
-    group = np.zeros(x.size, dtype=np.int64) if codes is None else codes[keep]
-    m = grid.size
-    width = m + 1
-    below = np.searchsorted(grid, x, side="left")  # grid points < x
-    equal = np.append(grid, np.nan)[below] == x  # x is the grid point c_below
-    index = group * (2 * width) + width * equal + below
-    table = np.bincount(index, minlength=n_keys * 2 * width).reshape(n_keys, 2, width)
+    m = table.shape[2] - 1
     n = table.sum(axis=(1, 2))
     at_most = np.cumsum(table.sum(axis=1)[:, :m], axis=1)  # #(x <= c_j) = #{x : below <= j}
     less = at_most - table[:, 1, :m]  # #(x < c_j): minus the rows equal to c_j
@@ -406,13 +412,7 @@ def peel(src: RandomSource, utility: I64, rate: Rate, k: int) -> I64:
     return out
 
 
-# ----------------------------------------------------------------------- releases
-
-
-def _check_rows(df: pd.DataFrame) -> None:
-    """Integer scores stay exact below 2**32 rows (as for sums and means)."""
-    if len(df) >= aggregate.MAX_ROWS:
-        raise ValueError(f"frames of {aggregate.MAX_ROWS} rows or more are not supported.")
+# -------------------------------------------------------------------------- kinds
 
 
 def _check_cells(n_keys: int, n_candidates: int) -> None:
@@ -428,116 +428,136 @@ def _plain(item: object) -> Any:
     return item.item() if isinstance(item, np.generic) else item
 
 
-def _operation(name: str, group: DPGroupBy | None) -> str:
-    return name if group is None else f"groupby.{name}"
+@dataclass(frozen=True, eq=False)
+class Argmax(Kind[Any, pd.Series | pd.DataFrame]):
+    """The candidate with the most rows (or largest clipped sum of ``value``), top-k by peeling."""
+
+    planners: ClassVar = (aggregate.plan_sum,)
+
+    epsilon: Fraction
+    column: Hashable
+    candidates: pd.Index
+    k: int = 1
+    value: Hashable | None = None
+    clip: Clip | None = None
+
+    @classmethod
+    def of(
+        cls,
+        epsilon: Fraction,
+        column: Hashable,
+        candidates: object,
+        *,
+        k: object,
+        value: Hashable | None,
+        clip: object,
+    ) -> Argmax:
+        cands = check_candidates(candidates)
+        top = check_k(k, len(cands))
+        if value is None:
+            if clip is not None:
+                raise TypeError(
+                    "`clip` bounds the per-row `value` summed per candidate; pass value='column' "
+                    "with it, or drop `clip` to score candidates by their row counts."
+                )
+            return cls(epsilon, column, cands, top)
+        return cls(epsilon, column, cands, top, value, check_clip(clip))
+
+    def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
+        check_column(df, self.column)
+        check_keys_match(df[self.column], self.candidates, "candidates")
+        _check_cells(n_keys, len(self.candidates))
+        if self.value is None:
+            return Rows(len(df), (df[self.column],))
+        check_column(df, self.value)
+        return Rows(len(df), (df[self.column], numeric_values(df, self.value)))
+
+    def plan(self, neighbours: Neighbours) -> SelectPlan:
+        return plan_argmax(self.epsilon, neighbours, k=self.k, clip=self.clip)
+
+    def entry(self, plan: SelectPlan) -> LedgerEntry:
+        columns = [self.column] if self.value is None else [self.column, self.value]
+        return LedgerEntry(
+            operation="argmax_exp" if self.k == 1 else f"argmax_exp(k={self.k})",
+            epsilon=self.epsilon,
+            columns=column_names(columns),
+            mechanism="permute_and_flip",
+            sensitivity=figures([plan.sensitivity * plan.unit]),
+            noise_scale=figures([plan.noise_scale]),
+            clip=() if self.clip is None else (self.clip,),
+        )
+
+    def tally(self, plan: SelectPlan, rows: Rows, codes: I64 | None, n_keys: int) -> Stats:
+        series = rows.arrays[0]
+        n_cands = len(self.candidates)
+        if codes is None and self.value is None:
+            return (candidate_counts(series, self.candidates),)
+        cells = level_codes(series, self.candidates)
+        if codes is not None:
+            cells = np.where((cells >= 0) & (codes >= 0), codes * n_cands + cells, -1)
+        if self.value is None:
+            return (count_utilities(cells, n_keys, n_cands),)
+        assert plan.grid is not None
+        return (sum_utilities(rows.arrays[1], cells, n_keys, n_cands, plan.grid),)
+
+    def finish(self, plan: SelectPlan, stats: Stats, source: RandomSource) -> I64:
+        return peel(source, stats[0], plan.rate, self.k)
+
+    def shape_one(self, answer: I64) -> Any:
+        chosen = [_plain(self.candidates[i]) for i in answer[0]]
+        return chosen[0] if self.k == 1 else chosen
+
+    def shape_many(self, answer: I64, keys: pd.Index) -> pd.Series | pd.DataFrame:
+        cands = self.candidates.rename(self.column)
+        if self.k == 1:
+            return pd.Series(cands.take(answer[:, 0]), index=keys, name=self.column)
+        return pd.DataFrame({r + 1: cands.take(answer[:, r]) for r in range(self.k)}, index=keys)
 
 
-def release_argmax(
-    df: pd.DataFrame,
-    column: Hashable,
-    candidates: object,
-    epsilon: object,
-    *,
-    k: object,
-    value: Hashable | None,
-    clip: object,
-    group: DPGroupBy | None,
-) -> Any:
-    """Validate → resolve the budget → reserve → scores → commit → permute-and-flip (peeled)."""
-    eps = check_epsilon(epsilon)
-    check_column(df, column)
-    cands = check_candidates(candidates).rename(column)
-    check_keys_match(df[column], cands, "candidates")
-    top = check_k(k, len(cands))
-    bounds: tuple[float, float] | None = None
-    values: F64 | None = None
-    if value is None:
-        if clip is not None:
-            raise TypeError(
-                "`clip` bounds the per-row `value` summed per candidate; pass value='column' "
-                "with it, or drop `clip` to score candidates by their row counts."
-            )
-    else:
-        check_column(df, value)
-        bounds = check_clip(clip)
-        values = numeric_values(df, value)
-    _check_rows(df)
-    n_keys = 1 if group is None else len(group.keys)
-    _check_cells(n_keys, len(cands))
-    budget = require_binding(df).budget
-    plan = plan_argmax(eps, budget.adjacency, k=top, clip=bounds)
-    cells: I64 | None = None  # per row, its (key, candidate) cell; -1 if dropped
-    if group is not None or values is not None:
-        cells = encode_keys(df, [column], cands)
-    if group is not None:
-        assert cells is not None
-        key_codes = group.codes()
-        cells = np.where((cells >= 0) & (key_codes >= 0), key_codes * len(cands) + cells, -1)
-    entry = LedgerEntry(
-        operation=_operation("argmax_exp" if top == 1 else f"argmax_exp(k={top})", group),
-        epsilon=eps,
-        columns=column_names([column] if value is None else [column, value]),
-        mechanism="permute_and_flip",
-        adjacency=budget.adjacency,
-        sensitivity=f"{float(plan.sensitivity * plan.unit):.6g}",
-        noise_scale=f"{plan.noise_scale:.6g}",
-        clip=() if bounds is None else (bounds,),
-        keys=n_keys if group is not None else None,
-    )
-    with budget.reserve(entry):  # returned if the scores cannot be computed
-        if cells is None:
-            utility = candidate_counts(df[column], cands)
-        elif values is None:
-            utility = count_utilities(cells, n_keys, len(cands))
-        else:
-            assert plan.grid is not None
-            utility = sum_utilities(values, cells, n_keys, len(cands), plan.grid)
-    winners = peel(budget.source, utility, plan.rate, top)
-    if group is None:
-        chosen = [_plain(cands[i]) for i in winners[0]]
-        return chosen[0] if top == 1 else chosen
-    if top == 1:
-        return pd.Series(cands.take(winners[:, 0]), index=group.keys, name=column)
-    ranks = {r + 1: cands.take(winners[:, r]) for r in range(top)}
-    return pd.DataFrame(ranks, index=group.keys)
+@dataclass(frozen=True, eq=False)
+class Quantile(Kind[float, pd.Series]):
+    """A grid point close to the ``q``-quantile of ``column``: permute-and-flip on scores."""
 
+    epsilon: Fraction
+    column: Hashable
+    q: Fraction
+    grid: F64 = field(repr=False)
+    name: str = "quantile"
 
-def release_quantile(
-    df: pd.DataFrame,
-    column: Hashable,
-    q: object,
-    candidates: object,
-    epsilon: object,
-    *,
-    group: DPGroupBy | None,
-    name: str = "quantile",
-) -> float | pd.Series:
-    """Validate → resolve the budget → reserve → scores → commit → permute-and-flip."""
-    eps = check_epsilon(epsilon)
-    check_column(df, column)
-    level = check_quantile(q)
-    grid = check_quantile_grid(candidates)
-    values = numeric_values(df, column)
-    _check_rows(df)
-    n_keys = 1 if group is None else len(group.keys)
-    _check_cells(n_keys, grid.size)
-    budget = require_binding(df).budget
-    plan = plan_quantile(level, eps, budget.adjacency, grouped=group is not None)
-    codes = None if group is None else group.codes()
-    operation = name if name == "median" else f"{name}(q={float(level):g})"
-    entry = LedgerEntry(
-        operation=_operation(operation, group),
-        epsilon=eps,
-        columns=column_names([column]),
-        mechanism="permute_and_flip",
-        adjacency=budget.adjacency,
-        sensitivity=f"{float(plan.sensitivity * plan.unit):.6g}",
-        noise_scale=f"{plan.noise_scale:.6g}",
-        keys=n_keys if group is not None else None,
-    )
-    with budget.reserve(entry):  # returned if the scores cannot be computed
-        utility = quantile_utilities(values, codes, n_keys, grid, level)
-    winners = permute_and_flip(budget.source, utility, plan.rate)
-    if group is None:
-        return float(grid[winners[0]])
-    return pd.Series(grid[winners], index=group.keys, name=column)
+    @classmethod
+    def of(
+        cls, epsilon: Fraction, column: Hashable, q: object, candidates: object, name: str
+    ) -> Quantile:
+        return cls(epsilon, column, check_quantile(q), check_quantile_grid(candidates), name)
+
+    def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
+        check_column(df, self.column)
+        values = numeric_values(df, self.column)
+        _check_cells(n_keys, self.grid.size)
+        return Rows(len(df), (values,))
+
+    def plan(self, neighbours: Neighbours) -> SelectPlan:
+        return plan_quantile(self.q, self.epsilon, neighbours)
+
+    def entry(self, plan: SelectPlan) -> LedgerEntry:
+        return LedgerEntry(
+            operation=self.name if self.name == "median" else f"{self.name}(q={float(self.q):g})",
+            epsilon=self.epsilon,
+            columns=column_names([self.column]),
+            mechanism="permute_and_flip",
+            sensitivity=figures([plan.sensitivity * plan.unit]),
+            noise_scale=figures([plan.noise_scale]),
+        )
+
+    def tally(self, plan: SelectPlan, rows: Rows, codes: I64 | None, n_keys: int) -> Stats:
+        return (quantile_table(rows.arrays[0], codes, n_keys, self.grid),)
+
+    def finish(self, plan: SelectPlan, stats: Stats, source: RandomSource) -> I64:
+        assert plan.q is not None
+        return permute_and_flip(source, quantile_scores(stats[0], plan.q), plan.rate)
+
+    def shape_one(self, answer: I64) -> float:
+        return float(self.grid[answer[0]])
+
+    def shape_many(self, answer: I64, keys: pd.Index) -> pd.Series:
+        return pd.Series(self.grid[answer], index=keys, name=self.column)

@@ -15,6 +15,7 @@ from collections.abc import Hashable, ItemsView, KeysView, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from decimal import Decimal
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -23,6 +24,7 @@ from .errors import MissingColumnError
 
 __all__ = [
     "ADJACENCIES",
+    "MAX_ROWS",
     "Bounds",
     "check_adjacency",
     "check_candidates",
@@ -35,6 +37,7 @@ __all__ = [
     "check_ordered",
     "check_quantile",
     "check_quantile_grid",
+    "check_rows",
     "check_seed",
     "given",
     "numeric_values",
@@ -186,6 +189,16 @@ def _missing_column(df: pd.DataFrame, column: Hashable) -> str:
     return f"column {column!r} is not in the frame.{hint} Its columns: [{shown}]."
 
 
+#: int64 sums of rows below 2**31 are exact, and integer scores too, below this many rows.
+MAX_ROWS = 1 << 32
+
+
+def check_rows(df: pd.DataFrame) -> None:
+    """Refuse frames of ``MAX_ROWS`` rows or more (its length is compared, never printed)."""
+    if len(df) >= MAX_ROWS:
+        raise ValueError(f"frames of {MAX_ROWS} rows or more are not supported.")
+
+
 def check_column(df: pd.DataFrame, column: object) -> Hashable:
     """The column label itself; a missing column raises KeyError naming it."""
     if not isinstance(column, Hashable):
@@ -317,7 +330,7 @@ _NEVER_MATCH = {
 }
 
 
-def _column_holds(dtype: object) -> str | None:
+def _column_holds(dtype: Any) -> str | None:
     """What a column of this dtype can hold, from the dtype alone (None: anything)."""
     if isinstance(dtype, pd.CategoricalDtype):
         dtype = dtype.categories.dtype

@@ -14,6 +14,7 @@ import scipy.stats
 from hypothesis import settings
 
 import pandas_dp  # noqa: F401  (registers df.dp)
+from pandas_dp import release
 from pandas_dp.noise import SeededSource
 
 # Property tests draw their examples from a fixed seed, like every statistical test
@@ -222,9 +223,7 @@ def nothing_spent(protected: pd.DataFrame, spy: SpySource) -> Callable[[], None]
 @pytest.fixture(autouse=True)
 def _fresh_plans() -> Iterator[None]:
     """Plans are cached; clear them around each test so a monkeypatched rule never leaks."""
-    from pandas_dp import aggregate
-
-    caches = (aggregate.plan_count, aggregate.plan_sum, aggregate.plan_mean)
+    caches = release.plan_caches()
     for plan in caches:
         plan.cache_clear()
     yield

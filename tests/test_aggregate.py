@@ -21,6 +21,7 @@ from pandas_dp.aggregate import (
     plan_sum,
     round_rows,
 )
+from pandas_dp.kind import Neighbours
 from pandas_dp.noise import GRID_BITS, ROW_BITS
 
 #: scope name -> (grouped, n_public) as the accessor passes them
@@ -34,7 +35,7 @@ ADJACENCIES = ("add_remove", "substitute")
 
 def plan(kind: str, clip: tuple[float, float], eps: Fraction, adjacency: str, scope: str):  # type: ignore[no-untyped-def]
     planner = plan_sum if kind == "sum" else plan_mean
-    return planner(clip, eps, adjacency, grouped=scope == "grouped")
+    return planner(clip, eps, Neighbours(adjacency, grouped=scope == "grouped"))
 
 
 def grid_of(p: object) -> GridPlan:
@@ -60,7 +61,9 @@ def test_count_sensitivity_and_scale(
     adjacency: str, scope: str, sensitivity: int, eps: Fraction
 ) -> None:
     grouped, n_public = SCOPES[scope]
-    p = plan_count(eps, adjacency, grouped=grouped, n_public=n_public)
+    p = plan_count(
+        eps, Neighbours(adjacency, grouped=grouped, n_public=n_public and adjacency == "substitute")
+    )
     assert p.sensitivity == sensitivity
     assert p.scale == Fraction(sensitivity) / eps
 
@@ -157,7 +160,7 @@ def test_mean_grid_and_integer_scale_are_exact(
 
 def test_sum_plan_at_unit_epsilon_by_hand() -> None:
     # Δ = 10, ε = 1: scale 10 = 0.625·2^4, so the step is 2^(4-30); rows need 4 + 31 bits less.
-    p = plan_sum((-5.0, 10.0), Fraction(1), "add_remove", grouped=False)
+    p = plan_sum((-5.0, 10.0), Fraction(1), Neighbours("add_remove", grouped=False))
     assert p.exponent == -26
     assert (p.q_lo, p.q_hi) == (-5 * 2**26, 10 * 2**26)
     assert p.delta == p.scale == 10 * 2**26
@@ -166,7 +169,7 @@ def test_sum_plan_at_unit_epsilon_by_hand() -> None:
 
 def test_sum_plan_at_huge_epsilon_by_hand() -> None:
     # ε = 1e9: the row bound sets the step (10 < 2^4, so 2^(4-31)), and T = ceil(10·2^27/1e9) = 2.
-    p = plan_sum((-5.0, 10.0), Fraction(10**9), "add_remove", grouped=False)
+    p = plan_sum((-5.0, 10.0), Fraction(10**9), Neighbours("add_remove", grouped=False))
     assert p.exponent == -27
     assert p.delta == 10 * 2**27
     assert p.scale == 2
@@ -237,7 +240,7 @@ def test_grid_sums_are_exact_integers_across_chunks() -> None:
     x = rng.uniform(-20, 20, size=n)
     x[rng.uniform(size=n) < 0.1] = np.nan
     codes = rng.integers(-1, 4, size=n)
-    p = plan_sum((-5.0, 10.0), Fraction(1, 3), "add_remove", grouped=True)
+    p = plan_sum((-5.0, 10.0), Fraction(1, 3), Neighbours("add_remove", grouped=True))
     sums, counts = grid_sums(x, codes, 4, p)
     q = round_rows(x.copy(), p.lower, p.upper, p.center, p.exponent)
     ok = ~np.isnan(q)

@@ -26,6 +26,7 @@ import pandas as pd
 import pytest
 
 from pandas_dp import aggregate
+from pandas_dp.kind import Neighbours as Relation
 from pandas_dp.noise import SeededSource
 
 EPSILON = 1.0
@@ -178,9 +179,9 @@ def _ungrouped_plan(kind: str, clip: tuple[float, float]) -> object:
     """The plan of a column statistic under substitute (a column's n is never public)."""
     eps = Fraction(EPSILON)
     if kind == "count":
-        return aggregate.plan_count(eps, "substitute", grouped=False, n_public=False)
+        return aggregate.plan_count(eps, Relation("substitute", grouped=False, n_public=False))
     planner = aggregate.plan_sum if kind == "sum" else aggregate.plan_mean
-    return planner(clip, eps, "substitute", grouped=False)
+    return planner(clip, eps, Relation("substitute", grouped=False))
 
 
 UNGROUPED = {

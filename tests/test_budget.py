@@ -298,13 +298,13 @@ STATISTICS: dict[str, tuple[Release, tuple[str, str]]] = {
     ),
     "median": (
         lambda df, eps: df.dp.median("age", candidates=[20, 40, 60], epsilon=eps),
-        ("select", "quantile_utilities"),
+        ("select", "quantile_table"),
     ),
     "groupby_median": (
         lambda df, eps: df.dp.groupby("dept", keys=KEYS).median(
             "age", candidates=[20, 40, 60], epsilon=eps
         ),
-        ("select", "quantile_utilities"),
+        ("select", "quantile_table"),
     ),
 }
 for _kind in ("count", "count_column", "groupby_count"):

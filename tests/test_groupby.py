@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from pandas_dp.aggregate import plan_mean, plan_sum
+from pandas_dp.kind import Neighbours
 
 CLIP = (0.0, 150_000.0)
 KEYS = ["Sales", "HR", "Eng", "Ops"]  # not sorted; "HR" has no rows
@@ -148,7 +149,7 @@ def test_sums_at_huge_epsilon_match_pandas_up_to_the_grid(
     dirty: pd.DataFrame, huge_eps: float
 ) -> None:
     ref = reference(dirty, "salary", CLIP)
-    p = plan_sum(CLIP, Fraction(10**9), "add_remove", grouped=True)
+    p = plan_sum(CLIP, Fraction(10**9), Neighbours("add_remove", grouped=True))
     got = dirty.dp.groupby("dept", keys=KEYS).sum("salary", clip=CLIP, epsilon=huge_eps)
     bound = (ref["count"].fillna(0) / 2 + 40 * p.scale) * p.step
     assert (abs(got - ref["sum"].fillna(0)) <= bound).all()
@@ -158,7 +159,7 @@ def test_means_at_huge_epsilon_match_pandas_within_one_step(
     dirty: pd.DataFrame, huge_eps: float
 ) -> None:
     ref = reference(dirty, "salary", CLIP)
-    step = plan_mean(CLIP, Fraction(10**9), "add_remove", grouped=True).grid.step
+    step = plan_mean(CLIP, Fraction(10**9), Neighbours("add_remove", grouped=True)).grid.step
     got = dirty.dp.groupby("dept", keys=KEYS).mean("salary", clip=CLIP, epsilon=huge_eps)
     present = ref["count"].notna()
     assert (abs(got[present] - ref["mean"][present]) <= step).all()

@@ -24,6 +24,7 @@ from scipy import stats
 
 import pandas_dp.select as select
 from pandas_dp.errors import BudgetExceededError
+from pandas_dp.kind import Neighbours
 from pandas_dp.noise import SeededSource
 from pandas_dp.select import GAMMA_CAP, Rate
 
@@ -155,7 +156,7 @@ def test_rate_is_capped_at_the_extremes(c: Fraction, expected: Rate) -> None:
     ],
 )
 def test_argmax_count_rate(adjacency: str, k: int, expected_rate: Fraction) -> None:
-    plan = select.plan_argmax(Fraction(1, 2), adjacency, k=k)
+    plan = select.plan_argmax(Fraction(1, 2), Neighbours(adjacency), k=k)
     assert plan.sensitivity == 1
     assert plan.rate.value == expected_rate
     assert plan.realised_epsilon == Fraction(1, 2)
@@ -165,17 +166,17 @@ def test_argmax_count_rate(adjacency: str, k: int, expected_rate: Fraction) -> N
 @pytest.mark.parametrize("epsilon", [Fraction(3, 10), Fraction(1, 1000), Fraction(10)])
 def test_realised_epsilon_never_exceeds_the_charge(adjacency: str, epsilon: Fraction) -> None:
     for plan in (
-        select.plan_argmax(epsilon, adjacency, k=3),
-        select.plan_argmax(epsilon, adjacency, k=2, clip=(-100.0, 500.0)),
-        select.plan_quantile(Fraction(9, 10), epsilon, adjacency),
-        select.plan_quantile(Fraction(1, 3), epsilon, adjacency, grouped=True),
+        select.plan_argmax(epsilon, Neighbours(adjacency), k=3),
+        select.plan_argmax(epsilon, Neighbours(adjacency), k=2, clip=(-100.0, 500.0)),
+        select.plan_quantile(Fraction(9, 10), epsilon, Neighbours(adjacency)),
+        select.plan_quantile(Fraction(1, 3), epsilon, Neighbours(adjacency, grouped=True)),
     ):
         assert epsilon * (1 - Fraction(1, 2**30)) <= plan.realised_epsilon <= epsilon
 
 
 @pytest.mark.parametrize(("adjacency", "monotone"), [("add_remove", True), ("substitute", False)])
 def test_argmax_sum_sensitivity_on_the_grid(adjacency: str, monotone: bool) -> None:
-    plan = select.plan_argmax(Fraction(1), adjacency, clip=(-100.0, 500.0))
+    plan = select.plan_argmax(Fraction(1), Neighbours(adjacency), clip=(-100.0, 500.0))
     grid = plan.grid
     assert grid is not None
     assert grid.q_lo < 0 < grid.q_hi
@@ -199,7 +200,7 @@ def test_argmax_sum_sensitivity_on_the_grid(adjacency: str, monotone: bool) -> N
     ],
 )
 def test_quantile_sensitivity(q: Fraction, adjacency: str, grouped: bool, sensitivity: int) -> None:
-    plan = select.plan_quantile(q, Fraction(1), adjacency, grouped=grouped)
+    plan = select.plan_quantile(q, Fraction(1), Neighbours(adjacency, grouped=grouped))
     assert plan.sensitivity == sensitivity
     assert plan.monotone is False
     assert plan.unit == Fraction(1, q.denominator)
@@ -219,7 +220,10 @@ def test_quantile_substitute_sensitivity_is_exhaustively_tight() -> None:
             changed = list(data)
             changed[i] = y
             worst = max(worst, abs(score(list(data)) - score(changed)))
-    assert worst == select.plan_quantile(Fraction(a, d), Fraction(1), "substitute").sensitivity
+    assert (
+        worst
+        == select.plan_quantile(Fraction(a, d), Fraction(1), Neighbours("substitute")).sensitivity
+    )
 
 
 def _exact_quantile_losses(q: Fraction, adjacency: str, factor: float) -> tuple[float, float]:
@@ -233,7 +237,8 @@ def _exact_quantile_losses(q: Fraction, adjacency: str, factor: float) -> tuple[
     grid = np.array([0.5, 1.5, 2.5, 3.5])
     domain = (0.0, 1.0, 2.0, 3.0, 4.0)
     rates = [
-        factor * float(select.plan_quantile(q, Fraction(1), adjacency, grouped=g).rate.value)
+        factor
+        * float(select.plan_quantile(q, Fraction(1), Neighbours(adjacency, grouped=g)).rate.value)
         for g in (False, True)
     ]
     cache: dict[tuple[tuple[float, ...], float], np.ndarray] = {}
@@ -241,7 +246,8 @@ def _exact_quantile_losses(q: Fraction, adjacency: str, factor: float) -> tuple[
     def log_probs(rows: tuple[float, ...], c: float) -> np.ndarray:
         key = (tuple(sorted(rows)), c)
         if key not in cache:
-            u = select.quantile_utilities(np.array(rows, dtype=float), None, 1, grid, q)[0]
+            table = select.quantile_table(np.array(rows, dtype=float), None, 1, grid)
+            u = select.quantile_scores(table, q)[0]
             cache[key] = np.log(pf_probabilities(u, c))
         return cache[key]
 
@@ -428,7 +434,7 @@ def test_huge_counts_neither_overflow_nor_bias(epsilon: float) -> None:
     """Counts near 10**9 (the textbook exp(ε·u/2Δ) overflows near u = 1,400)."""
     top = 10**9
     utility = np.tile(np.array([top, top, top - 1, top - 3, 0], dtype=np.int64), (GROUPS, 1))
-    plan = select.plan_argmax(Fraction(repr(epsilon)), "add_remove")
+    plan = select.plan_argmax(Fraction(repr(epsilon)), Neighbours("add_remove"))
     winners = select.permute_and_flip(SeededSource(8), utility, plan.rate)
     observed = np.bincount(winners, minlength=5)
     expected = pf_probabilities([3, 3, 2, 0, -top + 3], epsilon)
@@ -444,7 +450,7 @@ def test_huge_counts_neither_overflow_nor_bias(epsilon: float) -> None:
 
 def test_huge_clipped_sums_on_the_grid() -> None:
     """Scores near 2**62 grid units: the gaps need 96-bit products, still exact."""
-    plan = select.plan_argmax(Fraction(1), "add_remove", clip=(0.0, 1.0))
+    plan = select.plan_argmax(Fraction(1), Neighbours("add_remove"), clip=(0.0, 1.0))
     step = int(1 / plan.unit)  # grid units per data unit
     base = 2**62
     utility = np.tile(np.array([base, base - step, -base], dtype=np.int64), (GROUPS, 1))
@@ -518,7 +524,9 @@ def test_median_of_heavily_tied_data_is_the_tied_value() -> None:
     # |(1 - q)·#(x < c) - q·#(x > c)| ignored the rows equal to c and preferred 18.
     values = np.repeat([10.0, 17.0, 18.0, 30.0], [100, 380, 10, 454])
     grid = np.array([16.0, 17.0, 18.0, 19.0])
-    utility = select.quantile_utilities(values, None, 1, grid, Fraction(1, 2))[0]
+    utility = select.quantile_scores(select.quantile_table(values, None, 1, grid), Fraction(1, 2))[
+        0
+    ]
     assert utility.tolist() == [-2 * 372, 0, -2 * 8, -2 * 18]  # d·distance, d = 2
     assert float(np.median(values)) == 17.0
     df = pd.DataFrame({"x": values})
@@ -532,7 +540,7 @@ def test_grouped_quantile_scores_match_a_loop_over_keys() -> None:
     values = rng.choice([-2.0, -1.0, 0.0, 0.25, 0.5, 2.0, 9.0, np.nan, np.inf, -np.inf], size=500)
     codes = rng.integers(-1, 7, size=500)
     q = Fraction(3, 10)
-    got = select.quantile_utilities(values, codes, 7, grid, q)
+    got = select.quantile_scores(select.quantile_table(values, codes, 7, grid), q)
     for key in range(7):
         xs = values[(codes == key) & ~np.isnan(values)]
         for j, c in enumerate(grid):
@@ -570,7 +578,7 @@ def test_candidate_without_rows_can_win_and_others_are_dropped() -> None:
     ids=["strings", "categorical", "numbers", "mixed", "no missing", "empty"],
 )
 def test_ungrouped_counts_match_the_grouped_encoding(values: Any, candidates: list[Any]) -> None:
-    from pandas_dp.groupby import encode_keys
+    from pandas_dp.keys import encode_keys
 
     df = pd.DataFrame({"c": values})
     cands = pd.Index(candidates)

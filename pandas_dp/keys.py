@@ -1,0 +1,176 @@
+"""Public keys and candidates: normalised, checked against the column dtypes, encoded.
+
+Keys are public: passed by the caller, never read from the data.  Rows whose
+key is not among ``keys`` (or is missing) are dropped; keys with no rows are
+answered too.  Encoding is one vectorized pass: factorize the key column (or
+take the codes of a categorical column), map its uniques onto the key list;
+each row gets the position of its key, or -1.  No Python loop over rows or
+keys.  The codes of a row depend only on that row and the public keys, so a
+partition of the rows encodes to the same codes as the whole frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .noise import I64
+from .validation import check_column, check_keys_match, check_ordered
+
+__all__ = ["Grouping", "encode_keys", "level_codes", "normalize_by", "normalize_keys"]
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """The ``by`` columns of a grouped release and its public keys (an Index or MultiIndex)."""
+
+    by: tuple[Hashable, ...]
+    keys: pd.Index
+
+    @classmethod
+    def of(cls, df: pd.DataFrame, by: object, keys: object) -> Grouping:
+        """Normalise and check ``by`` and ``keys`` against ``df``'s columns and dtypes."""
+        labels = normalize_by(df, by)
+        index = normalize_keys(labels, keys)
+        levels = index.levels if isinstance(index, pd.MultiIndex) else [index]
+        for label, level in zip(labels, levels, strict=True):
+            check_keys_match(df[label], level, "keys")
+        return cls(tuple(labels), index)
+
+    def codes(self, df: pd.DataFrame) -> I64:
+        """Per row of ``df``, the position of its key in ``keys``, or -1 if it is dropped."""
+        return encode_keys(df, list(self.by), self.keys)
+
+
+_KEYS_HINT = (
+    "Pass the public list of groups, e.g. keys=['Eng', 'Ops', 'Sales'], a pd.Index, a "
+    "pd.MultiIndex for several columns, a DataFrame of key combinations, or a pd.CategoricalDtype. "
+    "Keys must not be read from the data (df[col].unique()): which groups exist can itself reveal "
+    "who is in the data. Take them from a code list, a schema, or bins such as pd.cut edges; keys "
+    "with no rows are answered with noise too."
+)
+
+
+def normalize_by(df: pd.DataFrame, by: object) -> list[Hashable]:
+    """``by`` as a non-empty list of existing, distinct column labels."""
+    # A tuple that is itself a column label (MultiIndex columns) is one label.
+    is_list = isinstance(by, list) or (isinstance(by, tuple) and by not in df.columns)
+    labels: list[Hashable] = list(by) if is_list else [by]  # type: ignore[call-overload]
+    if not labels:
+        raise ValueError("`by` must name at least one column, got an empty list.")
+    for label in labels:
+        if not isinstance(label, Hashable):
+            raise TypeError(
+                f"`by` must be a column label or a list of them, got {type(label).__name__}."
+            )
+        check_column(df, label)
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"`by` names a column twice: {labels!r}.")
+    return labels
+
+
+def normalize_keys(by: list[Hashable], keys: object) -> pd.Index:
+    """The public keys as an Index (one ``by`` column) or MultiIndex, named after ``by``.
+
+    A MultiIndex or DataFrame of keys whose level/column names are the ``by``
+    labels in another order is matched by name; otherwise levels are matched
+    by position.  The result is indexed in the order of ``keys``, so a
+    ``set`` or ``frozenset`` (no fixed order) is refused; a dict's ``keys()``
+    view is accepted (insertion order).
+    """
+    if keys is None:
+        raise TypeError(f"`keys` is required for a private groupby. {_KEYS_HINT}")
+    check_ordered(keys, "keys")
+    index: pd.Index
+    if isinstance(keys, pd.CategoricalDtype):
+        if keys.categories is None:
+            raise ValueError("`keys` is a CategoricalDtype without categories; list them.")
+        index = pd.Index(keys.categories)
+    elif isinstance(keys, pd.DataFrame):
+        index = pd.MultiIndex.from_frame(keys) if keys.shape[1] > 1 else pd.Index(keys.iloc[:, 0])
+    elif isinstance(keys, pd.Index):
+        index = keys
+    elif isinstance(keys, str | bytes) or not hasattr(keys, "__iter__"):
+        raise TypeError(
+            f"`keys` must be a collection of public keys, got {type(keys).__name__}. {_KEYS_HINT}"
+        )
+    else:
+        items = list(keys)
+        if len(by) > 1 and items and all(isinstance(k, tuple) for k in items):
+            index = pd.MultiIndex.from_tuples(items)
+        else:
+            index = pd.Index(items)
+    if (
+        isinstance(index, pd.MultiIndex)
+        and list(index.names) != by
+        and sorted(map(repr, index.names)) == sorted(map(repr, by))
+    ):
+        # Keys named after the `by` columns in another order: match them by name.
+        index = index.reorder_levels(by)
+    if len(index) == 0:
+        raise ValueError(f"`keys` must not be empty. {_KEYS_HINT}")
+    if index.nlevels != len(by):
+        raise ValueError(
+            f"`keys` must have one level per `by` column ({len(by)}), got keys with "
+            f"{index.nlevels} level(s)."
+        )
+    if isinstance(index, pd.MultiIndex):
+        has_missing = any(-1 in codes for codes in index.codes)
+    else:
+        has_missing = index.hasnans
+    if has_missing:
+        raise ValueError(
+            "`keys` must not contain missing values; rows with a missing key are dropped."
+        )
+    if isinstance(index, pd.IntervalIndex) and index.is_overlapping:
+        raise ValueError("`keys` must not overlap: each row may fall in one interval only.")
+    if not index.is_unique:
+        raise ValueError("`keys` must not contain duplicates (each public key once).")
+    return index.set_names(list(by)) if len(by) > 1 else index.rename(by[0])
+
+
+def row_codes(series: pd.Series) -> tuple[I64, pd.Index]:
+    """Each row's code into the column's own distinct values (-1 if missing), and those values.
+
+    One vectorized pass: a categorical column's codes, else ``pd.factorize``.
+    """
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return np.asarray(series.cat.codes, dtype=np.int64), pd.Index(series.cat.categories)
+    factorized, uniques = pd.factorize(series, use_na_sentinel=True)
+    return np.asarray(factorized, dtype=np.int64), pd.Index(uniques)
+
+
+def level_codes(series: pd.Series, level: pd.Index) -> I64:
+    """Each row's position in ``level`` (-1 if absent or missing), one vectorized pass."""
+    codes, uniques = row_codes(series)
+    mapping = np.append(np.asarray(level.get_indexer(uniques), dtype=np.int64), -1)
+    return mapping[codes]  # code -1 (missing) picks the trailing -1
+
+
+def encode_keys(df: pd.DataFrame, by: list[Hashable], keys: pd.Index) -> I64:
+    """Per row, the position of its key in ``keys``, or -1 if the row is dropped."""
+    if not isinstance(keys, pd.MultiIndex):
+        return level_codes(df[by[0]], keys)
+    combined = np.zeros(len(df), dtype=np.int64)
+    key_combined = np.zeros(len(keys), dtype=np.int64)
+    dropped = np.zeros(len(df), dtype=np.bool_)
+    stride = 1
+    for i, label in enumerate(by):
+        level = keys.levels[i]
+        codes = level_codes(df[label], level)
+        dropped |= codes < 0
+        combined += codes * stride
+        key_combined += np.asarray(keys.codes[i], dtype=np.int64) * stride
+        stride *= max(len(level), 1)
+    if stride <= max(4 * len(df), 1 << 20):
+        table = np.full(stride, -1, dtype=np.int64)
+        table[key_combined] = np.arange(len(keys))
+        out = table[np.where(dropped, 0, combined)]
+    else:
+        found = pd.Index(key_combined).get_indexer(pd.Index(combined))
+        out = np.asarray(found, dtype=np.int64)
+    out[dropped] = -1
+    return out
