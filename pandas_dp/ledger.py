@@ -45,7 +45,7 @@ from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
 from types import TracebackType
-from typing import Final
+from typing import Final, NamedTuple
 
 import pandas as pd
 
@@ -64,6 +64,7 @@ __all__ = [
     "LedgerFormatError",
     "LedgerLockedError",
     "NotALedgerError",
+    "ReservationError",
     "SqliteStore",
     "UnknownBudgetError",
     "check_name",
@@ -74,12 +75,15 @@ __all__ = [
 #: ``PRAGMA application_id`` of a pandas_dp ledger (the bytes ``pdLg``).
 APPLICATION_ID: Final = 0x70644C67
 #: The schema version this code writes (``PRAGMA user_version``).
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 DEFAULT_TIMEOUT: Final = 10.0
 
 #: Operations of the entries that are not releases (they spend nothing).
 CREATE: Final = "create"
 RAISE_TOTAL: Final = "raise_total"
+#: States of a release entry: reserved before its statistics are computed, released once committed.
+PENDING: Final = "pending"
+RELEASED: Final = "released"
 #: Appended to the mechanism of releases drawn from a seeded (reproducible) source.
 SEEDED: Final = "(seeded: NOT private)"
 
@@ -120,12 +124,31 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "ALTER TABLE entries ADD COLUMN process INTEGER",
         "CREATE INDEX entries_by_budget ON entries (budget, id)",
     ),
+    # 2 -> 3: reservations. A release is first recorded 'pending' (it counts as
+    # spent) and becomes 'released' before its noise is drawn; a cancelled
+    # reservation is deleted. Every entry written before version 3 was released.
+    (
+        "ALTER TABLE entries ADD COLUMN state TEXT NOT NULL DEFAULT 'released' "
+        "CHECK (state IN ('pending', 'released'))",
+    ),
 )
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
+BUDGET_COLUMNS = [
+    "name",
+    "total",
+    "spent",
+    "remaining",
+    "adjacency",
+    "releases",
+    "pending",
+    "seeded_releases",
+    "created",
+]
 HISTORY_COLUMNS = [
     "time",
     "operation",
+    "state",
     "columns",
     "clip",
     "keys",
@@ -170,6 +193,10 @@ class LedgerLockedError(LedgerError, TimeoutError):
 
 class BudgetMismatchError(LedgerError, ValueError):
     """``set_budget`` asked for another total or adjacency than the named budget has."""
+
+
+class ReservationError(LedgerError, LookupError):
+    """A reservation token that the budget does not hold pending (unknown, cancelled, committed)."""
 
 
 class UnknownBudgetError(LedgerError, KeyError):
@@ -535,23 +562,44 @@ class Ledger:
             )
 
     def budgets(self) -> pd.DataFrame:
-        """One row per budget: name, total, spent, remaining, adjacency, releases, created.
+        """One row per budget: what it holds, what was spent, and how.
+
+        Columns: name, total, spent, remaining, adjacency, releases (committed
+        releases), pending (reservations not committed: running queries, or
+        processes that died before committing; they count as spent),
+        seeded_releases, created (UTC).
+
+        ``seeded_releases`` counts the releases drawn from a seeded,
+        reproducible noise source (``set_budget(..., seed=...)``, their
+        mechanism ends in "(seeded: NOT private)"): **those releases are not
+        private**, whatever epsilon they spent. A budget with any of them no
+        longer protects the people in its data.
 
         ``total``, ``spent`` and ``remaining`` are floats for reading; the
         exact values are ``open_ledger(path).store(name).spent()`` etc.
+
+        Raises
+        ------
+        CorruptLedgerError
+            If a budget's stored amount spent is not the exact sum of its
+            entries (the file was damaged or edited by hand).
         """
         with self._reading("reading the budgets") as conn:
             rows = conn.execute(
                 "SELECT b.name, b.total, b.spent, b.adjacency, b.created, "
-                "(SELECT count(*) FROM entries AS e WHERE e.budget = b.name "
-                " AND e.operation NOT IN (?, ?)) "
-                "FROM budgets AS b ORDER BY b.name",
-                (CREATE, RAISE_TOTAL),
+                "count(e.id) FILTER (WHERE e.state = ?), "
+                "count(e.id) FILTER (WHERE e.state = ?), "
+                "count(e.id) FILTER (WHERE e.state = ? AND e.mechanism LIKE ?) "
+                "FROM budgets AS b LEFT JOIN entries AS e "
+                "ON e.budget = b.name AND e.operation NOT IN (?, ?) "
+                "GROUP BY b.name ORDER BY b.name",
+                (RELEASED, PENDING, RELEASED, f"%{SEEDED}", CREATE, RAISE_TOTAL),
             ).fetchall()
         records = []
-        for name, total_text, spent_text, adjacency, created, releases in rows:
+        for name, total_text, spent_text, adjacency, created, *counts in rows:
             total = parse_fraction(total_text, "a total")
             spent = parse_fraction(spent_text, "an amount spent")
+            released, pending, seeded = map(int, counts)
             records.append(
                 {
                     "name": name,
@@ -559,36 +607,46 @@ class Ledger:
                     "spent": float(spent),
                     "remaining": float(total - spent),
                     "adjacency": adjacency,
-                    "releases": int(releases),
+                    "releases": released,
+                    "pending": pending,
+                    "seeded_releases": seeded,
                     "created": _timestamp(created),
                 }
             )
-        columns = ["name", "total", "spent", "remaining", "adjacency", "releases", "created"]
-        frame = pd.DataFrame(records, columns=columns)
+        frame = pd.DataFrame(records, columns=BUDGET_COLUMNS)
         frame["created"] = pd.to_datetime(frame["created"], utc=True)
         return frame
 
     def history(self, name: str) -> pd.DataFrame:
         """Every entry of budget ``name``, oldest first: what a privacy officer needs.
 
-        Columns: time (UTC), operation, columns, clip, keys (number of public
-        keys), epsilon (float), epsilon_exact (Fraction), mechanism,
+        Columns: time (UTC), operation, state, columns, clip, keys (number of
+        public keys), epsilon (float), epsilon_exact (Fraction), mechanism,
         adjacency, sensitivity, noise_scale, total (the budget's total after
-        the entry), spent (cumulative), process (id of the recording process).
-        The ``create`` and ``raise_total`` entries spend nothing. No data
-        value, released value or key is ever stored.
+        the entry), spent (cumulative, pending reservations included), process
+        (id of the recording process).
+
+        ``state`` is ``"released"`` for a release, ``"pending"`` for a
+        reservation whose release was not committed yet (a running query, or a
+        process that died before committing: it counts as spent all the same,
+        since the ledger cannot know whether a result was seen), and empty for
+        the ``create`` and ``raise_total`` entries, which spend nothing. A
+        mechanism ending in "(seeded: NOT private)" marks a release drawn from
+        reproducible noise. No data value, released value or key is ever stored.
         """
         rows = self._entries(self._known(name))
         records = []
-        spent = itertools.accumulate(entry.epsilon for entry, _, _ in rows)
-        for (entry, total, process), cumulative in zip(rows, spent, strict=True):
+        spent = itertools.accumulate(row.entry.epsilon for row in rows)
+        for row, cumulative in zip(rows, spent, strict=True):
+            entry = row.entry
             record = entry.as_record()
             record.update(
+                state="" if entry.operation in (CREATE, RAISE_TOTAL) else row.state,
                 clip="; ".join(f"[{_number(lo)}, {_number(hi)}]" for lo, hi in entry.clip),
                 epsilon_exact=entry.epsilon,
-                total=float(total),
+                total=float(row.total),
                 spent=float(cumulative),
-                process=process,
+                process=row.process,
             )
             records.append(record)
         frame = pd.DataFrame(records, columns=HISTORY_COLUMNS)
@@ -619,30 +677,94 @@ class Ledger:
             raise self._unknown(name)
         return parse_fraction(row[0], "a total"), parse_fraction(row[1], "an amount spent")
 
-    def _charge(self, name: str, entry: LedgerEntry) -> None:
+    def _reserve(self, name: str, entry: LedgerEntry, state: str) -> int:
+        """Check that ``entry`` fits and record it in ``state``, in one transaction; its row id."""
         with self._transaction("recording a release") as conn:
             row = conn.execute(
                 "SELECT total, spent FROM budgets WHERE name = ?", (name,)
             ).fetchone()
             if row is None:
-                raise CorruptLedgerError(
-                    f"The ledger {str(self.path)!r} is damaged: the budget {name!r} vanished."
-                )
+                raise self._vanished(name)
             total = parse_fraction(row[0], "a total")
             spent = parse_fraction(row[1], "an amount spent")
             check_fits(total, spent, entry.epsilon)
-            self._insert(conn, name, entry, total)
+            token = self._insert(conn, name, entry, total, state=state)
             conn.execute(
                 "UPDATE budgets SET spent = ? WHERE name = ?",
                 (fraction_text(spent + entry.epsilon), name),
             )
+        return token
+
+    def _commit(self, name: str, token: int) -> None:
+        """The pending reservation ``token`` becomes a release; a second commit changes nothing."""
+        with self._transaction("committing a release") as conn:
+            self._reservation(conn, name, token)
+            conn.execute(
+                "UPDATE entries SET state = ? WHERE id = ? AND budget = ?",
+                (RELEASED, token, name),
+            )
+
+    def _cancel(self, name: str, token: int) -> None:
+        """Delete the pending reservation ``token`` and return its epsilon, exactly."""
+        with self._transaction("cancelling a reservation") as conn:
+            epsilon, state = self._reservation(conn, name, token)
+            if state != PENDING:
+                raise ReservationError(
+                    f"The reservation {token} of budget {name!r} in {str(self.path)!r} was "
+                    "already committed: its release may have been drawn, so its epsilon stays "
+                    "spent."
+                )
+            row = conn.execute("SELECT spent FROM budgets WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                raise self._vanished(name)
+            spent = parse_fraction(row[0], "an amount spent") - epsilon
+            if spent < 0:
+                raise CorruptLedgerError(
+                    f"The ledger {str(self.path)!r} is damaged: the budget {name!r} spent less "
+                    "than one of its reservations."
+                )
+            conn.execute("DELETE FROM entries WHERE id = ?", (token,))
+            conn.execute(
+                "UPDATE budgets SET spent = ? WHERE name = ?", (fraction_text(spent), name)
+            )
+
+    def _reservation(self, conn: sqlite3.Connection, name: str, token: int) -> tuple[Fraction, str]:
+        """The epsilon and state of the reservation ``token`` of budget ``name``."""
+        if isinstance(token, bool) or not isinstance(token, int):
+            raise ReservationError(
+                f"A reservation token is the int that reserve() returned, got "
+                f"{type(token).__name__}."
+            )
+        row = conn.execute(
+            "SELECT epsilon, state FROM entries WHERE id = ? AND budget = ? "
+            "AND operation NOT IN (?, ?)",
+            (token, name, CREATE, RAISE_TOTAL),
+        ).fetchone()
+        if row is None:
+            raise ReservationError(
+                f"The budget {name!r} in {str(self.path)!r} has no reservation {token} (it was "
+                "cancelled, or it belongs to another budget or ledger)."
+            )
+        return parse_fraction(row[0], "an epsilon"), str(row[1])
+
+    def _vanished(self, name: str) -> CorruptLedgerError:
+        return CorruptLedgerError(
+            f"The ledger {str(self.path)!r} is damaged: the budget {name!r} vanished."
+        )
 
     @staticmethod
-    def _insert(conn: sqlite3.Connection, name: str, entry: LedgerEntry, total: Fraction) -> None:
-        conn.execute(
+    def _insert(
+        conn: sqlite3.Connection,
+        name: str,
+        entry: LedgerEntry,
+        total: Fraction,
+        *,
+        state: str = RELEASED,
+    ) -> int:
+        cursor = conn.execute(
             "INSERT INTO entries (budget, time, operation, columns, clip, keys, epsilon, "
-            "mechanism, adjacency, sensitivity, noise_scale, total, process) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "mechanism, adjacency, sensitivity, noise_scale, total, process, state) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 name,
                 entry.time.isoformat(),
@@ -657,27 +779,37 @@ class Ledger:
                 entry.noise_scale,
                 fraction_text(total),
                 os.getpid(),
+                state,
             ),
         )
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
 
-    def _entries(
-        self, name: str, *, releases_only: bool = False
-    ) -> list[tuple[LedgerEntry, Fraction, int | None]]:
+    def _entries(self, name: str, *, releases_only: bool = False) -> list[_Row]:
         """The entries of ``name``, oldest first (only releases: no create / raise_total)."""
         skip = (CREATE, RAISE_TOTAL) if releases_only else ("", "")
         with self._reading("reading a history") as conn:
             rows = conn.execute(
                 "SELECT time, operation, columns, clip, keys, epsilon, mechanism, adjacency, "
-                "sensitivity, noise_scale, total, process FROM entries "
+                "sensitivity, noise_scale, total, process, state FROM entries "
                 "WHERE budget = ? AND operation NOT IN (?, ?) ORDER BY id",
                 (name, *skip),
             ).fetchall()
         return [_entry_of(row) for row in rows]
 
 
-def _entry_of(row: tuple[object, ...]) -> tuple[LedgerEntry, Fraction, int | None]:
+class _Row(NamedTuple):
+    """An entry as stored: the entry, the budget's total after it, its process and state."""
+
+    entry: LedgerEntry
+    total: Fraction
+    process: int | None
+    state: str
+
+
+def _entry_of(row: tuple[object, ...]) -> _Row:
     time, operation, columns, clip, keys, epsilon, mechanism, adjacency = row[:8]
-    sensitivity, noise_scale, total, process = row[8:]
+    sensitivity, noise_scale, total, process, state = row[8:]
     try:
         entry = LedgerEntry(
             operation=str(operation),
@@ -695,8 +827,10 @@ def _entry_of(row: tuple[object, ...]) -> tuple[LedgerEntry, Fraction, int | Non
         raise CorruptLedgerError(
             f"The ledger is damaged: an entry cannot be read ({err})."
         ) from err
+    if state not in (PENDING, RELEASED):
+        raise CorruptLedgerError(f"The ledger is damaged: an entry has the state {state!r}.")
     process_id = None if process is None else int(str(process))
-    return entry, parse_fraction(total, "a total"), process_id
+    return _Row(entry, parse_fraction(total, "a total"), process_id, str(state))
 
 
 def _timestamp(text: object) -> dt.datetime:
@@ -735,21 +869,57 @@ class SqliteStore:
         return self.ledger._budget_row(self.name)[0]
 
     def spent(self) -> Fraction:
+        """What the releases and the pending reservations of every process spent."""
         return self.ledger._budget_row(self.name)[1]
 
+    def reserve(self, entry: LedgerEntry) -> int:
+        """Record ``entry`` as a pending reservation if it fits (:func:`check_fits`); its token.
+
+        One ``BEGIN IMMEDIATE`` transaction checks what remains, inserts the
+        entry in state "pending" and updates the amount spent: the reservation
+        is on disk before the caller computes anything, and counts as spent for
+        every other query and process, even if this process dies before
+        :meth:`commit` or :meth:`cancel`. A refusal
+        (:class:`~pandas_dp.errors.BudgetExceededError`) writes nothing.
+        """
+        return self.ledger._reserve(self.name, self._marked(entry), PENDING)
+
+    def commit(self, token: int) -> None:
+        """The pending reservation ``token`` becomes a release (before any noise is drawn).
+
+        Committing it again changes nothing. Raises a :class:`LedgerError`
+        only: :class:`ReservationError` for a token this budget does not hold
+        (cancelled, or of another budget), :class:`LedgerLockedError` if the
+        file stays locked (the reservation then stays pending, and spent).
+        """
+        self.ledger._commit(self.name, token)
+
+    def cancel(self, token: int) -> None:
+        """Return the pending reservation ``token``: nothing was released, its epsilon is unspent.
+
+        Deletes the entry and subtracts its epsilon from the amount spent,
+        exactly, in one transaction. :class:`ReservationError` if the token is
+        unknown or was already committed (a release is never returned).
+        """
+        self.ledger._cancel(self.name, token)
+
     def charge(self, entry: LedgerEntry) -> None:
-        """Record ``entry`` in one transaction if it fits (:func:`check_fits`); else raise."""
+        """:meth:`reserve` and :meth:`commit` in one transaction; BudgetExceededError if over."""
+        self.ledger._reserve(self.name, self._marked(entry), RELEASED)
+
+    def _marked(self, entry: LedgerEntry) -> LedgerEntry:
         if self.seeded:  # reproducible noise: the officer must see these were not private
             entry = dataclasses.replace(entry, mechanism=f"{entry.mechanism} {SEEDED}")
-        self.ledger._charge(self.name, entry)
+        return entry
 
     def entries(self) -> list[LedgerEntry]:
-        """The releases of this budget, by any process, oldest first.
+        """The releases and pending reservations of this budget, by any process, oldest first.
 
-        The full record, with the creation and every ``raise_total``, is
+        Cancelled reservations are gone. The full record, with the creation,
+        every ``raise_total`` and the state of each entry, is
         :meth:`Ledger.history`.
         """
-        return [entry for entry, _, _ in self.ledger._entries(self.name, releases_only=True)]
+        return [row.entry for row in self.ledger._entries(self.name, releases_only=True)]
 
     def __repr__(self) -> str:
         return f"SqliteStore({self.ledger!r}, {self.name!r})"
