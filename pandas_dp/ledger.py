@@ -39,13 +39,14 @@ import os
 import re
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
 from types import TracebackType
-from typing import Final, NamedTuple
+from typing import Final, NamedTuple, TypeVar
 
 import pandas as pd
 
@@ -76,7 +77,14 @@ __all__ = [
 APPLICATION_ID: Final = 0x70644C67
 #: The schema version this code writes (``PRAGMA user_version``).
 SCHEMA_VERSION: Final = 3
-DEFAULT_TIMEOUT: Final = 10.0
+#: Seconds a write waits for the lock. Measured (bench/ledger_contention.py): eight
+#: writers hammering one budget beside three CPU-bound processes on two cores waited
+#: at most 4.8 s (29 s with SQLite's own busy handler, which starves old waiters).
+DEFAULT_TIMEOUT: Final = 60.0
+# Waiting for the write lock (Ledger._begin_immediate): SQLite's busy handler
+# for a slice of milliseconds, then a short sleep, until the timeout.
+_BUSY_SLICE_MS: Final = 5
+_BUSY_SLEEP: Final = 0.002
 
 #: Operations of the entries that are not releases (they spend nothing).
 CREATE: Final = "create"
@@ -87,6 +95,7 @@ RELEASED: Final = "released"
 #: Appended to the mechanism of releases drawn from a seeded (reproducible) source.
 SEEDED: Final = "(seeded: NOT private)"
 
+_T = TypeVar("_T")
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _FRACTION = re.compile(r"(0|[1-9][0-9]*)/([1-9][0-9]*)")
 
@@ -270,15 +279,25 @@ class Ledger:
     :meth:`budgets` and :meth:`history`; raise a total with :meth:`raise_total`.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout: float, create: bool) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        timeout: float,
+        create: bool,
+        read_only: bool = False,
+    ) -> None:
         if not isinstance(path, str | os.PathLike):
             raise TypeError(f"`ledger` must be a path or a Ledger, got {type(path).__name__}.")
         self.path = Path(path)
         self.timeout = _check_timeout(timeout)
+        self.read_only = bool(read_only)
         self._lock = threading.RLock()
         self._closed = False
         self._pid = os.getpid()
-        self._conn = self._open(create)
+        self._version = SCHEMA_VERSION
+        self._immutable: tuple[int, int, int] | None = None  # the file as read, when immutable
+        self._conn = self._open(create and not self.read_only)
         self._finalizer = weakref.finalize(self, _close_in, self._conn, self._pid)
 
     # ---------------------------------------------------------------- opening
@@ -292,9 +311,12 @@ class Ledger:
         elif not create:
             raise LedgerAccessError(f"There is no ledger at {str(path)!r}.")
         try:
-            conn = sqlite3.connect(
-                path, timeout=self.timeout, isolation_level=None, check_same_thread=False
-            )
+            if self.read_only:
+                conn = self._connect_read_only()
+            else:
+                conn = sqlite3.connect(
+                    path, timeout=self.timeout, isolation_level=None, check_same_thread=False
+                )
         except sqlite3.Error as err:
             raise self._error(err, "opening it") from err
         try:
@@ -303,6 +325,44 @@ class Ledger:
             conn.close()
             raise
         return conn
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        """A connection that never creates, migrates or writes a file, not even ``-wal``/``-shm``.
+
+        SQLite reads a WAL database through its ``-wal`` and ``-shm``
+        companions and creates them when they are missing, even with
+        ``mode=ro`` (and fails if the folder is read-only). When another
+        connection has the ledger open, they exist: read through them
+        (``mode=ro``). When none exists, every change is in the file itself:
+        read it as ``immutable=1``, which touches nothing, and check before and
+        after every read that the file did not change meanwhile (if it did,
+        the read is repeated on a fresh connection).
+        """
+        uri = self.path.resolve().as_uri()
+        self._immutable = None
+        if Path(f"{self.path}-wal").exists():
+            options = "mode=ro"
+        else:
+            options, self._immutable = "mode=ro&immutable=1", self._stat()
+        conn = sqlite3.connect(
+            f"{uri}?{options}",
+            uri=True,
+            timeout=self.timeout,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        conn.execute("PRAGMA query_only = ON")
+        return conn
+
+    def _stat(self) -> tuple[int, int, int]:
+        """What tells that the file changed (or that a writer opened it: a ``-wal`` file)."""
+        if Path(f"{self.path}-wal").exists():
+            return (-1, -1, -1)
+        try:
+            info = self.path.stat()
+        except OSError:
+            return (-1, -1, -1)
+        return (info.st_ino, info.st_size, info.st_mtime_ns)
 
     def _check_header(self) -> None:
         """Refuse a non-empty file that is not SQLite before SQLite touches it."""
@@ -340,8 +400,9 @@ class Ledger:
     def _prepare(self, conn: sqlite3.Connection) -> None:
         """Check what the file is; create or migrate the schema; WAL, full sync."""
         try:
-            if self._classify(conn) < SCHEMA_VERSION:
-                conn.execute("BEGIN IMMEDIATE")
+            self._version = self._classify(conn)
+            if self._version < SCHEMA_VERSION and not self.read_only:
+                self._begin_immediate(conn)
                 try:
                     version = self._classify(conn)  # again, under the write lock
                     for step in MIGRATIONS[version:]:
@@ -350,9 +411,14 @@ class Ledger:
                     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                     conn.execute("COMMIT")
+                    self._version = SCHEMA_VERSION
                 finally:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
+            if self._version == 0:  # read-only: an empty database is no ledger yet
+                raise LedgerAccessError(
+                    f"{str(self.path)!r} is an empty file, not a ledger yet; it was left untouched."
+                )
             tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
             if not {"budgets", "entries"} <= tables:
                 raise CorruptLedgerError(
@@ -363,6 +429,9 @@ class Ledger:
                 raise CorruptLedgerError(
                     f"The ledger {str(self.path)!r} is damaged (SQLite quick_check failed)."
                 )
+            self._check_spent(conn)
+            if self.read_only:
+                return
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 raise LedgerAccessError(
@@ -373,6 +442,38 @@ class Ledger:
             conn.execute("PRAGMA foreign_keys = ON")
         except sqlite3.Error as err:
             raise self._error(err, "opening it") from err
+
+    def _check_spent(self, conn: sqlite3.Connection) -> None:
+        """Refuse a ledger whose stored ``spent`` is not the exact sum of a budget's entries.
+
+        One statement, so one consistent snapshot, even while others write.
+        """
+        rows = conn.execute(
+            "SELECT b.name, b.spent, e.epsilon, count(e.id) FROM budgets AS b "
+            "LEFT JOIN entries AS e ON e.budget = b.name GROUP BY b.name, e.epsilon"
+        ).fetchall()
+        stored: dict[str, Fraction] = {}
+        summed: dict[str, Fraction] = {}
+        for name, spent, epsilon, count in rows:
+            stored[name] = parse_fraction(spent, "an amount spent")
+            summed.setdefault(name, Fraction(0))
+            if epsilon is not None:
+                summed[name] += parse_fraction(epsilon, "an epsilon") * int(count)
+        for name, spent in stored.items():
+            if spent != summed[name]:
+                raise CorruptLedgerError(
+                    f"The ledger {str(self.path)!r} is damaged: the amount spent stored for the "
+                    f"budget {name!r} is not the exact sum of its entries (edited by hand, or "
+                    "damaged). It was left untouched; restore it from a backup."
+                )
+
+    def _column(self, name: str, table: str = "") -> str:
+        """Column ``name`` in SQL, or its value in an older schema read without migrating."""
+        if name == "state" and self._version < 3:
+            return f"'{RELEASED}'"
+        if name == "process" and self._version < 2:
+            return "NULL"
+        return f"{table}.{name}" if table else name
 
     # ------------------------------------------------------------ connections
 
@@ -408,15 +509,52 @@ class Ledger:
             self._pid = os.getpid()
             self._conn = self._open(create=False)
             self._finalizer = weakref.finalize(self, _close_in, self._conn, self._pid)
+        elif self._immutable is not None and self._stat() != self._immutable:
+            self._reopen()  # changed since it was read as immutable: read it afresh
         return self._conn
+
+    def _reopen(self) -> None:
+        self._finalizer()
+        self._conn = self._open(create=False)
+        self._finalizer = weakref.finalize(self, _close_in, self._conn, self._pid)
+
+    def _begin_immediate(self, conn: sqlite3.Connection) -> None:
+        """``BEGIN IMMEDIATE``, waiting up to ``timeout`` for the write lock, fairly.
+
+        SQLite's own busy handler backs off to one attempt every 100 ms, so a
+        writer that has waited long loses the lock, again and again, to fresh
+        writers that still try every millisecond: with eight busy writers on
+        two loaded cores one waited 29 s. Here every waiter tries again within
+        a few milliseconds (SQLite's handler for 5 ms, then a short sleep),
+        and the timeout only bounds the wait.
+        """
+        deadline = time.monotonic() + self.timeout
+        conn.execute(f"PRAGMA busy_timeout = {_BUSY_SLICE_MS}")
+        try:
+            while True:
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as err:
+                    busy = str(getattr(err, "sqlite_errorname", "")).startswith("SQLITE_BUSY")
+                    if not busy or time.monotonic() >= deadline:
+                        raise
+                time.sleep(_BUSY_SLEEP)
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {round(self.timeout * 1000)}")
 
     @contextmanager
     def _transaction(self, doing: str) -> Iterator[sqlite3.Connection]:
         """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolled back, writing nothing, on any error."""
+        if self.read_only:
+            raise LedgerAccessError(
+                f"The ledger {str(self.path)!r} was opened read-only; it cannot be changed while "
+                f"{doing}. Open it with open_ledger(path) to attach, spend or raise a total."
+            )
         with self._lock:
             conn = self._connection()
             try:
-                conn.execute("BEGIN IMMEDIATE")
+                self._begin_immediate(conn)
                 try:
                     yield conn
                     conn.execute("COMMIT")
@@ -426,14 +564,70 @@ class Ledger:
             except sqlite3.Error as err:
                 raise self._error(err, doing) from err
 
-    @contextmanager
-    def _reading(self, doing: str) -> Iterator[sqlite3.Connection]:
+    def _read(self, doing: str, query: Callable[[sqlite3.Connection], _T]) -> _T:
+        """``query(connection)``; read again if an immutable file changed meanwhile."""
         with self._lock:
-            conn = self._connection()
-            try:
-                yield conn
-            except sqlite3.Error as err:
-                raise self._error(err, doing) from err
+            for _ in range(5):
+                conn = self._connection()
+                try:
+                    result = query(conn)
+                except (sqlite3.Error, CorruptLedgerError) as err:
+                    if self._immutable is not None and self._stat() != self._immutable:
+                        continue  # a torn read of a file being written: read it again
+                    if isinstance(err, sqlite3.Error):
+                        raise self._error(err, doing) from err
+                    raise
+                if self._immutable is None or self._stat() == self._immutable:
+                    return result
+        raise LedgerLockedError(
+            f"The ledger {str(self.path)!r} kept changing while {doing} read-only; retry."
+        )
+
+    def backup(self, dest: str | os.PathLike[str]) -> Path:
+        """Copy the ledger, consistently, into the new single file ``dest``; returns its path.
+
+        While a ledger is in use it is not one file but three: the database,
+        its ``-wal`` file (recent transactions not yet written back) and its
+        ``-shm`` index. Copying the database file alone may lose the latest
+        releases or give a damaged copy. This uses SQLite's online backup
+        API: the copy is one consistent snapshot, taken while other
+        connections and processes keep reading and spending, and it opens with
+        :func:`open_ledger` with the same budgets and entries. Works on a
+        ledger opened ``read_only`` too.
+
+        Raises
+        ------
+        LedgerAccessError
+            If ``dest`` exists (a backup never overwrites a file, which could be
+            another ledger) or cannot be written.
+        """
+        if not isinstance(dest, str | os.PathLike):
+            raise TypeError(f"`dest` must be a path, got {type(dest).__name__}.")
+        target_path = Path(dest)
+        if any(Path(f"{target_path}{end}").exists() for end in ("", "-wal", "-shm")):
+            raise LedgerAccessError(
+                f"The backup path {str(target_path)!r} exists; a backup never overwrites a file. "
+                "Choose a new path."
+            )
+        try:
+            with target_path.open("xb"):  # claim the path: no race with another backup
+                pass
+            target = sqlite3.connect(target_path, isolation_level=None)
+        except (OSError, sqlite3.Error) as err:
+            raise LedgerAccessError(
+                f"Cannot write the backup {str(target_path)!r}: {err}. Check that the folder "
+                "exists and is writable."
+            ) from err
+        try:
+            self._read("copying it", lambda conn: conn.backup(target))
+            target.execute("PRAGMA journal_mode = DELETE")  # one self-contained file
+        except sqlite3.Error as err:
+            raise LedgerAccessError(
+                f"Cannot write the backup {str(target_path)!r}: {err}."
+            ) from err
+        finally:
+            target.close()
+        return target_path
 
     def close(self) -> None:
         """Close the connection; stores of this ledger can no longer spend."""
@@ -584,22 +778,31 @@ class Ledger:
             If a budget's stored amount spent is not the exact sum of its
             entries (the file was damaged or edited by hand).
         """
-        with self._reading("reading the budgets") as conn:
-            rows = conn.execute(
-                "SELECT b.name, b.total, b.spent, b.adjacency, b.created, "
-                "count(e.id) FILTER (WHERE e.state = ?), "
-                "count(e.id) FILTER (WHERE e.state = ?), "
-                "count(e.id) FILTER (WHERE e.state = ? AND e.mechanism LIKE ?) "
-                "FROM budgets AS b LEFT JOIN entries AS e "
-                "ON e.budget = b.name AND e.operation NOT IN (?, ?) "
-                "GROUP BY b.name ORDER BY b.name",
-                (RELEASED, PENDING, RELEASED, f"%{SEEDED}", CREATE, RAISE_TOTAL),
-            ).fetchall()
+        state = self._column("state", "e")
+
+        def read(conn: sqlite3.Connection) -> list[tuple[object, ...]]:
+            conn.execute("BEGIN")  # one snapshot for the check and the table
+            try:
+                self._check_spent(conn)
+                return conn.execute(
+                    "SELECT b.name, b.total, b.spent, b.adjacency, b.created, "
+                    f"count(e.id) FILTER (WHERE {state} = ?), "
+                    f"count(e.id) FILTER (WHERE {state} = ?), "
+                    f"count(e.id) FILTER (WHERE {state} = ? AND e.mechanism LIKE ?) "
+                    "FROM budgets AS b LEFT JOIN entries AS e "
+                    "ON e.budget = b.name AND e.operation NOT IN (?, ?) "
+                    "GROUP BY b.name ORDER BY b.name",
+                    (RELEASED, PENDING, RELEASED, f"%{SEEDED}", CREATE, RAISE_TOTAL),
+                ).fetchall()
+            finally:
+                conn.execute("COMMIT")
+
+        rows = self._read("reading the budgets", read)
         records = []
         for name, total_text, spent_text, adjacency, created, *counts in rows:
             total = parse_fraction(total_text, "a total")
             spent = parse_fraction(spent_text, "an amount spent")
-            released, pending, seeded = map(int, counts)
+            released, pending, seeded = (int(str(count)) for count in counts)
             records.append(
                 {
                     "name": name,
@@ -669,10 +872,12 @@ class Ledger:
         )
 
     def _budget_row(self, name: str) -> tuple[Fraction, Fraction]:
-        with self._reading("reading a budget") as conn:
-            row = conn.execute(
+        row = self._read(
+            "reading a budget",
+            lambda conn: conn.execute(
                 "SELECT total, spent FROM budgets WHERE name = ?", (name,)
-            ).fetchone()
+            ).fetchone(),
+        )
         if row is None:
             raise self._unknown(name)
         return parse_fraction(row[0], "a total"), parse_fraction(row[1], "an amount spent")
@@ -788,13 +993,16 @@ class Ledger:
     def _entries(self, name: str, *, releases_only: bool = False) -> list[_Row]:
         """The entries of ``name``, oldest first (only releases: no create / raise_total)."""
         skip = (CREATE, RAISE_TOTAL) if releases_only else ("", "")
-        with self._reading("reading a history") as conn:
-            rows = conn.execute(
+        columns = f"{self._column('process')}, {self._column('state')}"
+        rows = self._read(
+            "reading a history",
+            lambda conn: conn.execute(
                 "SELECT time, operation, columns, clip, keys, epsilon, mechanism, adjacency, "
-                "sensitivity, noise_scale, total, process, state FROM entries "
+                f"sensitivity, noise_scale, total, {columns} FROM entries "
                 "WHERE budget = ? AND operation NOT IN (?, ?) ORDER BY id",
                 (name, *skip),
-            ).fetchall()
+            ).fetchall(),
+        )
         return [_entry_of(row) for row in rows]
 
 
@@ -956,7 +1164,11 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def open_ledger(
-    path: str | os.PathLike[str], *, timeout: float = DEFAULT_TIMEOUT, create: bool = True
+    path: str | os.PathLike[str],
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    create: bool = True,
+    read_only: bool = False,
 ) -> Ledger:
     """Open (or create) the ledger file at ``path``.
 
@@ -964,12 +1176,18 @@ def open_ledger(
     ----------
     path : str or path-like
         The SQLite file. Keep it on a local disk (WAL mode needs shared memory).
-    timeout : float, default 10
+    timeout : float, default 60
         Seconds to wait for another process's transaction before
         :class:`LedgerLockedError`.
     create : bool, default True
         Create an empty ledger when there is no file; with False a missing file
         is a :class:`LedgerAccessError`.
+    read_only : bool, default False
+        Only read: never create, migrate or write the file, nor its ``-wal``
+        and ``-shm`` companions, so a ledger in a read-only folder can be read
+        (``python -m pandas_dp ledger FILE`` does this). A ledger of an older
+        schema is read as it is, without upgrading it. Attaching a budget,
+        spending or raising a total is a :class:`LedgerAccessError`.
 
     Returns
     -------
@@ -985,4 +1203,4 @@ def open_ledger(
     LedgerLockedError (a TimeoutError)
         Creating or migrating the schema waited longer than ``timeout``.
     """
-    return Ledger(path, timeout=timeout, create=create)
+    return Ledger(path, timeout=timeout, create=create, read_only=read_only)

@@ -116,3 +116,20 @@ def reserve_and_die(outbox: Connection, path: str, name: str, epsilon: Fraction)
         token = ledger.store(name).reserve(LedgerEntry("sum", epsilon, columns=("x",)))
         outbox.send(("reserved", token))
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+@reports
+def show_ledger_as(outbox: Connection, uid: int, gid: int, path: str) -> None:
+    """Run ``python -m pandas_dp ledger PATH`` as the user ``uid`` (who cannot write the folder)."""
+    import contextlib
+    import io
+
+    from pandas_dp.__main__ import main
+
+    os.setgroups([])
+    os.setgid(gid)
+    os.setuid(uid)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["ledger", path])
+    outbox.send(("result", (code, out.getvalue(), err.getvalue())))

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import io
 import itertools
 import multiprocessing
 import multiprocessing.connection
 import os
+import shutil
 import signal
 import sqlite3
+import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, redirect_stdout
 from fractions import Fraction
 from pathlib import Path
 from types import ModuleType
@@ -33,6 +36,7 @@ from pandas_dp.ledger import (
     APPLICATION_ID,
     MIGRATIONS,
     SCHEMA_VERSION,
+    SEEDED,
     BudgetMismatchError,
     CorruptLedgerError,
     Ledger,
@@ -928,3 +932,167 @@ def test_cli_reports_errors_without_creating_files(
 
 def test_open_ledger_is_exported() -> None:
     assert pandas_dp.open_ledger is open_ledger
+
+
+# ------------------------------------------------ consistency, reading only, backups
+
+
+def test_budgets_counts_seeded_releases_as_not_private(
+    path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ledger = open_ledger(path)
+    seeded, private = ledger.attach("seeded", total=1), ledger.attach("private", total=1)
+    seeded.charge(LedgerEntry("count", Fraction(1, 4), mechanism=f"discrete_laplace {SEEDED}"))
+    seeded.charge(LedgerEntry("count", Fraction(1, 4)))
+    private.charge(LedgerEntry("count", Fraction(1, 4)))
+    table = ledger.budgets().set_index("name")
+    assert table.seeded_releases.to_dict() == {"private": 0, "seeded": 1}
+    assert table.releases.to_dict() == {"private": 1, "seeded": 2}
+    assert main(["ledger", str(path)]) == 0
+    assert "NOT private" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("edit", ["UPDATE budgets SET spent = '1/3'", "DELETE FROM entries"])
+def test_a_spent_that_is_not_the_sum_of_its_entries_is_refused(path: Path, edit: str) -> None:
+    with open_ledger(path) as ledger:
+        ledger.attach("fine", total=1).charge(entry(Fraction(1, 4)))
+        ledger.attach("hr.salaries", total=1).charge(entry(Fraction(1, 4)))
+    with raw(path) as conn:
+        conn.execute(f"{edit} WHERE {'name' if 'budgets' in edit else 'budget'} = 'hr.salaries'")
+    before = contents(path)
+    for opening in (lambda: open_ledger(path), lambda: open_ledger(path, read_only=True)):
+        with pytest.raises(CorruptLedgerError, match=r"damaged.*'hr\.salaries'"):
+            opening()
+    assert main(["ledger", str(path)]) == 1
+    assert contents(path) == before
+
+
+def test_budgets_checks_spent_of_an_open_ledger(path: Path) -> None:
+    ledger = open_ledger(path)
+    ledger.attach("hr", total=1).charge(entry(Fraction(1, 4)))
+    with raw(path) as conn:
+        conn.execute("UPDATE budgets SET spent = '1/8'")
+    with pytest.raises(CorruptLedgerError, match="'hr'"):
+        ledger.budgets()
+    ledger.close()
+
+
+def folder_state(folder: Path) -> dict[str, str]:
+    """Every file of a folder and its bytes' hash: "nothing created, nothing written"."""
+    return {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(folder.iterdir())}
+
+
+@pytest.mark.parametrize("held_open", [False, True], ids=["closed", "held-open-by-a-writer"])
+def test_reading_only_creates_and_writes_nothing(
+    path: Path, held_open: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    writer = open_ledger(path)
+    writer.attach("hr", total=1).charge(entry(Fraction(1, 4)))
+    if not held_open:
+        writer.close()
+    before = folder_state(path.parent)
+    assert (f"{path.name}-wal" in before) == held_open
+    assert main(["ledger", str(path)]) == 0
+    assert "0.75" in capsys.readouterr().out
+    with open_ledger(path, read_only=True) as reader:
+        assert reader.store("hr").spent() == Fraction(1, 4)
+        if held_open:  # the reader sees the writer's latest release, through its WAL
+            writer.store("hr").charge(entry(Fraction(1, 8)))
+            assert reader.store("hr").spent() == Fraction(3, 8)
+            before = folder_state(path.parent)
+        for change in (
+            lambda: reader.attach("hr", total=1),
+            lambda: reader.store("hr").charge(entry(Fraction(1, 8))),
+            lambda: reader.store("hr").reserve(entry(Fraction(1, 8))),
+            lambda: reader.raise_total("hr", 2),
+        ):
+            with pytest.raises(LedgerAccessError, match="read-only"):
+                change()
+    assert folder_state(path.parent) == before
+    writer.close()
+
+
+def test_reading_only_sees_a_change_made_after_it_opened(path: Path) -> None:
+    open_ledger(path).attach("hr", total=1).ledger.close()
+    with open_ledger(path, read_only=True) as reader:
+        assert reader.store("hr").spent() == 0
+        with open_ledger(path) as writer:
+            writer.store("hr").charge(entry(Fraction(1, 4)))
+        assert reader.store("hr").spent() == Fraction(1, 4)  # the file changed: read afresh
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_reading_only_reads_an_old_ledger_without_upgrading_it(
+    path: Path, version: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_old_ledger(path, version)
+    before = folder_state(path.parent)
+    with open_ledger(path, read_only=True) as reader:
+        assert reader.history("hr").state.tolist() == ["", "released"]
+        assert reader.budgets().releases.tolist() == [1]
+    assert main(["ledger", str(path), "--name", "hr"]) == 0
+    assert "mean" in capsys.readouterr().out
+    assert folder_state(path.parent) == before  # still version `version`
+
+
+@posix_only
+def test_the_cli_reads_a_ledger_in_a_folder_it_cannot_write(
+    workers: ModuleType, spawn: Callable[..., Child]
+) -> None:
+    # As root, chmod stops no write: run the CLI as an unprivileged user instead, on a
+    # folder in the system's temporary folder (pytest's own are private to root).
+    folder = Path(tempfile.mkdtemp(prefix="pandas-dp-read-only-"))
+    try:
+        check_cli_reads_only(folder, workers, spawn)
+    finally:
+        folder.chmod(0o755)
+        shutil.rmtree(folder)
+
+
+def check_cli_reads_only(folder: Path, workers: ModuleType, spawn: Callable[..., Child]) -> None:
+    path = folder / "privacy-ledger.sqlite"
+    with open_ledger(path) as ledger:
+        ledger.attach("hr", total=1).charge(entry(Fraction(1, 4)))
+    before = folder_state(folder)
+    if os.geteuid() == 0:
+        try:
+            import pwd
+
+            nobody = pwd.getpwnam("nobody")
+        except (ImportError, KeyError):
+            pytest.skip("running as root and there is no unprivileged user 'nobody' to read as")
+        folder.chmod(0o755)  # nobody may enter the folder, and write nothing in it
+        path.chmod(0o644)
+        child = spawn(workers.show_ledger_as, nobody.pw_uid, nobody.pw_gid, str(path))
+        [(code, out, err)] = receive([child], "result")  # type: ignore[misc]
+    else:
+        folder.chmod(0o555)
+        buffer = io.StringIO()
+        with redirect_stdout(buffer):
+            code, out, err = main(["ledger", str(path)]), buffer.getvalue(), ""
+    assert (code, err) == (0, "")
+    assert "hr" in out
+    assert "0.75" in out
+    assert folder_state(folder) == before
+
+
+def test_backup_copies_a_ledger_in_use_into_one_file(tmp_path: Path, path: Path) -> None:
+    ledger = open_ledger(path)
+    store = ledger.attach("hr", total=1)
+    store.charge(entry(Fraction(1, 4)))
+    store.reserve(entry(Fraction(1, 8)))
+    assert Path(f"{path}-wal").exists()  # in use: the file and its companions
+    copy = tmp_path / "backup" / "copy.sqlite"
+    copy.parent.mkdir()
+    with open_ledger(path) as other:  # another connection holds it open meanwhile
+        other.store("hr").charge(entry(Fraction(1, 16)))
+        assert ledger.backup(copy) == copy
+    assert sorted(p.name for p in copy.parent.iterdir()) == ["copy.sqlite"]
+    with open_ledger(copy, read_only=True) as restored:
+        pd.testing.assert_frame_equal(restored.budgets(), ledger.budgets())
+        pd.testing.assert_frame_equal(restored.history("hr"), ledger.history("hr"))
+    with open_ledger(copy) as restored:  # and it is a ledger that can be spent from
+        restored.store("hr").charge(entry(Fraction(1, 16)))
+    with pytest.raises(LedgerAccessError, match="never overwrites"):
+        ledger.backup(copy)
+    ledger.close()
