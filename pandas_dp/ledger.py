@@ -4,15 +4,21 @@
 keeps the accounting of the budget ``hr.salaries`` in a file, so a nightly
 job that re-reads the same people continues from what earlier runs spent, and
 two jobs on the same data share one total.  SQLite ships with Python: no
-server, one file, safe across threads and processes.
+server, safe across threads and processes.  While in use a ledger is three
+files, the database and its ``-wal`` and ``-shm`` companions; copy it with
+:meth:`Ledger.backup`, never file by file.
 
 The store is :class:`SqliteStore`, the second implementation of
 :class:`~pandas_dp.budget.BudgetStore` beside the in-memory one; both apply the
 one accounting rule :func:`~pandas_dp.budget.check_fits`.  A release is
-recorded in one transaction (``BEGIN IMMEDIATE``, check what remains, insert
-the entry, update the running total, ``COMMIT``) before any noise is drawn, so
-a process killed at any moment leaves a ledger that never shows less than was
-released; a refused release writes nothing.
+first reserved in one transaction (``BEGIN IMMEDIATE``, check what remains,
+insert the entry as "pending", update the running total, ``COMMIT``) before
+its statistics are computed, committed ("released") before any noise is
+drawn, or cancelled (deleted, its epsilon returned exactly) if computing
+raised.  A process killed at any moment leaves a ledger that never shows less
+than was released (a reservation it left pending stays spent); a refused
+release writes nothing.  :func:`open_ledger` checks that every budget's
+stored amount spent is the exact sum of its entries.
 
 What is stored, per budget: the exact total, the exact amount spent and the
 adjacency; per entry: time, operation, column names, clip bounds, number of
