@@ -35,7 +35,6 @@ in WAL mode with ``synchronous=FULL``.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import itertools
 import json
@@ -98,7 +97,8 @@ RAISE_TOTAL: Final = "raise_total"
 #: States of a release entry: reserved before its statistics are computed, released once committed.
 PENDING: Final = "pending"
 RELEASED: Final = "released"
-#: Appended to the mechanism of releases drawn from a seeded (reproducible) source.
+#: Appended to the mechanism of releases drawn from a seeded (reproducible) source, by
+#: PrivacyBudget before it hands an entry to any store; budgets() counts releases so marked.
 SEEDED: Final = "(seeded: NOT private)"
 
 _T = TypeVar("_T")
@@ -658,13 +658,12 @@ class Ledger:
 
     # ------------------------------------------------------------ budgets
 
-    def attach(
-        self, name: str, *, total: object, adjacency: str = "add_remove", seeded: bool = False
-    ) -> SqliteStore:
+    def attach(self, name: str, *, total: object, adjacency: str = "add_remove") -> SqliteStore:
         """The store of budget ``name``, created with ``total`` if the ledger has none.
 
-        ``seeded=True`` (a budget with ``seed=``) marks every release recorded
-        through this store as "seeded: NOT private" in the history.
+        The store records entries as it is given them: a budget with ``seed=``
+        marks its entries' mechanism with :data:`SEEDED` before handing them to
+        any store.
 
         Raises
         ------
@@ -709,7 +708,7 @@ class Ledger:
                         f"adjacency={row[1]!r}, not {adjacency!r}; its releases are accounted "
                         "under that adjacency."
                     )
-        return SqliteStore(self, name, seeded=seeded)
+        return SqliteStore(self, name)
 
     def store(self, name: str) -> SqliteStore:
         """The store of the existing budget ``name`` (UnknownBudgetError if none)."""
@@ -1073,10 +1072,9 @@ class SqliteStore:
     (and a :meth:`Ledger.raise_total`) are seen at once.
     """
 
-    def __init__(self, ledger: Ledger, name: str, *, seeded: bool = False) -> None:
+    def __init__(self, ledger: Ledger, name: str) -> None:
         self.ledger = ledger
         self.name = name
-        self.seeded = seeded
 
     @property
     def total(self) -> Fraction:
@@ -1096,7 +1094,7 @@ class SqliteStore:
         :meth:`commit` or :meth:`cancel`. A refusal
         (:class:`~pandas_dp.errors.BudgetExceededError`) writes nothing.
         """
-        return self.ledger._reserve(self.name, self._marked(entry), PENDING)
+        return self.ledger._reserve(self.name, entry, PENDING)
 
     def commit(self, token: int) -> None:
         """The pending reservation ``token`` becomes a release (before any noise is drawn).
@@ -1119,12 +1117,7 @@ class SqliteStore:
 
     def charge(self, entry: LedgerEntry) -> None:
         """:meth:`reserve` and :meth:`commit` in one transaction; BudgetExceededError if over."""
-        self.ledger._reserve(self.name, self._marked(entry), RELEASED)
-
-    def _marked(self, entry: LedgerEntry) -> LedgerEntry:
-        if self.seeded:  # reproducible noise: the officer must see these were not private
-            entry = dataclasses.replace(entry, mechanism=f"{entry.mechanism} {SEEDED}")
-        return entry
+        self.ledger._reserve(self.name, entry, RELEASED)
 
     def entries(self) -> list[LedgerEntry]:
         """The releases and pending reservations of this budget, by any process, oldest first.
