@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from . import datasets, dp
+from .budget import SEEDED
 from .errors import BudgetExceededError
 from .ledger import LedgerError, open_ledger
 
@@ -67,26 +68,48 @@ def demo(seed: int | None = None) -> None:
 
 
 def show_ledger(path: str, name: str | None) -> int:
-    """Print the budgets of the ledger at ``path``, or the history of budget ``name``."""
+    """Print the budgets of the ledger at ``path``, or the history of budget ``name``.
+
+    Reads only: the file is opened read-only (``open_ledger(path, read_only=True)``),
+    so nothing is created, upgraded or written, and a ledger in a read-only
+    folder can be read.
+    """
     try:
-        with open_ledger(path, create=False) as ledger:
+        with open_ledger(path, read_only=True) as ledger:
             frame = ledger.budgets() if name is None else ledger.history(name)
     except LedgerError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
+    notes = []
     if name is None:
         print(f"Budgets in {path} ({len(frame)}):")
         if frame.empty:
             return 0
         frame = frame.assign(created=frame["created"].dt.strftime("%Y-%m-%d %H:%M:%S UTC"))
+        seeded = frame["seeded_releases"] > 0
+        pending = frame["pending"] > 0
     else:
         print(f"History of {name!r} in {path} ({len(frame)} entries, times in UTC):")
+        seeded = frame["mechanism"].str.endswith(SEEDED)
+        pending = frame["state"] == "pending"
         frame = frame.drop(columns="epsilon_exact").assign(
             time=frame["time"].dt.strftime("%Y-%m-%d %H:%M:%S"),
             keys=frame["keys"].astype("string").fillna(""),
             process=frame["process"].astype("string").fillna(""),
         )
     print(frame.to_string(index=False, na_rep=""))
+    if seeded.any():
+        notes.append(
+            f"Releases marked {SEEDED} were drawn from seeded, reproducible noise "
+            "(set_budget(..., seed=...)): they are NOT private, whatever epsilon they spent."
+        )
+    if pending.any():
+        notes.append(
+            "Pending reservations belong to a release still being computed, or to a process "
+            "that stopped before committing it; they count as spent."
+        )
+    for note in notes:
+        print(f"\nNote: {note}")
     return 0
 
 
@@ -99,7 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "ledger",
         help="show the budgets of a ledger file, or the history of one budget",
         description="Show the budgets of a pandas_dp ledger file (name, total, spent, "
-        "remaining, ...), or with --name every entry of one budget. Reads only.",
+        "remaining, releases, pending, seeded_releases, ...), or with --name every entry of one "
+        "budget. Reads only: never creates, upgrades or writes the file.",
     )
     show.add_argument("path", help="the ledger file, e.g. privacy-ledger.sqlite")
     show.add_argument("--name", default=None, help="show the history of this budget")

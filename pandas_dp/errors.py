@@ -23,6 +23,7 @@ __all__ = [
     "MissingColumnError",
     "NotALedgerError",
     "PandasDPError",
+    "ReservationError",
     "UnknownBudgetError",
 ]
 
@@ -114,6 +115,10 @@ class BudgetMismatchError(LedgerError, ValueError):
     Raised for named budgets in a ledger file and for named in-memory budgets
     (``set_budget(epsilon, name=...)`` without a ledger); nothing was attached.
     """
+
+
+class ReservationError(LedgerError, LookupError):
+    """A reservation token that the budget does not hold pending (unknown, cancelled, committed)."""
 
 
 class UnknownBudgetError(LedgerError, KeyError):

@@ -4,15 +4,21 @@
 keeps the accounting of the budget ``hr.salaries`` in a file, so a nightly
 job that re-reads the same people continues from what earlier runs spent, and
 two jobs on the same data share one total.  SQLite ships with Python: no
-server, one file, safe across threads and processes.
+server, safe across threads and processes.  While in use a ledger is three
+files, the database and its ``-wal`` and ``-shm`` companions; copy it with
+:meth:`Ledger.backup`, never file by file.
 
 The store is :class:`SqliteStore`, the second implementation of
 :class:`~pandas_dp.budget.BudgetStore` beside the in-memory one; both apply the
 one accounting rule :func:`~pandas_dp.budget.check_fits`.  A release is
-recorded in one transaction (``BEGIN IMMEDIATE``, check what remains, insert
-the entry, update the running total, ``COMMIT``) before any noise is drawn, so
-a process killed at any moment leaves a ledger that never shows less than was
-released; a refused release writes nothing.
+first reserved in one transaction (``BEGIN IMMEDIATE``, check what remains,
+insert the entry as "pending", update the running total, ``COMMIT``) before
+its statistics are computed, committed ("released") before any noise is
+drawn, or cancelled (deleted, its epsilon returned exactly) if computing
+raised.  A process killed at any moment leaves a ledger that never shows less
+than was released (a reservation it left pending stays spent); a refused
+release writes nothing.  :func:`open_ledger` checks that every budget's
+stored amount spent is the exact sum of its entries.
 
 What is stored, per budget: the exact total, the exact amount spent and the
 adjacency; per entry: time, operation, column names, clip bounds, number of
@@ -29,7 +35,6 @@ in WAL mode with ``synchronous=FULL``.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import itertools
 import json
@@ -39,17 +44,18 @@ import os
 import re
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
 from types import TracebackType
-from typing import Final
+from typing import Final, NamedTuple, TypeVar
 
 import pandas as pd
 
-from .budget import LedgerEntry, PrivacyBudget, check_fits
+from .budget import SEEDED, LedgerEntry, check_fits
 from .errors import (
     BudgetMismatchError,
     CorruptLedgerError,
@@ -58,6 +64,7 @@ from .errors import (
     LedgerFormatError,
     LedgerLockedError,
     NotALedgerError,
+    ReservationError,
     UnknownBudgetError,
 )
 from .validation import check_adjacency, check_epsilon
@@ -73,25 +80,34 @@ __all__ = [
     "LedgerFormatError",
     "LedgerLockedError",
     "NotALedgerError",
+    "ReservationError",
     "SqliteStore",
     "UnknownBudgetError",
     "check_name",
-    "continues_named",
     "open_ledger",
 ]
 
 #: ``PRAGMA application_id`` of a pandas_dp ledger (the bytes ``pdLg``).
 APPLICATION_ID: Final = 0x70644C67
 #: The schema version this code writes (``PRAGMA user_version``).
-SCHEMA_VERSION: Final = 2
-DEFAULT_TIMEOUT: Final = 10.0
+SCHEMA_VERSION: Final = 3
+#: Seconds a write waits for the lock. Measured (bench/ledger_contention.py): eight
+#: writers hammering one budget beside three CPU-bound processes on two cores waited
+#: at most 4.8 s (29 s with SQLite's own busy handler, which starves old waiters).
+DEFAULT_TIMEOUT: Final = 60.0
+# Waiting for the write lock (Ledger._begin_immediate): SQLite's busy handler
+# for a slice of milliseconds, then a short sleep, until the timeout.
+_BUSY_SLICE_MS: Final = 5
+_BUSY_SLEEP: Final = 0.002
 
 #: Operations of the entries that are not releases (they spend nothing).
 CREATE: Final = "create"
 RAISE_TOTAL: Final = "raise_total"
-#: Appended to the mechanism of releases drawn from a seeded (reproducible) source.
-SEEDED: Final = "(seeded: NOT private)"
+#: States of a release entry: reserved before its statistics are computed, released once committed.
+PENDING: Final = "pending"
+RELEASED: Final = "released"
 
+_T = TypeVar("_T")
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _FRACTION = re.compile(r"(0|[1-9][0-9]*)/([1-9][0-9]*)")
 
@@ -129,12 +145,31 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "ALTER TABLE entries ADD COLUMN process INTEGER",
         "CREATE INDEX entries_by_budget ON entries (budget, id)",
     ),
+    # 2 -> 3: reservations. A release is first recorded 'pending' (it counts as
+    # spent) and becomes 'released' before its noise is drawn; a cancelled
+    # reservation is deleted. Every entry written before version 3 was released.
+    (
+        "ALTER TABLE entries ADD COLUMN state TEXT NOT NULL DEFAULT 'released' "
+        "CHECK (state IN ('pending', 'released'))",
+    ),
 )
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
+BUDGET_COLUMNS = [
+    "name",
+    "total",
+    "spent",
+    "remaining",
+    "adjacency",
+    "releases",
+    "pending",
+    "seeded_releases",
+    "created",
+]
 HISTORY_COLUMNS = [
     "time",
     "operation",
+    "state",
     "columns",
     "clip",
     "keys",
@@ -214,15 +249,25 @@ class Ledger:
     :meth:`budgets` and :meth:`history`; raise a total with :meth:`raise_total`.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout: float, create: bool) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        timeout: float,
+        create: bool,
+        read_only: bool = False,
+    ) -> None:
         if not isinstance(path, str | os.PathLike):
             raise TypeError(f"`ledger` must be a path or a Ledger, got {type(path).__name__}.")
         self.path = Path(path)
         self.timeout = _check_timeout(timeout)
+        self.read_only = bool(read_only)
         self._lock = threading.RLock()
         self._closed = False
         self._pid = os.getpid()
-        self._conn = self._open(create)
+        self._version = SCHEMA_VERSION
+        self._immutable: tuple[int, int, int] | None = None  # the file as read, when immutable
+        self._conn = self._open(create and not self.read_only)
         self._finalizer = weakref.finalize(self, _close_in, self._conn, self._pid)
 
     # ---------------------------------------------------------------- opening
@@ -236,9 +281,12 @@ class Ledger:
         elif not create:
             raise LedgerAccessError(f"There is no ledger at {str(path)!r}.")
         try:
-            conn = sqlite3.connect(
-                path, timeout=self.timeout, isolation_level=None, check_same_thread=False
-            )
+            if self.read_only:
+                conn = self._connect_read_only()
+            else:
+                conn = sqlite3.connect(
+                    path, timeout=self.timeout, isolation_level=None, check_same_thread=False
+                )
         except sqlite3.Error as err:
             raise self._error(err, "opening it") from err
         try:
@@ -247,6 +295,44 @@ class Ledger:
             conn.close()
             raise
         return conn
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        """A connection that never creates, migrates or writes a file, not even ``-wal``/``-shm``.
+
+        SQLite reads a WAL database through its ``-wal`` and ``-shm``
+        companions and creates them when they are missing, even with
+        ``mode=ro`` (and fails if the folder is read-only). When another
+        connection has the ledger open, they exist: read through them
+        (``mode=ro``). When none exists, every change is in the file itself:
+        read it as ``immutable=1``, which touches nothing, and check before and
+        after every read that the file did not change meanwhile (if it did,
+        the read is repeated on a fresh connection).
+        """
+        uri = self.path.resolve().as_uri()
+        self._immutable = None
+        if Path(f"{self.path}-wal").exists():
+            options = "mode=ro"
+        else:
+            options, self._immutable = "mode=ro&immutable=1", self._stat()
+        conn = sqlite3.connect(
+            f"{uri}?{options}",
+            uri=True,
+            timeout=self.timeout,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        conn.execute("PRAGMA query_only = ON")
+        return conn
+
+    def _stat(self) -> tuple[int, int, int]:
+        """What tells that the file changed (or that a writer opened it: a ``-wal`` file)."""
+        if Path(f"{self.path}-wal").exists():
+            return (-1, -1, -1)
+        try:
+            info = self.path.stat()
+        except OSError:
+            return (-1, -1, -1)
+        return (info.st_ino, info.st_size, info.st_mtime_ns)
 
     def _check_header(self) -> None:
         """Refuse a non-empty file that is not SQLite before SQLite touches it."""
@@ -284,8 +370,9 @@ class Ledger:
     def _prepare(self, conn: sqlite3.Connection) -> None:
         """Check what the file is; create or migrate the schema; WAL, full sync."""
         try:
-            if self._classify(conn) < SCHEMA_VERSION:
-                conn.execute("BEGIN IMMEDIATE")
+            self._version = self._classify(conn)
+            if self._version < SCHEMA_VERSION and not self.read_only:
+                self._begin_immediate(conn)
                 try:
                     version = self._classify(conn)  # again, under the write lock
                     for step in MIGRATIONS[version:]:
@@ -294,9 +381,14 @@ class Ledger:
                     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                     conn.execute("COMMIT")
+                    self._version = SCHEMA_VERSION
                 finally:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
+            if self._version == 0:  # read-only: an empty database is no ledger yet
+                raise LedgerAccessError(
+                    f"{str(self.path)!r} is an empty file, not a ledger yet; it was left untouched."
+                )
             tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
             if not {"budgets", "entries"} <= tables:
                 raise CorruptLedgerError(
@@ -307,6 +399,9 @@ class Ledger:
                 raise CorruptLedgerError(
                     f"The ledger {str(self.path)!r} is damaged (SQLite quick_check failed)."
                 )
+            self._check_spent(conn)
+            if self.read_only:
+                return
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 raise LedgerAccessError(
@@ -317,6 +412,38 @@ class Ledger:
             conn.execute("PRAGMA foreign_keys = ON")
         except sqlite3.Error as err:
             raise self._error(err, "opening it") from err
+
+    def _check_spent(self, conn: sqlite3.Connection) -> None:
+        """Refuse a ledger whose stored ``spent`` is not the exact sum of a budget's entries.
+
+        One statement, so one consistent snapshot, even while others write.
+        """
+        rows = conn.execute(
+            "SELECT b.name, b.spent, e.epsilon, count(e.id) FROM budgets AS b "
+            "LEFT JOIN entries AS e ON e.budget = b.name GROUP BY b.name, e.epsilon"
+        ).fetchall()
+        stored: dict[str, Fraction] = {}
+        summed: dict[str, Fraction] = {}
+        for name, spent, epsilon, count in rows:
+            stored[name] = parse_fraction(spent, "an amount spent")
+            summed.setdefault(name, Fraction(0))
+            if epsilon is not None:
+                summed[name] += parse_fraction(epsilon, "an epsilon") * int(count)
+        for name, spent in stored.items():
+            if spent != summed[name]:
+                raise CorruptLedgerError(
+                    f"The ledger {str(self.path)!r} is damaged: the amount spent stored for the "
+                    f"budget {name!r} is not the exact sum of its entries (edited by hand, or "
+                    "damaged). It was left untouched; restore it from a backup."
+                )
+
+    def _column(self, name: str, table: str = "") -> str:
+        """Column ``name`` in SQL, or its value in an older schema read without migrating."""
+        if name == "state" and self._version < 3:
+            return f"'{RELEASED}'"
+        if name == "process" and self._version < 2:
+            return "NULL"
+        return f"{table}.{name}" if table else name
 
     # ------------------------------------------------------------ connections
 
@@ -352,15 +479,52 @@ class Ledger:
             self._pid = os.getpid()
             self._conn = self._open(create=False)
             self._finalizer = weakref.finalize(self, _close_in, self._conn, self._pid)
+        elif self._immutable is not None and self._stat() != self._immutable:
+            self._reopen()  # changed since it was read as immutable: read it afresh
         return self._conn
+
+    def _reopen(self) -> None:
+        self._finalizer()
+        self._conn = self._open(create=False)
+        self._finalizer = weakref.finalize(self, _close_in, self._conn, self._pid)
+
+    def _begin_immediate(self, conn: sqlite3.Connection) -> None:
+        """``BEGIN IMMEDIATE``, waiting up to ``timeout`` for the write lock, fairly.
+
+        SQLite's own busy handler backs off to one attempt every 100 ms, so a
+        writer that has waited long loses the lock, again and again, to fresh
+        writers that still try every millisecond: with eight busy writers on
+        two loaded cores one waited 29 s. Here every waiter tries again within
+        a few milliseconds (SQLite's handler for 5 ms, then a short sleep),
+        and the timeout only bounds the wait.
+        """
+        deadline = time.monotonic() + self.timeout
+        conn.execute(f"PRAGMA busy_timeout = {_BUSY_SLICE_MS}")
+        try:
+            while True:
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as err:
+                    busy = str(getattr(err, "sqlite_errorname", "")).startswith("SQLITE_BUSY")
+                    if not busy or time.monotonic() >= deadline:
+                        raise
+                time.sleep(_BUSY_SLEEP)
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {round(self.timeout * 1000)}")
 
     @contextmanager
     def _transaction(self, doing: str) -> Iterator[sqlite3.Connection]:
         """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolled back, writing nothing, on any error."""
+        if self.read_only:
+            raise LedgerAccessError(
+                f"The ledger {str(self.path)!r} was opened read-only; it cannot be changed while "
+                f"{doing}. Open it with open_ledger(path) to attach, spend or raise a total."
+            )
         with self._lock:
             conn = self._connection()
             try:
-                conn.execute("BEGIN IMMEDIATE")
+                self._begin_immediate(conn)
                 try:
                     yield conn
                     conn.execute("COMMIT")
@@ -370,14 +534,70 @@ class Ledger:
             except sqlite3.Error as err:
                 raise self._error(err, doing) from err
 
-    @contextmanager
-    def _reading(self, doing: str) -> Iterator[sqlite3.Connection]:
+    def _read(self, doing: str, query: Callable[[sqlite3.Connection], _T]) -> _T:
+        """``query(connection)``; read again if an immutable file changed meanwhile."""
         with self._lock:
-            conn = self._connection()
-            try:
-                yield conn
-            except sqlite3.Error as err:
-                raise self._error(err, doing) from err
+            for _ in range(5):
+                conn = self._connection()
+                try:
+                    result = query(conn)
+                except (sqlite3.Error, CorruptLedgerError) as err:
+                    if self._immutable is not None and self._stat() != self._immutable:
+                        continue  # a torn read of a file being written: read it again
+                    if isinstance(err, sqlite3.Error):
+                        raise self._error(err, doing) from err
+                    raise
+                if self._immutable is None or self._stat() == self._immutable:
+                    return result
+        raise LedgerLockedError(
+            f"The ledger {str(self.path)!r} kept changing while {doing} read-only; retry."
+        )
+
+    def backup(self, dest: str | os.PathLike[str]) -> Path:
+        """Copy the ledger, consistently, into the new single file ``dest``; returns its path.
+
+        While a ledger is in use it is not one file but three: the database,
+        its ``-wal`` file (recent transactions not yet written back) and its
+        ``-shm`` index. Copying the database file alone may lose the latest
+        releases or give a damaged copy. This uses SQLite's online backup
+        API: the copy is one consistent snapshot, taken while other
+        connections and processes keep reading and spending, and it opens with
+        :func:`open_ledger` with the same budgets and entries. Works on a
+        ledger opened ``read_only`` too.
+
+        Raises
+        ------
+        LedgerAccessError
+            If ``dest`` exists (a backup never overwrites a file, which could be
+            another ledger) or cannot be written.
+        """
+        if not isinstance(dest, str | os.PathLike):
+            raise TypeError(f"`dest` must be a path, got {type(dest).__name__}.")
+        target_path = Path(dest)
+        if any(Path(f"{target_path}{end}").exists() for end in ("", "-wal", "-shm")):
+            raise LedgerAccessError(
+                f"The backup path {str(target_path)!r} exists; a backup never overwrites a file. "
+                "Choose a new path."
+            )
+        try:
+            with target_path.open("xb"):  # claim the path: no race with another backup
+                pass
+            target = sqlite3.connect(target_path, isolation_level=None)
+        except (OSError, sqlite3.Error) as err:
+            raise LedgerAccessError(
+                f"Cannot write the backup {str(target_path)!r}: {err}. Check that the folder "
+                "exists and is writable."
+            ) from err
+        try:
+            self._read("copying it", lambda conn: conn.backup(target))
+            target.execute("PRAGMA journal_mode = DELETE")  # one self-contained file
+        except sqlite3.Error as err:
+            raise LedgerAccessError(
+                f"Cannot write the backup {str(target_path)!r}: {err}."
+            ) from err
+        finally:
+            target.close()
+        return target_path
 
     def close(self) -> None:
         """Close the connection; stores of this ledger can no longer spend."""
@@ -402,13 +622,12 @@ class Ledger:
 
     # ------------------------------------------------------------ budgets
 
-    def attach(
-        self, name: str, *, total: object, adjacency: str = "add_remove", seeded: bool = False
-    ) -> SqliteStore:
+    def attach(self, name: str, *, total: object, adjacency: str = "add_remove") -> SqliteStore:
         """The store of budget ``name``, created with ``total`` if the ledger has none.
 
-        ``seeded=True`` (a budget with ``seed=``) marks every release recorded
-        through this store as "seeded: NOT private" in the history.
+        The store records entries as it is given them: a budget with ``seed=``
+        marks its entries' mechanism with :data:`SEEDED` before handing them to
+        any store.
 
         Raises
         ------
@@ -453,7 +672,7 @@ class Ledger:
                         f"adjacency={row[1]!r}, not {adjacency!r}; its releases are accounted "
                         "under that adjacency."
                     )
-        return SqliteStore(self, name, seeded=seeded)
+        return SqliteStore(self, name)
 
     def store(self, name: str) -> SqliteStore:
         """The store of the existing budget ``name`` (UnknownBudgetError if none)."""
@@ -506,23 +725,53 @@ class Ledger:
             )
 
     def budgets(self) -> pd.DataFrame:
-        """One row per budget: name, total, spent, remaining, adjacency, releases, created.
+        """One row per budget: what it holds, what was spent, and how.
+
+        Columns: name, total, spent, remaining, adjacency, releases (committed
+        releases), pending (reservations not committed: running queries, or
+        processes that died before committing; they count as spent),
+        seeded_releases, created (UTC).
+
+        ``seeded_releases`` counts the releases drawn from a seeded,
+        reproducible noise source (``set_budget(..., seed=...)``, their
+        mechanism ends in "(seeded: NOT private)"): **those releases are not
+        private**, whatever epsilon they spent. A budget with any of them no
+        longer protects the people in its data.
 
         ``total``, ``spent`` and ``remaining`` are floats for reading; the
         exact values are ``open_ledger(path).store(name).spent()`` etc.
+
+        Raises
+        ------
+        CorruptLedgerError
+            If a budget's stored amount spent is not the exact sum of its
+            entries (the file was damaged or edited by hand).
         """
-        with self._reading("reading the budgets") as conn:
-            rows = conn.execute(
-                "SELECT b.name, b.total, b.spent, b.adjacency, b.created, "
-                "(SELECT count(*) FROM entries AS e WHERE e.budget = b.name "
-                " AND e.operation NOT IN (?, ?)) "
-                "FROM budgets AS b ORDER BY b.name",
-                (CREATE, RAISE_TOTAL),
-            ).fetchall()
+        state = self._column("state", "e")
+
+        def read(conn: sqlite3.Connection) -> list[tuple[object, ...]]:
+            conn.execute("BEGIN")  # one snapshot for the check and the table
+            try:
+                self._check_spent(conn)
+                return conn.execute(
+                    "SELECT b.name, b.total, b.spent, b.adjacency, b.created, "
+                    f"count(e.id) FILTER (WHERE {state} = ?), "
+                    f"count(e.id) FILTER (WHERE {state} = ?), "
+                    f"count(e.id) FILTER (WHERE {state} = ? AND e.mechanism LIKE ?) "
+                    "FROM budgets AS b LEFT JOIN entries AS e "
+                    "ON e.budget = b.name AND e.operation NOT IN (?, ?) "
+                    "GROUP BY b.name ORDER BY b.name",
+                    (RELEASED, PENDING, RELEASED, f"%{SEEDED}", CREATE, RAISE_TOTAL),
+                ).fetchall()
+            finally:
+                conn.execute("COMMIT")
+
+        rows = self._read("reading the budgets", read)
         records = []
-        for name, total_text, spent_text, adjacency, created, releases in rows:
+        for name, total_text, spent_text, adjacency, created, *counts in rows:
             total = parse_fraction(total_text, "a total")
             spent = parse_fraction(spent_text, "an amount spent")
+            released, pending, seeded = (int(str(count)) for count in counts)
             records.append(
                 {
                     "name": name,
@@ -530,36 +779,46 @@ class Ledger:
                     "spent": float(spent),
                     "remaining": float(total - spent),
                     "adjacency": adjacency,
-                    "releases": int(releases),
+                    "releases": released,
+                    "pending": pending,
+                    "seeded_releases": seeded,
                     "created": _timestamp(created),
                 }
             )
-        columns = ["name", "total", "spent", "remaining", "adjacency", "releases", "created"]
-        frame = pd.DataFrame(records, columns=columns)
+        frame = pd.DataFrame(records, columns=BUDGET_COLUMNS)
         frame["created"] = pd.to_datetime(frame["created"], utc=True)
         return frame
 
     def history(self, name: str) -> pd.DataFrame:
         """Every entry of budget ``name``, oldest first: what a privacy officer needs.
 
-        Columns: time (UTC), operation, columns, clip, keys (number of public
-        keys), epsilon (float), epsilon_exact (Fraction), mechanism,
+        Columns: time (UTC), operation, state, columns, clip, keys (number of
+        public keys), epsilon (float), epsilon_exact (Fraction), mechanism,
         adjacency, sensitivity, noise_scale, total (the budget's total after
-        the entry), spent (cumulative), process (id of the recording process).
-        The ``create`` and ``raise_total`` entries spend nothing. No data
-        value, released value or key is ever stored.
+        the entry), spent (cumulative, pending reservations included), process
+        (id of the recording process).
+
+        ``state`` is ``"released"`` for a release, ``"pending"`` for a
+        reservation whose release was not committed yet (a running query, or a
+        process that died before committing: it counts as spent all the same,
+        since the ledger cannot know whether a result was seen), and empty for
+        the ``create`` and ``raise_total`` entries, which spend nothing. A
+        mechanism ending in "(seeded: NOT private)" marks a release drawn from
+        reproducible noise. No data value, released value or key is ever stored.
         """
         rows = self._entries(self._known(name))
         records = []
-        spent = itertools.accumulate(entry.epsilon for entry, _, _ in rows)
-        for (entry, total, process), cumulative in zip(rows, spent, strict=True):
+        spent = itertools.accumulate(row.entry.epsilon for row in rows)
+        for row, cumulative in zip(rows, spent, strict=True):
+            entry = row.entry
             record = entry.as_record()
             record.update(
+                state="" if entry.operation in (CREATE, RAISE_TOTAL) else row.state,
                 clip="; ".join(f"[{_number(lo)}, {_number(hi)}]" for lo, hi in entry.clip),
                 epsilon_exact=entry.epsilon,
-                total=float(total),
+                total=float(row.total),
                 spent=float(cumulative),
-                process=process,
+                process=row.process,
             )
             records.append(record)
         frame = pd.DataFrame(records, columns=HISTORY_COLUMNS)
@@ -582,38 +841,104 @@ class Ledger:
         )
 
     def _budget_row(self, name: str) -> tuple[Fraction, Fraction]:
-        with self._reading("reading a budget") as conn:
-            row = conn.execute(
+        row = self._read(
+            "reading a budget",
+            lambda conn: conn.execute(
                 "SELECT total, spent FROM budgets WHERE name = ?", (name,)
-            ).fetchone()
+            ).fetchone(),
+        )
         if row is None:
             raise self._unknown(name)
         return parse_fraction(row[0], "a total"), parse_fraction(row[1], "an amount spent")
 
-    def _charge(self, name: str, entry: LedgerEntry) -> None:
+    def _reserve(self, name: str, entry: LedgerEntry, state: str) -> int:
+        """Check that ``entry`` fits and record it in ``state``, in one transaction; its row id."""
         with self._transaction("recording a release") as conn:
             row = conn.execute(
                 "SELECT total, spent FROM budgets WHERE name = ?", (name,)
             ).fetchone()
             if row is None:
-                raise CorruptLedgerError(
-                    f"The ledger {str(self.path)!r} is damaged: the budget {name!r} vanished."
-                )
+                raise self._vanished(name)
             total = parse_fraction(row[0], "a total")
             spent = parse_fraction(row[1], "an amount spent")
             check_fits(total, spent, entry.epsilon)
-            self._insert(conn, name, entry, total)
+            token = self._insert(conn, name, entry, total, state=state)
             conn.execute(
                 "UPDATE budgets SET spent = ? WHERE name = ?",
                 (fraction_text(spent + entry.epsilon), name),
             )
+        return token
+
+    def _commit(self, name: str, token: int) -> None:
+        """The pending reservation ``token`` becomes a release; a second commit changes nothing."""
+        with self._transaction("committing a release") as conn:
+            self._reservation(conn, name, token)
+            conn.execute(
+                "UPDATE entries SET state = ? WHERE id = ? AND budget = ?",
+                (RELEASED, token, name),
+            )
+
+    def _cancel(self, name: str, token: int) -> None:
+        """Delete the pending reservation ``token`` and return its epsilon, exactly."""
+        with self._transaction("cancelling a reservation") as conn:
+            epsilon, state = self._reservation(conn, name, token)
+            if state != PENDING:
+                raise ReservationError(
+                    f"The reservation {token} of budget {name!r} in {str(self.path)!r} was "
+                    "already committed: its release may have been drawn, so its epsilon stays "
+                    "spent."
+                )
+            row = conn.execute("SELECT spent FROM budgets WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                raise self._vanished(name)
+            spent = parse_fraction(row[0], "an amount spent") - epsilon
+            if spent < 0:
+                raise CorruptLedgerError(
+                    f"The ledger {str(self.path)!r} is damaged: the budget {name!r} spent less "
+                    "than one of its reservations."
+                )
+            conn.execute("DELETE FROM entries WHERE id = ?", (token,))
+            conn.execute(
+                "UPDATE budgets SET spent = ? WHERE name = ?", (fraction_text(spent), name)
+            )
+
+    def _reservation(self, conn: sqlite3.Connection, name: str, token: int) -> tuple[Fraction, str]:
+        """The epsilon and state of the reservation ``token`` of budget ``name``."""
+        if isinstance(token, bool) or not isinstance(token, int):
+            raise ReservationError(
+                f"A reservation token is the int that reserve() returned, got "
+                f"{type(token).__name__}."
+            )
+        row = conn.execute(
+            "SELECT epsilon, state FROM entries WHERE id = ? AND budget = ? "
+            "AND operation NOT IN (?, ?)",
+            (token, name, CREATE, RAISE_TOTAL),
+        ).fetchone()
+        if row is None:
+            raise ReservationError(
+                f"The budget {name!r} in {str(self.path)!r} has no reservation {token} (it was "
+                "cancelled, or it belongs to another budget or ledger)."
+            )
+        return parse_fraction(row[0], "an epsilon"), str(row[1])
+
+    def _vanished(self, name: str) -> CorruptLedgerError:
+        return CorruptLedgerError(
+            f"The ledger {str(self.path)!r} is damaged: the budget {name!r} vanished."
+        )
 
     @staticmethod
-    def _insert(conn: sqlite3.Connection, name: str, entry: LedgerEntry, total: Fraction) -> None:
-        conn.execute(
+    def _insert(
+        conn: sqlite3.Connection,
+        name: str,
+        entry: LedgerEntry,
+        total: Fraction,
+        *,
+        state: str = RELEASED,
+    ) -> int:
+        cursor = conn.execute(
             "INSERT INTO entries (budget, time, operation, columns, clip, keys, epsilon, "
-            "mechanism, adjacency, sensitivity, noise_scale, total, process) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "mechanism, adjacency, sensitivity, noise_scale, total, process, state) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 name,
                 entry.time.isoformat(),
@@ -628,27 +953,40 @@ class Ledger:
                 entry.noise_scale,
                 fraction_text(total),
                 os.getpid(),
+                state,
             ),
         )
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
 
-    def _entries(
-        self, name: str, *, releases_only: bool = False
-    ) -> list[tuple[LedgerEntry, Fraction, int | None]]:
+    def _entries(self, name: str, *, releases_only: bool = False) -> list[_Row]:
         """The entries of ``name``, oldest first (only releases: no create / raise_total)."""
         skip = (CREATE, RAISE_TOTAL) if releases_only else ("", "")
-        with self._reading("reading a history") as conn:
-            rows = conn.execute(
+        columns = f"{self._column('process')}, {self._column('state')}"
+        rows = self._read(
+            "reading a history",
+            lambda conn: conn.execute(
                 "SELECT time, operation, columns, clip, keys, epsilon, mechanism, adjacency, "
-                "sensitivity, noise_scale, total, process FROM entries "
+                f"sensitivity, noise_scale, total, {columns} FROM entries "
                 "WHERE budget = ? AND operation NOT IN (?, ?) ORDER BY id",
                 (name, *skip),
-            ).fetchall()
+            ).fetchall(),
+        )
         return [_entry_of(row) for row in rows]
 
 
-def _entry_of(row: tuple[object, ...]) -> tuple[LedgerEntry, Fraction, int | None]:
+class _Row(NamedTuple):
+    """An entry as stored: the entry, the budget's total after it, its process and state."""
+
+    entry: LedgerEntry
+    total: Fraction
+    process: int | None
+    state: str
+
+
+def _entry_of(row: tuple[object, ...]) -> _Row:
     time, operation, columns, clip, keys, epsilon, mechanism, adjacency = row[:8]
-    sensitivity, noise_scale, total, process = row[8:]
+    sensitivity, noise_scale, total, process, state = row[8:]
     try:
         entry = LedgerEntry(
             operation=str(operation),
@@ -666,8 +1004,10 @@ def _entry_of(row: tuple[object, ...]) -> tuple[LedgerEntry, Fraction, int | Non
         raise CorruptLedgerError(
             f"The ledger is damaged: an entry cannot be read ({err})."
         ) from err
+    if state not in (PENDING, RELEASED):
+        raise CorruptLedgerError(f"The ledger is damaged: an entry has the state {state!r}.")
     process_id = None if process is None else int(str(process))
-    return entry, parse_fraction(total, "a total"), process_id
+    return _Row(entry, parse_fraction(total, "a total"), process_id, str(state))
 
 
 def _timestamp(text: object) -> dt.datetime:
@@ -696,68 +1036,72 @@ class SqliteStore:
     (and a :meth:`Ledger.raise_total`) are seen at once.
     """
 
-    def __init__(self, ledger: Ledger, name: str, *, seeded: bool = False) -> None:
+    def __init__(self, ledger: Ledger, name: str) -> None:
         self.ledger = ledger
         self.name = name
-        self.seeded = seeded
 
     @property
     def total(self) -> Fraction:
         return self.ledger._budget_row(self.name)[0]
 
     def spent(self) -> Fraction:
+        """What the releases and the pending reservations of every process spent."""
         return self.ledger._budget_row(self.name)[1]
 
+    def reserve(self, entry: LedgerEntry) -> int:
+        """Record ``entry`` as a pending reservation if it fits (:func:`check_fits`); its token.
+
+        One ``BEGIN IMMEDIATE`` transaction checks what remains, inserts the
+        entry in state "pending" and updates the amount spent: the reservation
+        is on disk before the caller computes anything, and counts as spent for
+        every other query and process, even if this process dies before
+        :meth:`commit` or :meth:`cancel`. A refusal
+        (:class:`~pandas_dp.errors.BudgetExceededError`) writes nothing.
+        """
+        return self.ledger._reserve(self.name, entry, PENDING)
+
+    def commit(self, token: int) -> None:
+        """The pending reservation ``token`` becomes a release (before any noise is drawn).
+
+        Committing it again changes nothing. Raises a :class:`LedgerError`
+        only: :class:`ReservationError` for a token this budget does not hold
+        (cancelled, or of another budget), :class:`LedgerLockedError` if the
+        file stays locked (the reservation then stays pending, and spent).
+        """
+        self.ledger._commit(self.name, token)
+
+    def cancel(self, token: int) -> None:
+        """Return the pending reservation ``token``: nothing was released, its epsilon is unspent.
+
+        Deletes the entry and subtracts its epsilon from the amount spent,
+        exactly, in one transaction. :class:`ReservationError` if the token is
+        unknown or was already committed (a release is never returned).
+        """
+        self.ledger._cancel(self.name, token)
+
     def charge(self, entry: LedgerEntry) -> None:
-        """Record ``entry`` in one transaction if it fits (:func:`check_fits`); else raise."""
-        if self.seeded:  # reproducible noise: the officer must see these were not private
-            entry = dataclasses.replace(entry, mechanism=f"{entry.mechanism} {SEEDED}")
-        self.ledger._charge(self.name, entry)
+        """:meth:`reserve` and :meth:`commit` in one transaction; BudgetExceededError if over."""
+        self.ledger._reserve(self.name, entry, RELEASED)
 
     def entries(self) -> list[LedgerEntry]:
-        """The releases of this budget, by any process, oldest first.
+        """The releases and pending reservations of this budget, by any process, oldest first.
 
-        The full record, with the creation and every ``raise_total``, is
+        Cancelled reservations are gone. The full record, with the creation,
+        every ``raise_total`` and the state of each entry, is
         :meth:`Ledger.history`.
         """
-        return [entry for entry, _, _ in self.ledger._entries(self.name, releases_only=True)]
+        return [row.entry for row in self.ledger._entries(self.name, releases_only=True)]
 
     def __repr__(self) -> str:
         return f"SqliteStore({self.ledger!r}, {self.name!r})"
 
 
-def continues_named(
-    ledger: str | os.PathLike[str] | Ledger, name: str
-) -> Callable[[PrivacyBudget], bool]:
-    """Whether a live budget is the budget ``name`` of the ledger file ``ledger``.
-
-    ``set_budget(ledger=..., name=...)`` on a frame derived from that budget
-    continues its accounting (allowed); anything else would reset it.
-    """
-    if not isinstance(ledger, Ledger | str | os.PathLike):
-        raise TypeError(f"`ledger` must be a path or a Ledger, got {type(ledger).__name__}.")
-    target = ledger.path if isinstance(ledger, Ledger) else Path(ledger)
-
-    def continues(budget: PrivacyBudget) -> bool:
-        store = budget.store
-        return (
-            isinstance(store, SqliteStore)
-            and store.name == name
-            and _same_file(store.ledger.path, target)
-        )
-
-    return continues
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # one of them does not exist (yet)
-        return a.resolve() == b.resolve()
-
-
 def open_ledger(
-    path: str | os.PathLike[str], *, timeout: float = DEFAULT_TIMEOUT, create: bool = True
+    path: str | os.PathLike[str],
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    create: bool = True,
+    read_only: bool = False,
 ) -> Ledger:
     """Open (or create) the ledger file at ``path``.
 
@@ -765,12 +1109,18 @@ def open_ledger(
     ----------
     path : str or path-like
         The SQLite file. Keep it on a local disk (WAL mode needs shared memory).
-    timeout : float, default 10
+    timeout : float, default 60
         Seconds to wait for another process's transaction before
         :class:`LedgerLockedError`.
     create : bool, default True
         Create an empty ledger when there is no file; with False a missing file
         is a :class:`LedgerAccessError`.
+    read_only : bool, default False
+        Only read: never create, migrate or write the file, nor its ``-wal``
+        and ``-shm`` companions, so a ledger in a read-only folder can be read
+        (``python -m pandas_dp ledger FILE`` does this). A ledger of an older
+        schema is read as it is, without upgrading it. Attaching a budget,
+        spending or raising a total is a :class:`LedgerAccessError`.
 
     Returns
     -------
@@ -786,4 +1136,4 @@ def open_ledger(
     LedgerLockedError (a TimeoutError)
         Creating or migrating the schema waited longer than ``timeout``.
     """
-    return Ledger(path, timeout=timeout, create=create)
+    return Ledger(path, timeout=timeout, create=create, read_only=read_only)

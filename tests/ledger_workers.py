@@ -1,35 +1,70 @@
 """Child processes for tests/test_ledger.py.
 
-``multiprocessing`` (spawn context) imports its targets by module name, so they
-live in this plain module rather than in the test file; the tests put this
-folder on ``sys.path`` for the children.
+``multiprocessing`` (forkserver context) imports its targets by module name, so
+they live in this plain module rather than in the test file; the tests put
+this folder on ``sys.path`` for the children.
+
+Every target reports to the parent through the write end of a pipe
+(``outbox``): ``(kind, payload)`` messages, and ``("error", traceback)`` if it
+raised, so that a child that dies on an exception (a lock timeout on a loaded
+machine, say) fails the test with its traceback instead of leaving the parent
+waiting for a signal that never comes.
 """
 
 from __future__ import annotations
 
+import functools
 import os
-from typing import Any
+import signal
+import traceback
+from collections.abc import Callable
+from fractions import Fraction
+from multiprocessing.connection import Connection
+from typing import Any, ParamSpec
 
 import pandas as pd
 
 import pandas_dp  # noqa: F401  (registers df.dp)
+from pandas_dp.budget import LedgerEntry
 from pandas_dp.errors import BudgetExceededError
+from pandas_dp.ledger import open_ledger
 
 #: A charge that is exact in binary and in decimal: 0.125 = 1/8.
 CHARGE = 0.125
+
+P = ParamSpec("P")
+
+
+def reports(target: Callable[P, None]) -> Callable[P, None]:
+    """Send ``("error", formatted traceback)`` on the outbox (the first argument) if it raises."""
+
+    @functools.wraps(target)
+    def run(*args: P.args, **kwargs: P.kwargs) -> None:
+        outbox = args[0]
+        assert isinstance(outbox, Connection)
+        try:
+            target(*args, **kwargs)
+        except BaseException:
+            outbox.send(("error", traceback.format_exc()))
+            raise
+        finally:
+            outbox.close()
+
+    return run
 
 
 def _frame() -> pd.DataFrame:
     return pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0]})
 
 
+@reports
 def spend_many(
-    path: str, name: str, total: float, attempts: int, barrier: Any, results: Any
+    outbox: Connection, path: str, name: str, total: float, attempts: int, barrier: Any
 ) -> None:
     """Re-attach ``name`` in this new process, wait for all, then try ``attempts`` charges."""
     df = _frame()
     df.dp.set_budget(epsilon=total, ledger=path, name=name, seed=os.getpid())
-    barrier.wait(timeout=120)
+    barrier.wait(timeout=600)
     succeeded = refused = 0
     for _ in range(attempts):
         try:
@@ -38,21 +73,25 @@ def spend_many(
             refused += 1
         else:
             succeeded += 1
-    results.put((succeeded, refused))
+    outbox.send(("result", (succeeded, refused)))
 
 
-def spend_until_killed(path: str, name: str, released: Any, ready: Any, threshold: int) -> None:
-    """Release counts forever; count each one *after* it is released; signal at ``threshold``."""
+@reports
+def spend_until_killed(
+    outbox: Connection, path: str, name: str, released: Any, threshold: int
+) -> None:
+    """Release counts forever; count each one *after* it is released; report at ``threshold``."""
     df = _frame()
     df.dp.set_budget(epsilon=1000, ledger=path, name=name)
     while True:
         df.dp.count(epsilon=CHARGE)
         released.value += 1
         if released.value == threshold:
-            ready.set()
+            outbox.send(("ready", None))
 
 
-def spend_across_fork(path: str, name: str, results: Any) -> None:
+@reports
+def spend_across_fork(outbox: Connection, path: str, name: str) -> None:
     """Spend, fork, spend in the child and then in the parent; report what happened."""
     from pandas_dp import ledger
 
@@ -67,4 +106,30 @@ def spend_across_fork(path: str, name: str, results: Any) -> None:
             os._exit(len(ledger._INHERITED))
     _, status = os.waitpid(child, 0)
     df.dp.count(epsilon=CHARGE)
-    results.put((os.waitstatus_to_exitcode(status), df.dp.budget.spent))
+    outbox.send(("result", (os.waitstatus_to_exitcode(status), df.dp.budget.spent)))
+
+
+@reports
+def reserve_and_die(outbox: Connection, path: str, name: str, epsilon: Fraction) -> None:
+    """Reserve ``epsilon`` of ``name``, report the token, and die by SIGKILL before committing."""
+    with open_ledger(path) as ledger:
+        token = ledger.store(name).reserve(LedgerEntry("sum", epsilon, columns=("x",)))
+        outbox.send(("reserved", token))
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+@reports
+def show_ledger_as(outbox: Connection, uid: int, gid: int, path: str) -> None:
+    """Run ``python -m pandas_dp ledger PATH`` as the user ``uid`` (who cannot write the folder)."""
+    import contextlib
+    import io
+
+    from pandas_dp.__main__ import main
+
+    os.setgroups([])
+    os.setgid(gid)
+    os.setuid(uid)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["ledger", path])
+    outbox.send(("result", (code, out.getvalue(), err.getvalue())))

@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import io
 import itertools
 import multiprocessing
+import multiprocessing.connection
 import os
+import shutil
 import signal
 import sqlite3
+import tempfile
 import threading
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing, contextmanager, redirect_stdout
 from fractions import Fraction
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -31,18 +36,21 @@ from pandas_dp.ledger import (
     APPLICATION_ID,
     MIGRATIONS,
     SCHEMA_VERSION,
+    SEEDED,
     BudgetMismatchError,
     CorruptLedgerError,
     Ledger,
     LedgerAccessError,
+    LedgerError,
     LedgerFormatError,
     LedgerLockedError,
     NotALedgerError,
+    ReservationError,
     UnknownBudgetError,
     open_ledger,
 )
 
-TIMEOUT = 120  # generous: the machine is shared and has two cores
+TIMEOUT = 600  # an upper bound, never a wait: tests wait on what the children report
 posix_only = pytest.mark.skipif(os.name != "posix", reason="fork, forkserver and SIGKILL are POSIX")
 
 
@@ -73,6 +81,64 @@ def processes(workers: ModuleType) -> multiprocessing.context.BaseContext:
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["ledger_workers"])
     return ctx
+
+
+Child = tuple[multiprocessing.connection.Connection, Any]  # (the read end of its pipe, process)
+
+
+@pytest.fixture
+def spawn(
+    processes: multiprocessing.context.BaseContext,
+) -> Iterator[Callable[..., Child]]:
+    """Start ``target(outbox, *args)`` in a child; every child still alive is killed at teardown."""
+    started: list[Any] = []
+
+    def start(target: Callable[..., None], *args: object) -> Child:
+        inbox, outbox = processes.Pipe(duplex=False)
+        proc = processes.Process(target=target, args=(outbox, *args), daemon=True)
+        proc.start()
+        outbox.close()  # the child holds the write end: its death is an end of file here
+        started.append(proc)
+        return inbox, proc
+
+    yield start
+    for proc in started:
+        if proc.is_alive():
+            proc.kill()
+        proc.join(timeout=TIMEOUT)
+
+
+def receive(children: Sequence[Child], kind: str) -> list[object]:
+    """The next message of each child, which must be ``kind``: waits on the children, not a clock.
+
+    A child that reports an exception fails the test with the child's
+    traceback; one that dies without a word fails it with its exit code.
+    """
+    payloads: dict[int, object] = {}
+    waiting = dict(enumerate(children))
+    while waiting:
+        ready = multiprocessing.connection.wait(
+            [end for inbox, proc in waiting.values() for end in (inbox, proc.sentinel)],
+            timeout=TIMEOUT,
+        )
+        if not ready:
+            pytest.fail(f"{len(waiting)} child process(es) said nothing for {TIMEOUT} s")
+        for number, (inbox, proc) in list(waiting.items()):
+            if inbox.poll():
+                try:
+                    got, payload = inbox.recv()
+                except EOFError:
+                    proc.join(timeout=TIMEOUT)
+                    pytest.fail(f"child {number} exited ({proc.exitcode}) without a report")
+                if got == "error":
+                    pytest.fail(f"child {number} raised:\n{payload}", pytrace=False)
+                assert got == kind, (got, kind)
+                payloads[number] = payload
+                del waiting[number]
+            elif proc.sentinel in ready:
+                proc.join(timeout=TIMEOUT)
+                pytest.fail(f"child {number} exited ({proc.exitcode}) without a report")
+    return [payloads[number] for number in range(len(children))]
 
 
 def fingerprint(path: Path) -> dict[str, str]:
@@ -239,16 +305,31 @@ def test_an_unknown_budget_name_is_a_key_error(path: Path) -> None:
         assert isinstance(err.value, KeyError)
 
 
-def test_a_frame_derived_from_a_named_budget_may_re_attach_to_that_name(path: Path) -> None:
+def test_a_frame_derived_from_a_live_named_budget_continues_it_only_through_inherit(
+    path: Path,
+) -> None:
     df = pd.DataFrame({"x": [1.0, 2.0]})
-    df.dp.set_budget(epsilon=1, ledger=path, name="hr", seed=1)
-    df.dp.count(epsilon=0.5)
+    budget = df.dp.set_budget(epsilon=1, adjacency="substitute", ledger=path, name="hr", seed=1)
+    df.dp.count("x", epsilon=0.5)
     copy = df.copy()  # the marker travels, the budget does not
     with pytest.raises(MissingBudgetError):
         copy.dp.count(epsilon=0.1)
-    assert copy.dp.set_budget(epsilon=1, ledger=path, name="hr").spent == Fraction(1, 2)
+    # Attaching the same name again would make the copy the budget's own frame (its row
+    # count public under substitute): refused, pointing to the analyst's assertion.
+    with pytest.raises(PandasDPError, match=r"budget 'hr' was created in this process.*inherit"):
+        copy.dp.set_budget(epsilon=1, adjacency="substitute", ledger=path, name="hr")
+    copy.dp.inherit()
+    copy.dp.count(epsilon=0.25)  # never the root frame: charged, with noise
+    assert budget.spent == Fraction(3, 4)
+    assert budget.entries[-1].sensitivity == "1"
     with pytest.raises(PandasDPError, match="already has a privacy budget"):
         df.dp.set_budget(epsilon=1, ledger=path, name="hr")
+    # The data read afresh (no marker) continues the named budget as its own frame.
+    fresh = pd.DataFrame({"x": [1.0, 2.0]})
+    again = fresh.dp.set_budget(epsilon=1, adjacency="substitute", ledger=path, name="hr")
+    assert again.spent == Fraction(3, 4)
+    assert fresh.dp.count(epsilon=0.25) == 2  # n public under substitute: exact and free
+    assert again.spent == Fraction(3, 4)
 
 
 @pytest.mark.parametrize(
@@ -261,7 +342,7 @@ def test_a_frame_derived_from_a_named_budget_may_not_start_another(
     df.dp.set_budget(epsilon=1, ledger=path, name="hr")
     copy = df.copy()
     other = None if ledger is None else path.parent / ledger  # same name, other file: a reset
-    with pytest.raises(PandasDPError, match=r"reset the accounting.*name='hr'\)"):
+    with pytest.raises(PandasDPError, match=r"reset the accounting.*inherit\(\)"):
         copy.dp.set_budget(epsilon=1, ledger=other, name=name)
     assert not (path.parent / "other.sqlite").exists()
 
@@ -281,7 +362,7 @@ def test_a_ledger_object_can_be_passed_with_its_own_timeout(
     ("kwargs", "error"),
     [
         ({"ledger": "x.sqlite"}, TypeError),
-        ({"name": "hr"}, TypeError),
+        ({"name": ""}, ValueError),  # a name alone: an in-memory named budget, still checked
         ({"ledger": "x.sqlite", "name": ""}, ValueError),
         ({"ledger": "x.sqlite", "name": "   "}, ValueError),
         ({"ledger": "x.sqlite", "name": 3}, TypeError),
@@ -383,13 +464,14 @@ def test_the_file_is_a_versioned_wal_ledger(path: Path) -> None:
     assert pragmas == [APPLICATION_ID, SCHEMA_VERSION, "wal"]
 
 
-def write_v1_ledger(path: Path) -> None:
-    """A ledger as schema version 1 wrote it, with one budget and one release."""
+def write_old_ledger(path: Path, version: int) -> None:
+    """A ledger as schema ``version`` (1 or 2) wrote it, with one budget and one release."""
     conn = sqlite3.connect(path)
-    for statement in MIGRATIONS[0]:
-        conn.execute(statement)
+    for step in MIGRATIONS[:version]:
+        for statement in step:
+            conn.execute(statement)
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-    conn.execute("PRAGMA user_version = 1")
+    conn.execute(f"PRAGMA user_version = {version}")
     conn.execute("INSERT INTO budgets VALUES ('hr', '2/1', '3/10', 'add_remove', '2025-01-01')")
     rows = [
         ("2025-01-01T00:00:00+00:00", "create", "[]", "[]", None, "0/1", ""),
@@ -406,19 +488,24 @@ def write_v1_ledger(path: Path) -> None:
     conn.close()
 
 
-def test_an_old_ledger_is_migrated_without_loss(path: Path) -> None:
-    write_v1_ledger(path)
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_old_ledger_is_migrated_without_loss(path: Path, version: int) -> None:
+    write_old_ledger(path, version)
     ledger = open_ledger(path)
     history = ledger.history("hr")
     assert list(history.operation) == ["create", "mean"]
+    assert list(history.state) == ["", "released"]  # the column version 3 added
     assert list(history.epsilon_exact) == [0, Fraction(3, 10)]
     assert history.iloc[1][["columns", "clip", "keys"]].tolist() == ["salary", "[0, 1.5]", 4]
-    assert history.process.isna().all()  # the column version 2 added
+    assert history.process.isna().all()  # the column version 2 added (empty in version 2 too)
     assert ledger.store("hr").spent() == Fraction(3, 10)
     with raw(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
     ledger.store("hr").charge(entry(Fraction(1, 10)))
     assert ledger.history("hr").process.iloc[-1] == os.getpid()
+    token = ledger.store("hr").reserve(entry(Fraction(1, 10)))
+    ledger.store("hr").cancel(token)
+    assert ledger.store("hr").spent() == Fraction(4, 10)
 
 
 def test_a_newer_ledger_is_refused_untouched(path: Path) -> None:
@@ -553,6 +640,90 @@ def test_timeout_must_be_a_positive_number(path: Path, timeout: object) -> None:
     assert not path.exists()
 
 
+# --------------------------------------------------------------- reservations
+
+
+def test_a_reservation_counts_as_spent_for_another_connection(path: Path) -> None:
+    store = open_ledger(path).attach("hr", total=1)
+    token = store.reserve(entry(Fraction(3, 4)))
+    with open_ledger(path) as other:  # another connection, as another process would see it
+        assert other.store("hr").spent() == Fraction(3, 4)
+        assert other.budgets().pending.tolist() == [1]
+        with pytest.raises(BudgetExceededError) as refused:
+            other.store("hr").reserve(entry(Fraction(1, 2)))
+        assert refused.value.remaining == Fraction(1, 4)
+        assert other.history("hr").state.tolist() == ["", "pending"]
+    store.commit(token)
+    assert open_ledger(path).history("hr").state.tolist() == ["", "released"]
+    assert store.spent() == Fraction(3, 4)
+
+
+def test_cancel_returns_a_reservation_exactly(path: Path) -> None:
+    store = open_ledger(path).attach("hr", total=1)
+    store.charge(entry(Fraction(1, 3)))
+    kept = store.reserve(entry(Fraction(1, 7)))
+    returned = store.reserve(entry(Fraction(2, 9)))
+    assert store.spent() == Fraction(1, 3) + Fraction(1, 7) + Fraction(2, 9)
+    store.cancel(returned)
+    assert store.spent() == Fraction(1, 3) + Fraction(1, 7)  # exactly: no float on the way
+    with raw(path) as conn:
+        assert conn.execute("SELECT spent FROM budgets").fetchone()[0] == "10/21"
+    assert [e.epsilon for e in store.entries()] == [Fraction(1, 3), Fraction(1, 7)]
+    store.commit(kept)
+    store.commit(kept)  # committing twice changes nothing
+    history = open_ledger(path).history("hr")
+    assert history.state.tolist() == ["", "released", "released"]
+    assert history.epsilon_exact.sum() == store.spent()
+    store.reserve(entry(Fraction(11, 21)))  # what was returned fits again, to the last bit
+
+
+def test_an_unknown_token_is_a_clear_error_and_writes_nothing(path: Path) -> None:
+    ledger = open_ledger(path)
+    store, other = ledger.attach("hr", total=1), ledger.attach("other", total=1)
+    committed = store.reserve(entry(Fraction(1, 4)))
+    store.commit(committed)
+    cancelled = store.reserve(entry(Fraction(1, 4)))
+    store.cancel(cancelled)
+    foreign = other.reserve(entry(Fraction(1, 4)))
+    before = contents(path)
+    calls = [
+        (store.commit, 10_000, "no reservation 10000"),
+        (store.cancel, 10_000, "no reservation 10000"),
+        (store.commit, cancelled, f"no reservation {cancelled}"),
+        (store.cancel, cancelled, f"no reservation {cancelled}"),
+        (store.commit, foreign, f"no reservation {foreign}"),
+        (store.cancel, 1, "no reservation 1"),  # the create entry is not a reservation
+        (store.cancel, committed, "already committed"),
+        (store.commit, "1", "int that reserve"),
+    ]
+    for call, token, message in calls:
+        with pytest.raises(ReservationError, match=message) as err:
+            call(token)
+        assert isinstance(err.value, LedgerError)
+    assert contents(path) == before
+    assert (store.spent(), other.spent()) == (Fraction(1, 4), Fraction(1, 4))
+
+
+@posix_only
+def test_a_reservation_of_a_killed_process_stays_spent(
+    path: Path, workers: ModuleType, spawn: Callable[..., Child]
+) -> None:
+    open_ledger(path).attach("hr", total=1).charge(entry(Fraction(1, 4)))
+    child = spawn(workers.reserve_and_die, str(path), "hr", Fraction(1, 2))
+    [token] = receive([child], "reserved")
+    child[1].join(timeout=TIMEOUT)
+    assert child[1].exitcode == -signal.SIGKILL  # between reserve and commit
+    with open_ledger(path) as reopened:
+        assert reopened.store("hr").spent() == Fraction(3, 4)
+        history = reopened.history("hr")
+        assert history.state.tolist() == ["", "released", "pending"]
+        assert history.spent.iloc[-1] == 0.75
+        assert reopened.budgets().pending.tolist() == [1]
+        with pytest.raises(BudgetExceededError):
+            reopened.store("hr").charge(entry(Fraction(1, 2)))
+        assert isinstance(token, int)
+
+
 # ---------------------------------------------------------------- concurrency
 
 
@@ -591,29 +762,24 @@ def test_threads_never_jointly_exceed_a_named_budget(path: Path) -> None:
 
 @posix_only
 def test_processes_never_jointly_exceed_a_named_budget(
-    path: Path, workers: ModuleType, processes: multiprocessing.context.BaseContext
+    path: Path,
+    workers: ModuleType,
+    processes: multiprocessing.context.BaseContext,
+    spawn: Callable[..., Child],
 ) -> None:
-    ctx = processes
     n_procs, attempts, total = 8, 20, 5.0  # the children race to create the file and budget too
-    barrier = ctx.Barrier(n_procs)
-    results = ctx.Queue()
-    procs = [
-        ctx.Process(
-            target=workers.spend_many,
-            args=(str(path), "hr.salaries", total, attempts, barrier, results),
-            daemon=True,
-        )
+    barrier = processes.Barrier(n_procs)
+    children = [
+        spawn(workers.spend_many, str(path), "hr.salaries", total, attempts, barrier)
         for _ in range(n_procs)
     ]
-    for proc in procs:
-        proc.start()
-    outcomes = [results.get(timeout=TIMEOUT) for _ in procs]
-    for proc in procs:
+    outcomes = receive(children, "result")
+    for _, proc in children:
         proc.join(timeout=TIMEOUT)
         assert proc.exitcode == 0
     affordable = int(total / workers.CHARGE)  # 40 of the 160 attempts
-    assert sum(ok for ok, _ in outcomes) == affordable
-    assert sum(refused for _, refused in outcomes) == n_procs * attempts - affordable
+    assert sum(ok for ok, _ in outcomes) == affordable  # type: ignore[misc]
+    assert sum(refused for _, refused in outcomes) == n_procs * attempts - affordable  # type: ignore[misc]
     ledger = open_ledger(path)
     history = ledger.history("hr.salaries")
     assert len(releases(history)) == affordable
@@ -623,29 +789,27 @@ def test_processes_never_jointly_exceed_a_named_budget(
 
 @posix_only
 def test_a_process_killed_mid_run_never_leaves_an_undercount(
-    path: Path, workers: ModuleType, processes: multiprocessing.context.BaseContext
+    path: Path,
+    workers: ModuleType,
+    processes: multiprocessing.context.BaseContext,
+    spawn: Callable[..., Child],
 ) -> None:
-    ctx = processes
     open_ledger(path).attach("jobs", total=1000)
-    children = []
+    children, counters = [], []
     for threshold in (3, 10, 30):  # killed at different moments, while the others run
-        released, ready = ctx.Value("q", 0, lock=False), ctx.Event()
-        proc = ctx.Process(
-            target=workers.spend_until_killed,
-            args=(str(path), "jobs", released, ready, threshold),
-            daemon=True,
-        )
-        proc.start()
-        children.append((proc, released, ready))
-    for proc, _, ready in children:
-        assert ready.wait(timeout=TIMEOUT)
+        released = processes.Value("q", 0, lock=False)
+        children.append(spawn(workers.spend_until_killed, str(path), "jobs", released, threshold))
+        counters.append(released)
+    for child in children:
+        receive([child], "ready")  # or the child's traceback, if it failed
+        _, proc = child
         os.kill(proc.pid, signal.SIGKILL)
         proc.join(timeout=TIMEOUT)
         assert proc.exitcode == -signal.SIGKILL
-    reported = sum(released.value for _, released, _ in children)
+    reported = sum(released.value for released in counters)
     with raw(path) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    ledger = open_ledger(path, timeout=5)
+    ledger = open_ledger(path)
     history = ledger.history("jobs")
     recorded = len(releases(history))
     # each child may have been killed after a charge and before counting its release
@@ -656,20 +820,25 @@ def test_a_process_killed_mid_run_never_leaves_an_undercount(
 
 @posix_only
 def test_a_forked_child_spends_through_its_own_connection(
-    path: Path, workers: ModuleType, processes: multiprocessing.context.BaseContext
+    path: Path, workers: ModuleType, spawn: Callable[..., Child]
 ) -> None:
-    results = processes.Queue()
-    proc = processes.Process(
-        target=workers.spend_across_fork, args=(str(path), "hr", results), daemon=True
-    )
-    proc.start()
-    child_exit, spent = results.get(timeout=TIMEOUT)
-    proc.join(timeout=TIMEOUT)
+    child = spawn(workers.spend_across_fork, str(path), "hr")
+    [(child_exit, spent)] = receive([child], "result")  # type: ignore[misc]
+    child[1].join(timeout=TIMEOUT)
     assert child_exit == 1  # the child set the parent's connection aside and opened its own
     assert spent == Fraction(3, 8)
     history = open_ledger(path).history("hr")
     assert len(releases(history)) == 3
     assert releases(history).process.nunique() == 2
+
+
+@posix_only
+def test_a_failing_child_fails_the_test_with_its_traceback(
+    path: Path, workers: ModuleType, spawn: Callable[..., Child]
+) -> None:
+    child = spawn(workers.spend_until_killed, str(path / "no-such-folder" / "x"), "jobs", None, 1)
+    with pytest.raises(pytest.fail.Exception, match=r"(?s)raised:.*LedgerAccessError"):
+        receive([child], "ready")
 
 
 # ------------------------------------------------------- accounting properties
@@ -778,3 +947,167 @@ def test_cli_reports_errors_without_creating_files(
 
 def test_open_ledger_is_exported() -> None:
     assert pandas_dp.open_ledger is open_ledger
+
+
+# ------------------------------------------------ consistency, reading only, backups
+
+
+def test_budgets_counts_seeded_releases_as_not_private(
+    path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ledger = open_ledger(path)
+    seeded, private = ledger.attach("seeded", total=1), ledger.attach("private", total=1)
+    seeded.charge(LedgerEntry("count", Fraction(1, 4), mechanism=f"discrete_laplace {SEEDED}"))
+    seeded.charge(LedgerEntry("count", Fraction(1, 4)))
+    private.charge(LedgerEntry("count", Fraction(1, 4)))
+    table = ledger.budgets().set_index("name")
+    assert table.seeded_releases.to_dict() == {"private": 0, "seeded": 1}
+    assert table.releases.to_dict() == {"private": 1, "seeded": 2}
+    assert main(["ledger", str(path)]) == 0
+    assert "NOT private" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("edit", ["UPDATE budgets SET spent = '1/3'", "DELETE FROM entries"])
+def test_a_spent_that_is_not_the_sum_of_its_entries_is_refused(path: Path, edit: str) -> None:
+    with open_ledger(path) as ledger:
+        ledger.attach("fine", total=1).charge(entry(Fraction(1, 4)))
+        ledger.attach("hr.salaries", total=1).charge(entry(Fraction(1, 4)))
+    with raw(path) as conn:
+        conn.execute(f"{edit} WHERE {'name' if 'budgets' in edit else 'budget'} = 'hr.salaries'")
+    before = contents(path)
+    for opening in (lambda: open_ledger(path), lambda: open_ledger(path, read_only=True)):
+        with pytest.raises(CorruptLedgerError, match=r"damaged.*'hr\.salaries'"):
+            opening()
+    assert main(["ledger", str(path)]) == 1
+    assert contents(path) == before
+
+
+def test_budgets_checks_spent_of_an_open_ledger(path: Path) -> None:
+    ledger = open_ledger(path)
+    ledger.attach("hr", total=1).charge(entry(Fraction(1, 4)))
+    with raw(path) as conn:
+        conn.execute("UPDATE budgets SET spent = '1/8'")
+    with pytest.raises(CorruptLedgerError, match="'hr'"):
+        ledger.budgets()
+    ledger.close()
+
+
+def folder_state(folder: Path) -> dict[str, str]:
+    """Every file of a folder and its bytes' hash: "nothing created, nothing written"."""
+    return {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(folder.iterdir())}
+
+
+@pytest.mark.parametrize("held_open", [False, True], ids=["closed", "held-open-by-a-writer"])
+def test_reading_only_creates_and_writes_nothing(
+    path: Path, held_open: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    writer = open_ledger(path)
+    writer.attach("hr", total=1).charge(entry(Fraction(1, 4)))
+    if not held_open:
+        writer.close()
+    before = folder_state(path.parent)
+    assert (f"{path.name}-wal" in before) == held_open
+    assert main(["ledger", str(path)]) == 0
+    assert "0.75" in capsys.readouterr().out
+    with open_ledger(path, read_only=True) as reader:
+        assert reader.store("hr").spent() == Fraction(1, 4)
+        if held_open:  # the reader sees the writer's latest release, through its WAL
+            writer.store("hr").charge(entry(Fraction(1, 8)))
+            assert reader.store("hr").spent() == Fraction(3, 8)
+            before = folder_state(path.parent)
+        for change in (
+            lambda: reader.attach("hr", total=1),
+            lambda: reader.store("hr").charge(entry(Fraction(1, 8))),
+            lambda: reader.store("hr").reserve(entry(Fraction(1, 8))),
+            lambda: reader.raise_total("hr", 2),
+        ):
+            with pytest.raises(LedgerAccessError, match="read-only"):
+                change()
+    assert folder_state(path.parent) == before
+    writer.close()
+
+
+def test_reading_only_sees_a_change_made_after_it_opened(path: Path) -> None:
+    open_ledger(path).attach("hr", total=1).ledger.close()
+    with open_ledger(path, read_only=True) as reader:
+        assert reader.store("hr").spent() == 0
+        with open_ledger(path) as writer:
+            writer.store("hr").charge(entry(Fraction(1, 4)))
+        assert reader.store("hr").spent() == Fraction(1, 4)  # the file changed: read afresh
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_reading_only_reads_an_old_ledger_without_upgrading_it(
+    path: Path, version: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_old_ledger(path, version)
+    before = folder_state(path.parent)
+    with open_ledger(path, read_only=True) as reader:
+        assert reader.history("hr").state.tolist() == ["", "released"]
+        assert reader.budgets().releases.tolist() == [1]
+    assert main(["ledger", str(path), "--name", "hr"]) == 0
+    assert "mean" in capsys.readouterr().out
+    assert folder_state(path.parent) == before  # still version `version`
+
+
+@posix_only
+def test_the_cli_reads_a_ledger_in_a_folder_it_cannot_write(
+    workers: ModuleType, spawn: Callable[..., Child]
+) -> None:
+    # As root, chmod stops no write: run the CLI as an unprivileged user instead, on a
+    # folder in the system's temporary folder (pytest's own are private to root).
+    folder = Path(tempfile.mkdtemp(prefix="pandas-dp-read-only-"))
+    try:
+        check_cli_reads_only(folder, workers, spawn)
+    finally:
+        folder.chmod(0o755)
+        shutil.rmtree(folder)
+
+
+def check_cli_reads_only(folder: Path, workers: ModuleType, spawn: Callable[..., Child]) -> None:
+    path = folder / "privacy-ledger.sqlite"
+    with open_ledger(path) as ledger:
+        ledger.attach("hr", total=1).charge(entry(Fraction(1, 4)))
+    before = folder_state(folder)
+    if os.geteuid() == 0:
+        try:
+            import pwd
+
+            nobody = pwd.getpwnam("nobody")
+        except (ImportError, KeyError):
+            pytest.skip("running as root and there is no unprivileged user 'nobody' to read as")
+        folder.chmod(0o755)  # nobody may enter the folder, and write nothing in it
+        path.chmod(0o644)
+        child = spawn(workers.show_ledger_as, nobody.pw_uid, nobody.pw_gid, str(path))
+        [(code, out, err)] = receive([child], "result")  # type: ignore[misc]
+    else:
+        folder.chmod(0o555)
+        buffer = io.StringIO()
+        with redirect_stdout(buffer):
+            code, out, err = main(["ledger", str(path)]), buffer.getvalue(), ""
+    assert (code, err) == (0, "")
+    assert "hr" in out
+    assert "0.75" in out
+    assert folder_state(folder) == before
+
+
+def test_backup_copies_a_ledger_in_use_into_one_file(tmp_path: Path, path: Path) -> None:
+    ledger = open_ledger(path)
+    store = ledger.attach("hr", total=1)
+    store.charge(entry(Fraction(1, 4)))
+    store.reserve(entry(Fraction(1, 8)))
+    assert Path(f"{path}-wal").exists()  # in use: the file and its companions
+    copy = tmp_path / "backup" / "copy.sqlite"
+    copy.parent.mkdir()
+    with open_ledger(path) as other:  # another connection holds it open meanwhile
+        other.store("hr").charge(entry(Fraction(1, 16)))
+        assert ledger.backup(copy) == copy
+    assert sorted(p.name for p in copy.parent.iterdir()) == ["copy.sqlite"]
+    with open_ledger(copy, read_only=True) as restored:
+        pd.testing.assert_frame_equal(restored.budgets(), ledger.budgets())
+        pd.testing.assert_frame_equal(restored.history("hr"), ledger.history("hr"))
+    with open_ledger(copy) as restored:  # and it is a ledger that can be spent from
+        restored.store("hr").charge(entry(Fraction(1, 16)))
+    with pytest.raises(LedgerAccessError, match="never overwrites"):
+        ledger.backup(copy)
+    ledger.close()
