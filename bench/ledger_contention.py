@@ -23,8 +23,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from pandas_dp.budget import LedgerEntry
-from pandas_dp.ledger import open_ledger
+from pandas_dp.ledger import LedgerEntry, open_ledger
 
 NAME = "load"
 

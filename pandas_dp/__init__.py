@@ -34,10 +34,10 @@ from __future__ import annotations
 import pandas as pd
 
 from .accessor import DPAccessor
-from .budget import LedgerEntry, PrivacyBudget
+from .budget import PrivacyBudget
 from .errors import BudgetExceededError, MissingBudgetError, PandasDPError
 from .groupby import DPGroupBy
-from .ledger import Ledger, open_ledger
+from .ledger import Ledger, LedgerEntry, open_ledger
 
 __all__ = [
     "BudgetExceededError",

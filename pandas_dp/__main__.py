@@ -13,9 +13,8 @@ from collections.abc import Sequence
 import pandas as pd
 
 from . import datasets, dp
-from .budget import SEEDED
 from .errors import BudgetExceededError
-from .ledger import LedgerError, open_ledger
+from .ledger import SEEDED, LedgerError, open_ledger
 
 CLIP = (0, 250_000)
 

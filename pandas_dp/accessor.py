@@ -20,8 +20,6 @@ import pandas as pd
 
 from .aggregate import Count, Mean, Sum
 from .budget import (
-    BudgetStore,
-    MemoryStore,
     PrivacyBudget,
     attach,
     bind,
@@ -35,7 +33,7 @@ from .budget import (
 )
 from .errors import MissingBudgetError, PandasDPError
 from .groupby import DPGroupBy
-from .ledger import Ledger, check_name, open_ledger
+from .ledger import BudgetStore, Ledger, MemoryStore, check_name, open_ledger
 from .noise import make_source
 from .release import run
 from .rowwise import check_rowwise, is_boolean_dtype, is_string_dtype, row_mask

@@ -29,10 +29,10 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .budget import LedgerEntry, column_names
 from .kind import Kind, Neighbours, Rows, Stats
+from .ledger import LedgerEntry
 from .noise import F64, I64, Bools, RandomSource, discrete_laplace, grid_exponent, integer_scale
-from .text import figures
+from .text import column_names, figures
 from .validation import (
     Clip,
     check_clip,

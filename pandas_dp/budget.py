@@ -1,9 +1,10 @@
-"""The privacy budget: exact accounting, its ledger, and frame binding.
+"""The privacy budget and frame binding.
 
 One :class:`PrivacyBudget` is attached to one frame by ``df.dp.set_budget``.
-Its accounting lives in a store (in memory here; SQLite for named budgets),
-behind one interface and one rule, :func:`check_fits`: a charge that would
-exceed the total is refused whole, before any noise is drawn.
+Its accounting lives in a store of :mod:`pandas_dp.ledger` (in memory, or
+SQLite for budgets in a ledger file), behind one interface and one rule,
+``check_fits``: a charge that would exceed the total is refused whole, before
+any noise is drawn.  Releases reserve through :meth:`PrivacyBudget.reserve`.
 
 Binding is fail-closed.  The budget is held by the frame *object* (never in
 ``attrs``, which pandas copies into frames whose rows mix or repeat people);
@@ -14,98 +15,38 @@ so that a derived frame can say where it came from and how to fix it.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import html
 import itertools
 import json
-import os
 import threading
 import uuid
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Protocol
 
 import pandas as pd
 
-from .errors import (
-    BudgetExceededError,
-    BudgetMismatchError,
-    BudgetProcessError,
-    MissingBudgetError,
-    PandasDPError,
-)
+from .errors import BudgetMismatchError, MissingBudgetError, PandasDPError
+from .ledger import LEDGER_COLUMNS, SEEDED, BudgetStore, LedgerEntry, MemoryStore
 from .noise import RandomSource
+from .text import epsilon_text
 
 __all__ = [
-    "BudgetStore",
     "Epsilon",
     "FrameBinding",
-    "LedgerEntry",
-    "MemoryStore",
     "PrivacyBudget",
     "attach",
     "bind",
     "binding_of",
     "budget_lock",
-    "check_fits",
     "marker_of",
     "named_memory_store",
     "require_binding",
 ]
 
 MARKER_KEY = "pandas_dp"
-#: Appended to the mechanism of every release drawn from a seeded (reproducible) source.
-SEEDED = "(seeded: NOT private)"
 _BINDING_ATTR = "_pandas_dp_binding"
-
-
-@dataclass(frozen=True)
-class LedgerEntry:
-    """One release as the ledger records it: public parameters only.
-
-    Never a data value, a released value or a key observed in the data.
-    """
-
-    operation: str
-    epsilon: Fraction
-    columns: tuple[str, ...] = ()
-    mechanism: str = "discrete_laplace"
-    adjacency: str = "add_remove"
-    sensitivity: str = ""
-    noise_scale: str = ""
-    clip: tuple[tuple[float, float], ...] = ()
-    keys: int | None = None
-    time: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.epsilon, Fraction) or self.epsilon < 0:
-            raise ValueError(f"`epsilon` must be a non-negative Fraction, got {self.epsilon!r}.")
-        if not self.operation:
-            raise ValueError("`operation` must be a non-empty string.")
-
-    def as_record(self) -> dict[str, object]:
-        return {
-            "time": self.time,
-            "operation": self.operation,
-            "columns": ", ".join(self.columns),
-            "epsilon": float(self.epsilon),
-            "mechanism": self.mechanism,
-            "adjacency": self.adjacency,
-            "sensitivity": self.sensitivity,
-            "noise_scale": self.noise_scale,
-            "clip": "; ".join(f"[{_exact(lo)}, {_exact(hi)}]" for lo, hi in self.clip),
-            "keys": self.keys,
-        }
-
-
-def _exact(x: float) -> str:
-    """A public bound written exactly: ``200000`` or ``123456.789``, never rounded."""
-    return str(int(x)) if x.is_integer() and abs(x) < 1e16 else repr(x)
-
-
-LEDGER_COLUMNS = list(LedgerEntry("x", Fraction(0)).as_record())
 
 
 class Epsilon(Fraction):
@@ -126,112 +67,6 @@ class Epsilon(Fraction):
             return super().__format__(spec)
         except (TypeError, ValueError):
             return format(float(self), spec)
-
-
-def check_fits(total: Fraction, spent: Fraction, requested: Fraction) -> None:
-    """The one accounting rule: refuse a charge that would exceed ``total``."""
-    if spent + requested > total:
-        raise BudgetExceededError(requested=requested, remaining=total - spent)
-
-
-class BudgetStore(Protocol):
-    """Where a budget's accounting lives: atomic reservations, committed or returned.
-
-    A release reserves its epsilon before it reads the data (the reservation
-    counts against every other query at once), commits it before any noise is
-    drawn, and returns it only if computing the statistics raised (nothing was
-    released).
-    """
-
-    @property
-    def total(self) -> Fraction: ...
-
-    def spent(self) -> Fraction:
-        """Released and reserved epsilon together."""
-        ...
-
-    def reserve(self, entry: LedgerEntry) -> int:
-        """Record ``entry`` as pending if it fits (:func:`check_fits`), atomically; a token."""
-        ...
-
-    def commit(self, token: int) -> None:
-        """The pending reservation becomes a release."""
-        ...
-
-    def cancel(self, token: int) -> None:
-        """Return a pending reservation: nothing was released, its epsilon is free again."""
-        ...
-
-    def charge(self, entry: LedgerEntry) -> None:
-        """Reserve and commit ``entry`` in one step."""
-        ...
-
-    def entries(self) -> list[LedgerEntry]:
-        """Releases and pending reservations, oldest first."""
-        ...
-
-
-class MemoryStore:
-    """The in-process store: a lock, a running Fraction and the entries.
-
-    It belongs to the process that created it: a forked child holds a copy,
-    and what it spent would never count here, so there it refuses to spend
-    (:class:`~pandas_dp.errors.BudgetProcessError`).
-    """
-
-    def __init__(self, total: Fraction) -> None:
-        self._total = total
-        self._spent = Fraction(0)
-        self._entries: dict[int, LedgerEntry] = {}
-        self._pending: set[int] = set()
-        self._tokens = itertools.count()
-        self._lock = threading.Lock()
-        self._pid = os.getpid()
-
-    @property
-    def total(self) -> Fraction:
-        return self._total
-
-    def spent(self) -> Fraction:
-        with self._lock:
-            return self._spent
-
-    def reserve(self, entry: LedgerEntry) -> int:
-        if os.getpid() != self._pid:
-            raise BudgetProcessError(
-                "This in-memory privacy budget belongs to the process that created it; this is "
-                "a forked child, and what it spent would not count there. To share one budget "
-                "between processes, use a named ledger budget: df.dp.set_budget(epsilon=..., "
-                "ledger='privacy-ledger.sqlite', name='...'), attached in each process."
-            )
-        with self._lock:
-            check_fits(self._total, self._spent, entry.epsilon)
-            token = next(self._tokens)
-            self._spent += entry.epsilon
-            self._entries[token] = entry
-            self._pending.add(token)
-        return token
-
-    def commit(self, token: int) -> None:
-        with self._lock:
-            self._settle(token)
-
-    def cancel(self, token: int) -> None:
-        with self._lock:
-            self._settle(token)
-            self._spent -= self._entries.pop(token).epsilon
-
-    def _settle(self, token: int) -> None:
-        if token not in self._pending:
-            raise ValueError(f"No pending reservation {token!r} in this budget.")
-        self._pending.remove(token)
-
-    def charge(self, entry: LedgerEntry) -> None:
-        self.commit(self.reserve(entry))
-
-    def entries(self) -> list[LedgerEntry]:
-        with self._lock:
-            return list(self._entries.values())
 
 
 # Every budget created in this process, by id, kept for the life of the process:
@@ -263,9 +98,9 @@ def named_memory_store(name: str, total: Fraction, adjacency: str) -> MemoryStor
         store, existing = found
     if store.total != total:
         raise BudgetMismatchError(
-            f"The in-memory budget {name!r} of this process has total epsilon={_num(store.total)}, "
-            f"not {_num(total)}. Pass epsilon={_num(store.total)} to continue it, or choose "
-            "another name."
+            f"The in-memory budget {name!r} of this process has total "
+            f"epsilon={epsilon_text(store.total)}, not {epsilon_text(total)}. Pass "
+            f"epsilon={epsilon_text(store.total)} to continue it, or choose another name."
         )
     if existing != adjacency:
         raise BudgetMismatchError(
@@ -384,8 +219,8 @@ class PrivacyBudget:
             "<tr>"
             f"<td>{number}</td><td>{html.escape(entry.operation)}</td>"
             f"<td>{html.escape(', '.join(entry.columns)) or '—'}</td>"
-            f"<td style='text-align:right'>{_num(entry.epsilon)}</td>"
-            f"<td style='text-align:right'>{_num(spent_after)}</td>"
+            f"<td style='text-align:right'>{epsilon_text(entry.epsilon)}</td>"
+            f"<td style='text-align:right'>{epsilon_text(spent_after)}</td>"
             "</tr>"
             for number, (entry, spent_after) in reversed(shown)
         )
@@ -418,8 +253,8 @@ class PrivacyBudget:
             "<div class='pandas-dp-budget' style='font-family:sans-serif;font-size:13px;"
             "line-height:1.5'>"
             f"<div>{title} · adjacency <code>{html.escape(self.adjacency)}</code></div>"
-            f"<div>total ε <b>{_num(total)}</b> · spent <b>{_num(spent)}</b> · "
-            f"remaining <b>{_num(remaining)}</b></div>"
+            f"<div>total ε <b>{epsilon_text(total)}</b> · spent <b>{epsilon_text(spent)}</b> · "
+            f"remaining <b>{epsilon_text(remaining)}</b></div>"
             "<div style='display:flex;align-items:center;gap:8px'>"
             "<div style='width:240px;height:10px;background:#e5e5e5;border-radius:3px'>"
             f"<div style='width:{share * 100:.1f}%;height:10px;background:{colour};"
@@ -430,11 +265,6 @@ class PrivacyBudget:
 
 
 _HTML_LAST = 5
-
-
-def _num(value: Fraction) -> str:
-    """An epsilon for display: exact when short (0.1, 2.5), else six significant digits."""
-    return f"{float(value):g}"
 
 
 # ---------------------------------------------------------------------- frame binding
@@ -531,10 +361,6 @@ def require_binding(df: pd.DataFrame) -> FrameBinding:
         "This frame has no privacy budget. Attach one first, on the frame that holds one row per "
         "person: df.dp.set_budget(epsilon=1.0)."
     )
-
-
-def column_names(columns: Sequence[Hashable]) -> tuple[str, ...]:
-    return tuple(str(c) for c in columns)
 
 
 def refuse_rebinding(df: pd.DataFrame) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from .text import epsilon_text
+
 __all__ = [
     "BudgetExceededError",
     "BudgetMismatchError",
@@ -49,8 +51,8 @@ class BudgetExceededError(PandasDPError):
         self.requested = requested
         self.remaining = remaining
         super().__init__(
-            f"This release needs epsilon={_show(requested)} but the budget has only "
-            f"epsilon={_show(remaining)} left; nothing was spent. Ask for a smaller "
+            f"This release needs epsilon={epsilon_text(requested)} but the budget has only "
+            f"epsilon={epsilon_text(remaining)} left; nothing was spent. Ask for a smaller "
             "epsilon, or stop: every release spends from the same people's budget."
         )
 
@@ -126,10 +128,3 @@ class UnknownBudgetError(LedgerError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
-
-
-def _show(x: Fraction) -> str:
-    """A Fraction as a short decimal string for messages (public amounts only)."""
-    if x.denominator == 1:
-        return str(x.numerator)
-    return f"{float(x):.10g}"

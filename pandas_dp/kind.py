@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import pandas as pd
 
-from .budget import LedgerEntry
+from .ledger import LedgerEntry
 from .noise import I64, RandomSource
 from .validation import ADJACENCIES
 

@@ -48,16 +48,18 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from types import TracebackType
-from typing import Final, NamedTuple, TypeVar
+from typing import Final, NamedTuple, Protocol, TypeVar
 
 import pandas as pd
 
-from .budget import SEEDED, LedgerEntry, check_fits
 from .errors import (
+    BudgetExceededError,
     BudgetMismatchError,
+    BudgetProcessError,
     CorruptLedgerError,
     LedgerAccessError,
     LedgerError,
@@ -67,22 +69,29 @@ from .errors import (
     ReservationError,
     UnknownBudgetError,
 )
+from .text import clip_text, epsilon_text
 from .validation import check_adjacency, check_epsilon
 
 __all__ = [
     "APPLICATION_ID",
+    "LEDGER_COLUMNS",
     "SCHEMA_VERSION",
+    "SEEDED",
     "BudgetMismatchError",
+    "BudgetStore",
     "CorruptLedgerError",
     "Ledger",
     "LedgerAccessError",
+    "LedgerEntry",
     "LedgerError",
     "LedgerFormatError",
     "LedgerLockedError",
+    "MemoryStore",
     "NotALedgerError",
     "ReservationError",
     "SqliteStore",
     "UnknownBudgetError",
+    "check_fits",
     "check_name",
     "open_ledger",
 ]
@@ -183,6 +192,161 @@ HISTORY_COLUMNS = [
     "spent",
     "process",
 ]
+
+
+# ------------------------------------------------------------- entries and stores
+
+#: Appended to the mechanism of every release drawn from a seeded (reproducible) source,
+#: by PrivacyBudget before it hands the entry to any store; budgets() counts releases so marked.
+SEEDED: Final = "(seeded: NOT private)"
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One release as the ledger records it: public parameters only.
+
+    Never a data value, a released value or a key observed in the data.
+    """
+
+    operation: str
+    epsilon: Fraction
+    columns: tuple[str, ...] = ()
+    mechanism: str = "discrete_laplace"
+    adjacency: str = "add_remove"
+    sensitivity: str = ""
+    noise_scale: str = ""
+    clip: tuple[tuple[float, float], ...] = ()
+    keys: int | None = None
+    time: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.epsilon, Fraction) or self.epsilon < 0:
+            raise ValueError(f"`epsilon` must be a non-negative Fraction, got {self.epsilon!r}.")
+        if not self.operation:
+            raise ValueError("`operation` must be a non-empty string.")
+
+    def as_record(self) -> dict[str, object]:
+        return {
+            "time": self.time,
+            "operation": self.operation,
+            "columns": ", ".join(self.columns),
+            "epsilon": float(self.epsilon),
+            "mechanism": self.mechanism,
+            "adjacency": self.adjacency,
+            "sensitivity": self.sensitivity,
+            "noise_scale": self.noise_scale,
+            "clip": clip_text(self.clip),
+            "keys": self.keys,
+        }
+
+
+LEDGER_COLUMNS = list(LedgerEntry("x", Fraction(0)).as_record())
+
+
+def check_fits(total: Fraction, spent: Fraction, requested: Fraction) -> None:
+    """The one accounting rule: refuse a charge that would exceed ``total``."""
+    if spent + requested > total:
+        raise BudgetExceededError(requested=requested, remaining=total - spent)
+
+
+class BudgetStore(Protocol):
+    """Where a budget's accounting lives: atomic reservations, committed or returned.
+
+    A release reserves its epsilon before it reads the data (the reservation
+    counts against every other query at once), commits it before any noise is
+    drawn, and returns it only if computing the statistics raised (nothing was
+    released).
+    """
+
+    @property
+    def total(self) -> Fraction: ...
+
+    def spent(self) -> Fraction:
+        """Released and reserved epsilon together."""
+        ...
+
+    def reserve(self, entry: LedgerEntry) -> int:
+        """Record ``entry`` as pending if it fits (:func:`check_fits`), atomically; a token."""
+        ...
+
+    def commit(self, token: int) -> None:
+        """The pending reservation becomes a release."""
+        ...
+
+    def cancel(self, token: int) -> None:
+        """Return a pending reservation: nothing was released, its epsilon is free again."""
+        ...
+
+    def charge(self, entry: LedgerEntry) -> None:
+        """Reserve and commit ``entry`` in one step."""
+        ...
+
+    def entries(self) -> list[LedgerEntry]:
+        """Releases and pending reservations, oldest first."""
+        ...
+
+
+class MemoryStore:
+    """The in-process store: a lock, a running Fraction and the entries.
+
+    It belongs to the process that created it: a forked child holds a copy,
+    and what it spent would never count here, so there it refuses to spend
+    (:class:`~pandas_dp.errors.BudgetProcessError`).
+    """
+
+    def __init__(self, total: Fraction) -> None:
+        self._total = total
+        self._spent = Fraction(0)
+        self._entries: dict[int, LedgerEntry] = {}
+        self._pending: set[int] = set()
+        self._tokens = itertools.count()
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+
+    @property
+    def total(self) -> Fraction:
+        return self._total
+
+    def spent(self) -> Fraction:
+        with self._lock:
+            return self._spent
+
+    def reserve(self, entry: LedgerEntry) -> int:
+        if os.getpid() != self._pid:
+            raise BudgetProcessError(
+                "This in-memory privacy budget belongs to the process that created it; this is "
+                "a forked child, and what it spent would not count there. To share one budget "
+                "between processes, use a named ledger budget: df.dp.set_budget(epsilon=..., "
+                "ledger='privacy-ledger.sqlite', name='...'), attached in each process."
+            )
+        with self._lock:
+            check_fits(self._total, self._spent, entry.epsilon)
+            token = next(self._tokens)
+            self._spent += entry.epsilon
+            self._entries[token] = entry
+            self._pending.add(token)
+        return token
+
+    def commit(self, token: int) -> None:
+        with self._lock:
+            self._settle(token)
+
+    def cancel(self, token: int) -> None:
+        with self._lock:
+            self._settle(token)
+            self._spent -= self._entries.pop(token).epsilon
+
+    def _settle(self, token: int) -> None:
+        if token not in self._pending:
+            raise ReservationError(f"No pending reservation {token!r} in this budget.")
+        self._pending.remove(token)
+
+    def charge(self, entry: LedgerEntry) -> None:
+        self.commit(self.reserve(entry))
+
+    def entries(self) -> list[LedgerEntry]:
+        with self._lock:
+            return list(self._entries.values())
 
 
 # ------------------------------------------------------------- exact values as text
@@ -662,8 +826,9 @@ class Ledger:
                 if stored != exact:
                     raise BudgetMismatchError(
                         f"The budget {name!r} in {str(self.path)!r} has total epsilon="
-                        f"{_show(stored)}, not {_show(exact)}. Pass epsilon={_show(stored)} to "
-                        "continue it; a total can be raised only explicitly, with "
+                        f"{epsilon_text(stored)}, not {epsilon_text(exact)}. Pass "
+                        f"epsilon={epsilon_text(stored)} to continue it; a total can be raised "
+                        "only explicitly, with "
                         f"open_ledger(path).raise_total({name!r}, new_total)."
                     )
                 if row[1] != adjacency:
@@ -715,7 +880,7 @@ class Ledger:
             current = parse_fraction(row[0], "a total")
             if exact <= current:
                 raise ValueError(
-                    f"`new_total` must exceed the current total epsilon={_show(current)} of "
+                    f"`new_total` must exceed the current total epsilon={epsilon_text(current)} of "
                     f"{name!r}, got {new_total!r}. A total can only be raised."
                 )
             entry = LedgerEntry(RAISE_TOTAL, Fraction(0), mechanism="", adjacency=row[1])
@@ -814,7 +979,7 @@ class Ledger:
             record = entry.as_record()
             record.update(
                 state="" if entry.operation in (CREATE, RAISE_TOTAL) else row.state,
-                clip="; ".join(f"[{_number(lo)}, {_number(hi)}]" for lo, hi in entry.clip),
+                clip=clip_text(entry.clip),
                 epsilon_exact=entry.epsilon,
                 total=float(row.total),
                 spent=float(cumulative),
@@ -1017,16 +1182,6 @@ def _timestamp(text: object) -> dt.datetime:
         return dt.datetime.fromisoformat(text)
     except ValueError as err:
         raise CorruptLedgerError(f"The ledger is damaged: bad time {text!r}.") from err
-
-
-def _number(x: float) -> str:
-    """The shortest text that reads back as ``x`` exactly (no ".0" on whole numbers)."""
-    text = repr(float(x))
-    return text[:-2] if text.endswith(".0") else text
-
-
-def _show(x: Fraction) -> str:
-    return str(x.numerator) if x.denominator == 1 else f"{float(x):.10g}"
 
 
 class SqliteStore:

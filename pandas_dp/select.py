@@ -46,11 +46,11 @@ import numpy as np
 import pandas as pd
 
 from . import aggregate
-from .budget import LedgerEntry, column_names
 from .keys import level_codes
 from .kind import Kind, Neighbours, Rows, Stats
+from .ledger import LedgerEntry
 from .noise import F64, I64, U64, Bools, RandomSource, bernoulli_exp, uniform_below
-from .text import figures
+from .text import column_names, figures
 from .validation import (
     Clip,
     check_candidates,

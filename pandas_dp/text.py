@@ -6,10 +6,10 @@ scales); never a data value.  Imports nothing of the package.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from fractions import Fraction
 
-__all__ = ["epsilon_text", "exact_number", "figures"]
+__all__ = ["clip_text", "column_names", "epsilon_text", "exact_number", "figures"]
 
 
 def epsilon_text(x: Fraction) -> str:
@@ -26,3 +26,13 @@ def exact_number(x: float) -> str:
 def figures(values: Iterable[float | Fraction]) -> str:
     """Sensitivities or noise scales of a ledger entry: six significant digits, ``; `` apart."""
     return "; ".join(f"{float(v):.6g}" for v in values)
+
+
+def clip_text(clips: Iterable[tuple[float, float]]) -> str:
+    """Public clip bounds written exactly: ``[0, 200000]; [-1.5, 2]``, never rounded."""
+    return "; ".join(f"[{exact_number(lo)}, {exact_number(hi)}]" for lo, hi in clips)
+
+
+def column_names(columns: Iterable[Hashable]) -> tuple[str, ...]:
+    """Column labels as the ledger records them (names are schema, not data)."""
+    return tuple(str(c) for c in columns)

@@ -25,9 +25,8 @@ from typing import Any, ParamSpec
 import pandas as pd
 
 import pandas_dp  # noqa: F401  (registers df.dp)
-from pandas_dp.budget import LedgerEntry
 from pandas_dp.errors import BudgetExceededError
-from pandas_dp.ledger import open_ledger
+from pandas_dp.ledger import LedgerEntry, open_ledger
 
 #: A charge that is exact in binary and in decimal: 0.125 = 1/8.
 CHARGE = 0.125

@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 
 from pandas_dp import BudgetExceededError, MissingBudgetError, PandasDPError, PrivacyBudget
-from pandas_dp import budget as budget_module
-from pandas_dp.errors import BudgetMismatchError
+from pandas_dp import ledger as ledger_module
+from pandas_dp.errors import BudgetMismatchError, ReservationError
 
 CLIP = (0, 200_000)
 KEYS = ["Eng", "Ops", "Sales"]
@@ -141,13 +141,13 @@ def test_concurrent_releases_never_jointly_exceed_the_total(
     salaries: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     budget = salaries.dp.set_budget(epsilon=3, seed=3)
-    check = budget_module.check_fits
+    check = ledger_module.check_fits
 
     def slow_check(total: Fraction, spent: Fraction, requested: Fraction) -> None:
         check(total, spent, requested)
         time.sleep(2e-4)  # widen the window between the check and the record
 
-    monkeypatch.setattr(budget_module, "check_fits", slow_check)
+    monkeypatch.setattr(ledger_module, "check_fits", slow_check)
     threads, attempts = 8, 25
     start = threading.Barrier(threads)
     outcomes: list[bool] = []
@@ -367,14 +367,14 @@ def test_a_reservation_counts_against_every_other_query_while_it_computes(
 
 
 def test_a_memory_store_settles_each_reservation_once() -> None:
-    store = budget_module.MemoryStore(Fraction(1))
-    token = store.reserve(budget_module.LedgerEntry("count", Fraction(1, 4)))
+    store = ledger_module.MemoryStore(Fraction(1))
+    token = store.reserve(ledger_module.LedgerEntry("count", Fraction(1, 4)))
     assert store.spent() == Fraction(1, 4)
     store.cancel(token)
     assert store.spent() == 0
     assert store.entries() == []
     for settle in (store.commit, store.cancel):
-        with pytest.raises(ValueError, match="No pending reservation"):
+        with pytest.raises(ReservationError, match="No pending reservation"):
             settle(token)
 
 

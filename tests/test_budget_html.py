@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 import pandas_dp  # noqa: F401  (registers df.dp)
-from pandas_dp.budget import LedgerEntry, MemoryStore, PrivacyBudget
+from pandas_dp.budget import PrivacyBudget
+from pandas_dp.ledger import LedgerEntry, MemoryStore
 from pandas_dp.noise import make_source
 
 VOID = {"br", "hr", "img", "meta", "input", "wbr"}

@@ -30,7 +30,6 @@ from hypothesis import strategies as st
 
 import pandas_dp
 from pandas_dp.__main__ import main
-from pandas_dp.budget import BudgetStore, LedgerEntry, MemoryStore
 from pandas_dp.errors import BudgetExceededError, MissingBudgetError, PandasDPError
 from pandas_dp.ledger import (
     APPLICATION_ID,
@@ -38,12 +37,15 @@ from pandas_dp.ledger import (
     SCHEMA_VERSION,
     SEEDED,
     BudgetMismatchError,
+    BudgetStore,
     CorruptLedgerError,
     Ledger,
     LedgerAccessError,
+    LedgerEntry,
     LedgerError,
     LedgerFormatError,
     LedgerLockedError,
+    MemoryStore,
     NotALedgerError,
     ReservationError,
     UnknownBudgetError,
