@@ -10,20 +10,25 @@
     df.dp.argmax_exp("product", candidates=PRODUCTS, epsilon=0.5)
     df.dp.median("salary", candidates=GRID, epsilon=0.2)
 
-Map of the package:
+Map of the package, top to bottom: each module imports only modules below it.
 
 ========================  ====================================================
-``accessor``              ``df.dp``: validate, resolve the budget, spend, compute
-``budget``                PrivacyBudget, ledger entries, frame binding, marker
-``ledger``                named budgets in a SQLite file: SqliteStore, open_ledger
-``noise``                 CSPRNG / seeded words, exact discrete Laplace, grid
-``aggregate``             count / sum / mean plans (data-free) and kernels
-``groupby``               public keys, factorize-to-codes, DPGroupBy
-``select``                argmax_exp, top-k and quantiles: exact permute-and-flip
-``validation``            argument checks that return normalised values
-``errors``                PandasDPError, BudgetExceededError, MissingBudgetError
-``datasets``              synthetic example frames (demo, notebooks, benchmarks)
 ``__main__``              ``python -m pandas_dp demo`` and ``... ledger FILE``
+``accessor``              ``df.dp``: argument surface, set_budget, row-wise derivations
+``groupby``               ``df.dp.groupby(by, keys=...)``: the grouped surface
+``release``               the pipeline every release runs, and the table of kinds
+``select``                argmax_exp, top-k, quantiles: plans, score tables, kinds
+``aggregate``             count / sum / mean: plans, summable statistics, kinds
+``kind``                  Neighbours (the neighbour relation), Rows, the Kind base
+``budget``                PrivacyBudget (reserve, commit), frame binding, marker
+``keys``                  public keys and candidates: normalise, check, encode
+``ledger``                accounting: LedgerEntry, check_fits, MemoryStore, SQLite
+``validation``            argument checks that return normalised values
+``errors``                every exception type
+``rowwise``               the row-wise expression check of ``df.dp.query``, masks
+``noise``                 CSPRNG / seeded words, exact samplers, grid; array types
+``text``                  public numbers as text (epsilons, bounds, figures)
+``datasets``              synthetic example frames (demo, notebooks, benchmarks)
 ========================  ====================================================
 
 :func:`dp` is the accessor as a typed function, for mypy and pyright users.

@@ -1,5 +1,12 @@
-"""Budgets that outlive a process: named budgets in a SQLite ledger file.
+"""Accounting: ledger entries, the one fits rule, and the stores behind one interface.
 
+:class:`LedgerEntry` is what is recorded of a release (public parameters
+only); :func:`check_fits` is the one accounting rule; :class:`BudgetStore` is
+the interface of reservations (reserve, commit, cancel), with two stores:
+:class:`MemoryStore` (one process) and :class:`SqliteStore` (a named budget
+in a ledger file).  This module imports nothing of the package above it.
+
+Budgets that outlive a process are named budgets in a SQLite ledger file:
 ``df.dp.set_budget(epsilon=5, ledger="privacy-ledger.sqlite", name="hr.salaries")``
 keeps the accounting of the budget ``hr.salaries`` in a file, so a nightly
 job that re-reads the same people continues from what earlier runs spent, and

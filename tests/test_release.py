@@ -1,0 +1,116 @@
+"""The release pipeline: every kind's statistics add up across row slices.
+
+For every kind of :data:`pandas_dp.release.KINDS` (the one list of kinds: a new
+kind fails here until it has examples), the statistics of row slices of a
+frame add up exactly to the whole frame's, and the same seed then gives the
+same release as the pipeline does on the whole frame.  This is what lets a
+partitioned backend (Dask) sum per-partition statistics before the noise.
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pandas_dp import release
+from pandas_dp.aggregate import Count, Mean, Sum
+from pandas_dp.keys import Grouping
+from pandas_dp.kind import Kind, Neighbours
+from pandas_dp.noise import SeededSource
+from pandas_dp.select import Argmax, Quantile
+
+EPS = Fraction(1)
+DEPTS = ["Eng", "Ops", "Sales", "Legal"]  # Legal has no rows
+GRID = np.linspace(0, 100, 21)
+CLIP = (0.0, 150_000.0)
+
+#: Examples of every kind: (kind, grouped by "dept" or not).
+EXAMPLES: dict[type[Kind[Any, Any]], list[Kind[Any, Any]]] = {
+    Count: [Count(EPS), Count(EPS, "bonus")],
+    Sum: [Sum(EPS, "salary", CLIP), Sum(EPS, None, {"salary": CLIP, "bonus": (0.0, 5e3)})],
+    Mean: [Mean(EPS, "salary", CLIP), Mean(EPS, None, {"salary": CLIP, "age": (18.0, 70.0)})],
+    Argmax: [
+        Argmax.of(EPS, "age", [20, 30, 40, 50, 60], k=1, value=None, clip=None),
+        Argmax.of(EPS, "age", [20, 30, 40, 50, 60], k=2, value="salary", clip=(-1e4, 1e5)),
+    ],
+    Quantile: [
+        Quantile.of(EPS, "age", 0.5, GRID, "median"),
+        Quantile.of(EPS, "salary", 0.9, np.linspace(0, 3e5, 31), "quantile"),
+    ],
+}
+
+CASES = [
+    pytest.param(
+        kind, example, grouped, id=f"{kind.__name__}-{i}-{'grouped' if grouped else 'one'}"
+    )
+    for kind in release.KINDS
+    for i, example in enumerate(EXAMPLES.get(kind, [None]))
+    for grouped in (False, True)
+]
+
+
+@pytest.fixture(scope="module")
+def frame() -> pd.DataFrame:
+    """Missing values, keys outside the public ones, ages on and off the grid."""
+    rng = np.random.Generator(np.random.PCG64(2024))
+    n = 3_001
+    df = pd.DataFrame(
+        {
+            "dept": rng.choice(["Eng", "Ops", "Sales", "Other", None], size=n),
+            "age": rng.integers(18, 70, size=n).astype(float),
+            "salary": np.round(rng.lognormal(np.log(60_000), 0.6, size=n), 2),
+            "bonus": np.where(rng.uniform(size=n) < 0.2, np.nan, rng.uniform(0, 8000, size=n)),
+        }
+    )
+    df.loc[::7, "age"] = np.nan
+    df.loc[::5, "age"] = 40.0  # ties on a grid point and a candidate
+    return df
+
+
+def _parts(n: int) -> list[tuple[int, int]]:
+    """Uneven row slices, one of them empty, covering ``0..n``."""
+    cuts = [0, 1, n // 3, n // 3, n - 2, n]
+    return list(itertools.pairwise(cuts))
+
+
+@pytest.mark.parametrize(("kind_type", "kind", "grouped"), CASES)
+def test_statistics_of_row_slices_add_up_and_give_the_same_release(
+    frame: pd.DataFrame, kind_type: type, kind: Kind[Any, Any] | None, grouped: bool
+) -> None:
+    assert kind is not None, f"add examples of {kind_type.__name__} to EXAMPLES"
+    group = Grouping.of(frame, "dept", DEPTS) if grouped else None
+    n_keys = 1 if group is None else len(group.keys)
+    rows = kind.read(frame, n_keys)
+    codes = None if group is None else group.codes(frame)
+    plan = kind.plan(Neighbours("add_remove", grouped=grouped))
+    whole = kind.tally(plan, rows, codes, n_keys)
+    summed = None
+    for start, stop in _parts(len(frame)):
+        part_codes = None if codes is None else codes[start:stop]
+        part = kind.tally(plan, rows.slice(start, stop), part_codes, n_keys)
+        summed = part if summed is None else tuple(a + b for a, b in zip(summed, part, strict=True))
+    assert summed is not None
+    assert len(summed) == len(whole)
+    for a, b in zip(summed, whole, strict=True):
+        assert a.dtype == b.dtype == np.int64
+        np.testing.assert_array_equal(a, b)
+    # The same seed gives the same release from the summed statistics as the pipeline.
+    df = frame.copy()
+    df.dp.set_budget(epsilon=100, seed=31)
+    expected = release.run(df, kind, group)
+    answer = kind.finish(plan, summed, SeededSource(31))
+    got = kind.shape_one(answer) if group is None else kind.shape_many(answer, group.keys)
+    if isinstance(expected, pd.Series | pd.DataFrame):
+        assert got.equals(expected)
+    else:
+        assert got == expected
+
+
+def test_every_kind_is_in_the_pipeline_table_once() -> None:
+    assert len(set(release.KINDS)) == len(release.KINDS)
+    assert set(EXAMPLES) == set(release.KINDS)
