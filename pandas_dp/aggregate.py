@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .kind import Kind, Neighbours, Rows, Stats
+from .kind import Kind, Neighbours, Rows, Stats, grouped_operation
 from .ledger import LedgerEntry
 from .noise import F64, I64, Bools, RandomSource, discrete_laplace, grid_exponent, integer_scale
 from .text import column_names, figures
@@ -50,6 +50,8 @@ __all__ = [
     "Mean",
     "MeanPlan",
     "Sum",
+    "complementary_mean",
+    "complementary_mean_one",
     "count_rows",
     "grid_sums",
     "noisy_means",
@@ -255,19 +257,38 @@ def noisy_sums(src: RandomSource, sums: I64, plan: GridPlan) -> F64:
 
 
 def noisy_means(src: RandomSource, sums: I64, counts: I64, plan: MeanPlan) -> F64:
-    """Noisy clipped means per key from exact grid sums and counts, always inside the clip."""
+    """Noisy clipped means per key from exact grid sums and counts, always inside the clip.
+
+    ``A = Σq`` and ``B = N·Q − A`` each get discrete Laplace noise; the mean is
+    :func:`complementary_mean` of the two.
+    """
     grid = plan.grid
     n_keys = sums.size
     noise = discrete_laplace(src, Fraction(grid.scale), 2 * n_keys)
-    lower, upper = grid.lower, grid.upper
-    b = counts * grid.q_hi - sums
-    a_pos = np.maximum(sums + noise[:n_keys], 0).astype(np.float64)
-    b_pos = np.maximum(b + noise[n_keys:], 0).astype(np.float64)
+    a = sums + noise[:n_keys]
+    b = counts * grid.q_hi - sums + noise[n_keys:]
+    if n_keys == 1:  # one key: the same arithmetic on Python numbers, without array overhead
+        return np.array([complementary_mean_one(int(a[0]), int(b[0]), grid.lower, grid.upper)])
+    return complementary_mean(a, b, grid.lower, grid.upper)
+
+
+def complementary_mean(a: I64, b: I64, lower: float, upper: float) -> F64:
+    """``lower + (upper − lower)·a⁺/(a⁺ + b⁺)`` per key (the midpoint when both are 0)."""
+    a_pos = np.maximum(a, 0).astype(np.float64)
+    b_pos = np.maximum(b, 0).astype(np.float64)
     both = a_pos + b_pos
-    share = np.divide(a_pos, both, out=np.full(n_keys, 0.5), where=both > 0)
+    share = np.divide(a_pos, both, out=np.full(a.size, 0.5), where=both > 0)
     mean = lower + (upper - lower) * share
     clipped: F64 = np.clip(mean, lower, upper)
     return clipped
+
+
+def complementary_mean_one(a: int, b: int, lower: float, upper: float) -> float:
+    """:func:`complementary_mean` of one key, in float64 arithmetic step for step."""
+    a_pos, b_pos = float(max(a, 0)), float(max(b, 0))
+    both = a_pos + b_pos
+    share = a_pos / both if both > 0 else 0.5
+    return min(max(lower + (upper - lower) * share, lower), upper)
 
 
 # ----------------------------------------------------------------------------- kinds
@@ -294,9 +315,11 @@ class Count(Kind[int, pd.Series]):
     def plan(self, neighbours: Neighbours) -> CountPlan:
         return plan_count(self.epsilon, neighbours)
 
-    def entry(self, plan: CountPlan) -> LedgerEntry:
+    def entry(self, plan: CountPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         return LedgerEntry(
-            operation="count",
+            adjacency=neighbours.adjacency,
+            keys=keys,
+            operation=grouped_operation("count", keys),
             epsilon=self.epsilon if plan.sensitivity else Fraction(0),
             columns=column_names([] if self.column is None else [self.column]),
             mechanism="discrete_laplace" if plan.sensitivity else "exact (n public)",
@@ -360,10 +383,12 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
         share = self.epsilon / len(self.clips)
         return tuple(self._plan(bounds, share, neighbours) for _, bounds in self.clips)
 
-    def entry(self, plan: tuple[Any, ...]) -> LedgerEntry:
+    def entry(self, plan: tuple[Any, ...], neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         grids = [self._grid(p) for p in plan]
         return LedgerEntry(
-            operation=self.operation,
+            adjacency=neighbours.adjacency,
+            keys=keys,
+            operation=grouped_operation(self.operation, keys),
             epsilon=self.epsilon,
             columns=column_names([col for col, _ in self.clips]),
             mechanism=self.mechanism,

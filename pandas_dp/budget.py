@@ -14,16 +14,14 @@ so that a derived frame can say where it came from and how to fix it.
 
 from __future__ import annotations
 
-import dataclasses
 import html
 import itertools
 import json
 import threading
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
+from types import TracebackType
 
 import pandas as pd
 
@@ -111,6 +109,30 @@ def named_memory_store(name: str, total: Fraction, adjacency: str) -> MemoryStor
     return store
 
 
+class Reservation:
+    """A pending reservation: committed when its ``with`` block ends, returned if it raised."""
+
+    __slots__ = ("_store", "_token")
+
+    def __init__(self, store: BudgetStore, token: int) -> None:
+        self._store = store
+        self._token = token
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if kind is None:
+            self._store.commit(self._token)
+        else:
+            self._store.cancel(self._token)
+
+
 class PrivacyBudget:
     """A total epsilon, what has been spent of it, and the randomness that spends it.
 
@@ -165,9 +187,8 @@ class PrivacyBudget:
         frame["spent"] = [float(s) for s in itertools.accumulate(e.epsilon for e in entries)]
         return frame
 
-    @contextmanager
-    def reserve(self, entry: LedgerEntry) -> Iterator[None]:
-        """Reserve ``entry.epsilon`` for the statistics computed inside the block.
+    def reserve(self, entry: LedgerEntry) -> Reservation:
+        """Reserve ``entry.epsilon`` for the statistics computed inside a ``with`` block.
 
         The reservation counts against every other query at once (with a
         ledger, it is on disk and counts as spent if the process dies).  It is
@@ -176,14 +197,8 @@ class PrivacyBudget:
         nothing reserved, if it does not fit.
         """
         if self.seed is not None:  # reproducible noise: the ledger must say it is not private
-            entry = dataclasses.replace(entry, mechanism=f"{entry.mechanism} {SEEDED}".lstrip())
-        token = self._store.reserve(entry)
-        try:
-            yield
-        except BaseException:
-            self._store.cancel(token)
-            raise
-        self._store.commit(token)
+            entry = entry.marked(SEEDED)
+        return Reservation(self._store, self._store.reserve(entry))
 
     def spend(self, entry: LedgerEntry) -> None:
         """Charge ``entry.epsilon`` at once (a reservation with nothing to compute)."""

@@ -18,6 +18,7 @@ another part's; ``finish`` alone draws noise.
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from .ledger import LedgerEntry
 from .noise import I64, RandomSource
 from .validation import ADJACENCIES
 
-__all__ = ["Kind", "Neighbours", "Rows", "Stats"]
+__all__ = ["Kind", "Neighbours", "Rows", "Stats", "grouped_operation"]
 
 _Num = TypeVar("_Num", int, float, Fraction)
 One = TypeVar("One")
@@ -66,6 +67,12 @@ class Neighbours:
         if self.n_public and (self.adjacency != "substitute" or self.grouped):
             raise ValueError("the row count is public only under substitute, ungrouped.")
 
+    @staticmethod
+    @functools.cache
+    def of(adjacency: str, grouped: bool = False, n_public: bool = False) -> Neighbours:
+        """The relation, built and checked once per distinct value (it is immutable)."""
+        return Neighbours(adjacency, grouped, n_public)
+
     @property
     def monotone(self) -> bool:
         """One person moves every score the same way (add_remove, one row per person)."""
@@ -97,6 +104,11 @@ class Neighbours:
     def pair_sensitivity(self, width: _Num) -> _Num:
         """How far one person moves the mean's pair (Σ(x − L), Σ(U − x)) in L1."""
         return width if self.adjacency == "add_remove" else 2 * width
+
+
+def grouped_operation(name: str, keys: int | None) -> str:
+    """The operation a ledger entry names: ``groupby.name`` for a release over keys."""
+    return name if keys is None else f"groupby.{name}"
 
 
 @dataclass(frozen=True)
@@ -142,8 +154,11 @@ class Kind(ABC, Generic[One, Many]):
         """The privacy map, from public parameters only: sensitivity, grid, scale or rate."""
 
     @abstractmethod
-    def entry(self, plan: Any) -> LedgerEntry:
-        """What the ledger records of this release: public parameters only."""
+    def entry(self, plan: Any, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
+        """What the ledger records of this release (``keys``: how many, when grouped).
+
+        Public parameters only; the operation is named by :func:`grouped_operation`.
+        """
 
     @abstractmethod
     def tally(self, plan: Any, rows: Rows, codes: I64 | None, n_keys: int) -> Stats:

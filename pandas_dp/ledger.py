@@ -232,6 +232,21 @@ class LedgerEntry:
         if not self.operation:
             raise ValueError("`operation` must be a non-empty string.")
 
+    def marked(self, mark: str) -> LedgerEntry:
+        """This entry with ``mark`` appended to its mechanism (e.g. :data:`SEEDED`)."""
+        return LedgerEntry(
+            self.operation,
+            self.epsilon,
+            self.columns,
+            f"{self.mechanism} {mark}".lstrip(),
+            self.adjacency,
+            self.sensitivity,
+            self.noise_scale,
+            self.clip,
+            self.keys,
+            self.time,
+        )
+
     def as_record(self) -> dict[str, object]:
         return {
             "time": self.time,

@@ -22,7 +22,6 @@ kind lives in its class (:mod:`pandas_dp.aggregate`, :mod:`pandas_dp.select`).
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, TypeVar, overload
 
 import pandas as pd
@@ -63,21 +62,17 @@ def run(df: pd.DataFrame, kind: Kind[One, Many], group: Grouping | None) -> One 
     check_rows(df)
     binding = require_binding(df)
     budget = binding.budget
-    neighbours = Neighbours(
+    neighbours = Neighbours.of(
         budget.adjacency,
-        grouped=group is not None,
-        n_public=(
-            budget.adjacency == "substitute"
-            and group is None
-            and kind.counts_rows()
-            and binding.is_root(df)
-        ),
+        group is not None,
+        budget.adjacency == "substitute"
+        and group is None
+        and kind.counts_rows()
+        and binding.is_root(df),
     )
     plan = kind.plan(neighbours)
     codes = None if group is None else group.codes(df)
-    entry = dataclasses.replace(kind.entry(plan), adjacency=budget.adjacency)
-    if group is not None:
-        entry = dataclasses.replace(entry, operation=f"groupby.{entry.operation}", keys=n_keys)
+    entry = kind.entry(plan, neighbours, None if group is None else n_keys)
     with budget.reserve(entry):  # committed before any noise; returned if the tally raised
         stats = kind.tally(plan, rows, codes, n_keys)
     answer = kind.finish(plan, stats, budget.source)

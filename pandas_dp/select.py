@@ -47,7 +47,7 @@ import pandas as pd
 
 from . import aggregate
 from .keys import level_codes
-from .kind import Kind, Neighbours, Rows, Stats
+from .kind import Kind, Neighbours, Rows, Stats, grouped_operation
 from .ledger import LedgerEntry
 from .noise import F64, I64, U64, Bools, RandomSource, bernoulli_exp, uniform_below
 from .text import column_names, figures
@@ -475,10 +475,14 @@ class Argmax(Kind[Any, pd.Series | pd.DataFrame]):
     def plan(self, neighbours: Neighbours) -> SelectPlan:
         return plan_argmax(self.epsilon, neighbours, k=self.k, clip=self.clip)
 
-    def entry(self, plan: SelectPlan) -> LedgerEntry:
+    def entry(self, plan: SelectPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         columns = [self.column] if self.value is None else [self.column, self.value]
         return LedgerEntry(
-            operation="argmax_exp" if self.k == 1 else f"argmax_exp(k={self.k})",
+            adjacency=neighbours.adjacency,
+            keys=keys,
+            operation=grouped_operation(
+                "argmax_exp" if self.k == 1 else f"argmax_exp(k={self.k})", keys
+            ),
             epsilon=self.epsilon,
             columns=column_names(columns),
             mechanism="permute_and_flip",
@@ -539,9 +543,13 @@ class Quantile(Kind[float, pd.Series]):
     def plan(self, neighbours: Neighbours) -> SelectPlan:
         return plan_quantile(self.q, self.epsilon, neighbours)
 
-    def entry(self, plan: SelectPlan) -> LedgerEntry:
+    def entry(self, plan: SelectPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         return LedgerEntry(
-            operation=self.name if self.name == "median" else f"{self.name}(q={float(self.q):g})",
+            adjacency=neighbours.adjacency,
+            keys=keys,
+            operation=grouped_operation(
+                self.name if self.name == "median" else f"{self.name}(q={float(self.q):g})", keys
+            ),
             epsilon=self.epsilon,
             columns=column_names([self.column]),
             mechanism="permute_and_flip",

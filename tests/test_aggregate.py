@@ -15,6 +15,8 @@ import pandas_dp
 from pandas_dp.aggregate import (
     CHUNK,
     GridPlan,
+    complementary_mean,
+    complementary_mean_one,
     grid_sums,
     plan_count,
     plan_mean,
@@ -393,3 +395,17 @@ def test_results_are_plain_python_and_pandas_values(protected: pd.DataFrame) -> 
 
 def test_dp_function_is_the_accessor(protected: pd.DataFrame) -> None:
     assert pandas_dp.dp(protected).budget is protected.dp.budget
+
+
+def test_one_key_mean_is_the_vector_mean_bit_for_bit() -> None:
+    rng = np.random.Generator(np.random.PCG64(5))
+    big = 1 << 62
+    a = np.concatenate([rng.integers(-(1 << 40), 1 << 40, 2000), [0, 0, -5, big, 3, 0]])
+    b = np.concatenate([rng.integers(-(1 << 40), 1 << 40, 2000), [0, -1, 0, 1, big, 7]])
+    for lower, upper in [(0.0, 200_000.0), (-1e100, 1e100), (-3.5, -1.25), (0.1, 0.3)]:
+        vector = complementary_mean(a, b, lower, upper)
+        one = [
+            complementary_mean_one(int(x), int(y), lower, upper) for x, y in zip(a, b, strict=True)
+        ]
+        assert vector.tolist() == one  # identical doubles, not merely close
+        assert all(lower <= m <= upper for m in one)
