@@ -20,6 +20,7 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``select``                argmax_exp, top-k, quantiles: plans, score tables, kinds
 ``aggregate``             count / sum / mean: plans, summable statistics, kinds
 ``kind``                  Neighbours (the neighbour relation), Rows, the Kind base
+``bounding``              privacy unit: at most max_rows rows / max_groups keys per person
 ``budget``                PrivacyBudget (reserve, commit), frame binding, marker
 ``keys``                  public keys and candidates: normalise, check, encode
 ``ledger``                accounting: LedgerEntry, check_fits, MemoryStore, SQLite

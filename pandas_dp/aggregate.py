@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .kind import Kind, Neighbours, Rows, Stats, grouped_operation
+from .kind import Kind, Neighbours, Rows, Stats, ledger_entry
 from .ledger import LedgerEntry
 from .noise import F64, I64, Bools, RandomSource, discrete_laplace, grid_exponent, integer_scale
 from .text import column_names, figures
@@ -306,6 +306,9 @@ class Count(Kind[int, pd.Series]):
     def counts_rows(self) -> bool:
         return self.column is None
 
+    def columns(self) -> tuple[Hashable, ...]:
+        return () if self.column is None else (self.column,)
+
     def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
         if self.column is None:
             return Rows(len(df))
@@ -316,10 +319,10 @@ class Count(Kind[int, pd.Series]):
         return plan_count(self.epsilon, neighbours)
 
     def entry(self, plan: CountPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
-        return LedgerEntry(
-            adjacency=neighbours.adjacency,
-            keys=keys,
-            operation=grouped_operation("count", keys),
+        return ledger_entry(
+            "count",
+            neighbours,
+            keys,
             epsilon=self.epsilon if plan.sensitivity else Fraction(0),
             columns=column_names([] if self.column is None else [self.column]),
             mechanism="discrete_laplace" if plan.sensitivity else "exact (n public)",
@@ -374,6 +377,9 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
             clips = ((self.column, check_clip(self.clip)),)
         object.__setattr__(self, "clips", clips)
 
+    def columns(self) -> tuple[Hashable, ...]:
+        return tuple(col for col, _ in self.clips)
+
     def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
         for col, _ in self.clips:
             check_column(df, col)
@@ -385,10 +391,10 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
 
     def entry(self, plan: tuple[Any, ...], neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         grids = [self._grid(p) for p in plan]
-        return LedgerEntry(
-            adjacency=neighbours.adjacency,
-            keys=keys,
-            operation=grouped_operation(self.operation, keys),
+        return ledger_entry(
+            self.operation,
+            neighbours,
+            keys,
             epsilon=self.epsilon,
             columns=column_names([col for col, _ in self.clips]),
             mechanism=self.mechanism,

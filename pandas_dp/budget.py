@@ -19,9 +19,11 @@ import itertools
 import json
 import threading
 import uuid
+from collections.abc import Hashable
 from dataclasses import dataclass
 from fractions import Fraction
 from types import TracebackType
+from typing import Any
 
 import pandas as pd
 
@@ -149,12 +151,20 @@ class PrivacyBudget:
         source: RandomSource,
         seed: int | None = None,
         name: str | None = None,
+        privacy_unit: Hashable | None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
     ) -> None:
         self._store = store
         self.adjacency = adjacency
         self.source = source
         self.seed = seed
         self.name = name
+        #: The column identifying a person (None: one row is one person), and the
+        #: default bounds of its releases.
+        self.privacy_unit = privacy_unit
+        self.max_rows = max_rows
+        self.max_groups = max_groups
         self.id = uuid.uuid4().hex
         _LIVE[self.id] = self
 
@@ -213,9 +223,11 @@ class PrivacyBudget:
     def __repr__(self) -> str:
         seeded = f", seed={self.seed} (NOT PRIVATE)" if self.seed is not None else ""
         named = f", name={self.name!r}" if self.name else ""
+        unit = "" if self.privacy_unit is None else f", privacy_unit={self.privacy_unit!r}"
         return (
             f"PrivacyBudget(total={float(self.total):g}, spent={float(self.spent):g}, "
-            f"remaining={float(self.remaining):g}, adjacency={self.adjacency!r}{named}{seeded})"
+            f"remaining={float(self.remaining):g}, adjacency={self.adjacency!r}{unit}{named}"
+            f"{seeded})"
         )
 
     def _repr_html_(self) -> str:
@@ -291,7 +303,9 @@ class FrameBinding:
 
     ``root`` is True for the frame the budget was set on and for frames that
     keep exactly its rows (``select``, ``assign``): there, under the
-    substitute adjacency, the row count is public.  ``index`` is the frame's
+    substitute adjacency, the row count is public (one row per person only).
+    ``unit`` is the frame's privacy-unit column, or None when each row is one
+    person (a frame without a unit, or ``per_unit``'s).  ``index`` is the frame's
     index object when bound.  pandas installs a new index object whenever rows
     are added, removed or reordered in place (``df.loc[new] = ...``,
     ``drop``/``dropna``/``fillna(inplace=True)``, ...; whatever the data, even
@@ -304,6 +318,8 @@ class FrameBinding:
     budget: PrivacyBudget
     root: bool
     index: pd.Index
+    #: The column identifying a person in this frame (None: one row per person).
+    unit: Hashable | None = None
 
     def is_root(self, df: pd.DataFrame) -> bool:
         """Whether ``df`` (the bound frame) still has the rows the budget was set on."""
@@ -333,9 +349,18 @@ def live_budget(budget_id: str) -> PrivacyBudget | None:
     return _LIVE.get(budget_id)
 
 
-def bind(df: pd.DataFrame, budget: PrivacyBudget, *, root: bool) -> None:
-    """Let ``df`` (this object only) spend ``budget``; mark its attrs."""
-    object.__setattr__(df, _BINDING_ATTR, FrameBinding(budget, root, df.index))
+_BUDGET_UNIT: Any = object()
+
+
+def bind(
+    df: pd.DataFrame, budget: PrivacyBudget, *, root: bool, unit: Hashable | None = _BUDGET_UNIT
+) -> None:
+    """Let ``df`` (this object only) spend ``budget``; mark its attrs.
+
+    ``unit`` is the frame's privacy-unit column: by default the budget's.
+    """
+    frame_unit = budget.privacy_unit if unit is _BUDGET_UNIT else unit
+    object.__setattr__(df, _BINDING_ATTR, FrameBinding(budget, root, df.index, frame_unit))
     df.attrs[MARKER_KEY] = budget.marker
 
 

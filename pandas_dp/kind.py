@@ -20,18 +20,19 @@ from __future__ import annotations
 
 import functools
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar, Generic, TypeVar
 
+import numpy as np
 import pandas as pd
 
 from .ledger import LedgerEntry
-from .noise import I64, RandomSource
+from .noise import I64, Bools, RandomSource
 from .validation import ADJACENCIES
 
-__all__ = ["Kind", "Neighbours", "Rows", "Stats", "grouped_operation"]
+__all__ = ["Kind", "Neighbours", "Rows", "Stats", "ledger_entry"]
 
 _Num = TypeVar("_Num", int, float, Fraction)
 One = TypeVar("One")
@@ -48,42 +49,108 @@ class Neighbours:
     Attributes
     ----------
     adjacency : {"add_remove", "substitute"}
-        One person added or removed, or one person's row changed.
+        One person added or removed, or one person's data changed.
     grouped : bool
         The release is a vector over public keys: under substitute a changed
         row may leave one key and join another.
     n_public : bool
-        The frame's row count is public (substitute, the rows the budget was
-        set on, and only the row count itself).
+        The frame's row count is public (substitute, one row per person, the
+        rows the budget was set on, and only the row count itself).
+    max_rows : int or None
+        None: one row is one person.  Else the frame has a privacy unit and a
+        person contributes at most this many rows to each cell (the frame, one
+        key, one candidate of a key): every one-row figure is multiplied.
+    max_groups : int or None
+        With a privacy unit, a grouped release keeps at most this many keys
+        of one person.
+
+    Notes
+    -----
+    With a privacy unit, a person's reach is the one-row reach times
+    ``max_rows`` (times ``max_groups`` over the keys of a grouped release, in
+    L1), and under substitute (a person's rows removed, then other rows
+    added, by the triangle inequality) twice the add_remove figure.
     """
 
     adjacency: str
     grouped: bool = False
     n_public: bool = False
+    max_rows: int | None = None
+    max_groups: int | None = None
+    #: The privacy unit's column, as the ledger records it (with ``max_rows``).
+    privacy_unit: str | None = None
 
     def __post_init__(self) -> None:
         if self.adjacency not in ADJACENCIES:
             raise ValueError(f"`adjacency` must be one of {ADJACENCIES}, got {self.adjacency!r}.")
-        if self.n_public and (self.adjacency != "substitute" or self.grouped):
-            raise ValueError("the row count is public only under substitute, ungrouped.")
+        if self.n_public and (self.adjacency != "substitute" or self.grouped or self.unit):
+            raise ValueError(
+                "the row count is public only under substitute, ungrouped, one row per person."
+            )
+        if (self.max_rows is None) != (self.privacy_unit is None):
+            raise ValueError("`max_rows` goes with a privacy unit, and a privacy unit with it.")
+        if self.max_rows is not None and self.max_rows < 1:
+            raise ValueError("`max_rows` must be a positive integer.")
+        if self.max_groups is not None and (
+            self.max_rows is None or not self.grouped or self.max_groups < 1
+        ):
+            raise ValueError("`max_groups` bounds a privacy unit's keys in a grouped release.")
+        if self.unit and self.grouped and self.max_groups is None:
+            raise ValueError("a grouped release with a privacy unit needs `max_groups`.")
 
     @staticmethod
     @functools.cache
-    def of(adjacency: str, grouped: bool = False, n_public: bool = False) -> Neighbours:
+    def of(
+        adjacency: str,
+        grouped: bool = False,
+        n_public: bool = False,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+        privacy_unit: str | None = None,
+    ) -> Neighbours:
         """The relation, built and checked once per distinct value (it is immutable)."""
-        return Neighbours(adjacency, grouped, n_public)
+        return Neighbours(adjacency, grouped, n_public, max_rows, max_groups, privacy_unit)
+
+    @property
+    def unit(self) -> bool:
+        """Whether a person may have many rows (a privacy unit with bounds)."""
+        return self.max_rows is not None
 
     @property
     def monotone(self) -> bool:
-        """One person moves every score the same way (add_remove, one row per person)."""
+        """One person moves every score the same way (add_remove)."""
         return self.adjacency == "add_remove"
 
+    @property
+    def contributions(self) -> int:
+        """Rows of one person a release can see: ``max_rows``, times ``max_groups`` if grouped."""
+        if self.max_rows is None:
+            return 1
+        if self.grouped and self.max_groups is not None:
+            return self.max_rows * self.max_groups
+        return self.max_rows
+
     def per_key(self) -> Neighbours:
-        """The relation inside one key of a grouped release (parallel composition)."""
-        return Neighbours(self.adjacency)
+        """The relation inside one key of a grouped release (``max_rows`` still applies)."""
+        return Neighbours(self.adjacency, max_rows=self.max_rows, privacy_unit=self.privacy_unit)
+
+    def keys_touched(self) -> int:
+        """How many keys of a grouped release one person's change can reach.
+
+        One row (one key, or under substitute a row that moves: two, each a
+        one-way change handled by the per-key analysis) counts as 1; with a
+        privacy unit, ``max_groups`` under add_remove and ``2·max_groups``
+        under substitute (the old keys and the new ones).
+        """
+        if not self.grouped or self.max_rows is None:
+            return 1
+        assert self.max_groups is not None
+        return self.max_groups * (1 if self.adjacency == "add_remove" else 2)
 
     def count_sensitivity(self) -> int:
         """How far one person moves a count (L1 over keys when grouped)."""
+        if self.unit:
+            return self._person(1)
         if self.adjacency == "add_remove":
             return 1
         if self.grouped:
@@ -93,6 +160,8 @@ class Neighbours:
     def sum_sensitivity(self, lower: _Num, upper: _Num) -> _Num:
         """How far one person moves a sum of rows in ``[lower, upper]`` (any units)."""
         reach = max(abs(lower), abs(upper))
+        if self.unit:
+            return self._person(reach)
         if self.adjacency == "add_remove":
             return reach
         if self.grouped:
@@ -103,12 +172,34 @@ class Neighbours:
 
     def pair_sensitivity(self, width: _Num) -> _Num:
         """How far one person moves the mean's pair (Σ(x − L), Σ(U − x)) in L1."""
+        if self.unit:
+            return self._person(width)
         return width if self.adjacency == "add_remove" else 2 * width
 
+    def _person(self, reach: _Num) -> _Num:
+        """A row's add_remove ``reach`` for a whole person: times its rows, 2x if substitute."""
+        factor = self.contributions * (1 if self.adjacency == "add_remove" else 2)
+        return factor * reach
 
-def grouped_operation(name: str, keys: int | None) -> str:
-    """The operation a ledger entry names: ``groupby.name`` for a release over keys."""
-    return name if keys is None else f"groupby.{name}"
+
+def ledger_entry(
+    operation: str, neighbours: Neighbours, keys: int | None, **fields: Any
+) -> LedgerEntry:
+    """A release's ledger entry: the kind's ``fields`` and what the pipeline knows.
+
+    ``operation`` is recorded as ``groupby.operation`` for a release over
+    ``keys`` public keys; the adjacency, privacy unit and bounds come from
+    ``neighbours``.
+    """
+    return LedgerEntry(
+        operation=operation if keys is None else f"groupby.{operation}",
+        adjacency=neighbours.adjacency,
+        keys=keys,
+        privacy_unit=neighbours.privacy_unit,
+        max_rows=neighbours.max_rows,
+        max_groups=neighbours.max_groups,
+        **fields,
+    )
 
 
 @dataclass(frozen=True)
@@ -117,6 +208,13 @@ class Rows:
 
     n: int
     arrays: tuple[Any, ...] = ()
+
+    def take(self, keep: Bools) -> Rows:
+        """The rows where ``keep`` is True (what contribution bounding keeps)."""
+        return Rows(
+            int(np.count_nonzero(keep)),
+            tuple(a[keep] for a in self.arrays),
+        )
 
     def slice(self, start: int, stop: int) -> Rows:
         """Rows ``start:stop``: what one partition of the data would hold."""
@@ -140,6 +238,17 @@ class Kind(ABC, Generic[One, Many]):
     planners: ClassVar[tuple[Callable[..., Any], ...]] = ()
 
     epsilon: Any
+
+    def columns(self) -> tuple[Hashable, ...]:
+        """The columns this release reads (never the privacy unit's)."""
+        return ()
+
+    def cells(self, rows: Rows) -> tuple[I64 | None, int]:
+        """Each row's cell within its key for contribution bounding, and cells per key.
+
+        One cell per key (None, 1) unless a kind counts per candidate.
+        """
+        return None, 1
 
     def counts_rows(self) -> bool:
         """Whether this release is the frame's row count (public under substitute, own rows)."""

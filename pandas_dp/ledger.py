@@ -225,6 +225,10 @@ class LedgerEntry:
     clip: tuple[tuple[float, float], ...] = ()
     keys: int | None = None
     time: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    #: The privacy unit's column (None: one row is one person) and the bounds used.
+    privacy_unit: str | None = None
+    max_rows: int | None = None
+    max_groups: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.epsilon, Fraction) or self.epsilon < 0:
@@ -245,6 +249,9 @@ class LedgerEntry:
             self.clip,
             self.keys,
             self.time,
+            self.privacy_unit,
+            self.max_rows,
+            self.max_groups,
         )
 
     def as_record(self) -> dict[str, object]:
@@ -259,6 +266,9 @@ class LedgerEntry:
             "noise_scale": self.noise_scale,
             "clip": clip_text(self.clip),
             "keys": self.keys,
+            "privacy_unit": self.privacy_unit,
+            "max_rows": self.max_rows,
+            "max_groups": self.max_groups,
         }
 
 

@@ -9,6 +9,8 @@ order that the privacy argument depends on::
         parameters and the neighbour relation)
       → encode rows to public key codes
       → reserve ε (one ledger entry; it counts against every other query)
+      → bound each person's contribution (privacy unit: ``max_rows`` rows per
+        cell, ``max_groups`` keys; random rows from the budget's randomness)
       → tally (exact integer statistics, summable across row slices)
       → commit (before any noise; a reservation whose tally raised is
         returned: nothing was released)
@@ -22,18 +24,21 @@ kind lives in its class (:mod:`pandas_dp.aggregate`, :mod:`pandas_dp.select`).
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
 import pandas as pd
 
 from .aggregate import Count, Mean, Sum
-from .budget import require_binding
+from .bounding import bound_contributions, unit_codes
+from .budget import PrivacyBudget, require_binding
 from .keys import Grouping
 from .kind import Kind, Neighbours
 from .select import Argmax, Quantile
-from .validation import check_rows
+from .validation import check_bound, check_column, check_rows
 
-__all__ = ["KINDS", "plan_caches", "run"]
+__all__ = ["KINDS", "NO_BOUNDS", "Bounds", "plan_caches", "run"]
 
 One = TypeVar("One")
 Many = TypeVar("Many")
@@ -47,35 +52,136 @@ def plan_caches() -> list[Any]:
     return list(dict.fromkeys(p for kind in KINDS for p in kind.planners))
 
 
-@overload
-def run(df: pd.DataFrame, kind: Kind[One, Many], group: None) -> One: ...
+@dataclass(frozen=True)
+class Bounds:
+    """The contribution bounds a call passes (None: the budget's default, if any)."""
+
+    max_rows: object = None
+    max_groups: object = None
+
+
+NO_BOUNDS = Bounds()
 
 
 @overload
-def run(df: pd.DataFrame, kind: Kind[One, Many], group: Grouping) -> Many: ...
+def run(
+    df: pd.DataFrame, kind: Kind[One, Many], group: None, bounds: Bounds = NO_BOUNDS
+) -> One: ...
 
 
-def run(df: pd.DataFrame, kind: Kind[One, Many], group: Grouping | None) -> One | Many:
+@overload
+def run(
+    df: pd.DataFrame, kind: Kind[One, Many], group: Grouping, bounds: Bounds = NO_BOUNDS
+) -> Many: ...
+
+
+def run(
+    df: pd.DataFrame, kind: Kind[One, Many], group: Grouping | None, bounds: Bounds = NO_BOUNDS
+) -> One | Many:
     """Release ``kind`` on ``df`` (grouped by ``group``), spending from the frame's budget."""
     n_keys = 1 if group is None else len(group.keys)
     rows = kind.read(df, n_keys)
     check_rows(df)
     binding = require_binding(df)
     budget = binding.budget
+    unit = binding.unit
+    max_rows, max_groups = _bounds(bounds, binding.budget, unit, group is not None)
+    units = None
+    if unit is not None:
+        units = unit_codes(_unit_column(df, unit, kind, group))
     neighbours = Neighbours.of(
         budget.adjacency,
         group is not None,
         budget.adjacency == "substitute"
+        and unit is None
         and group is None
         and kind.counts_rows()
         and binding.is_root(df),
+        max_rows,
+        max_groups,
+        None if unit is None else str(unit),
     )
     plan = kind.plan(neighbours)
     codes = None if group is None else group.codes(df)
     entry = kind.entry(plan, neighbours, None if group is None else n_keys)
-    with budget.reserve(entry):  # committed before any noise; returned if the tally raised
+    with budget.reserve(entry):  # committed before any noise; returned if what follows raised
+        if units is not None:
+            assert max_rows is not None
+            cells, n_cells = kind.cells(rows)
+            keep = bound_contributions(
+                budget.source,
+                units,
+                codes,
+                cells,
+                n_keys=n_keys,
+                n_cells=n_cells,
+                max_rows=max_rows,
+                max_groups=max_groups,
+            )
+            rows = rows.take(keep)
+            codes = None if codes is None else codes[keep]
         stats = kind.tally(plan, rows, codes, n_keys)
     answer = kind.finish(plan, stats, budget.source)
     if group is None:
         return kind.shape_one(answer)
     return kind.shape_many(answer, group.keys)
+
+
+def _bounds(
+    bounds: Bounds, budget: PrivacyBudget, unit: Hashable | None, grouped: bool
+) -> tuple[int | None, int | None]:
+    """``(max_rows, max_groups)`` for this release: the call's, else the budget's defaults.
+
+    Refused, before any spend: a bound on a frame whose rows are persons, or
+    a missing bound the privacy unit needs (the message says what it means).
+    """
+    given_rows = None if bounds.max_rows is None else check_bound(bounds.max_rows, "max_rows")
+    given_groups = (
+        None if bounds.max_groups is None else check_bound(bounds.max_groups, "max_groups")
+    )
+    if unit is None:
+        if given_rows is not None or given_groups is not None:
+            name = "max_rows" if given_rows is not None else "max_groups"
+            raise TypeError(
+                f"`{name}` bounds the rows of one person, but each row of this frame is one "
+                "person (its budget has no privacy_unit, or it came from df.dp.per_unit); drop "
+                f"`{name}`, or attach the budget with set_budget(..., privacy_unit='<column>')."
+            )
+        return None, None
+    max_rows = budget.max_rows if given_rows is None else given_rows
+    if max_rows is None:
+        raise TypeError(
+            f"This frame's privacy unit is {unit!r}: one person may have many rows, so this "
+            "release needs `max_rows=`, the most rows of one person it may use (in each key, "
+            "and for argmax_exp in each candidate); the rest of that person's rows are dropped "
+            "at random. Pass e.g. max_rows=10, or set a default with set_budget(..., "
+            "max_rows=10); df.dp.rows_per_unit(...) chooses it privately."
+        )
+    if not grouped:
+        return max_rows, None
+    max_groups = budget.max_groups if given_groups is None else given_groups
+    if max_groups is None:
+        raise TypeError(
+            f"This frame's privacy unit is {unit!r}: one person may have rows under many keys, "
+            "so a grouped release needs `max_groups=`, the most keys of one person it may use "
+            "(the others are dropped at random). Pass e.g. max_groups=3, or set a default with "
+            "set_budget(..., max_groups=3)."
+        )
+    return max_rows, max_groups
+
+
+def _unit_column(
+    df: pd.DataFrame, unit: Hashable, kind: Kind[Any, Any], group: Grouping | None
+) -> pd.Series:
+    """The privacy unit's column; refused if the release groups by it or reads it."""
+    check_column(df, unit)
+    if group is not None and unit in group.by:
+        raise ValueError(
+            f"{unit!r} is the privacy unit: grouping by it would release one answer per "
+            "person. Group by another column, or use df.dp.per_unit(...) for per-person values."
+        )
+    if unit in kind.columns():
+        raise ValueError(
+            f"{unit!r} is the privacy unit; a release may not read it as a value or candidate."
+        )
+    return df[unit]

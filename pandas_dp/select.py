@@ -47,7 +47,7 @@ import pandas as pd
 
 from . import aggregate
 from .keys import level_codes
-from .kind import Kind, Neighbours, Rows, Stats, grouped_operation
+from .kind import Kind, Neighbours, Rows, Stats, ledger_entry
 from .ledger import LedgerEntry
 from .noise import F64, I64, U64, Bools, RandomSource, bernoulli_exp, uniform_below
 from .text import column_names, figures
@@ -192,8 +192,8 @@ def plan_argmax(
 ) -> SelectPlan:
     """Rate and sensitivity of ``argmax_exp``: counts, or clipped sums of a value.
 
-    Within one key: under add_remove one person changes one candidate's score
-    in one direction (a count by 1, a clipped sum by at most
+    Within one key, one row: under add_remove one person changes one
+    candidate's score in one direction (a count by 1, a clipped sum by at most
     ``max(|L|, |U|)``): the utility is monotone and ``c = ε/Δ``.  Under
     substitute a changed row can lower one candidate and raise another (or
     move one candidate's sum by up to ``U − L``): ``Δ = 1`` for counts,
@@ -201,17 +201,29 @@ def plan_argmax(
     a groupby this is parallel composition: a row that moves between keys is a
     removal in one key and an addition in the other, each a monotone change
     costing at most ``c·Δ = ε/2``.  Top-k peels ``k`` times at ``ε/k`` each.
+
+    With a privacy unit, a person has at most ``max_rows`` rows per
+    candidate, so each score moves by at most ``max_rows`` times the one-row
+    figure (a removal and an addition move one score in opposite directions:
+    the same bound holds under substitute).  Counts and sums of a value whose
+    clip does not span zero still move one way under add_remove; a clip with
+    ``L < 0 < U`` lets one person raise one candidate and lower another, so
+    the rate halves.  A grouped selection runs each key at ``ε`` divided by
+    the keys one person can reach (:meth:`Neighbours.keys_touched`).
     """
-    per_round = epsilon / k
+    per_round = epsilon / k / neighbours.keys_touched()
     per_key = neighbours.per_key()
-    monotone = per_key.monotone
+    rows = per_key.max_rows or 1
+    one_row = Neighbours(per_key.adjacency)
+    spans_zero = clip is not None and clip[0] < 0 < clip[1]
+    monotone = per_key.monotone and not (per_key.unit and spans_zero)
     if clip is None:
-        sensitivity = per_key.count_sensitivity()
+        sensitivity = rows * one_row.count_sensitivity()
         rate = rate_for(per_round, sensitivity, monotone)
         return SelectPlan(epsilon, k, sensitivity, monotone, rate)
     # The grid is chosen from (clip, ε) only: that of an add_remove sum.
     grid = aggregate.plan_sum(clip, per_round, Neighbours("add_remove"))
-    sensitivity = per_key.sum_sensitivity(grid.q_lo, grid.q_hi)
+    sensitivity = rows * one_row.sum_sensitivity(grid.q_lo, grid.q_hi)
     rate = rate_for(per_round, sensitivity, monotone)
     unit = Fraction(2) ** grid.exponent
     return SelectPlan(epsilon, k, sensitivity, monotone, rate, unit, grid)
@@ -240,9 +252,16 @@ def plan_quantile(q: Fraction, epsilon: Fraction, neighbours: Neighbours) -> Sel
       ``max(a, d − a)``, so it costs ``2·2c·max(a, d − a)``. ``Δ = 2·max(a, d − a)``
       (at least ``d``) keeps the total at ε. For the median (``a/d = 1/2``)
       this is ``d``, the same as ungrouped.
+    - with a privacy unit: each of a person's rows moves the scores of its key
+      by at most ``max(a, d − a)``, so a person moves them by ``max_rows``
+      (times ``max_groups`` over the keys, in L1) times that, doubled under
+      substitute (:meth:`Neighbours.sum_sensitivity` of ``[0, max(a, d − a)]``);
+      one rate for all keys keeps the total at ε.
     """
     a, d = q.numerator, q.denominator
-    if neighbours.adjacency == "add_remove":
+    if neighbours.unit:
+        sensitivity = neighbours.sum_sensitivity(0, max(a, d - a))
+    elif neighbours.adjacency == "add_remove":
         sensitivity = max(a, d - a)
     elif neighbours.grouped:
         sensitivity = 2 * max(a, d - a)
@@ -463,6 +482,13 @@ class Argmax(Kind[Any, pd.Series | pd.DataFrame]):
             return cls(epsilon, column, cands, top)
         return cls(epsilon, column, cands, top, value, check_clip(clip))
 
+    def columns(self) -> tuple[Hashable, ...]:
+        return (self.column,) if self.value is None else (self.column, self.value)
+
+    def cells(self, rows: Rows) -> tuple[I64 | None, int]:
+        """A person's rows are bounded per (key, candidate): each row's candidate."""
+        return level_codes(rows.arrays[0], self.candidates), len(self.candidates)
+
     def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
         check_column(df, self.column)
         check_keys_match(df[self.column], self.candidates, "candidates")
@@ -477,12 +503,10 @@ class Argmax(Kind[Any, pd.Series | pd.DataFrame]):
 
     def entry(self, plan: SelectPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         columns = [self.column] if self.value is None else [self.column, self.value]
-        return LedgerEntry(
-            adjacency=neighbours.adjacency,
-            keys=keys,
-            operation=grouped_operation(
-                "argmax_exp" if self.k == 1 else f"argmax_exp(k={self.k})", keys
-            ),
+        return ledger_entry(
+            "argmax_exp" if self.k == 1 else f"argmax_exp(k={self.k})",
+            neighbours,
+            keys,
             epsilon=self.epsilon,
             columns=column_names(columns),
             mechanism="permute_and_flip",
@@ -534,6 +558,9 @@ class Quantile(Kind[float, pd.Series]):
     ) -> Quantile:
         return cls(epsilon, column, check_quantile(q), check_quantile_grid(candidates), name)
 
+    def columns(self) -> tuple[Hashable, ...]:
+        return (self.column,)
+
     def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
         check_column(df, self.column)
         values = numeric_values(df, self.column)
@@ -544,12 +571,10 @@ class Quantile(Kind[float, pd.Series]):
         return plan_quantile(self.q, self.epsilon, neighbours)
 
     def entry(self, plan: SelectPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
-        return LedgerEntry(
-            adjacency=neighbours.adjacency,
-            keys=keys,
-            operation=grouped_operation(
-                self.name if self.name == "median" else f"{self.name}(q={float(self.q):g})", keys
-            ),
+        return ledger_entry(
+            self.name if self.name == "median" else f"{self.name}(q={float(self.q):g})",
+            neighbours,
+            keys,
             epsilon=self.epsilon,
             columns=column_names([self.column]),
             mechanism="permute_and_flip",

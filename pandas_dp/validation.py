@@ -27,6 +27,7 @@ __all__ = [
     "MAX_ROWS",
     "Bounds",
     "check_adjacency",
+    "check_bound",
     "check_candidates",
     "check_clip",
     "check_clip_map",
@@ -366,6 +367,15 @@ def check_keys_match(series: pd.Series, keys: pd.Index, name: str) -> None:
 def check_candidates(candidates: object, name: str = "candidates") -> pd.Index:
     """The public candidates of a selection as an Index: non-empty, no duplicates, no NaN."""
     return _candidate_items(candidates, name, _CANDIDATES_HINT)
+
+
+def check_bound(value: object, name: str) -> int:
+    """A contribution bound (``max_rows``, ``max_groups``): a positive integer."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"`{name}` must be a positive integer, got {given(value)}.")
+    if int(value) < 1:
+        raise ValueError(f"`{name}` must be a positive integer, got {given(value)}.")
+    return int(value)
 
 
 def check_k(k: object, n_candidates: int) -> int:

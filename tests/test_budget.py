@@ -198,6 +198,9 @@ LEDGER_COLUMNS = [
     "noise_scale",
     "clip",
     "keys",
+    "privacy_unit",
+    "max_rows",
+    "max_groups",
     "spent",
 ]
 

@@ -1,0 +1,135 @@
+"""Contribution bounding for a privacy unit: at most ``max_rows`` rows of one person per cell.
+
+With ``set_budget(..., privacy_unit="customer_id")`` neighbouring datasets
+differ in *all* the rows of one person.  Before a release computes anything,
+:func:`bound_contributions` keeps, for every person,
+
+- at most ``max_groups`` of the person's keys (grouped releases), chosen
+  uniformly at random among the keys the person has rows in, and
+- at most ``max_rows`` of the person's rows in each cell (the whole frame when
+  ungrouped; one key; one (key, candidate) pair for a selection), chosen
+  uniformly at random among the person's rows in that cell.
+
+Rows whose unit id is missing, or that fall outside every public key, are
+dropped.  The random choices use the budget's own randomness (the CSPRNG, or
+the seeded stream): never "the first k", which would follow the frame's order.
+One vectorized pass: a factorize, one random word per row (and per
+person-key pair), and one sort; no Python loop over persons.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .noise import I64, U64, Bools, RandomSource
+
+__all__ = ["bound_contributions", "unit_codes"]
+
+
+def unit_codes(series: pd.Series) -> I64:
+    """Each row's person as a code (-1 where the unit id is missing); one factorize."""
+    codes, _ = pd.factorize(series, use_na_sentinel=True)
+    return np.asarray(codes, dtype=np.int64)
+
+
+def _compact(combined: I64) -> tuple[I64, int]:
+    """Dense ids ``0..m-1`` for the distinct values of ``combined``, and ``m``."""
+    ids, uniques = pd.factorize(combined)
+    return np.asarray(ids, dtype=np.int64), len(uniques)
+
+
+def _ranks(cells: I64, n_cells: int, words: U64) -> I64:
+    """Each item's rank among the items of its cell, in a uniformly random order.
+
+    One sort of ``cell · 2**(64 − b) + (word >> b)`` (b bits hold a cell id);
+    when two items of a cell draw the same truncated word (probability about
+    k²/2**(65 − b) for a cell of k items), a second exact pass sorts by the
+    full words.
+    """
+    n = cells.size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    bits = max(int(n_cells - 1).bit_length(), 1)
+    if bits <= 40:
+        key = (cells.astype(np.uint64) << np.uint64(64 - bits)) | (words >> np.uint64(bits))
+        order = np.argsort(key)
+        sorted_key = key[order]
+        if bool(np.any(sorted_key[1:] == sorted_key[:-1])):
+            order = np.lexsort((words, cells))
+    else:
+        order = np.lexsort((words, cells))
+    sorted_cells = cells[order]
+    index = np.arange(n, dtype=np.int64)
+    starts = np.empty(n, dtype=np.bool_)
+    starts[0] = True
+    np.not_equal(sorted_cells[1:], sorted_cells[:-1], out=starts[1:])
+    first = np.maximum.accumulate(np.where(starts, index, 0))
+    ranks = np.empty(n, dtype=np.int64)
+    ranks[order] = index - first
+    return ranks
+
+
+def bound_contributions(
+    source: RandomSource,
+    units: I64,
+    keys: I64 | None,
+    cells: I64 | None,
+    *,
+    n_keys: int,
+    n_cells: int,
+    max_rows: int,
+    max_groups: int | None,
+) -> Bools:
+    """Which rows to keep so that each person contributes at most the given bounds.
+
+    Parameters
+    ----------
+    source : RandomSource
+        The budget's randomness.
+    units : int64 array
+        Each row's person (-1: missing unit id, dropped).
+    keys : int64 array or None
+        Each row's public key (-1: dropped); None for an ungrouped release.
+    cells : int64 array or None
+        Each row's cell within its key (e.g. its candidate; -1: dropped), or
+        None when a key is one cell.
+    n_keys, n_cells : int
+        How many keys, and cells per key.
+    max_rows : int
+        Rows of one person kept per cell.
+    max_groups : int or None
+        Keys of one person kept (grouped releases).
+
+    Returns
+    -------
+    bool array
+        True for the rows to keep.
+    """
+    valid = units >= 0
+    if keys is not None:
+        valid &= keys >= 0
+    if cells is not None:
+        valid &= cells >= 0
+    rows = np.flatnonzero(valid)
+    person = units[rows]
+    keep = np.zeros(units.size, dtype=np.bool_)
+    if keys is not None and max_groups is not None:
+        pairs, n_pairs = _compact(person * n_keys + keys[rows])
+        # one word per (person, key) pair: a uniform choice of the person's keys
+        pair_person = np.empty(n_pairs, dtype=np.int64)
+        pair_person[pairs] = person
+        chosen = _ranks(pair_person, int(person.max(initial=-1)) + 1, source.words(n_pairs))
+        inside = chosen[pairs] < max_groups
+        rows, person, pairs = rows[inside], person[inside], pairs[inside]
+        cell_of_row = pairs if cells is None else pairs * n_cells + cells[rows]
+    elif keys is not None:
+        cell_of_row = person * n_keys + keys[rows]
+        if cells is not None:
+            cell_of_row = cell_of_row * n_cells + cells[rows]
+    else:
+        cell_of_row = person if cells is None else person * n_cells + cells[rows]
+    compact, n_compact = _compact(cell_of_row)
+    ranks = _ranks(compact, n_compact, source.words(rows.size))
+    keep[rows[ranks < max_rows]] = True
+    return keep
