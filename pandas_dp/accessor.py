@@ -35,18 +35,37 @@ from .errors import MissingBudgetError, PandasDPError
 from .groupby import DPGroupBy
 from .ledger import BudgetStore, Ledger, MemoryStore, check_name, open_ledger
 from .noise import make_source
-from .release import run
+from .release import ContributionBounds, run
 from .rowwise import check_rowwise, is_boolean_dtype, is_string_dtype, row_mask
 from .select import Argmax, Quantile
 from .validation import (
     Bounds,
     check_adjacency,
+    check_bound,
     check_column,
     check_epsilon,
     check_seed,
 )
 
 __all__ = ["DPAccessor"]
+
+
+def _check_unit(
+    df: pd.DataFrame, unit: object, max_rows: object, max_groups: object
+) -> tuple[Hashable | None, int | None, int | None]:
+    """The privacy unit column (checked to exist) and default bounds, before anything is made."""
+    if unit is None:
+        if max_rows is not None or max_groups is not None:
+            raise TypeError(
+                "`max_rows` and `max_groups` bound the rows of one person; they go with "
+                "`privacy_unit`, the column that identifies a person, e.g. "
+                "set_budget(epsilon=3, privacy_unit='customer_id', max_rows=10)."
+            )
+        return None, None, None
+    label = check_column(df, unit)
+    rows = None if max_rows is None else check_bound(max_rows, "max_rows")
+    groups = None if max_groups is None else check_bound(max_groups, "max_groups")
+    return label, rows, groups
 
 
 @pd.api.extensions.register_dataframe_accessor("dp")
@@ -70,6 +89,9 @@ class DPAccessor:
         seed: int | None = None,
         ledger: str | os.PathLike[str] | Ledger | None = None,
         name: str | None = None,
+        privacy_unit: Hashable | None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
     ) -> PrivacyBudget:
         """Attach a privacy budget of total ``epsilon`` to this frame.
 
@@ -95,6 +117,18 @@ class DPAccessor:
             name in the file. Without, an in-memory budget named for the life
             of this process: attaching the same name again (to the data read
             afresh, say) continues it instead of starting over.
+        privacy_unit : label, optional
+            The column that identifies a person (``"customer_id"``) when one
+            person may have many rows (orders, events). Neighbouring datasets
+            then differ in all the rows of one person, and every release bounds
+            each person's contribution first (``max_rows``, ``max_groups``).
+            Rows whose unit id is missing are dropped. Default: one row is one
+            person.
+        max_rows, max_groups : int, optional
+            Default bounds for the releases of a frame with ``privacy_unit``
+            (a release may override them): at most ``max_rows`` rows of one
+            person in each cell (the frame, one key, one candidate), at most
+            ``max_groups`` keys of one person in a grouped release.
 
         Returns
         -------
@@ -108,7 +142,8 @@ class DPAccessor:
             accounting, and the same named budget would make this frame its
             root): call ``df.dp.inherit()`` instead.
         pandas_dp.errors.BudgetMismatchError
-            If the named budget exists with another total or adjacency (raise a
+            If the named budget exists with another total, adjacency or privacy
+            unit (raise a
             ledger total with ``open_ledger(path).raise_total(name, new_total)``).
         pandas_dp.errors.LedgerError
             If the ledger cannot be opened, is not a ledger, is damaged, or stays
@@ -130,17 +165,26 @@ class DPAccessor:
             )
         if name is not None:
             name = check_name(name)
+        unit, rows, groups = _check_unit(self._df, privacy_unit, max_rows, max_groups)
+        unit_text = None if unit is None else str(unit)
         refuse_rebinding(self._df)  # before a ledger file is created or touched
         store: BudgetStore
         if ledger is not None and name is not None:
             book = ledger if isinstance(ledger, Ledger) else open_ledger(ledger)
-            store = book.attach(name, total=total, adjacency=adjacency)
+            store = book.attach(name, total=total, adjacency=adjacency, privacy_unit=unit_text)
         elif name is not None:
-            store = named_memory_store(name, total, adjacency)
+            store = named_memory_store(name, total, adjacency, unit_text)
         else:
             store = MemoryStore(total)
         budget = PrivacyBudget(
-            store, adjacency=adjacency, source=make_source(seed), seed=seed, name=name
+            store,
+            adjacency=adjacency,
+            source=make_source(seed),
+            seed=seed,
+            name=name,
+            privacy_unit=unit,
+            max_rows=rows,
+            max_groups=groups,
         )
         attach(self._df, budget)
         return budget
@@ -153,7 +197,9 @@ class DPAccessor:
 
     # ---------------------------------------------------------------- releases
 
-    def count(self, column: Hashable | None = None, *, epsilon: float) -> int:
+    def count(
+        self, column: Hashable | None = None, *, epsilon: float, max_rows: int | None = None
+    ) -> int:
         """Noisy number of rows, or of non-missing values of ``column``.
 
         Parameters
@@ -180,18 +226,32 @@ class DPAccessor:
         count of a filtered frame, has sensitivity 1 (a changed row may gain or
         lose a value, or enter or leave the filter).
         """
-        return run(self._df, Count(check_epsilon(epsilon), column), None)
+        return run(
+            self._df, Count(check_epsilon(epsilon), column), None, ContributionBounds(max_rows)
+        )
 
     @overload
     def sum(
-        self, column: None = None, *, clip: Mapping[Hashable, Bounds], epsilon: float
+        self,
+        column: None = None,
+        *,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: float,
+        max_rows: int | None = None,
     ) -> pd.Series: ...
 
     @overload
-    def sum(self, column: Hashable, *, clip: Bounds, epsilon: float) -> float: ...
+    def sum(
+        self, column: Hashable, *, clip: Bounds, epsilon: float, max_rows: int | None = None
+    ) -> float: ...
 
     def sum(
-        self, column: Hashable | None = None, *, clip: Any, epsilon: float
+        self,
+        column: Hashable | None = None,
+        *,
+        clip: Any,
+        epsilon: float,
+        max_rows: int | None = None,
     ) -> float | pd.Series:
         """Noisy sum of ``column`` after clipping to the public bounds ``clip``.
 
@@ -223,18 +283,32 @@ class DPAccessor:
         (sensitivity, epsilon) only, summed exactly in integers and given
         exact discrete Laplace noise, so the result lies on the grid.
         """
-        return run(self._df, Sum(check_epsilon(epsilon), column, clip), None)
+        return run(
+            self._df, Sum(check_epsilon(epsilon), column, clip), None, ContributionBounds(max_rows)
+        )
 
     @overload
     def mean(
-        self, column: None = None, *, clip: Mapping[Hashable, Bounds], epsilon: float
+        self,
+        column: None = None,
+        *,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: float,
+        max_rows: int | None = None,
     ) -> pd.Series: ...
 
     @overload
-    def mean(self, column: Hashable, *, clip: Bounds, epsilon: float) -> float: ...
+    def mean(
+        self, column: Hashable, *, clip: Bounds, epsilon: float, max_rows: int | None = None
+    ) -> float: ...
 
     def mean(
-        self, column: Hashable | None = None, *, clip: Any, epsilon: float
+        self,
+        column: Hashable | None = None,
+        *,
+        clip: Any,
+        epsilon: float,
+        max_rows: int | None = None,
     ) -> float | pd.Series:
         """Noisy mean of ``column`` after clipping to ``clip``; always inside the clip.
 
@@ -265,7 +339,9 @@ class DPAccessor:
         squared error of noisy-sum over noisy-count. Under substitute the pair
         has sensitivity ``2(U − L)``.
         """
-        return run(self._df, Mean(check_epsilon(epsilon), column, clip), None)
+        return run(
+            self._df, Mean(check_epsilon(epsilon), column, clip), None, ContributionBounds(max_rows)
+        )
 
     def groupby(self, by: Hashable | list[Hashable], *, keys: Any = None) -> DPGroupBy:
         """Group by ``by`` over the public ``keys`` for grouped releases.
@@ -308,8 +384,13 @@ class DPAccessor:
         binding = require_binding(self._df)
         if result is self._df:
             result = result.copy(deep=False)
-        bind(result, binding.budget, root=binding.is_root(self._df) and same_rows)
+        root = binding.is_root(self._df) and same_rows
+        bind(result, binding.budget, root=root, unit=binding.unit)
         return result
+
+    def _unit(self) -> Hashable | None:
+        binding = binding_of(self._df)
+        return None if binding is None else binding.unit
 
     def filter(self, mask: Any) -> pd.DataFrame:
         """The rows where ``mask`` is True, spending from this frame's budget.
@@ -465,6 +546,12 @@ class DPAccessor:
         a row's values in place (``df.iloc[1] = df.iloc[0]``) cannot be detected
         either.
         """
+        unit = self._unit()
+        if unit is not None and unit in columns:
+            raise ValueError(
+                f"{unit!r} is the privacy unit: it identifies each row's person, and "
+                "overwriting it would change who is who. Assign another column."
+            )
         result = self._df.assign(**columns)
         if not result.index.equals(self._df.index):
             raise ValueError("assigned columns must keep the frame's rows (same index).")
@@ -479,7 +566,113 @@ class DPAccessor:
             raise ValueError("`columns` names a column twice.")
         for label in labels:
             check_column(self._df, label)
+        unit = self._unit()
+        if unit is not None and unit not in labels:
+            raise ValueError(
+                f"{unit!r} is the privacy unit; keep it in `columns`, since every release "
+                "bounds each person's rows by it."
+            )
         return self._derive(self._df[labels], same_rows=True)
+
+    def per_unit(self, **aggregations: Any) -> pd.DataFrame:
+        """One row per person: pandas named aggregation over the privacy unit.
+
+        ``tx.dp.per_unit(spend=("amount", "sum"), orders=("amount", "size"))``
+        is ``tx.groupby(unit).agg(spend=..., orders=...)``: the textbook advice
+        "make one person one row" as one call. The result is indexed by the
+        unit (rows whose unit id is missing are dropped), bound to the same
+        budget, and its rows are persons, so its releases need no bounds.
+
+        Parameters
+        ----------
+        **aggregations
+            ``name=(column, function)`` pairs as in ``DataFrame.groupby.agg``;
+            any aggregation function (``"sum"``, ``"size"``, ``"max"``, a
+            callable, ...). Each function sees the rows of one person only.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per person, spending from this frame's budget.
+
+        Raises
+        ------
+        MissingBudgetError
+            If this frame has no budget it may spend.
+        TypeError
+            If the frame has no privacy unit, or no aggregation is given.
+
+        Notes
+        -----
+        Releases nothing and costs nothing. Each person is one row of the
+        result, so a release on it has the one-row sensitivities; under
+        substitute its row count is the public number of persons.
+        """
+        binding = require_binding(self._df)
+        if binding.unit is None:
+            raise TypeError(
+                "per_unit() needs a privacy unit: this frame has one row per person already. "
+                "Attach the budget with set_budget(..., privacy_unit='customer_id')."
+            )
+        if not aggregations:
+            raise TypeError(
+                "Name at least one aggregation, e.g. per_unit(spend=('amount', 'sum'))."
+            )
+        for name, spec in aggregations.items():
+            if not isinstance(spec, tuple) or len(spec) != 2:
+                raise TypeError(
+                    f"`{name}` must be a pair (column, function), e.g. ('amount', 'sum'); got "
+                    f"{type(spec).__name__}."
+                )
+            check_column(self._df, spec[0])
+        persons = self._df.groupby(self._df[binding.unit], dropna=True, sort=False)
+        result: pd.DataFrame = persons.agg(**aggregations)
+        bind(result, binding.budget, root=binding.is_root(self._df), unit=None)
+        return result
+
+    def rows_per_unit(self, q: float = 0.9, *, candidates: Any = None, epsilon: float) -> int:
+        """A private ``q``-quantile of the number of rows per person: a ``max_rows`` to use.
+
+        Releases, and charges ``epsilon`` for, one grid point chosen by the
+        exponential mechanism from the public ``candidates`` (counts such as
+        ``range(1, 101)``): bounding at it keeps all the rows of about a
+        fraction ``q`` of the persons. It is a release like any other: it
+        spends from the budget and is recorded in the ledger.
+
+        Parameters
+        ----------
+        q : float, default 0.9
+            The quantile level in ``[0, 1]``.
+        candidates : list, array or range of positive integers
+            The public grid of row counts, strictly increasing, keyword-only.
+        epsilon : float
+            Privacy cost, keyword-only.
+
+        Returns
+        -------
+        int
+            One of ``candidates``.
+
+        Notes
+        -----
+        The quantile of :meth:`per_unit`'s row counts (one row per person), so
+        its sensitivity is the one-row quantile's (see :meth:`quantile`).
+        """
+        binding = require_binding(self._df)
+        if binding.unit is None:
+            raise TypeError(
+                "rows_per_unit() needs a privacy unit: this frame has one row per person. "
+                "Attach the budget with set_budget(..., privacy_unit='customer_id')."
+            )
+        kind = Quantile.of(check_epsilon(epsilon), "rows", q, candidates, "rows_per_unit")
+        return int(run(self._rows_per_person(), kind, None))
+
+    def _rows_per_person(self) -> pd.DataFrame:
+        binding = require_binding(self._df)
+        counts = self._df.groupby(self._df[binding.unit], dropna=True, sort=False).size()
+        people = counts.rename("rows").to_frame()
+        bind(people, binding.budget, root=binding.is_root(self._df), unit=None)
+        return people
 
     def inherit(self, source: pd.DataFrame | None = None) -> pd.DataFrame:
         """Bind this frame to ``source``'s budget; returns this frame.
@@ -489,7 +682,9 @@ class DPAccessor:
         assertion, which the library cannot check. Without ``source``, the
         frame is bound to the budget its marker names (the budget of the frame
         it was derived from, created in this process), e.g. after
-        ``df = df.reset_index()``.
+        ``df = df.reset_index()``. With a privacy unit, "one row per person"
+        reads "the same persons, identified by the same unit column": the
+        frame keeps ``source``'s unit (the budget's, without ``source``).
         """
         if source is None:
             marker = marker_of(self._df)
@@ -499,11 +694,12 @@ class DPAccessor:
                     "This frame does not come from a budget of this process; pass the frame "
                     "it was derived from: result.dp.inherit(df)."
                 )
-            budget = found
+            budget, unit = found, found.privacy_unit
         elif not isinstance(source, pd.DataFrame):
             raise TypeError(f"`source` must be a DataFrame, got {type(source).__name__}.")
         else:
-            budget = require_binding(source).budget
+            binding = require_binding(source)
+            budget, unit = binding.budget, binding.unit
         with budget_lock():
             own = binding_of(self._df)
             if own is not None:
@@ -511,13 +707,14 @@ class DPAccessor:
                     raise PandasDPError("This frame already spends another privacy budget.")
                 if own.index is self._df.index:
                     return self._df  # nothing changed in place: keep what it was
+                unit = own.unit
             marker = marker_of(self._df)
             other = None if marker is None else marker["budget"]
             if other not in (None, budget.id) and live_budget(str(other)) is not None:
                 raise PandasDPError(
                     "This frame was derived from a frame with another live privacy budget."
                 )
-            bind(self._df, budget, root=False)
+            bind(self._df, budget, root=False, unit=unit)
         return self._df
 
     # ---------------------------------------------------- selection (select.py)
@@ -531,6 +728,7 @@ class DPAccessor:
         k: int = 1,
         value: Hashable | None = None,
         clip: Any = None,
+        max_rows: int | None = None,
     ) -> Any:
         """The candidate with the most rows (or the largest clipped sum of ``value``), privately.
 
@@ -582,10 +780,16 @@ class DPAccessor:
         ``clip``, ``epsilon``.
         """
         kind = Argmax.of(check_epsilon(epsilon), column, candidates, k=k, value=value, clip=clip)
-        return run(self._df, kind, None)
+        return run(self._df, kind, None, ContributionBounds(max_rows))
 
     def quantile(
-        self, column: Hashable, q: float, *, candidates: Any = None, epsilon: float
+        self,
+        column: Hashable,
+        q: float,
+        *,
+        candidates: Any = None,
+        epsilon: float,
+        max_rows: int | None = None,
     ) -> float:
         """The ``q``-quantile of ``column``, privately chosen from a public grid.
 
@@ -629,9 +833,16 @@ class DPAccessor:
         Public: the grid, ``q``, ``epsilon``.
         """
         kind = Quantile.of(check_epsilon(epsilon), column, q, candidates, "quantile")
-        return run(self._df, kind, None)
+        return run(self._df, kind, None, ContributionBounds(max_rows))
 
-    def median(self, column: Hashable, *, candidates: Any = None, epsilon: float) -> float:
+    def median(
+        self,
+        column: Hashable,
+        *,
+        candidates: Any = None,
+        epsilon: float,
+        max_rows: int | None = None,
+    ) -> float:
         """The median of ``column``, privately chosen from a public grid: ``quantile(column, 0.5)``.
 
         Parameters
@@ -658,4 +869,4 @@ class DPAccessor:
         (``c = ε``) and 1 under substitute (``c = ε/2``). Costs ``epsilon``.
         """
         kind = Quantile.of(check_epsilon(epsilon), column, 0.5, candidates, "median")
-        return run(self._df, kind, None)
+        return run(self._df, kind, None, ContributionBounds(max_rows))

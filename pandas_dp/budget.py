@@ -75,27 +75,30 @@ class Epsilon(Fraction):
 # otherwise silently reset the accounting), and inherit() can rebind it.
 _LIVE: dict[str, PrivacyBudget] = {}
 # Named in-memory budgets (set_budget(epsilon, name=...) without a ledger), by name,
-# with their adjacency: attaching the same name again continues the same store.
-_NAMED: dict[str, tuple[MemoryStore, str]] = {}
+# with their adjacency and privacy unit: attaching the same name again continues
+# the same store.
+_NAMED: dict[str, tuple[MemoryStore, str, str | None]] = {}
 # Held while a frame's binding is checked and set, so that two threads calling
 # set_budget on one frame cannot both succeed.
 _BINDING_LOCK = threading.RLock()
 
 
-def named_memory_store(name: str, total: Fraction, adjacency: str) -> MemoryStore:
+def named_memory_store(
+    name: str, total: Fraction, adjacency: str, privacy_unit: str | None = None
+) -> MemoryStore:
     """The in-memory store of budget ``name`` in this process, created at the first attach.
 
-    Attaching the same name again continues it (same total and adjacency, or
-    BudgetMismatchError): re-reading the data in a notebook does not reset
-    the accounting.
+    Attaching the same name again continues it (same total, adjacency and
+    privacy unit, or BudgetMismatchError): re-reading the data in a notebook
+    does not reset the accounting.
     """
     with _BINDING_LOCK:
         found = _NAMED.get(name)
         if found is None:
             store = MemoryStore(total)
-            _NAMED[name] = (store, adjacency)
+            _NAMED[name] = (store, adjacency, privacy_unit)
             return store
-        store, existing = found
+        store, existing, unit = found
     if store.total != total:
         raise BudgetMismatchError(
             f"The in-memory budget {name!r} of this process has total "
@@ -107,6 +110,12 @@ def named_memory_store(name: str, total: Fraction, adjacency: str) -> MemoryStor
             f"The in-memory budget {name!r} of this process was created with "
             f"adjacency={existing!r}, not {adjacency!r}; its releases are accounted under that "
             "adjacency."
+        )
+    if unit != privacy_unit:
+        raise BudgetMismatchError(
+            f"The in-memory budget {name!r} of this process was created with "
+            f"privacy_unit={unit!r}, not {privacy_unit!r}; its releases are accounted per that "
+            "unit."
         )
     return store
 
@@ -194,6 +203,8 @@ class PrivacyBudget:
         """Every release so far, oldest first, with the cumulative epsilon spent."""
         entries = self.entries
         frame = pd.DataFrame([e.as_record() for e in entries], columns=LEDGER_COLUMNS)
+        for column in ("keys", "max_rows", "max_groups"):
+            frame[column] = frame[column].astype("Int64")
         frame["spent"] = [float(s) for s in itertools.accumulate(e.epsilon for e in entries)]
         return frame
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from .aggregate import Count, Mean, Sum
 from .keys import Grouping
-from .release import run
+from .release import ContributionBounds, run
 from .select import Argmax, Quantile
 from .validation import Bounds, check_epsilon
 
@@ -57,7 +57,14 @@ class DPGroupBy:
     def __repr__(self) -> str:
         return f"DPGroupBy(by={self.by!r}, keys={len(self.keys)})"
 
-    def count(self, column: Hashable | None = None, *, epsilon: float) -> pd.Series:
+    def count(
+        self,
+        column: Hashable | None = None,
+        *,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series:
         """Noisy count of rows (or non-missing values of ``column``) per key.
 
         Parameters
@@ -81,18 +88,43 @@ class DPGroupBy:
         Costs ``epsilon`` once. L1 sensitivity 1 (add_remove) or 2 (substitute:
         a row may move between keys). Discrete Laplace noise, scale Δ/ε.
         """
-        return run(self._df, Count(check_epsilon(epsilon), column), self._group)
+        return run(
+            self._df,
+            Count(check_epsilon(epsilon), column),
+            self._group,
+            ContributionBounds(max_rows, max_groups),
+        )
 
     @overload
     def sum(
-        self, column: None = None, *, clip: Mapping[Hashable, Bounds], epsilon: float
+        self,
+        column: None = None,
+        *,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
-    def sum(self, column: Hashable, *, clip: Bounds, epsilon: float) -> pd.Series: ...
+    def sum(
+        self,
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
 
     def sum(
-        self, column: Hashable | None = None, *, clip: Any, epsilon: float
+        self,
+        column: Hashable | None = None,
+        *,
+        clip: Any,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
     ) -> pd.Series | pd.DataFrame:
         """Noisy clipped sum per key.
 
@@ -121,18 +153,43 @@ class DPGroupBy:
         (add_remove) or ``2·max(|L|, |U|)`` (substitute), on a data-independent
         power-of-two grid with exact discrete Laplace noise.
         """
-        return run(self._df, Sum(check_epsilon(epsilon), column, clip), self._group)
+        return run(
+            self._df,
+            Sum(check_epsilon(epsilon), column, clip),
+            self._group,
+            ContributionBounds(max_rows, max_groups),
+        )
 
     @overload
     def mean(
-        self, column: None = None, *, clip: Mapping[Hashable, Bounds], epsilon: float
+        self,
+        column: None = None,
+        *,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
-    def mean(self, column: Hashable, *, clip: Bounds, epsilon: float) -> pd.Series: ...
+    def mean(
+        self,
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
 
     def mean(
-        self, column: Hashable | None = None, *, clip: Any, epsilon: float
+        self,
+        column: Hashable | None = None,
+        *,
+        clip: Any,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
     ) -> pd.Series | pd.DataFrame:
         """Noisy clipped mean per key, always inside the clip bounds.
 
@@ -161,7 +218,12 @@ class DPGroupBy:
         ``Σ(U − x)`` per key, jointly of L1 sensitivity ``U − L`` (add_remove)
         or ``2(U − L)`` (substitute).
         """
-        return run(self._df, Mean(check_epsilon(epsilon), column, clip), self._group)
+        return run(
+            self._df,
+            Mean(check_epsilon(epsilon), column, clip),
+            self._group,
+            ContributionBounds(max_rows, max_groups),
+        )
 
     def argmax_exp(
         self,
@@ -172,6 +234,8 @@ class DPGroupBy:
         k: int = 1,
         value: Hashable | None = None,
         clip: Any = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
     ) -> pd.Series | pd.DataFrame:
         """The candidate with the most rows (or largest clipped sum) in every key, privately.
 
@@ -213,10 +277,17 @@ class DPGroupBy:
         ``clip``.
         """
         kind = Argmax.of(check_epsilon(epsilon), column, candidates, k=k, value=value, clip=clip)
-        return run(self._df, kind, self._group)
+        return run(self._df, kind, self._group, ContributionBounds(max_rows, max_groups))
 
     def quantile(
-        self, column: Hashable, q: float, *, candidates: Any = None, epsilon: float
+        self,
+        column: Hashable,
+        q: float,
+        *,
+        candidates: Any = None,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
     ) -> pd.Series:
         """The ``q``-quantile of ``column`` in every key, chosen from a public grid.
 
@@ -251,9 +322,17 @@ class DPGroupBy:
         a grid point close to uniform at random.
         """
         kind = Quantile.of(check_epsilon(epsilon), column, q, candidates, "quantile")
-        return run(self._df, kind, self._group)
+        return run(self._df, kind, self._group, ContributionBounds(max_rows, max_groups))
 
-    def median(self, column: Hashable, *, candidates: Any = None, epsilon: float) -> pd.Series:
+    def median(
+        self,
+        column: Hashable,
+        *,
+        candidates: Any = None,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series:
         """The median of ``column`` in every key, chosen from a public grid.
 
         Parameters
@@ -281,4 +360,4 @@ class DPGroupBy:
         once for all keys.
         """
         kind = Quantile.of(check_epsilon(epsilon), column, 0.5, candidates, "median")
-        return run(self._df, kind, self._group)
+        return run(self._df, kind, self._group, ContributionBounds(max_rows, max_groups))

@@ -106,7 +106,7 @@ __all__ = [
 #: ``PRAGMA application_id`` of a pandas_dp ledger (the bytes ``pdLg``).
 APPLICATION_ID: Final = 0x70644C67
 #: The schema version this code writes (``PRAGMA user_version``).
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 #: Seconds a write waits for the lock. Measured (bench/ledger_contention.py): eight
 #: writers hammering one budget beside three CPU-bound processes on two cores waited
 #: at most 4.8 s (29 s with SQLite's own busy handler, which starves old waiters).
@@ -168,6 +168,14 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "ALTER TABLE entries ADD COLUMN state TEXT NOT NULL DEFAULT 'released' "
         "CHECK (state IN ('pending', 'released'))",
     ),
+    # 3 -> 4: a privacy unit. A budget's unit column (NULL: one row is one person),
+    # and per release the unit and the contribution bounds it used.
+    (
+        "ALTER TABLE budgets ADD COLUMN privacy_unit TEXT",
+        "ALTER TABLE entries ADD COLUMN privacy_unit TEXT",
+        "ALTER TABLE entries ADD COLUMN max_rows INTEGER",
+        "ALTER TABLE entries ADD COLUMN max_groups INTEGER",
+    ),
 )
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
@@ -177,6 +185,7 @@ BUDGET_COLUMNS = [
     "spent",
     "remaining",
     "adjacency",
+    "privacy_unit",
     "releases",
     "pending",
     "seeded_releases",
@@ -195,6 +204,9 @@ HISTORY_COLUMNS = [
     "adjacency",
     "sensitivity",
     "noise_scale",
+    "privacy_unit",
+    "max_rows",
+    "max_groups",
     "total",
     "spent",
     "process",
@@ -639,6 +651,8 @@ class Ledger:
             return f"'{RELEASED}'"
         if name == "process" and self._version < 2:
             return "NULL"
+        if name in ("privacy_unit", "max_rows", "max_groups") and self._version < 4:
+            return "NULL"
         return f"{table}.{name}" if table else name
 
     # ------------------------------------------------------------ connections
@@ -818,7 +832,14 @@ class Ledger:
 
     # ------------------------------------------------------------ budgets
 
-    def attach(self, name: str, *, total: object, adjacency: str = "add_remove") -> SqliteStore:
+    def attach(
+        self,
+        name: str,
+        *,
+        total: object,
+        adjacency: str = "add_remove",
+        privacy_unit: str | None = None,
+    ) -> SqliteStore:
         """The store of budget ``name``, created with ``total`` if the ledger has none.
 
         The store records entries as it is given them: a budget with ``seed=``
@@ -828,22 +849,29 @@ class Ledger:
         Raises
         ------
         BudgetMismatchError
-            If the budget exists with another total or adjacency (a total is
-            raised only by :meth:`raise_total`, never silently).
+            If the budget exists with another total, adjacency or privacy unit
+            (a total is raised only by :meth:`raise_total`, never silently).
         """
         name = check_name(name)
         exact = check_epsilon(total, "total")
         adjacency = check_adjacency(adjacency)
         with self._transaction("attaching a budget") as conn:
             row = conn.execute(
-                "SELECT total, adjacency FROM budgets WHERE name = ?", (name,)
+                "SELECT total, adjacency, privacy_unit FROM budgets WHERE name = ?", (name,)
             ).fetchone()
             if row is None:
                 created = _now()
                 conn.execute(
-                    "INSERT INTO budgets (name, total, spent, adjacency, created) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    (name, fraction_text(exact), "0/1", adjacency, created.isoformat()),
+                    "INSERT INTO budgets (name, total, spent, adjacency, created, privacy_unit) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        name,
+                        fraction_text(exact),
+                        "0/1",
+                        adjacency,
+                        created.isoformat(),
+                        privacy_unit,
+                    ),
                 )
                 self._insert(
                     conn,
@@ -868,6 +896,12 @@ class Ledger:
                         f"The budget {name!r} in {str(self.path)!r} was created with "
                         f"adjacency={row[1]!r}, not {adjacency!r}; its releases are accounted "
                         "under that adjacency."
+                    )
+                if row[2] != privacy_unit:
+                    raise BudgetMismatchError(
+                        f"The budget {name!r} in {str(self.path)!r} was created with "
+                        f"privacy_unit={row[2]!r}, not {privacy_unit!r}; its releases are "
+                        "accounted per that unit."
                     )
         return SqliteStore(self, name)
 
@@ -924,7 +958,8 @@ class Ledger:
     def budgets(self) -> pd.DataFrame:
         """One row per budget: what it holds, what was spent, and how.
 
-        Columns: name, total, spent, remaining, adjacency, releases (committed
+        Columns: name, total, spent, remaining, adjacency, privacy_unit (the
+        column identifying a person; empty: one row per person), releases (committed
         releases), pending (reservations not committed: running queries, or
         processes that died before committing; they count as spent),
         seeded_releases, created (UTC).
@@ -945,13 +980,14 @@ class Ledger:
             entries (the file was damaged or edited by hand).
         """
         state = self._column("state", "e")
+        unit = self._column("privacy_unit", "b")
 
         def read(conn: sqlite3.Connection) -> list[tuple[object, ...]]:
             conn.execute("BEGIN")  # one snapshot for the check and the table
             try:
                 self._check_spent(conn)
                 return conn.execute(
-                    "SELECT b.name, b.total, b.spent, b.adjacency, b.created, "
+                    f"SELECT b.name, b.total, b.spent, b.adjacency, {unit}, b.created, "
                     f"count(e.id) FILTER (WHERE {state} = ?), "
                     f"count(e.id) FILTER (WHERE {state} = ?), "
                     f"count(e.id) FILTER (WHERE {state} = ? AND e.mechanism LIKE ?) "
@@ -965,7 +1001,7 @@ class Ledger:
 
         rows = self._read("reading the budgets", read)
         records = []
-        for name, total_text, spent_text, adjacency, created, *counts in rows:
+        for name, total_text, spent_text, adjacency, privacy_unit, created, *counts in rows:
             total = parse_fraction(total_text, "a total")
             spent = parse_fraction(spent_text, "an amount spent")
             released, pending, seeded = (int(str(count)) for count in counts)
@@ -976,6 +1012,7 @@ class Ledger:
                     "spent": float(spent),
                     "remaining": float(total - spent),
                     "adjacency": adjacency,
+                    "privacy_unit": privacy_unit,
                     "releases": released,
                     "pending": pending,
                     "seeded_releases": seeded,
@@ -991,7 +1028,9 @@ class Ledger:
 
         Columns: time (UTC), operation, state, columns, clip, keys (number of
         public keys), epsilon (float), epsilon_exact (Fraction), mechanism,
-        adjacency, sensitivity, noise_scale, total (the budget's total after
+        adjacency, sensitivity, noise_scale, privacy_unit, max_rows, max_groups
+        (the unit's column and the contribution bounds of the release; empty
+        when one row is one person), total (the budget's total after
         the entry), spent (cumulative, pending reservations included), process
         (id of the recording process).
 
@@ -1020,8 +1059,8 @@ class Ledger:
             records.append(record)
         frame = pd.DataFrame(records, columns=HISTORY_COLUMNS)
         frame["time"] = pd.to_datetime(frame["time"], utc=True)
-        frame["keys"] = frame["keys"].astype("Int64")
-        frame["process"] = frame["process"].astype("Int64")
+        for column in ("keys", "process", "max_rows", "max_groups"):
+            frame[column] = frame[column].astype("Int64")
         return frame
 
     # ------------------------------------------------------ store operations
@@ -1134,8 +1173,9 @@ class Ledger:
     ) -> int:
         cursor = conn.execute(
             "INSERT INTO entries (budget, time, operation, columns, clip, keys, epsilon, "
-            "mechanism, adjacency, sensitivity, noise_scale, total, process, state) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "mechanism, adjacency, sensitivity, noise_scale, total, process, state, "
+            "privacy_unit, max_rows, max_groups) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 name,
                 entry.time.isoformat(),
@@ -1151,6 +1191,9 @@ class Ledger:
                 fraction_text(total),
                 os.getpid(),
                 state,
+                entry.privacy_unit,
+                entry.max_rows,
+                entry.max_groups,
             ),
         )
         assert cursor.lastrowid is not None
@@ -1159,7 +1202,9 @@ class Ledger:
     def _entries(self, name: str, *, releases_only: bool = False) -> list[_Row]:
         """The entries of ``name``, oldest first (only releases: no create / raise_total)."""
         skip = (CREATE, RAISE_TOTAL) if releases_only else ("", "")
-        columns = f"{self._column('process')}, {self._column('state')}"
+        columns = ", ".join(
+            self._column(c) for c in ("process", "state", "privacy_unit", "max_rows", "max_groups")
+        )
         rows = self._read(
             "reading a history",
             lambda conn: conn.execute(
@@ -1183,7 +1228,7 @@ class _Row(NamedTuple):
 
 def _entry_of(row: tuple[object, ...]) -> _Row:
     time, operation, columns, clip, keys, epsilon, mechanism, adjacency = row[:8]
-    sensitivity, noise_scale, total, process, state = row[8:]
+    sensitivity, noise_scale, total, process, state, unit, max_rows, max_groups = row[8:]
     try:
         entry = LedgerEntry(
             operation=str(operation),
@@ -1196,6 +1241,9 @@ def _entry_of(row: tuple[object, ...]) -> _Row:
             clip=tuple((float(lo), float(hi)) for lo, hi in json.loads(str(clip))),
             keys=None if keys is None else int(str(keys)),
             time=_timestamp(time),
+            privacy_unit=None if unit is None else str(unit),
+            max_rows=None if max_rows is None else int(str(max_rows)),
+            max_groups=None if max_groups is None else int(str(max_groups)),
         )
     except (ValueError, TypeError) as err:  # json.JSONDecodeError is a ValueError
         raise CorruptLedgerError(

@@ -38,7 +38,7 @@ from .kind import Kind, Neighbours
 from .select import Argmax, Quantile
 from .validation import check_bound, check_column, check_rows
 
-__all__ = ["KINDS", "NO_BOUNDS", "Bounds", "plan_caches", "run"]
+__all__ = ["KINDS", "NO_BOUNDS", "ContributionBounds", "plan_caches", "run"]
 
 One = TypeVar("One")
 Many = TypeVar("Many")
@@ -53,30 +53,33 @@ def plan_caches() -> list[Any]:
 
 
 @dataclass(frozen=True)
-class Bounds:
+class ContributionBounds:
     """The contribution bounds a call passes (None: the budget's default, if any)."""
 
     max_rows: object = None
     max_groups: object = None
 
 
-NO_BOUNDS = Bounds()
+NO_BOUNDS = ContributionBounds()
 
 
 @overload
 def run(
-    df: pd.DataFrame, kind: Kind[One, Many], group: None, bounds: Bounds = NO_BOUNDS
+    df: pd.DataFrame, kind: Kind[One, Many], group: None, bounds: ContributionBounds = NO_BOUNDS
 ) -> One: ...
 
 
 @overload
 def run(
-    df: pd.DataFrame, kind: Kind[One, Many], group: Grouping, bounds: Bounds = NO_BOUNDS
+    df: pd.DataFrame, kind: Kind[One, Many], group: Grouping, bounds: ContributionBounds = NO_BOUNDS
 ) -> Many: ...
 
 
 def run(
-    df: pd.DataFrame, kind: Kind[One, Many], group: Grouping | None, bounds: Bounds = NO_BOUNDS
+    df: pd.DataFrame,
+    kind: Kind[One, Many],
+    group: Grouping | None,
+    bounds: ContributionBounds = NO_BOUNDS,
 ) -> One | Many:
     """Release ``kind`` on ``df`` (grouped by ``group``), spending from the frame's budget."""
     n_keys = 1 if group is None else len(group.keys)
@@ -128,7 +131,7 @@ def run(
 
 
 def _bounds(
-    bounds: Bounds, budget: PrivacyBudget, unit: Hashable | None, grouped: bool
+    bounds: ContributionBounds, budget: PrivacyBudget, unit: Hashable | None, grouped: bool
 ) -> tuple[int | None, int | None]:
     """``(max_rows, max_groups)`` for this release: the call's, else the budget's defaults.
 

@@ -467,7 +467,7 @@ def test_the_file_is_a_versioned_wal_ledger(path: Path) -> None:
 
 
 def write_old_ledger(path: Path, version: int) -> None:
-    """A ledger as schema ``version`` (1 or 2) wrote it, with one budget and one release."""
+    """A ledger as schema ``version`` (1 to 3) wrote it, with one budget and one release."""
     conn = sqlite3.connect(path)
     for step in MIGRATIONS[:version]:
         for statement in step:
@@ -490,7 +490,7 @@ def write_old_ledger(path: Path, version: int) -> None:
     conn.close()
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_an_old_ledger_is_migrated_without_loss(path: Path, version: int) -> None:
     write_old_ledger(path, version)
     ledger = open_ledger(path)
@@ -500,9 +500,12 @@ def test_an_old_ledger_is_migrated_without_loss(path: Path, version: int) -> Non
     assert list(history.epsilon_exact) == [0, Fraction(3, 10)]
     assert history.iloc[1][["columns", "clip", "keys"]].tolist() == ["salary", "[0, 1.5]", 4]
     assert history.process.isna().all()  # the column version 2 added (empty in version 2 too)
+    # the columns version 4 added: no privacy unit, one row per person
+    assert history[["privacy_unit", "max_rows", "max_groups"]].isna().all().all()
+    assert ledger.budgets().privacy_unit.isna().all()
     assert ledger.store("hr").spent() == Fraction(3, 10)
     with raw(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     ledger.store("hr").charge(entry(Fraction(1, 10)))
     assert ledger.history("hr").process.iloc[-1] == os.getpid()
     token = ledger.store("hr").reserve(entry(Fraction(1, 10)))
