@@ -1,0 +1,433 @@
+"""A privacy unit: per-person contribution bounding, its sensitivities, and person-level audits.
+
+With ``set_budget(..., privacy_unit="customer")`` neighbouring datasets differ
+in all the rows of one person.  The audits here draw thousands of releases on
+two such datasets (one of them with an extra person of 30 rows) through the
+real grouped path, one replicate of the data per public key, and check that a
+Clopper-Pearson lower bound on ε stays under the claim; the same audit
+catches an implementation that skips the bounding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats
+
+from pandas_dp import aggregate, release, select
+from pandas_dp.bounding import bound_contributions, unit_codes
+from pandas_dp.errors import BudgetMismatchError
+from pandas_dp.kind import Neighbours
+from pandas_dp.noise import SeededSource
+
+Bound = Callable[[np.ndarray, np.ndarray], float]
+EPSILON = 1.0
+N = 20_000
+TIGHT = 0.6
+BIG = 30  # rows of the extra person
+
+
+# ------------------------------------------------------------------ the bounding itself
+
+
+def _random_rows(seed: int, n: int = 5_000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.Generator(np.random.PCG64(seed))
+    units = rng.integers(-1, 300, n)  # -1: a missing unit id
+    keys = rng.integers(-1, 6, n)  # -1: not a public key
+    cells = rng.integers(-1, 4, n)
+    return units, keys, cells
+
+
+@pytest.mark.parametrize("max_rows", [1, 3])
+@pytest.mark.parametrize("max_groups", [None, 1, 2])
+@pytest.mark.parametrize("with_cells", [False, True])
+def test_bounding_keeps_exactly_the_bounded_rows(
+    max_rows: int, max_groups: int | None, with_cells: bool
+) -> None:
+    units, keys, cells = _random_rows(1)
+    grouped = max_groups is not None
+    keep = bound_contributions(
+        SeededSource(3),
+        units,
+        keys if grouped else None,
+        cells if with_cells else None,
+        n_keys=6,
+        n_cells=4,
+        max_rows=max_rows,
+        max_groups=max_groups,
+    )
+    frame = pd.DataFrame({"u": units, "k": keys if grouped else 0, "c": cells if with_cells else 0})
+    valid = (frame.u >= 0) & (frame.k >= 0) & (frame.c >= 0)
+    assert not keep[~valid.to_numpy()].any()  # missing ids and rows outside the keys dropped
+    kept = frame[keep]
+    per_cell = kept.groupby(["u", "k", "c"]).size()
+    assert per_cell.max() <= max_rows
+    if grouped:
+        assert kept.groupby("u").k.nunique().max() <= max_groups
+        # as many keys as allowed, each with as many rows as allowed (never fewer)
+        chosen = kept.groupby("u").k.nunique()
+        available = frame[valid].groupby("u").k.nunique()
+        assert (chosen == np.minimum(available[chosen.index], max_groups)).all()
+    full = frame[valid].groupby(["u", "k", "c"]).size().clip(upper=max_rows)
+    assert (per_cell == full[per_cell.index]).all()
+
+
+def test_bounding_chooses_rows_and_keys_uniformly_not_the_first() -> None:
+    # 4,000 persons, each with 10 rows spread over 5 keys (2 rows per key): keep 1 key
+    # and 1 row of it. Each row must be kept with probability 1/10, whatever its place.
+    persons, rows = 4_000, 10
+    units = np.repeat(np.arange(persons), rows)
+    keys = np.tile(np.repeat(np.arange(5), 2), persons)
+    keep = bound_contributions(
+        SeededSource(8), units, keys, None, n_keys=5, n_cells=1, max_rows=1, max_groups=1
+    )
+    position = np.tile(np.arange(rows), persons)
+    counts = np.bincount(position[keep], minlength=rows)
+    assert counts.sum() == persons
+    pvalue = scipy.stats.chisquare(counts).pvalue
+    assert pvalue > 1e-6, counts
+    first = np.bincount(position[position == 0], minlength=rows)  # "the first k"
+    assert scipy.stats.chisquare(first + 1e-9).pvalue < 1e-6
+
+
+def test_unit_codes_mark_missing_ids() -> None:
+    codes = unit_codes(pd.Series(["a", None, "b", "a", np.nan]))
+    assert codes.tolist() == [0, -1, 1, 0, -1]
+
+
+# ------------------------------------------------------------------ sensitivities
+
+
+def _unit(adjacency: str, grouped: bool = False, rows: int = 3, groups: int | None = None):  # type: ignore[no-untyped-def]
+    return Neighbours(adjacency, grouped, max_rows=rows, max_groups=groups, privacy_unit="customer")
+
+
+@pytest.mark.parametrize(
+    ("adjacency", "grouped", "expected"),
+    [
+        ("add_remove", False, 3),
+        ("add_remove", True, 6),
+        ("substitute", False, 6),
+        ("substitute", True, 12),
+    ],
+)
+def test_unit_sensitivities_are_the_one_row_figures_times_the_bounds(
+    adjacency: str, grouped: bool, expected: int
+) -> None:
+    relation = _unit(adjacency, grouped, rows=3, groups=2 if grouped else None)
+    eps = Fraction(1, 2)
+    assert aggregate.plan_count(eps, relation).sensitivity == expected
+    assert relation.sum_sensitivity(-4, 10) == expected * 10
+    assert relation.pair_sensitivity(Fraction(7)) == expected * 7
+    grid = aggregate.plan_sum((-4.0, 10.0), eps, relation)
+    assert grid.delta == expected * max(abs(grid.q_lo), abs(grid.q_hi))
+    mean = aggregate.plan_mean((-4.0, 10.0), eps, relation).grid
+    assert mean.delta == expected * mean.q_hi
+    q = Fraction(9, 10)
+    assert select.plan_quantile(q, eps, relation).sensitivity == expected * 9
+
+
+def test_one_row_per_person_keeps_the_one_row_figures() -> None:
+    eps = Fraction(1)
+    assert aggregate.plan_count(eps, Neighbours("substitute")).sensitivity == 1
+    assert aggregate.plan_count(eps, Neighbours("substitute", n_public=True)).sensitivity == 0
+    assert Neighbours("substitute").sum_sensitivity(-4, 10) == 14
+
+
+@pytest.mark.parametrize(
+    ("clip", "adjacency", "monotone"),
+    [
+        (None, "add_remove", True),
+        ((0.0, 10.0), "add_remove", True),
+        ((-5.0, 10.0), "add_remove", False),  # a person raises one candidate, lowers another
+        (None, "substitute", False),
+    ],
+)
+def test_selection_needs_only_max_rows_and_halves_where_not_monotone(
+    clip: tuple[float, float] | None, adjacency: str, monotone: bool
+) -> None:
+    eps = Fraction(1)
+    plan = select.plan_argmax(eps, _unit(adjacency, rows=4), clip=clip)
+    one_row = select.plan_argmax(eps, Neighbours(adjacency), clip=clip)
+    assert plan.sensitivity == 4 * one_row.sensitivity
+    assert plan.monotone is monotone
+    factor = 1 if monotone else 2
+    assert plan.rate == select.Rate.at_most(eps / (factor * plan.sensitivity))
+    grouped = select.plan_argmax(eps, _unit(adjacency, True, rows=4, groups=3), clip=clip)
+    touched = 3 if adjacency == "add_remove" else 6  # keys one person reaches
+    per_key = select.plan_argmax(eps / touched, Neighbours(adjacency), clip=clip)
+    assert grouped.sensitivity == 4 * per_key.sensitivity
+    assert grouped.rate == select.Rate.at_most(eps / touched / (factor * grouped.sensitivity))
+
+
+# ------------------------------------------------------------------ releases
+
+
+@pytest.fixture
+def orders() -> pd.DataFrame:
+    rng = np.random.Generator(np.random.PCG64(7))
+    n = 3_000
+    return pd.DataFrame(
+        {
+            "customer": rng.integers(0, 400, n).astype(float),
+            "amount": rng.uniform(0, 600, n),
+            "region": rng.choice(["N", "S", "E", "W"], n),
+            "product": rng.choice(list("abcdef"), n),
+        }
+    )
+
+
+def test_releases_at_huge_epsilon_are_the_bounded_statistics(orders: pd.DataFrame) -> None:
+    orders.loc[::50, "customer"] = np.nan  # rows without a person: dropped
+    orders.dp.set_budget(epsilon=1e12, privacy_unit="customer", seed=2)
+    per = orders.dropna(subset=["customer"]).groupby("customer")
+    assert orders.dp.count(epsilon=1e9, max_rows=3) == per.size().clip(upper=3).sum()
+    g = orders.dp.groupby("region", keys=list("NSEW")).count(epsilon=1e9, max_rows=1, max_groups=1)
+    assert g.sum() == orders.customer.nunique()  # one key, and one row of it, per person
+    people_in = orders.dropna(subset=["customer"]).groupby("region").customer.nunique()
+    assert (g <= people_in[list("NSEW")].to_numpy()).all()
+    total = orders.dp.sum("amount", clip=(0, 1000), epsilon=1e9, max_rows=1)
+    assert per.amount.min().sum() <= total + 1
+    assert total <= per.amount.max().sum() + 1
+
+
+def test_bounds_default_from_set_budget_and_may_be_overridden(orders: pd.DataFrame) -> None:
+    budget = orders.dp.set_budget(
+        epsilon=1e12, privacy_unit="customer", max_rows=2, max_groups=1, seed=2
+    )
+    per = orders.groupby("customer")
+    assert orders.dp.count(epsilon=1e9) == per.size().clip(upper=2).sum()
+    assert orders.dp.count(epsilon=1e9, max_rows=4) == per.size().clip(upper=4).sum()
+    orders.dp.groupby("region", keys=list("NSEW")).count(epsilon=1e9)
+    ledger = budget.ledger
+    assert ledger.privacy_unit.tolist() == ["customer"] * 3
+    assert ledger.max_rows.tolist() == [2, 4, 2]
+    assert ledger.max_groups.tolist()[2] == 1
+
+
+def test_the_first_k_rows_are_not_what_is_kept(orders: pd.DataFrame) -> None:
+    orders = orders.sort_values("amount").reset_index(drop=True)  # rows ordered by value
+    orders.dp.set_budget(epsilon=1e12, privacy_unit="customer", seed=4)
+    first = orders.groupby("customer").head(1).amount.sum()
+    last = orders.groupby("customer").tail(1).amount.sum()
+    got = orders.dp.sum("amount", clip=(0, 1000), epsilon=1e9, max_rows=1)
+    assert first + 0.2 * (last - first) < got < last - 0.2 * (last - first)
+
+
+BAD: dict[str, tuple[Callable[[pd.DataFrame], Any], type[Exception], str]] = {
+    "missing max_rows": (lambda d: d.dp.count(epsilon=1), TypeError, "needs `max_rows=`"),
+    "missing max_groups": (
+        lambda d: d.dp.groupby("region", keys=list("NSEW")).count(epsilon=1, max_rows=1),
+        TypeError,
+        "needs `max_groups=`",
+    ),
+    "zero max_rows": (lambda d: d.dp.count(epsilon=1, max_rows=0), ValueError, "positive"),
+    "bool max_rows": (lambda d: d.dp.count(epsilon=1, max_rows=True), TypeError, "positive"),
+    "float max_groups": (
+        lambda d: d.dp.groupby("region", keys=["N"]).count(epsilon=1, max_rows=1, max_groups=1.5),
+        TypeError,
+        "positive",
+    ),
+    "group by the unit": (
+        lambda d: d.dp.groupby("customer", keys=[1.0]).count(epsilon=1, max_rows=1, max_groups=1),
+        ValueError,
+        "privacy unit",
+    ),
+    "select the unit": (
+        lambda d: d.dp.argmax_exp("customer", candidates=[1.0], epsilon=1, max_rows=1),
+        ValueError,
+        "privacy unit",
+    ),
+    "sum the unit": (
+        lambda d: d.dp.sum("customer", clip=(0, 1), epsilon=1, max_rows=1),
+        ValueError,
+        "privacy unit",
+    ),
+    "drop the unit": (lambda d: d.dp.select(["amount"]), ValueError, "privacy unit"),
+    "overwrite the unit": (lambda d: d.dp.assign(customer=0), ValueError, "privacy unit"),
+}
+
+
+@pytest.mark.parametrize(("call", "error", "message"), BAD.values(), ids=BAD.keys())
+def test_bad_bounds_are_refused_before_any_spend(
+    orders: pd.DataFrame, call: Callable[[pd.DataFrame], Any], error: type, message: str
+) -> None:
+    orders.loc[3, "customer"] = 987654.0  # a unit id that must never appear in a message
+    budget = orders.dp.set_budget(epsilon=10, privacy_unit="customer", seed=1)
+    words: list[int] = []
+    inner = budget.source
+    budget.source = type("Spy", (), {"words": lambda self, n: words.append(n) or inner.words(n)})()
+    with pytest.raises(error, match=message) as err:
+        call(orders)
+    assert "987654" not in str(err.value)
+    assert budget.spent == 0
+    assert budget.entries == []
+    assert words == []
+
+
+def test_set_budget_checks_the_unit_and_its_defaults(orders: pd.DataFrame) -> None:
+    with pytest.raises(KeyError, match="custommer"):
+        orders.dp.set_budget(epsilon=1, privacy_unit="custommer")
+    with pytest.raises(TypeError, match="go with `privacy_unit`"):
+        orders.dp.set_budget(epsilon=1, max_rows=3)
+    with pytest.raises(ValueError, match="`max_rows` must be a positive integer"):
+        orders.dp.set_budget(epsilon=1, privacy_unit="customer", max_rows=-1)
+    budget = orders.dp.set_budget(epsilon=1, privacy_unit="customer")
+    assert "privacy_unit='customer'" in repr(budget)
+
+
+def test_bounds_on_a_frame_of_persons_are_refused(salaries: pd.DataFrame) -> None:
+    salaries.dp.set_budget(epsilon=1, seed=1)
+    with pytest.raises(TypeError, match="each row of this frame is one person"):
+        salaries.dp.count(epsilon=0.5, max_rows=3)
+    assert salaries.dp.budget.spent == 0
+
+
+def test_per_unit_gives_one_row_per_person_on_the_same_budget(orders: pd.DataFrame) -> None:
+    orders.loc[::40, "customer"] = np.nan
+    budget = orders.dp.set_budget(epsilon=1e12, adjacency="substitute", privacy_unit="customer")
+    people = orders.dp.per_unit(spend=("amount", "sum"), orders=("amount", "size"))
+    expected = orders.groupby("customer").agg(spend=("amount", "sum"), orders=("amount", "size"))
+    pd.testing.assert_frame_equal(people.sort_index(), expected.sort_index())
+    assert people.dp.budget is budget
+    assert budget.spent == 0
+    # its rows are persons: no bounds, and under substitute the number of persons is public
+    assert people.dp.count(epsilon=1) == orders.customer.nunique()
+    assert budget.spent == 0
+    people.dp.mean("spend", clip=(0, 5_000), epsilon=1)
+    assert budget.entries[-1].privacy_unit is None
+    with pytest.raises(TypeError, match="one row per person"):
+        people.dp.per_unit(n=("spend", "size"))
+    with pytest.raises(TypeError, match=r"pair \(column, function\)"):
+        orders.dp.per_unit(spend="amount")
+
+
+def test_rows_per_unit_is_a_private_quantile_that_says_so(orders: pd.DataFrame) -> None:
+    budget = orders.dp.set_budget(epsilon=1e4, privacy_unit="customer", seed=5)
+    got = orders.dp.rows_per_unit(0.9, candidates=range(1, 41), epsilon=1e3)
+    truth = orders.groupby("customer").size().quantile(0.9)
+    assert abs(got - truth) <= 1
+    assert budget.entries[-1].operation == "rows_per_unit(q=0.9)"
+    assert budget.spent == 1e3
+
+
+@pytest.mark.parametrize("ledger", [False, True])
+def test_a_named_budget_keeps_its_privacy_unit(tmp_path: Any, ledger: bool) -> None:
+    frame = pd.DataFrame({"customer": [1, 1, 2], "x": [1.0, 2.0, 3.0]})
+    where = {"ledger": tmp_path / "l.sqlite"} if ledger else {}
+    name = f"shop-{ledger}-{id(tmp_path)}"
+    frame.dp.set_budget(epsilon=1, privacy_unit="customer", name=name, **where)
+    again = frame.copy(deep=True)
+    again.attrs.clear()  # read afresh
+    with pytest.raises(BudgetMismatchError, match="privacy_unit='customer', not None"):
+        again.dp.set_budget(epsilon=1, name=name, **where)
+    again.dp.set_budget(epsilon=1, privacy_unit="customer", name=name, **where)
+
+
+# ------------------------------------------------------------------ person-level audits
+
+
+def _replicated(
+    extra: bool, rows_of: list[int], values: list[float], regions: int = 1
+) -> pd.DataFrame:
+    """N replicates of a small table of persons, each replicate under its own key ``k``.
+
+    Person ``p`` of replicate ``j`` has ``rows_of[p]`` rows of value ``values[p]``, spread
+    over ``regions`` regions; ``extra`` adds one person with BIG rows of value 10.
+    """
+    if extra:
+        rows_of, values = [*rows_of, BIG], [*values, 10.0]
+    per = np.repeat(np.arange(len(rows_of)), rows_of)
+    x = np.repeat(values, rows_of)
+    region = np.concatenate([np.arange(r) % regions for r in rows_of])
+    size = per.size
+    k = np.repeat(np.arange(N), size)
+    return pd.DataFrame(
+        {
+            "k": k,
+            "person": k * 100 + np.tile(per, N),
+            "x": np.tile(x, N),
+            "region": np.tile(region, N),
+            "product": np.where(np.tile(per, N) == len(rows_of) - 1, "b", "a") if extra else "a",
+        }
+    )
+
+
+BASE_ROWS = [1, 2, 3, 1]
+BASE_VALUES = [3.0, 7.0, 10.0, 1.0]
+
+
+def _release(df: pd.DataFrame, stat: str, seed: int) -> np.ndarray:
+    df.dp.set_budget(epsilon=EPSILON, privacy_unit="person", seed=seed)
+    if stat == "grouped count":
+        keys = pd.MultiIndex.from_product([range(N), range(3)], names=["k", "region"])
+        g = df.dp.groupby(["k", "region"], keys=keys)
+        counts = g.count(epsilon=EPSILON, max_rows=2, max_groups=2).to_numpy(dtype=float)
+        return counts.reshape(N, 3).sum(axis=1)  # post-processing: one number per replicate
+    g = df.dp.groupby("k", keys=pd.RangeIndex(N))
+    if stat == "count":
+        out = g.count(epsilon=EPSILON, max_rows=5, max_groups=1)
+    elif stat == "argmax":
+        out = g.argmax_exp(
+            "product", candidates=["a", "b"], epsilon=EPSILON, max_rows=3, max_groups=1
+        )
+        return (out == "b").to_numpy(dtype=float)
+    else:
+        out = getattr(g, stat)("x", clip=(0.0, 10.0), epsilon=EPSILON, max_rows=5, max_groups=1)
+    return out.to_numpy(dtype=float)
+
+
+AUDITS = {
+    "count": ("count", 1, True),
+    "sum": ("sum", 1, True),
+    "mean": ("mean", 1, False),
+    "grouped count": ("grouped count", 3, False),
+    "argmax": ("argmax", 1, False),
+}
+
+
+def _audit(stat: str, regions: int, bound: Bound) -> float:
+    rows, values = BASE_ROWS, BASE_VALUES
+    if stat == "mean":
+        rows, values = [1] * 8, [0.0] * 8
+    if stat == "argmax":
+        rows = [2, 1]  # 'a' leads by 3 rows; the extra person's rows are all 'b'
+        values = [1.0, 1.0]
+    y = _release(_replicated(False, rows, values, regions), stat, seed=1)
+    y_prime = _release(_replicated(True, rows, values, regions), stat, seed=2)
+    return bound(y, y_prime)
+
+
+@pytest.mark.parametrize(("stat", "regions", "tight"), AUDITS.values(), ids=AUDITS.keys())
+def test_a_person_with_many_rows_moves_a_release_by_at_most_epsilon(
+    stat: str, regions: int, tight: bool, epsilon_lower_bound: Bound
+) -> None:
+    eps_lb = _audit(stat, regions, epsilon_lower_bound)
+    assert eps_lb <= EPSILON
+    if tight:
+        assert eps_lb >= TIGHT * EPSILON
+
+
+@pytest.mark.parametrize(("stat", "regions", "tight"), AUDITS.values(), ids=AUDITS.keys())
+def test_the_audit_catches_a_release_that_skips_the_bounding(
+    stat: str,
+    regions: int,
+    tight: bool,
+    epsilon_lower_bound: Bound,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def keep_everything(source: Any, units: np.ndarray, keys: Any, cells: Any, **_: Any) -> Any:
+        valid = units >= 0
+        if keys is not None:
+            valid &= keys >= 0
+        if cells is not None:
+            valid &= cells >= 0
+        return valid
+
+    monkeypatch.setattr(release, "bound_contributions", keep_everything)
+    assert _audit(stat, regions, epsilon_lower_bound) > EPSILON
