@@ -9,6 +9,8 @@
     df.dp.groupby("dept", keys=DEPTS).count(epsilon=0.5)
     df.dp.argmax_exp("product", candidates=PRODUCTS, epsilon=0.5)
     df.dp.median("salary", candidates=GRID, epsilon=0.2)
+    df.dp.count(epsilon=0.5, ci=0.95)                   # estimate, lower, upper
+    pandas_dp.epsilon_for("count", half_width=10, level=0.95)   # plan before spending
 
 Map of the package, top to bottom: each module imports only modules below it.
 
@@ -16,9 +18,11 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``__main__``              ``python -m pandas_dp demo`` and ``... ledger FILE``
 ``accessor``              ``df.dp``: argument surface, set_budget, row-wise derivations
 ``groupby``               ``df.dp.groupby(by, keys=...)``: the grouped surface
+``planning``              half_width / epsilon_for: accuracy planned before spending
 ``release``               the pipeline every release runs, and the table of kinds
 ``select``                argmax_exp, top-k, quantiles: plans, score tables, kinds
 ``aggregate``             count / sum / mean: plans, summable statistics, kinds
+``accuracy``              noise intervals: exact discrete Laplace quantiles (data-free)
 ``kind``                  Neighbours (the neighbour relation), Rows, the Kind base
 ``bounding``              privacy unit: at most max_rows rows / max_groups keys per person
 ``budget``                PrivacyBudget (reserve, commit), frame binding, marker
@@ -44,6 +48,7 @@ from .budget import PrivacyBudget
 from .errors import BudgetExceededError, MissingBudgetError, PandasDPError
 from .groupby import DPGroupBy
 from .ledger import Ledger, LedgerEntry, open_ledger
+from .planning import epsilon_for, half_width
 
 __all__ = [
     "BudgetExceededError",
@@ -55,6 +60,8 @@ __all__ = [
     "PandasDPError",
     "PrivacyBudget",
     "dp",
+    "epsilon_for",
+    "half_width",
     "open_ledger",
 ]
 

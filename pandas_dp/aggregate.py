@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .accuracy import check_ci, count_interval, mean_interval, sum_interval
 from .kind import Kind, Neighbours, Rows, Stats, ledger_entry
 from .ledger import LedgerEntry
 from .noise import F64, I64, Bools, RandomSource, discrete_laplace, grid_exponent, integer_scale
@@ -54,7 +55,9 @@ __all__ = [
     "complementary_mean_one",
     "count_rows",
     "grid_sums",
+    "means_of_pairs",
     "noisy_means",
+    "noisy_pairs",
     "noisy_sums",
     "plan_count",
     "plan_mean",
@@ -262,12 +265,22 @@ def noisy_means(src: RandomSource, sums: I64, counts: I64, plan: MeanPlan) -> F6
     ``A = Σq`` and ``B = N·Q − A`` each get discrete Laplace noise; the mean is
     :func:`complementary_mean` of the two.
     """
+    a, b = noisy_pairs(src, sums, counts, plan)
+    return means_of_pairs(a, b, plan)
+
+
+def noisy_pairs(src: RandomSource, sums: I64, counts: I64, plan: MeanPlan) -> tuple[I64, I64]:
+    """The noisy complementary sums ``a = Σq + Z₁`` and ``b = N·Q − Σq + Z₂`` per key."""
     grid = plan.grid
     n_keys = sums.size
     noise = discrete_laplace(src, Fraction(grid.scale), 2 * n_keys)
-    a = sums + noise[:n_keys]
-    b = counts * grid.q_hi - sums + noise[n_keys:]
-    if n_keys == 1:  # one key: the same arithmetic on Python numbers, without array overhead
+    return sums + noise[:n_keys], counts * grid.q_hi - sums + noise[n_keys:]
+
+
+def means_of_pairs(a: I64, b: I64, plan: MeanPlan) -> F64:
+    """The clipped means from the noisy complementary sums (post-processing)."""
+    grid = plan.grid
+    if a.size == 1:  # one key: the same arithmetic on Python numbers, without array overhead
         return np.array([complementary_mean_one(int(a[0]), int(b[0]), grid.lower, grid.upper)])
     return complementary_mean(a, b, grid.lower, grid.upper)
 
@@ -295,13 +308,21 @@ def complementary_mean_one(a: int, b: int, lower: float, upper: float) -> float:
 
 
 @dataclass(frozen=True)
-class Count(Kind[int, pd.Series]):
-    """Rows, or non-missing values of ``column``, per key: discrete Laplace on integers."""
+class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
+    """Rows, or non-missing values of ``column``, per key: discrete Laplace on integers.
+
+    ``ci``: a confidence level; the answer then comes with its noise interval
+    (:func:`~pandas_dp.accuracy.count_interval`).
+    """
 
     planners: ClassVar = (plan_count,)
 
     epsilon: Fraction
     column: Hashable | None = None
+    ci: float | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ci", check_ci(self.ci))
 
     def counts_rows(self) -> bool:
         return self.column is None
@@ -336,14 +357,23 @@ class Count(Kind[int, pd.Series]):
             valid = rows.arrays[0].notna().to_numpy(dtype=np.bool_)
         return (count_rows(codes, n_keys, valid, rows.n),)
 
-    def finish(self, plan: CountPlan, stats: Stats, source: RandomSource) -> I64:
-        return release_counts(source, stats[0], plan)
+    def finish(self, plan: CountPlan, stats: Stats, source: RandomSource) -> Any:
+        counts = release_counts(source, stats[0], plan)
+        if self.ci is None:
+            return counts
+        return (counts, *count_interval(counts, plan.scale, self.ci))
 
-    def shape_one(self, answer: I64) -> int:
-        return int(answer[0])
+    def shape_one(self, answer: Any) -> int | pd.Series:
+        name = "count" if self.column is None else self.column
+        if self.ci is None:
+            return int(answer[0])
+        return _interval_one(answer, name)
 
-    def shape_many(self, answer: I64, keys: pd.Index) -> pd.Series:
-        return pd.Series(answer, index=keys, name="count" if self.column is None else self.column)
+    def shape_many(self, answer: Any, keys: pd.Index) -> pd.Series | pd.DataFrame:
+        name = "count" if self.column is None else self.column
+        if self.ci is None:
+            return pd.Series(answer, index=keys, name=name)
+        return _interval_many(answer, keys)
 
 
 @dataclass(frozen=True)
@@ -351,6 +381,8 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
     """A clipped statistic of one column, or of several (``clip`` as a mapping) at once.
 
     ``epsilon`` is split equally across the columns; the ledger records one entry.
+    ``ci``: a confidence level; each column's answer then comes with its noise
+    interval at that level (per column, not simultaneous).
     """
 
     epsilon: Fraction
@@ -358,6 +390,7 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
     clip: Any
     #: ``(column, (lower, upper))`` pairs, filled from ``column`` and ``clip``.
     clips: tuple[tuple[Hashable, Clip], ...] = field(init=False, repr=False, default=())
+    ci: float | None = None
 
     operation: ClassVar[str]
     mechanism: ClassVar[str]
@@ -376,6 +409,7 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
                 raise TypeError("`clip` must be a pair (lower, upper) when `column` is given.")
             clips = ((self.column, check_clip(self.clip)),)
         object.__setattr__(self, "clips", clips)
+        object.__setattr__(self, "ci", check_ci(self.ci))
 
     def columns(self) -> tuple[Hashable, ...]:
         return tuple(col for col, _ in self.clips)
@@ -409,26 +443,46 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
             stats.extend(grid_sums(values, codes, n_keys, self._grid(column_plan)))
         return tuple(stats)
 
-    def finish(self, plan: tuple[Any, ...], stats: Stats, source: RandomSource) -> list[F64]:
+    def finish(self, plan: tuple[Any, ...], stats: Stats, source: RandomSource) -> list[Any]:
+        if self.ci is not None:
+            level = self.ci
+            return [
+                self._noisy_ci(source, stats[2 * i], stats[2 * i + 1], column_plan, level)
+                for i, column_plan in enumerate(plan)
+            ]
         return [
             self._noisy(source, stats[2 * i], stats[2 * i + 1], column_plan)
             for i, column_plan in enumerate(plan)
         ]
 
-    def shape_one(self, answer: list[F64]) -> float | pd.Series:
+    def shape_one(self, answer: list[Any]) -> float | pd.Series:
+        columns = [col for col, _ in self.clips]
+        if self.ci is not None:
+            if self.column is not None:
+                return _interval_one(answer[0], self.column)
+            labels = pd.Index(columns, tupleize_cols=False)
+            series: pd.Series = pd.concat([_interval_one(a, None) for a in answer], keys=labels)
+            return series
         if self.column is not None:
             return float(answer[0][0])
         return pd.Series(
-            {col: float(a[0]) for (col, _), a in zip(self.clips, answer, strict=True)},
+            {col: float(a[0]) for col, a in zip(columns, answer, strict=True)},
             dtype=np.float64,
         )
 
-    def shape_many(self, answer: list[F64], keys: pd.Index) -> pd.Series | pd.DataFrame:
+    def shape_many(self, answer: list[Any], keys: pd.Index) -> pd.Series | pd.DataFrame:
+        columns = [col for col, _ in self.clips]
+        if self.ci is not None:
+            if self.column is not None:
+                return _interval_many(answer[0], keys)
+            labels = pd.Index(columns, tupleize_cols=False)
+            frame: pd.DataFrame = pd.concat(
+                [_interval_many(a, keys) for a in answer], axis=1, keys=labels
+            )
+            return frame
         if self.column is not None:
             return pd.Series(answer[0], index=keys, name=self.column)
-        return pd.DataFrame(
-            {col: a for (col, _), a in zip(self.clips, answer, strict=True)}, index=keys
-        )
+        return pd.DataFrame({col: a for col, a in zip(columns, answer, strict=True)}, index=keys)
 
     @abstractmethod
     def _plan(self, bounds: Clip, epsilon: Fraction, neighbours: Neighbours) -> Any:
@@ -441,6 +495,12 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
     @abstractmethod
     def _noisy(self, source: RandomSource, sums: I64, counts: I64, plan: Any) -> F64:
         """One column's noisy answer per key from its grid sums and counts."""
+
+    @abstractmethod
+    def _noisy_ci(
+        self, source: RandomSource, sums: I64, counts: I64, plan: Any, level: float
+    ) -> tuple[F64, F64, F64]:
+        """One column's noisy answer per key and its interval (the same noise as ``_noisy``)."""
 
 
 @dataclass(frozen=True)
@@ -460,6 +520,12 @@ class Sum(_Clipped):
     def _noisy(self, source: RandomSource, sums: I64, counts: I64, plan: GridPlan) -> F64:
         return noisy_sums(source, sums, plan)
 
+    def _noisy_ci(
+        self, source: RandomSource, sums: I64, counts: I64, plan: GridPlan, level: float
+    ) -> tuple[F64, F64, F64]:
+        estimate = noisy_sums(source, sums, plan)
+        return (estimate, *sum_interval(estimate, plan.scale, plan.exponent, level))
+
 
 @dataclass(frozen=True)
 class Mean(_Clipped):
@@ -477,3 +543,30 @@ class Mean(_Clipped):
 
     def _noisy(self, source: RandomSource, sums: I64, counts: I64, plan: MeanPlan) -> F64:
         return noisy_means(source, sums, counts, plan)
+
+    def _noisy_ci(
+        self, source: RandomSource, sums: I64, counts: I64, plan: MeanPlan, level: float
+    ) -> tuple[F64, F64, F64]:
+        a, b = noisy_pairs(source, sums, counts, plan)
+        estimate = means_of_pairs(a, b, plan)
+        g = plan.grid
+        return (
+            estimate,
+            *mean_interval(a, b, estimate, g.scale, g.lower, g.upper, g.exponent, level),
+        )
+
+
+#: The labels of an answer with its interval.
+INTERVAL = pd.Index(["estimate", "lower", "upper"])
+
+
+def _interval_one(answer: tuple[Any, Any, Any], name: Hashable | None) -> pd.Series:
+    """One key's (estimate, lower, upper) as a Series indexed by :data:`INTERVAL`."""
+    values = [a[0] for a in answer]
+    series: pd.Series = pd.Series(values, index=INTERVAL, name=name, dtype=answer[0].dtype)
+    return series
+
+
+def _interval_many(answer: tuple[Any, Any, Any], keys: pd.Index) -> pd.DataFrame:
+    """Every key's (estimate, lower, upper) as a DataFrame with those columns."""
+    return pd.DataFrame(dict(zip(INTERVAL, answer, strict=True)), index=keys)

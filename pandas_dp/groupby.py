@@ -57,14 +57,37 @@ class DPGroupBy:
     def __repr__(self) -> str:
         return f"DPGroupBy(by={self.by!r}, keys={len(self.keys)})"
 
+    @overload
     def count(
         self,
         column: Hashable | None = None,
         *,
         epsilon: float,
+        ci: None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
-    ) -> pd.Series:
+    ) -> pd.Series: ...
+
+    @overload
+    def count(
+        self,
+        column: Hashable | None = None,
+        *,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
+
+    def count(
+        self,
+        column: Hashable | None = None,
+        *,
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series | pd.DataFrame:
         """Noisy count of rows (or non-missing values of ``column``) per key.
 
         Parameters
@@ -73,11 +96,14 @@ class DPGroupBy:
             Count the non-missing values of this column instead of rows.
         epsilon : float
             Privacy cost of the whole release (all keys), keyword-only.
+        ci : float, optional
+            A confidence level in (0, 1): each key's count with its interval.
 
         Returns
         -------
-        pandas.Series
+        pandas.Series or pandas.DataFrame
             Integer counts indexed by ``keys``; may be negative for tiny groups.
+            With ``ci``: a DataFrame with columns ``estimate``, ``lower``, ``upper``.
 
         Raises
         ------
@@ -87,10 +113,12 @@ class DPGroupBy:
         -----
         Costs ``epsilon`` once. L1 sensitivity 1 (add_remove) or 2 (substitute:
         a row may move between keys). Discrete Laplace noise, scale Δ/ε.
+        With ``ci``, each key's true count lies in its interval with
+        probability at least ``ci`` (post-processing, no extra cost).
         """
         return run(
             self._df,
-            Count(check_epsilon(epsilon), column),
+            Count(check_epsilon(epsilon), column, ci),
             self._group,
             ContributionBounds(max_rows, max_groups),
         )
@@ -102,6 +130,7 @@ class DPGroupBy:
         *,
         clip: Mapping[Hashable, Bounds],
         epsilon: float,
+        ci: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
@@ -113,9 +142,22 @@ class DPGroupBy:
         *,
         clip: Bounds,
         epsilon: float,
+        ci: None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
+
+    @overload
+    def sum(
+        self,
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
 
     def sum(
         self,
@@ -123,6 +165,7 @@ class DPGroupBy:
         *,
         clip: Any,
         epsilon: float,
+        ci: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> pd.Series | pd.DataFrame:
@@ -137,6 +180,10 @@ class DPGroupBy:
             Public clip bounds; values are clipped to them before summing.
         epsilon : float
             Privacy cost of the whole release, split equally across columns.
+        ci : float, optional
+            A confidence level in (0, 1): each answer with its interval; a
+            DataFrame with columns ``estimate``, ``lower``, ``upper`` (under
+            each column name, for a mapping).
 
         Returns
         -------
@@ -151,11 +198,13 @@ class DPGroupBy:
         -----
         Costs ``epsilon`` once. L1 sensitivity per column ``max(|L|, |U|)``
         (add_remove) or ``2·max(|L|, |U|)`` (substitute), on a data-independent
-        power-of-two grid with exact discrete Laplace noise.
+        power-of-two grid with exact discrete Laplace noise. With ``ci``: the
+        interval of :meth:`DPAccessor.sum` for each key (the noise on the
+        clipped sum, not the clipping bias), at no extra cost.
         """
         return run(
             self._df,
-            Sum(check_epsilon(epsilon), column, clip),
+            Sum(check_epsilon(epsilon), column, clip, ci),
             self._group,
             ContributionBounds(max_rows, max_groups),
         )
@@ -167,6 +216,7 @@ class DPGroupBy:
         *,
         clip: Mapping[Hashable, Bounds],
         epsilon: float,
+        ci: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
@@ -178,9 +228,22 @@ class DPGroupBy:
         *,
         clip: Bounds,
         epsilon: float,
+        ci: None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
+
+    @overload
+    def mean(
+        self,
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
 
     def mean(
         self,
@@ -188,6 +251,7 @@ class DPGroupBy:
         *,
         clip: Any,
         epsilon: float,
+        ci: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> pd.Series | pd.DataFrame:
@@ -202,6 +266,10 @@ class DPGroupBy:
             Public clip bounds.
         epsilon : float
             Privacy cost of the whole release, split equally across columns.
+        ci : float, optional
+            A confidence level in (0, 1): each answer with its interval; a
+            DataFrame with columns ``estimate``, ``lower``, ``upper`` (under
+            each column name, for a mapping).
 
         Returns
         -------
@@ -216,11 +284,13 @@ class DPGroupBy:
         -----
         Costs ``epsilon`` once: the complementary sums ``Σ(x − L)`` and
         ``Σ(U − x)`` per key, jointly of L1 sensitivity ``U − L`` (add_remove)
-        or ``2(U − L)`` (substitute).
+        or ``2(U − L)`` (substitute). With ``ci``: the interval of
+        :meth:`DPAccessor.mean` for each key, always inside the clip; a key
+        with no rows has no true mean, and its interval is wide.
         """
         return run(
             self._df,
-            Mean(check_epsilon(epsilon), column, clip),
+            Mean(check_epsilon(epsilon), column, clip, ci),
             self._group,
             ContributionBounds(max_rows, max_groups),
         )

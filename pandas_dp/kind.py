@@ -266,7 +266,7 @@ class Kind(ABC, Generic[One, Many]):
     def entry(self, plan: Any, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         """What the ledger records of this release (``keys``: how many, when grouped).
 
-        Public parameters only; the operation is named by :func:`grouped_operation`.
+        Public parameters only; build it with :func:`ledger_entry`.
         """
 
     @abstractmethod

@@ -31,9 +31,17 @@ CLIP = (0.0, 150_000.0)
 
 #: Examples of every kind: (kind, grouped by "dept" or not).
 EXAMPLES: dict[type[Kind[Any, Any]], list[Kind[Any, Any]]] = {
-    Count: [Count(EPS), Count(EPS, "bonus")],
-    Sum: [Sum(EPS, "salary", CLIP), Sum(EPS, None, {"salary": CLIP, "bonus": (0.0, 5e3)})],
-    Mean: [Mean(EPS, "salary", CLIP), Mean(EPS, None, {"salary": CLIP, "age": (18.0, 70.0)})],
+    Count: [Count(EPS), Count(EPS, "bonus"), Count(EPS, None, ci=0.9)],
+    Sum: [
+        Sum(EPS, "salary", CLIP),
+        Sum(EPS, None, {"salary": CLIP, "bonus": (0.0, 5e3)}),
+        Sum(EPS, None, {"salary": CLIP, "bonus": (0.0, 5e3)}, ci=0.95),
+    ],
+    Mean: [
+        Mean(EPS, "salary", CLIP),
+        Mean(EPS, None, {"salary": CLIP, "age": (18.0, 70.0)}),
+        Mean(EPS, "salary", CLIP, ci=0.8),
+    ],
     Argmax: [
         Argmax.of(EPS, "age", [20, 30, 40, 50, 60], k=1, value=None, clip=None),
         Argmax.of(EPS, "age", [20, 30, 40, 50, 60], k=2, value="salary", clip=(-1e4, 1e5)),

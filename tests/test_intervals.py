@@ -1,0 +1,363 @@
+"""Intervals next to answers (``ci=``) and planning before spending (issue 12).
+
+Coverage is measured over thousands of keys in one grouped call (each key an
+independent release), with fixed seeds; the planning functions are checked
+against the intervals actual releases give.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats
+
+import pandas_dp
+from pandas_dp import accuracy, epsilon_for, half_width
+from pandas_dp.aggregate import plan_mean
+from pandas_dp.kind import Neighbours
+
+KEYS = 4_000
+ROWS = 20  # rows per key
+CLIP = (0.0, 100.0)
+
+
+@pytest.fixture(scope="module")
+def many() -> pd.DataFrame:
+    """KEYS keys of ROWS rows each; values spread over (and beyond) the clip."""
+    rng = np.random.Generator(np.random.PCG64(99))
+    return pd.DataFrame(
+        {
+            "key": np.repeat(np.arange(KEYS), ROWS),
+            "x": rng.uniform(-20, 120, size=KEYS * ROWS),
+        }
+    )
+
+
+def _grouped(df: pd.DataFrame, seed: int) -> pandas_dp.DPGroupBy:
+    frame = df.copy()
+    frame.dp.set_budget(epsilon=100, seed=seed)
+    return frame.dp.groupby("key", keys=range(KEYS))
+
+
+def _truth(df: pd.DataFrame, kind: str) -> pd.Series:
+    clipped = df.assign(x=df.x.clip(*CLIP)).groupby("key").x
+    return {"count": clipped.size, "sum": clipped.sum, "mean": clipped.mean}[kind]()
+
+
+def _at_least(hits: int, level: float) -> None:
+    """The coverage is not below ``level``: a one-sided binomial test at 1e-4."""
+    assert scipy.stats.binom.cdf(hits, KEYS, level) > 1e-4, f"{hits}/{KEYS} < {level}"
+
+
+# -------------------------------------------------------------- exact quantiles
+
+
+def test_count_half_width_at_half_epsilon_and_level_09_is_5() -> None:
+    assert half_width("count", epsilon=0.5, level=0.9) == 5
+    # P(|Z| > 5) <= 0.1 < P(|Z| > 4) for Z ~ dLap(2): 5 is the smallest such t
+    assert accuracy.tail(5, 2) <= 0.1 < accuracy.tail(4, 2)
+    assert accuracy.tail(5, 2) == pytest.approx(2 * math.exp(-3) / (1 + math.exp(-0.5)))
+
+
+@pytest.mark.parametrize("scale", [Fraction(1, 3), Fraction(2), Fraction(7, 2), 1000, 2**40])
+@pytest.mark.parametrize("miss", [0.5, 0.1, 0.05, 0.01, 1e-6])
+def test_noise_half_width_is_the_smallest_t_that_covers(scale: Fraction, miss: float) -> None:
+    t = accuracy.noise_half_width(scale, miss)
+    assert accuracy.tail(t, scale) <= miss * (1 + 1e-12)
+    if t > 0:
+        assert accuracy.tail(t - 1, scale) > miss * (1 - 1e-12)
+
+
+def test_no_noise_means_no_width() -> None:
+    assert accuracy.noise_half_width(0, 0.05) == 0
+
+
+# -------------------------------------------------------------------- coverage
+
+
+@pytest.mark.parametrize("level", [0.5, 0.9, 0.95])
+def test_count_intervals_cover_at_exactly_the_discrete_laplace_rate(
+    many: pd.DataFrame, level: float
+) -> None:
+    got = _grouped(many, 1).count(epsilon=0.5, ci=level)
+    truth = _truth(many, "count")
+    hits = int(((got.lower <= truth) & (truth <= got.upper)).sum())
+    _at_least(hits, level)
+    # Not needlessly loose: the coverage is the exact P(|Z| <= t), not more.
+    t = half_width("count", epsilon=0.5, level=level)
+    exact = 1 - accuracy.tail(int(t), 2)
+    assert scipy.stats.binomtest(hits, KEYS, exact).pvalue > 1e-4
+    assert (got.upper - got.lower == 2 * t).all()
+
+
+@pytest.mark.parametrize("level", [0.5, 0.9])
+def test_sum_intervals_cover_the_clipped_sum(many: pd.DataFrame, level: float) -> None:
+    got = _grouped(many, 2).sum("x", clip=CLIP, epsilon=0.3, ci=level)
+    truth = _truth(many, "sum")
+    hits = int(((got.lower <= truth) & (truth <= got.upper)).sum())
+    _at_least(hits, level)
+    # The grid is ~2**-30 of the noise: the coverage is the continuous Laplace's, not more.
+    h = half_width("sum", epsilon=0.3, level=level, clip=CLIP)
+    exact = 1 - math.exp(-h / (100 / 0.3))
+    assert scipy.stats.binomtest(hits, KEYS, exact).pvalue > 1e-4
+    np.testing.assert_array_equal((got.upper - got.lower) / 2, h)
+
+
+@pytest.mark.parametrize(("level", "epsilon"), [(0.9, 0.5), (0.95, 0.2), (0.5, 1.0)])
+def test_mean_intervals_cover_and_stay_inside_the_clip(
+    many: pd.DataFrame, level: float, epsilon: float
+) -> None:
+    got = _grouped(many, 3).mean("x", clip=CLIP, epsilon=epsilon, ci=level)
+    truth = _truth(many, "mean")
+    hits = int(((got.lower <= truth) & (truth <= got.upper)).sum())
+    _at_least(hits, level)
+    assert (got.lower >= 0).all()
+    assert (got.upper <= 100).all()
+    assert ((got.lower <= got.estimate) & (got.estimate <= got.upper)).all()
+    # Widths as planned: (U − L)·t/(n·Q) when the noisy sums add up to n·Q; the
+    # noise on that total moves it by about 1/(nε) relatively.
+    planned = half_width("mean", epsilon=epsilon, level=level, clip=CLIP, n=ROWS)
+    observed = ((got.upper - got.lower) / 2).median()
+    assert observed == pytest.approx(planned, rel=0.1)
+
+
+def test_a_mean_of_no_rows_is_not_claimed_to_be_known() -> None:
+    df = pd.DataFrame({"k": ["a"] * 50, "x": np.linspace(0, 10, 50)})
+    df.dp.set_budget(epsilon=10, seed=3)
+    got = df.dp.groupby("k", keys=["a", "b"]).mean("x", clip=(0, 10), epsilon=1, ci=0.95)
+    assert got.loc["b", "upper"] - got.loc["b", "lower"] > 5  # no rows: most of the clip
+    assert 0 <= got.loc["b", "lower"] <= got.loc["b", "upper"] <= 10
+
+
+# ------------------------------------------------- planning against the releases
+
+
+@pytest.mark.parametrize("adjacency", ["add_remove", "substitute"])
+@pytest.mark.parametrize("level", [0.5, 0.9, 0.99])
+def test_planned_count_and_sum_widths_are_those_of_the_releases(
+    salaries: pd.DataFrame, adjacency: str, level: float
+) -> None:
+    salaries.dp.set_budget(epsilon=100, adjacency=adjacency, seed=5)
+    filtered = salaries.dp.filter(salaries.age > 30)  # the row count of a filtered frame is private
+    for grouped in (False, True):
+        kw = {"level": level, "adjacency": adjacency, "grouped": grouped}
+        if grouped:
+            g = filtered.dp.groupby("dept", keys=["Eng", "Ops", "Sales"])
+            count = g.count(epsilon=0.7, ci=level)
+            total = g.sum("salary", clip=(0, 2e5), epsilon=0.7, ci=level)
+        else:
+            count = filtered.dp.count(epsilon=0.7, ci=level).to_frame().T
+            total = filtered.dp.sum("salary", clip=(0, 2e5), epsilon=0.7, ci=level).to_frame().T
+        assert ((count.upper - count.lower) / 2 == half_width("count", epsilon=0.7, **kw)).all()
+        planned = half_width("sum", epsilon=0.7, clip=(0, 2e5), **kw)
+        assert ((total.upper - total.lower) / 2 == planned).all()
+
+
+def test_planned_widths_of_several_columns_split_epsilon(salaries: pd.DataFrame) -> None:
+    salaries.dp.set_budget(epsilon=10, seed=5)
+    clip = {"salary": (0, 2e5), "bonus": (0, 5e3)}
+    got = salaries.dp.sum(clip=clip, epsilon=1, ci=0.9)
+    planned = half_width("sum", epsilon=1, level=0.9, clip=clip)
+    assert list(planned.index) == ["salary", "bonus"]
+    for column in clip:
+        assert (got[column]["upper"] - got[column]["lower"]) / 2 == planned[column]
+        assert planned[column] == half_width("sum", epsilon=0.5, level=0.9, clip=clip[column])
+
+
+@pytest.mark.parametrize("n", [1, 20, 10_000])
+def test_planned_mean_width_is_the_interval_at_n_rows(n: int) -> None:
+    """Exactly the release's interval arithmetic when the noisy sums add up to n·Q."""
+    eps, level, clip = Fraction(1, 2), 0.9, (10.0, 250.0)
+    grid = plan_mean(clip, eps, Neighbours("add_remove")).grid
+    t = accuracy.noise_half_width(grid.scale, accuracy.mean_miss(level))
+    total = n * grid.q_hi
+    pad = accuracy.mean_pad(*clip, grid.exponent)
+    margin = t + math.ceil(2 * pad * total / 240) + 1  # grid units: t plus the pad
+    a = np.minimum([total // 2, total // 3, margin, 0, total], total)
+    b = total - a
+    estimate = 10 + 240 * a / total
+    lo, hi = accuracy.mean_interval(a, b, estimate, grid.scale, *clip, grid.exponent, level)
+    planned = half_width("mean", epsilon=0.5, level=level, clip=clip, n=n)
+    inside = (a >= margin) & (b >= margin)  # far enough from both bounds
+    assert inside.any() == (n > 1)
+    np.testing.assert_allclose((hi - lo)[inside] / 2, planned, rtol=1e-12)
+    assert ((hi - lo)[~inside] / 2 <= planned * (1 + 1e-12)).all()  # nearer a bound: narrower
+    assert planned <= 120
+
+
+# -------------------------------------------------------------- epsilon_for
+
+
+@pytest.mark.parametrize(
+    ("kind", "width", "extra"),
+    [
+        ("count", 5, {}),
+        ("count", 0, {}),
+        ("count", 3, {"grouped": True, "adjacency": "substitute"}),
+        ("count", 100, {"level": 0.999}),
+        ("sum", 1_000.0, {"clip": (0, 100)}),
+        ("sum", 2e4, {"clip": (-5e3, 2e5), "adjacency": "substitute", "level": 0.5}),
+        ("mean", 1.0, {"clip": (0, 100), "n": 1000}),
+        ("mean", 500.0, {"clip": (0, 2e5), "n": 30_000, "grouped": True}),
+        ("mean", {"a": 2.0, "b": 0.5}, {"clip": {"a": (0, 100), "b": (0, 10)}, "n": 100}),
+    ],
+)
+def test_epsilon_for_inverts_half_width(kind: str, width: object, extra: dict[str, object]) -> None:
+    eps = epsilon_for(kind, half_width=width, **extra)  # type: ignore[arg-type]
+    smaller = float(np.nextafter(eps, 0))
+    reached = half_width(kind, epsilon=eps, **extra)  # type: ignore[arg-type]
+    missed = half_width(kind, epsilon=smaller, **extra)  # type: ignore[arg-type]
+    wanted = pd.Series(width) if isinstance(width, dict) else width
+    assert np.all(reached <= wanted)
+    assert np.any(missed > wanted)
+
+
+def test_epsilon_for_a_count_matches_the_closed_form() -> None:
+    # half-width 5 at 0.9: 2p**6/(1 + p) = 0.1 with p = exp(−ε)
+    eps = epsilon_for("count", half_width=5, level=0.9)
+    p = math.exp(-eps)
+    assert 2 * p**6 / (1 + p) == pytest.approx(0.1, rel=1e-12)
+
+
+def test_epsilon_for_refuses_an_unreachable_width() -> None:
+    with pytest.raises(ValueError, match="no epsilon reaches"):
+        epsilon_for("sum", half_width=0, clip=(0, 100))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"kind": "median", "epsilon": 1}, ValueError, "`kind`"),
+        ({"kind": "mean", "epsilon": 1, "clip": (0, 1)}, TypeError, "assumed `n`"),
+        ({"kind": "mean", "epsilon": 1, "clip": (0, 1), "n": 0}, TypeError, "assumed `n`"),
+        ({"kind": "sum", "epsilon": 1, "clip": (0, 1), "n": 5}, TypeError, "`n`"),
+        ({"kind": "count", "epsilon": 1, "clip": (0, 1)}, TypeError, "`clip`"),
+        ({"kind": "count", "epsilon": 1, "level": 1}, ValueError, "`level`"),
+        ({"kind": "count", "epsilon": 1, "grouped": "yes"}, TypeError, "`grouped`"),
+        ({"kind": "count", "epsilon": -1}, ValueError, "`epsilon`"),
+    ],
+)
+def test_planning_refuses_bad_arguments(
+    kwargs: dict[str, object], error: type[Exception], match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        half_width(**kwargs)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- the surfaces
+
+
+def test_shapes_ungrouped(protected: pd.DataFrame) -> None:
+    count = protected.dp.count(epsilon=0.5, ci=0.9)
+    assert list(count.index) == ["estimate", "lower", "upper"]
+    assert count.dtype == np.int64
+    assert count.name == "count"
+    mean = protected.dp.mean("salary", clip=(0, 2e5), epsilon=0.5, ci=0.9)
+    assert list(mean.index) == ["estimate", "lower", "upper"]
+    assert mean.name == "salary"
+    both = protected.dp.sum(clip={"salary": (0, 2e5), "bonus": (0, 5e4)}, epsilon=0.5, ci=0.9)
+    assert list(both.index) == [
+        (c, s) for c in ("salary", "bonus") for s in ("estimate", "lower", "upper")
+    ]
+
+
+def test_shapes_grouped(protected: pd.DataFrame) -> None:
+    g = protected.dp.groupby("dept", keys=["Eng", "Ops", "Sales", "HR"])
+    count = g.count(epsilon=0.5, ci=0.9)
+    assert list(count.columns) == ["estimate", "lower", "upper"]
+    assert list(count.index) == ["Eng", "Ops", "Sales", "HR"]
+    both = g.mean(clip={"salary": (0, 2e5), "bonus": (0, 5e4)}, epsilon=0.5, ci=0.9)
+    assert list(both.columns) == [
+        (c, s) for c in ("salary", "bonus") for s in ("estimate", "lower", "upper")
+    ]
+    assert list(both.index) == ["Eng", "Ops", "Sales", "HR"]
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+@pytest.mark.parametrize("op", ["count", "sum", "mean"])
+def test_the_interval_is_free_and_the_estimate_the_same(
+    salaries: pd.DataFrame, op: str, grouped: bool
+) -> None:
+    """The same seed gives the same estimate with or without ``ci``, at the same cost."""
+    results = []
+    for ci in (None, 0.9):
+        df = salaries.copy()
+        df.dp.set_budget(epsilon=1, seed=17)
+        surface = df.dp.groupby("dept", keys=["Eng", "Ops", "Sales"]) if grouped else df.dp
+        kwargs = {} if op == "count" else {"clip": (0, 2e5)}
+        column = [] if op == "count" else ["salary"]
+        results.append(getattr(surface, op)(*column, epsilon=0.4, ci=ci, **kwargs))
+        assert df.dp.budget.spent == Fraction(2, 5)
+    plain, with_ci = results
+    if grouped:
+        pd.testing.assert_series_equal(with_ci["estimate"], plain, check_names=False)
+    else:
+        assert with_ci["estimate"] == plain
+
+
+def test_the_public_row_count_has_an_interval_of_no_width(substituted: pd.DataFrame) -> None:
+    got = substituted.dp.count(epsilon=1, ci=0.99)
+    assert got["lower"] == got["estimate"] == got["upper"] == len(substituted)
+
+
+def test_a_grid_coarser_than_the_clip_gives_an_infinite_sum_interval() -> None:
+    df = pd.DataFrame({"x": np.full(10, 50.0)})
+    df.dp.set_budget(epsilon=1, seed=1)
+    got = df.dp.sum("x", clip=(0, 100), epsilon=1e-10, ci=0.9)
+    assert got["lower"] == -math.inf
+    assert got["upper"] == math.inf
+    assert half_width("sum", epsilon=1e-10, clip=(0, 100), level=0.9) == math.inf
+
+
+BAD_LEVELS = [
+    (0, ValueError),
+    (1, ValueError),
+    (0.0, ValueError),
+    (1.0, ValueError),
+    (-0.5, ValueError),
+    (1.5, ValueError),
+    (math.nan, ValueError),
+    (math.inf, ValueError),
+    (True, TypeError),
+    (np.True_, TypeError),
+    ("0.9", TypeError),
+    ([0.9], TypeError),
+]
+
+
+@pytest.mark.parametrize(("ci", "error"), BAD_LEVELS)
+@pytest.mark.parametrize("grouped", [False, True])
+@pytest.mark.parametrize("op", ["count", "sum", "mean"])
+def test_bad_levels_are_refused_before_any_spend(
+    protected: pd.DataFrame,
+    nothing_spent: Callable[[], None],
+    op: str,
+    grouped: bool,
+    ci: object,
+    error: type[Exception],
+) -> None:
+    surface = protected.dp.groupby("dept", keys=["Eng", "Ops"]) if grouped else protected.dp
+    kwargs = {} if op == "count" else {"clip": (0, 2e5)}
+    column = [] if op == "count" else ["salary"]
+    with pytest.raises(error, match="`ci` must be a confidence level"):
+        getattr(surface, op)(*column, epsilon=0.5, ci=ci, **kwargs)
+    nothing_spent()
+
+
+# ------------------------------------------------------------------- clip bounds
+
+
+def test_the_95th_percentile_as_upper_clip_costs_about_14_percent_of_the_mean(
+    shared_data: Path,
+) -> None:
+    """README, "Choosing clip bounds": the bias a high-quantile clip brings on skewed income."""
+    income = pd.read_csv(shared_data / "pums_1000.csv")["income"]
+    upper = income.quantile(0.95)
+    loss = 1 - income.clip(0, upper).mean() / income.mean()
+    assert 0.12 < loss < 0.16
