@@ -22,18 +22,21 @@ kind lives in its class (:mod:`pandas_dp.aggregate`, :mod:`pandas_dp.select`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
 import pandas as pd
 
 from .aggregate import Count, Mean, Sum
-from .budget import require_binding
+from .budget import PrivacyBudget, require_binding
 from .keys import Grouping
-from .kind import Kind, Neighbours
+from .kind import Kind, Neighbours, Stats
+from .ledger import LedgerEntry
 from .select import Argmax, Quantile
 from .validation import check_rows
 
-__all__ = ["KINDS", "plan_caches", "run"]
+__all__ = ["KINDS", "Planned", "plan_caches", "plan_release", "release", "run"]
 
 One = TypeVar("One")
 Many = TypeVar("Many")
@@ -62,20 +65,75 @@ def run(df: pd.DataFrame, kind: Kind[One, Many], group: Grouping | None) -> One 
     check_rows(df)
     binding = require_binding(df)
     budget = binding.budget
+    planned = plan_release(kind, group, budget.adjacency, root=binding.is_root(df))
+    codes = None if group is None else group.codes(df)
+    return release(
+        budget, kind, group, planned, lambda: kind.tally(planned.plan, rows, codes, n_keys)
+    )
+
+
+@dataclass(frozen=True)
+class Planned:
+    """The data-free part of a release: neighbour relation, plan, ledger entry."""
+
+    neighbours: Neighbours
+    plan: Any
+    entry: LedgerEntry
+
+
+def plan_release(
+    kind: Kind[Any, Any], group: Grouping | None, adjacency: str, *, root: bool
+) -> Planned:
+    """Plan a release from public parameters only (``root``: the budget's own rows).
+
+    Shared by every backend (pandas here, Dask in :mod:`pandas_dp.dask`).
+    """
     neighbours = Neighbours.of(
-        budget.adjacency,
+        adjacency,
         group is not None,
-        budget.adjacency == "substitute"
-        and group is None
-        and kind.counts_rows()
-        and binding.is_root(df),
+        adjacency == "substitute" and group is None and kind.counts_rows() and root,
     )
     plan = kind.plan(neighbours)
-    codes = None if group is None else group.codes(df)
-    entry = kind.entry(plan, neighbours, None if group is None else n_keys)
-    with budget.reserve(entry):  # committed before any noise; returned if the tally raised
-        stats = kind.tally(plan, rows, codes, n_keys)
-    answer = kind.finish(plan, stats, budget.source)
+    entry = kind.entry(plan, neighbours, None if group is None else len(group.keys))
+    return Planned(neighbours, plan, entry)
+
+
+@overload
+def release(
+    budget: PrivacyBudget,
+    kind: Kind[One, Many],
+    group: None,
+    planned: Planned,
+    statistics: Callable[[], Stats],
+) -> One: ...
+
+
+@overload
+def release(
+    budget: PrivacyBudget,
+    kind: Kind[One, Many],
+    group: Grouping,
+    planned: Planned,
+    statistics: Callable[[], Stats],
+) -> Many: ...
+
+
+def release(
+    budget: PrivacyBudget,
+    kind: Kind[One, Many],
+    group: Grouping | None,
+    planned: Planned,
+    statistics: Callable[[], Stats],
+) -> One | Many:
+    """Reserve ε, compute the exact ``statistics()``, commit, then noise and shape.
+
+    The reservation is returned if ``statistics()`` raised (nothing was
+    released); it is committed before any noise is drawn.  Every backend's
+    releases end here.
+    """
+    with budget.reserve(planned.entry):  # committed before any noise; returned if it raised
+        stats = statistics()
+    answer = kind.finish(planned.plan, stats, budget.source)
     if group is None:
         return kind.shape_one(answer)
     return kind.shape_many(answer, group.keys)
