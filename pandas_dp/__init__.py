@@ -14,6 +14,7 @@ Map of the package, top to bottom: each module imports only modules below it.
 
 ========================  ====================================================
 ``__main__``              ``python -m pandas_dp demo`` and ``... ledger FILE``
+``dask``                  ``ddf.dp`` on Dask (``import pandas_dp.dask``; never imported here)
 ``accessor``              ``df.dp``: argument surface, set_budget, row-wise derivations
 ``groupby``               ``df.dp.groupby(by, keys=...)``: the grouped surface
 ``release``               the pipeline every release runs, and the table of kinds
