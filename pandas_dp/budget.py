@@ -23,7 +23,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from fractions import Fraction
 from types import TracebackType
-from typing import Any
+from typing import Any, NoReturn
 
 import pandas as pd
 
@@ -225,6 +225,21 @@ class PrivacyBudget:
         """Charge ``entry.epsilon`` at once (a reservation with nothing to compute)."""
         with self.reserve(entry):
             pass
+
+    def __reduce__(self) -> NoReturn:
+        """Refuse to be pickled or copied: a budget never leaves the process that created it.
+
+        A copy would be a second budget for the same people (each copy would
+        spend the whole total), and a copy shipped to a worker process
+        (Dask, multiprocessing) would spend where nobody accounts for it.
+        Share one budget between processes with a named ledger budget.
+        """
+        raise TypeError(
+            "A PrivacyBudget cannot be pickled or copied: it never leaves the process that "
+            "created it (a copy would spend the same people's budget twice). Pass public "
+            "parameters to workers, and share a budget between processes with "
+            "set_budget(..., ledger=..., name=...)."
+        )
 
     @property
     def marker(self) -> str:

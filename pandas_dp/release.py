@@ -24,7 +24,7 @@ kind lives in its class (:mod:`pandas_dp.aggregate`, :mod:`pandas_dp.select`).
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
@@ -34,11 +34,21 @@ from .aggregate import Count, Mean, Sum
 from .bounding import bound_contributions, unit_codes
 from .budget import PrivacyBudget, require_binding
 from .keys import Grouping
-from .kind import Kind, Neighbours
+from .kind import Kind, Neighbours, Stats
+from .ledger import LedgerEntry
 from .select import Argmax, Quantile
 from .validation import check_bound, check_column, check_rows
 
-__all__ = ["KINDS", "NO_BOUNDS", "ContributionBounds", "plan_caches", "run"]
+__all__ = [
+    "KINDS",
+    "NO_BOUNDS",
+    "ContributionBounds",
+    "Planned",
+    "plan_caches",
+    "plan_release",
+    "release",
+    "run",
+]
 
 One = TypeVar("One")
 Many = TypeVar("Many")
@@ -88,26 +98,21 @@ def run(
     binding = require_binding(df)
     budget = binding.budget
     unit = binding.unit
-    max_rows, max_groups = _bounds(bounds, binding.budget, unit, group is not None)
-    units = None
-    if unit is not None:
-        units = unit_codes(_unit_column(df, unit, kind, group))
-    neighbours = Neighbours.of(
+    max_rows, max_groups = _bounds(bounds, budget, unit, group is not None)
+    units = None if unit is None else unit_codes(_unit_column(df, unit, kind, group))
+    planned = plan_release(
+        kind,
+        group,
         budget.adjacency,
-        group is not None,
-        budget.adjacency == "substitute"
-        and unit is None
-        and group is None
-        and kind.counts_rows()
-        and binding.is_root(df),
-        max_rows,
-        max_groups,
-        None if unit is None else str(unit),
+        root=binding.is_root(df),
+        unit=None if unit is None else str(unit),
+        max_rows=max_rows,
+        max_groups=max_groups,
     )
-    plan = kind.plan(neighbours)
     codes = None if group is None else group.codes(df)
-    entry = kind.entry(plan, neighbours, None if group is None else n_keys)
-    with budget.reserve(entry):  # committed before any noise; returned if what follows raised
+
+    def statistics() -> Stats:
+        kept, kept_codes = rows, codes
         if units is not None:
             assert max_rows is not None
             cells, n_cells = kind.cells(rows)
@@ -121,10 +126,91 @@ def run(
                 max_rows=max_rows,
                 max_groups=max_groups,
             )
-            rows = rows.take(keep)
-            codes = None if codes is None else codes[keep]
-        stats = kind.tally(plan, rows, codes, n_keys)
-    answer = kind.finish(plan, stats, budget.source)
+            kept = rows.take(keep)
+            kept_codes = None if codes is None else codes[keep]
+        return kind.tally(planned.plan, kept, kept_codes, n_keys)
+
+    return release(budget, kind, group, planned, statistics)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """The data-free part of a release: neighbour relation, plan, ledger entry."""
+
+    neighbours: Neighbours
+    plan: Any
+    entry: LedgerEntry
+
+
+def plan_release(
+    kind: Kind[Any, Any],
+    group: Grouping | None,
+    adjacency: str,
+    *,
+    root: bool,
+    unit: str | None = None,
+    max_rows: int | None = None,
+    max_groups: int | None = None,
+) -> Planned:
+    """Plan a release from public parameters only (``root``: the budget's own rows).
+
+    ``unit``, ``max_rows`` and ``max_groups`` describe a privacy unit and the
+    bounds of this release.  Shared by every backend (pandas here, Dask in
+    :mod:`pandas_dp.dask`).
+    """
+    neighbours = Neighbours.of(
+        adjacency,
+        group is not None,
+        adjacency == "substitute"
+        and unit is None
+        and group is None
+        and kind.counts_rows()
+        and root,
+        max_rows,
+        max_groups,
+        unit,
+    )
+    plan = kind.plan(neighbours)
+    entry = kind.entry(plan, neighbours, None if group is None else len(group.keys))
+    return Planned(neighbours, plan, entry)
+
+
+@overload
+def release(
+    budget: PrivacyBudget,
+    kind: Kind[One, Many],
+    group: None,
+    planned: Planned,
+    statistics: Callable[[], Stats],
+) -> One: ...
+
+
+@overload
+def release(
+    budget: PrivacyBudget,
+    kind: Kind[One, Many],
+    group: Grouping,
+    planned: Planned,
+    statistics: Callable[[], Stats],
+) -> Many: ...
+
+
+def release(
+    budget: PrivacyBudget,
+    kind: Kind[One, Many],
+    group: Grouping | None,
+    planned: Planned,
+    statistics: Callable[[], Stats],
+) -> One | Many:
+    """Reserve ε, compute the exact ``statistics()``, commit, then noise and shape.
+
+    The reservation is returned if ``statistics()`` raised (nothing was
+    released); it is committed before any noise is drawn.  Every backend's
+    releases end here.
+    """
+    with budget.reserve(planned.entry):  # committed before any noise; returned if it raised
+        stats = statistics()
+    answer = kind.finish(planned.plan, stats, budget.source)
     if group is None:
         return kind.shape_one(answer)
     return kind.shape_many(answer, group.keys)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import os
+import pickle
 import threading
 import time
 import uuid
@@ -506,3 +508,18 @@ def test_budget_figures_format_like_numbers(protected: pd.DataFrame, spec: str) 
         expected = str(figure) if not spec else format(float(figure), spec)
         assert format(figure, spec) == expected
     assert f"{budget.remaining:.2f}" == "9.67"
+
+
+def test_a_budget_refuses_to_be_pickled_or_copied(protected: pd.DataFrame) -> None:
+    """A copy would be a second budget for the same people; it can never reach a worker."""
+    budget = protected.dp.budget
+    with pytest.raises(TypeError, match="never leaves the process"):
+        pickle.dumps(budget)
+    with pytest.raises(TypeError, match="never leaves the process"):
+        copy.deepcopy(budget)
+    with pytest.raises(TypeError, match="never leaves the process"):
+        copy.copy(budget)
+    # The frame itself still pickles: the budget is bound to the object, not carried.
+    clone = pickle.loads(pickle.dumps(protected))
+    assert clone.equals(protected)
+    assert budget.spent == 0

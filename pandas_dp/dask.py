@@ -1,0 +1,918 @@
+"""``ddf.dp`` on Dask DataFrames: the same releases, one pass over the partitions.
+
+``import pandas_dp.dask`` registers the accessor (plain ``import pandas_dp``
+never imports dask)::
+
+    import dask.dataframe as dd
+    import pandas_dp.dask
+
+    ddf = dd.read_parquet("events/")
+    ddf.dp.set_budget(epsilon=3.0)
+    ddf.dp.groupby("country", keys=COUNTRIES).mean("amount", clip=(0, 500), epsilon=0.5)
+
+Every release runs the pipeline of :mod:`pandas_dp.release` with the same
+:class:`~pandas_dp.kind.Kind`: arguments and dtypes are validated on the
+collection's ``_meta`` (never its data), the plan is data-free, ε is reserved
+on the client, then each partition reads, encodes and tallies its rows (the
+kind's exact integer statistics), the per-partition statistics are summed in
+a tree (overflow-safe), the reservation is committed and the noise is drawn
+once, on the client, from the budget's source.  The statistics are exact
+integers, so the same seed gives the same release as the pandas path, bit
+for bit, whatever the partitioning or scheduler.
+
+Binding fails closed.  A budget is bound to the collection *object* it was
+set on (an id-keyed registry of weak references) and to the collections made
+from it by ``ddf.dp.filter/query/assign/select/persist/repartition``; every
+expression name of a bound collection is recorded, so any other collection
+whose expression graph contains one (``ddf[mask]``, ``dd.concat``, merges,
+``map_partitions``, ``repartition``, a re-read of the same files) is marked
+and refused with the fix named.  A plain ``ddf.persist()`` gets new keys and
+loses its lineage: it is unbound and unmarked (a documented hole).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+import threading
+import weakref
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass, fields
+from typing import Any
+
+import dask
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+from dask.dataframe.extensions import register_dataframe_accessor
+
+from .accessor import DPAccessor
+from .aggregate import Count, Mean, Sum
+from .budget import PrivacyBudget, bind, live_budget, named_memory_store
+from .errors import MissingBudgetError, PandasDPError
+from .keys import Grouping
+from .kind import Kind, Neighbours, Stats
+from .ledger import BudgetStore, Ledger, MemoryStore, check_name, open_ledger
+from .noise import make_source
+from .release import plan_release, release
+from .rowwise import check_rowwise, is_boolean_dtype, is_string_dtype
+from .select import Argmax, Quantile
+from .validation import (
+    MAX_ROWS,
+    check_adjacency,
+    check_column,
+    check_epsilon,
+    check_seed,
+)
+
+__all__ = ["DaskDPAccessor", "DaskDPGroupBy", "dask_statistics"]
+
+#: How many partial statistics one task of the tree adds up.
+SPLIT_EVERY = 8
+
+# ------------------------------------------------------------------ binding
+
+
+@dataclass(frozen=True)
+class _Bound:
+    """A collection that may spend: a weak reference to it, its budget, whether it is root."""
+
+    ref: weakref.ref[dd.DataFrame]
+    budget: PrivacyBudget
+    root: bool
+
+
+# id(collection) -> its binding (the weak reference removes the entry when it dies).
+_BOUND: dict[int, _Bound] = {}
+# Expression name of every bound collection -> the id of its budget (the lineage marker).
+_MARKED: dict[str, str] = {}
+_LOCK = threading.RLock()
+
+#: The neighbour relation's fields this backend implements; any other one set
+#: (a privacy unit, contribution bounds) is refused until the shuffle lands.
+_KNOWN_NEIGHBOURS = frozenset({"adjacency", "grouped", "n_public"})
+
+
+def _binding(ddf: dd.DataFrame) -> _Bound | None:
+    found = _BOUND.get(id(ddf))
+    return found if found is not None and found.ref() is ddf else None
+
+
+def _forget(key: int, ref: weakref.ref[dd.DataFrame]) -> None:
+    with _LOCK:
+        found = _BOUND.get(key)
+        if found is not None and found.ref is ref:
+            del _BOUND[key]
+
+
+def _bind(ddf: dd.DataFrame, budget: PrivacyBudget, *, root: bool) -> None:
+    key = id(ddf)
+    ref = weakref.ref(ddf, lambda r: _forget(key, r))
+    with _LOCK:
+        _BOUND[key] = _Bound(ref, budget, root)
+        _MARKED[ddf._name] = budget.id
+
+
+def _marked_by(ddf: dd.DataFrame) -> PrivacyBudget | None:
+    """The live budget whose collection appears in ``ddf``'s expression graph, if any."""
+    for node in ddf.expr.walk():
+        budget_id = _MARKED.get(node._name)
+        if budget_id is not None:
+            found = live_budget(budget_id)
+            if found is not None:
+                return found
+    return None
+
+
+def _leaves(ddf: dd.DataFrame | dd.Series) -> set[str]:
+    """The names of the inputs (expressions without operands) of a collection's graph."""
+    return {node._name for node in ddf.expr.walk() if not node.dependencies()}
+
+
+def _require(ddf: dd.DataFrame) -> _Bound:
+    """The binding a release of ``ddf`` may spend, or MissingBudgetError that names the fix."""
+    found = _binding(ddf)
+    if found is not None:
+        return found
+    if _marked_by(ddf) is not None:
+        raise MissingBudgetError(
+            "This Dask collection cannot spend a privacy budget. It was derived from a protected "
+            "collection by a Dask operation (ddf[mask], concat, merge, map_partitions, "
+            "repartition, groupby, a re-read of the same files, ...), which may mix or repeat "
+            "people. Derive it with ddf.dp.filter(...) / ddf.dp.query(...) / ddf.dp.assign(...) "
+            "/ ddf.dp.select(...) / ddf.dp.persist() / ddf.dp.repartition(...), or call "
+            "result.dp.inherit(ddf) if it still has at most one row per person."
+        )
+    raise MissingBudgetError(
+        "This Dask collection has no privacy budget. Attach one first, on the collection that "
+        "holds one row per person: ddf.dp.set_budget(epsilon=1.0)."
+    )
+
+
+def _refuse_rebinding(ddf: dd.DataFrame) -> None:
+    if _binding(ddf) is not None:
+        raise PandasDPError(
+            "This collection already has a privacy budget; a second one would reset the "
+            "accounting for the same people. Read it with ddf.dp.budget."
+        )
+    live = _marked_by(ddf)
+    if live is not None:
+        named = f" {live.name!r}" if live.name else ""
+        raise PandasDPError(
+            "This collection reads the data of, or was derived from, a collection whose privacy "
+            f"budget{named} was created in this process: a new budget would reset the accounting "
+            "for the same people. Continue that budget with result.dp.inherit(source); to resume "
+            "a budget across sessions, use a named ledger budget: "
+            "set_budget(epsilon=..., ledger=..., name=...)."
+        )
+
+
+def _refuse_privacy_unit(neighbours: Neighbours) -> None:
+    """Fail closed on a neighbour relation this backend does not implement yet.
+
+    A privacy unit needs the rows of one person brought together (a shuffle on
+    the unit column) before contribution bounding; until that lands, any field
+    of :class:`Neighbours` beyond adjacency, grouped and n_public that is set
+    to a non-default value is refused here, before anything is reserved.
+    """
+    for f in fields(neighbours):
+        if f.name not in _KNOWN_NEIGHBOURS and getattr(neighbours, f.name) != f.default:
+            raise NotImplementedError(
+                f"Releases with {f.name}= are not supported on Dask yet (the rows of one person "
+                "must first be shuffled together); compute on pandas, or bound contributions "
+                "before building the collection."
+            )
+
+
+# ------------------------------------------------------------- statistics
+
+
+class _Task:
+    """What a partition needs to tally its rows: public parameters only (shipped to workers)."""
+
+    __slots__ = ("group", "kind", "n_keys", "plan")
+
+    def __init__(self, kind: Kind[Any, Any], plan: Any, group: Grouping | None) -> None:
+        self.kind = kind
+        self.plan = plan
+        self.group = group
+        self.n_keys = 1 if group is None else len(group.keys)
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (self.kind, self.plan, self.group, self.n_keys)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.kind, self.plan, self.group, self.n_keys = state
+
+
+Partial = tuple[int, Stats]
+
+
+def partition_statistics(part: pd.DataFrame, task: _Task) -> Partial:
+    """One partition's row count and exact statistics: read, encode and tally its rows."""
+    rows = task.kind.read(part, task.n_keys)
+    codes = None if task.group is None else task.group.codes(part)
+    return len(part), task.kind.tally(task.plan, rows, codes, task.n_keys)
+
+
+def _add(arrays: tuple[np.ndarray, ...]) -> np.ndarray:
+    """The exact elementwise sum: int64 when it cannot wrap, Python integers otherwise."""
+    if all(a.dtype == np.int64 for a in arrays):
+        reach = sum(max(int(a.max(initial=0)), -int(a.min(initial=0))) for a in arrays)
+        if reach < 1 << 63:
+            return functools.reduce(np.add, arrays)
+    return functools.reduce(np.add, [a.astype(object) for a in arrays])
+
+
+def add_statistics(*parts: Partial) -> Partial:
+    """The sum of partial statistics (exact, never wraps)."""
+    stats = tuple(_add(column) for column in zip(*(p[1] for p in parts), strict=True))
+    return sum(p[0] for p in parts), stats
+
+
+def _exact(partial: Partial) -> Stats:
+    """The summed statistics as int64 arrays, or an error (the reservation is returned)."""
+    n, stats = partial
+    if n >= MAX_ROWS:
+        raise ValueError(f"frames of {MAX_ROWS} rows or more are not supported.")
+    out = []
+    for a in stats:
+        if a.dtype != np.int64:
+            if a.size and (max(a.flat) >= 1 << 63 or min(a.flat) < -(1 << 63)):
+                raise OverflowError("an exact statistic of this release exceeds 64-bit integers.")
+            a = a.astype(np.int64)
+        out.append(a)
+    return tuple(out)
+
+
+def _columns(ddf: dd.DataFrame, kind: Kind[Any, Any], group: Grouping | None) -> list[Hashable]:
+    """The columns a release reads: those whose absence makes ``kind.read`` of the meta fail."""
+    meta = ddf._meta
+    n_keys = 1 if group is None else len(group.keys)
+    needed = [] if group is None else list(group.by)
+    for label in meta.columns:
+        if label in needed:
+            continue
+        try:
+            kind.read(meta.drop(columns=[label]), n_keys)
+        except Exception:
+            needed.append(label)
+    return needed or list(meta.columns[:1])
+
+
+def dask_statistics(
+    ddf: dd.DataFrame, kind: Kind[Any, Any], plan: Any, group: Grouping | None
+) -> Any:
+    """The lazy exact statistics of ``kind`` over ``ddf``: a Delayed of ``(rows, stats)``.
+
+    One task per partition (projected to the columns the release reads), then
+    a tree of :func:`add_statistics` with ``SPLIT_EVERY`` inputs per task.
+    Nothing is computed here.
+    """
+    task = _Task(kind, plan, group)
+    chunk = dask.delayed(partition_statistics, pure=False)
+    combine = dask.delayed(add_statistics, pure=False)
+    parts = [chunk(p, task) for p in ddf[_columns(ddf, kind, group)].to_delayed()]
+    while len(parts) > 1:
+        parts = [combine(*parts[i : i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)]
+    return parts[0]
+
+
+def _run(ddf: dd.DataFrame, kind: Kind[Any, Any], group: Grouping | None) -> Any:
+    """The pipeline of :func:`pandas_dp.release.run`, with the statistics computed by Dask."""
+    meta = ddf._meta
+    kind.read(meta, 1 if group is None else len(group.keys))  # columns and dtypes: no data
+    bound = _require(ddf)
+    budget = bound.budget
+    planned = plan_release(kind, group, budget.adjacency, root=bound.root)
+    _refuse_privacy_unit(planned.neighbours)
+    lazy = dask_statistics(ddf, kind, planned.plan, group)
+
+    def statistics() -> Stats:
+        (partial,) = dask.compute(lazy)
+        return _exact(partial)
+
+    return release(budget, kind, group, planned, statistics)
+
+
+# ---------------------------------------------------------------- surfaces
+
+
+def _same_rows(value: Any, ddf: dd.DataFrame, argument: str) -> None:
+    """Refuse a Dask Series computed from another collection than ``ddf`` (it may join rows)."""
+    if not _leaves(value) <= _leaves(ddf):
+        raise ValueError(
+            f"`{argument}` must be computed from this collection's own columns (e.g. "
+            "ddf.amount > 0): a series of another collection would be joined on the index, "
+            "which may repeat or mix people."
+        )
+
+
+def _caller_values(expr: str, depth: int, given: dict[str, Any]) -> dict[str, Any]:
+    """The ``@name`` values of ``expr``: from ``given``, else the caller's scope (only those)."""
+    frame = sys._getframe(depth + 1)
+    scope = {**frame.f_globals, **frame.f_locals, **given}
+    names = set(re.findall(r"@([A-Za-z_]\w*)", expr))
+    missing = sorted(names - scope.keys())
+    if missing:
+        raise NameError(f"name {missing[0]!r} (used as @{missing[0]}) is not defined.")
+    return {name: scope[name] for name in names}
+
+
+@register_dataframe_accessor("dp")
+class DaskDPAccessor:
+    """Differentially private releases of a Dask DataFrame: ``ddf.dp``.
+
+    The surface of :class:`pandas_dp.DPAccessor` (``df.dp``), with the same
+    arguments, results and errors; releases are computed eagerly (one
+    ``compute()`` each) and return the same pandas objects.  Holds no state:
+    the budget is bound to the collection object.
+    """
+
+    def __init__(self, ddf: dd.DataFrame) -> None:
+        self._ddf = ddf
+
+    # ------------------------------------------------------------------ budget
+
+    def set_budget(
+        self,
+        *,
+        epsilon: float,
+        adjacency: str = "add_remove",
+        seed: int | None = None,
+        ledger: str | Any | None = None,
+        name: str | None = None,
+    ) -> PrivacyBudget:
+        """Attach a privacy budget of total ``epsilon`` to this collection.
+
+        Parameters
+        ----------
+        epsilon : float
+            The total privacy loss all releases of this collection may spend.
+        adjacency : {"add_remove", "substitute"}
+            As in :meth:`pandas_dp.DPAccessor.set_budget`.
+        seed : int, optional
+            A reproducible noise stream for tests and teaching. **Not private**.
+        ledger : str, path-like or Ledger, optional
+            A ledger file that keeps the budget ``name`` beyond this process.
+        name : str, optional
+            The budget's name (in the ledger, or in memory for this process).
+
+        Returns
+        -------
+        PrivacyBudget
+            It stays in this (client) process: it refuses to be pickled.
+
+        Raises
+        ------
+        PandasDPError
+            If the collection already has a budget, or reads the data of (or was
+            derived from) a collection whose budget was created in this process.
+        """
+        total = check_epsilon(epsilon)
+        adjacency = check_adjacency(adjacency)
+        seed = check_seed(seed)
+        if ledger is not None and name is None:
+            raise TypeError(
+                "`ledger` needs a `name`: the budget's name in the file, e.g. "
+                f"ledger='privacy-ledger.sqlite', name='hr.salaries'; got ledger={ledger!r}."
+            )
+        if name is not None:
+            name = check_name(name)
+        with _LOCK:
+            _refuse_rebinding(self._ddf)
+            store: BudgetStore
+            if ledger is not None and name is not None:
+                book = ledger if isinstance(ledger, Ledger) else open_ledger(ledger)
+                store = book.attach(name, total=total, adjacency=adjacency)
+            elif name is not None:
+                store = named_memory_store(name, total, adjacency)
+            else:
+                store = MemoryStore(total)
+            budget = PrivacyBudget(
+                store, adjacency=adjacency, source=make_source(seed), seed=seed, name=name
+            )
+            _bind(self._ddf, budget, root=True)
+        return budget
+
+    @property
+    def budget(self) -> PrivacyBudget:
+        """The collection's :class:`PrivacyBudget` (MissingBudgetError if it has none)."""
+        return _require(self._ddf).budget
+
+    # ---------------------------------------------------------------- releases
+
+    def count(self, column: Hashable | None = None, *, epsilon: float) -> int:
+        """Noisy number of rows, or of non-missing values of ``column``.
+
+        Parameters
+        ----------
+        column : label, optional
+            Count non-missing values of this column.
+        epsilon : float
+            Privacy cost, keyword-only.
+
+        Returns
+        -------
+        int
+            As :meth:`pandas_dp.DPAccessor.count`.
+        """
+        return _run(self._ddf, Count(check_epsilon(epsilon), column), None)  # type: ignore[no-any-return]
+
+    def sum(self, column: Hashable | None = None, *, clip: Any, epsilon: float) -> Any:
+        """Noisy clipped sum: as :meth:`pandas_dp.DPAccessor.sum`.
+
+        Parameters
+        ----------
+        column : label, optional
+            The numeric column (or omit it and pass ``clip`` as a mapping).
+        clip : (float, float) or dict
+            Public clip bounds.
+        epsilon : float
+            Privacy cost, keyword-only.
+
+        Returns
+        -------
+        float, or pandas.Series indexed by column for a mapping.
+        """
+        return _run(self._ddf, Sum(check_epsilon(epsilon), column, clip), None)
+
+    def mean(self, column: Hashable | None = None, *, clip: Any, epsilon: float) -> Any:
+        """Noisy clipped mean: as :meth:`pandas_dp.DPAccessor.mean`.
+
+        Parameters
+        ----------
+        column : label, optional
+            The numeric column (or omit it and pass ``clip`` as a mapping).
+        clip : (float, float) or dict
+            Public clip bounds.
+        epsilon : float
+            Privacy cost, keyword-only.
+
+        Returns
+        -------
+        float, or pandas.Series indexed by column for a mapping.
+        """
+        return _run(self._ddf, Mean(check_epsilon(epsilon), column, clip), None)
+
+    def argmax_exp(
+        self,
+        column: Hashable,
+        *,
+        candidates: Any = None,
+        epsilon: float,
+        k: int = 1,
+        value: Hashable | None = None,
+        clip: Any = None,
+    ) -> Any:
+        """The candidate with the most rows (or largest clipped sum), privately.
+
+        Parameters
+        ----------
+        column : label
+            The column whose values are the candidates.
+        candidates : list, array, Index or CategoricalDtype
+            The public candidates, keyword-only.
+        epsilon : float
+            Privacy cost, keyword-only.
+        k : int, default 1
+            How many candidates, best first.
+        value : label, optional
+            Score by the clipped sum of this column.
+        clip : (float, float), optional
+            Public clip bounds for ``value``.
+
+        Returns
+        -------
+        object or list
+            As :meth:`pandas_dp.DPAccessor.argmax_exp`.
+        """
+        kind = Argmax.of(check_epsilon(epsilon), column, candidates, k=k, value=value, clip=clip)
+        return _run(self._ddf, kind, None)
+
+    def quantile(
+        self, column: Hashable, q: float, *, candidates: Any = None, epsilon: float
+    ) -> float:
+        """The ``q``-quantile of ``column`` chosen from a public grid.
+
+        Parameters
+        ----------
+        column : label
+            A numeric column.
+        q : float
+            The quantile level in ``[0, 1]``.
+        candidates : list, array or Index of numbers
+            The public grid, keyword-only.
+        epsilon : float
+            Privacy cost, keyword-only.
+
+        Returns
+        -------
+        float
+            As :meth:`pandas_dp.DPAccessor.quantile`.
+        """
+        kind = Quantile.of(check_epsilon(epsilon), column, q, candidates, "quantile")
+        return _run(self._ddf, kind, None)  # type: ignore[no-any-return]
+
+    def median(self, column: Hashable, *, candidates: Any = None, epsilon: float) -> float:
+        """The median of ``column`` chosen from a public grid.
+
+        Parameters
+        ----------
+        column : label
+            A numeric column.
+        candidates : list, array or Index of numbers
+            The public grid, keyword-only.
+        epsilon : float
+            Privacy cost, keyword-only.
+
+        Returns
+        -------
+        float
+            As :meth:`pandas_dp.DPAccessor.median`.
+        """
+        kind = Quantile.of(check_epsilon(epsilon), column, 0.5, candidates, "median")
+        return _run(self._ddf, kind, None)  # type: ignore[no-any-return]
+
+    def groupby(self, by: Hashable | list[Hashable], *, keys: Any = None) -> DaskDPGroupBy:
+        """Group by ``by`` over the public ``keys``: as :meth:`pandas_dp.DPAccessor.groupby`.
+
+        Parameters
+        ----------
+        by : label or list of labels
+            The key column(s).
+        keys : list, array, Index, MultiIndex, DataFrame or CategoricalDtype
+            The public keys, in the order the result is indexed by.
+
+        Returns
+        -------
+        DaskDPGroupBy
+        """
+        return DaskDPGroupBy(self._ddf, by, keys)
+
+    # ------------------------------------------------ row-wise derived frames
+
+    def _derive(self, result: dd.DataFrame, *, same_rows: bool) -> dd.DataFrame:
+        bound = _require(self._ddf)
+        if result is self._ddf:
+            result = result.copy()
+        with _LOCK:
+            _bind(result, bound.budget, root=bound.root and same_rows)
+        return result
+
+    def filter(self, mask: Any) -> dd.DataFrame:
+        """The rows where ``mask`` is True, spending from this collection's budget.
+
+        Parameters
+        ----------
+        mask : dask Series or callable
+            A boolean Series computed row-wise from this collection's own
+            columns (``ddf.amount > 0``), or a callable that takes the
+            collection and returns one. A missing value counts as False.
+
+        Returns
+        -------
+        dask.dataframe.DataFrame
+            The selected rows, bound to this budget (never its root).
+
+        Raises
+        ------
+        TypeError
+            If ``mask`` is not a boolean Dask Series.
+        ValueError
+            If ``mask`` is computed from another collection.
+        """
+        if callable(mask):
+            mask = mask(self._ddf)
+        if not isinstance(mask, dd.Series):
+            raise TypeError(
+                "`mask` must be a boolean Dask Series computed from this collection, e.g. "
+                f"ddf.amount > 0, got {type(mask).__name__}."
+            )
+        if not is_boolean_dtype(mask.dtype):
+            raise TypeError(
+                f"`mask` must be a boolean Series (numpy bool, pandas 'boolean' or "
+                f"'bool[pyarrow]'), got dtype {mask.dtype}."
+            )
+        _same_rows(mask, self._ddf, "mask")
+        if mask.dtype != np.bool_:
+            mask = mask.fillna(False).astype(bool)
+        return self._derive(self._ddf[mask], same_rows=False)
+
+    def query(self, expr: str, **kwargs: Any) -> dd.DataFrame:
+        """The rows where the row-wise boolean expression ``expr`` holds.
+
+        Parameters
+        ----------
+        expr : str
+            A row-wise expression, checked as in :meth:`pandas_dp.DPAccessor.query`;
+            ``@name`` takes a public value from the caller's scope.
+        **kwargs
+            Passed to ``DataFrame.eval`` on each partition (``parser``, ``engine``).
+
+        Returns
+        -------
+        dask.dataframe.DataFrame
+            The selected rows, bound to this budget, as with :meth:`filter`.
+        """
+        if not isinstance(expr, str):
+            raise TypeError(f"`expr` must be a string, got {type(expr).__name__}.")
+        if "inplace" in kwargs:
+            raise TypeError("`inplace` is not supported: ddf.dp.query returns a new collection.")
+        meta = self._ddf._meta
+        strings = [label for label, dtype in meta.dtypes.items() if is_string_dtype(dtype)]
+        check_rowwise(expr, parser=kwargs.get("parser", "pandas"), string_columns=strings)
+        local = _caller_values(expr, 1, dict(kwargs.pop("local_dict", None) or {}))
+        mask = self._ddf.eval(expr, local_dict=local, **kwargs)
+        if not isinstance(mask, dd.Series) or not is_boolean_dtype(mask.dtype):
+            raise TypeError(f"`expr` must evaluate to a boolean per row, got {expr!r}.")
+        return self.filter(mask)
+
+    def assign(self, **columns: Any) -> dd.DataFrame:
+        """A collection with new or replaced columns; same rows, same budget.
+
+        Parameters
+        ----------
+        **columns
+            A scalar, a callable that takes the collection, or a Dask Series
+            computed row-wise from this collection's own columns.
+
+        Returns
+        -------
+        dask.dataframe.DataFrame
+            Bound to this budget (still its root if this one is).
+        """
+        for label, value in columns.items():
+            if callable(value):
+                value = value(self._ddf)
+                columns[label] = value
+            if isinstance(value, dd.Series):
+                _same_rows(value, self._ddf, label)
+            elif not np.isscalar(value):
+                raise TypeError(
+                    f"`{label}` must be a scalar, a callable, or a Dask Series computed from this "
+                    f"collection, got {type(value).__name__}."
+                )
+        return self._derive(self._ddf.assign(**columns), same_rows=True)
+
+    def select(self, columns: Iterable[Hashable]) -> dd.DataFrame:
+        """A collection with only ``columns``; same rows, same budget.
+
+        Parameters
+        ----------
+        columns : list of labels
+            The columns to keep.
+
+        Returns
+        -------
+        dask.dataframe.DataFrame
+        """
+        if isinstance(columns, str) or not isinstance(columns, Iterable):
+            raise TypeError(f"`columns` must be a list of column labels, got {columns!r}.")
+        labels = list(columns)
+        if len(set(labels)) != len(labels):
+            raise ValueError("`columns` names a column twice.")
+        for label in labels:
+            check_column(self._ddf._meta, label)
+        return self._derive(self._ddf[labels], same_rows=True)
+
+    def persist(self, **kwargs: Any) -> dd.DataFrame:
+        """``ddf.persist()`` that keeps the budget (same rows; the budget stays here).
+
+        Parameters
+        ----------
+        **kwargs
+            Passed to ``DataFrame.persist``.
+
+        Returns
+        -------
+        dask.dataframe.DataFrame
+        """
+        return self._derive(self._ddf.persist(**kwargs), same_rows=True)
+
+    def repartition(self, **kwargs: Any) -> dd.DataFrame:
+        """``ddf.repartition(...)`` that keeps the budget (the same rows, moved).
+
+        Parameters
+        ----------
+        **kwargs
+            Passed to ``DataFrame.repartition`` (``npartitions``, ``partition_size``).
+
+        Returns
+        -------
+        dask.dataframe.DataFrame
+        """
+        if "divisions" in kwargs:
+            raise TypeError("`divisions` is not supported: it may drop or duplicate rows.")
+        return self._derive(self._ddf.repartition(**kwargs), same_rows=True)
+
+    def compute(self, **kwargs: Any) -> pd.DataFrame:
+        """The collection as a pandas frame bound to the same budget (same rows).
+
+        Parameters
+        ----------
+        **kwargs
+            Passed to ``DataFrame.compute``.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        bound = _require(self._ddf)
+        frame: pd.DataFrame = self._ddf.compute(**kwargs)
+        bind(frame, bound.budget, root=bound.root)
+        return frame
+
+    def inherit(self, source: dd.DataFrame | pd.DataFrame) -> dd.DataFrame:
+        """Bind this collection to ``source``'s budget; returns this collection.
+
+        Call it only when this collection still has at most one row per person
+        of ``source``: that is your assertion, which the library cannot check.
+
+        Parameters
+        ----------
+        source : dask or pandas DataFrame
+            A collection (or frame) that may spend the budget.
+
+        Returns
+        -------
+        dask.dataframe.DataFrame
+        """
+        if isinstance(source, dd.DataFrame):
+            budget = _require(source).budget
+        elif isinstance(source, pd.DataFrame):
+            budget = DPAccessor(source).budget
+        else:
+            raise TypeError(f"`source` must be a DataFrame, got {type(source).__name__}.")
+        with _LOCK:
+            own = _binding(self._ddf)
+            if own is not None and own.budget is not budget:
+                raise PandasDPError("This collection already spends another privacy budget.")
+            other = _marked_by(self._ddf)
+            if other is not None and other is not budget:
+                raise PandasDPError(
+                    "This collection was derived from a collection with another live privacy "
+                    "budget."
+                )
+            if own is None:
+                _bind(self._ddf, budget, root=False)
+        return self._ddf
+
+
+class DaskDPGroupBy:
+    """Grouped private releases over public keys: ``ddf.dp.groupby(by, keys=...)``.
+
+    As :class:`pandas_dp.DPGroupBy`: ``by`` and ``keys`` are checked against the
+    collection's dtypes (never its data); each release returns a pandas Series
+    or DataFrame indexed by exactly ``keys``.
+    """
+
+    def __init__(self, ddf: dd.DataFrame, by: object, keys: object) -> None:
+        self._ddf = ddf
+        self._group = Grouping.of(ddf._meta, by, keys)
+
+    @property
+    def by(self) -> list[Hashable]:
+        """The key columns."""
+        return list(self._group.by)
+
+    @property
+    def keys(self) -> pd.Index:
+        """The public keys, in the order results are indexed by."""
+        return self._group.keys
+
+    def __repr__(self) -> str:
+        return f"DaskDPGroupBy(by={self.by!r}, keys={len(self.keys)})"
+
+    def count(self, column: Hashable | None = None, *, epsilon: float) -> pd.Series:
+        """Noisy count per key: as :meth:`pandas_dp.DPGroupBy.count`.
+
+        Parameters
+        ----------
+        column : label, optional
+            Count the non-missing values of this column instead of rows.
+        epsilon : float
+            Privacy cost of the whole release, keyword-only.
+
+        Returns
+        -------
+        pandas.Series
+        """
+        return _run(self._ddf, Count(check_epsilon(epsilon), column), self._group)  # type: ignore[no-any-return]
+
+    def sum(
+        self, column: Hashable | None = None, *, clip: Any, epsilon: float
+    ) -> pd.Series | pd.DataFrame:
+        """Noisy clipped sum per key: as :meth:`pandas_dp.DPGroupBy.sum`.
+
+        Parameters
+        ----------
+        column : label, optional
+            The numeric column, or omit it and pass ``clip`` as a mapping.
+        clip : (float, float) or dict
+            Public clip bounds.
+        epsilon : float
+            Privacy cost of the whole release, keyword-only.
+
+        Returns
+        -------
+        pandas.Series or pandas.DataFrame
+        """
+        return _run(self._ddf, Sum(check_epsilon(epsilon), column, clip), self._group)  # type: ignore[no-any-return]
+
+    def mean(
+        self, column: Hashable | None = None, *, clip: Any, epsilon: float
+    ) -> pd.Series | pd.DataFrame:
+        """Noisy clipped mean per key: as :meth:`pandas_dp.DPGroupBy.mean`.
+
+        Parameters
+        ----------
+        column : label, optional
+            The numeric column, or omit it and pass ``clip`` as a mapping.
+        clip : (float, float) or dict
+            Public clip bounds.
+        epsilon : float
+            Privacy cost of the whole release, keyword-only.
+
+        Returns
+        -------
+        pandas.Series or pandas.DataFrame
+        """
+        return _run(self._ddf, Mean(check_epsilon(epsilon), column, clip), self._group)  # type: ignore[no-any-return]
+
+    def argmax_exp(
+        self,
+        column: Hashable,
+        *,
+        candidates: Any = None,
+        epsilon: float,
+        k: int = 1,
+        value: Hashable | None = None,
+        clip: Any = None,
+    ) -> pd.Series | pd.DataFrame:
+        """The best candidate per key: as :meth:`pandas_dp.DPGroupBy.argmax_exp`.
+
+        Parameters
+        ----------
+        column : label
+            The column whose values are the candidates.
+        candidates : list, array, Index or CategoricalDtype
+            The public candidates, keyword-only.
+        epsilon : float
+            Privacy cost of the whole release, keyword-only.
+        k : int, default 1
+            How many candidates per key, best first.
+        value : label, optional
+            Score by the clipped sum of this column.
+        clip : (float, float), optional
+            Public clip bounds for ``value``.
+
+        Returns
+        -------
+        pandas.Series or pandas.DataFrame
+        """
+        kind = Argmax.of(check_epsilon(epsilon), column, candidates, k=k, value=value, clip=clip)
+        return _run(self._ddf, kind, self._group)  # type: ignore[no-any-return]
+
+    def quantile(
+        self, column: Hashable, q: float, *, candidates: Any = None, epsilon: float
+    ) -> pd.Series:
+        """The ``q``-quantile per key: as :meth:`pandas_dp.DPGroupBy.quantile`.
+
+        Parameters
+        ----------
+        column : label
+            A numeric column.
+        q : float
+            The quantile level in ``[0, 1]``.
+        candidates : list, array or Index of numbers
+            The public grid, keyword-only.
+        epsilon : float
+            Privacy cost of the whole release, keyword-only.
+
+        Returns
+        -------
+        pandas.Series
+        """
+        kind = Quantile.of(check_epsilon(epsilon), column, q, candidates, "quantile")
+        return _run(self._ddf, kind, self._group)  # type: ignore[no-any-return]
+
+    def median(self, column: Hashable, *, candidates: Any = None, epsilon: float) -> pd.Series:
+        """The median per key: as :meth:`pandas_dp.DPGroupBy.median`.
+
+        Parameters
+        ----------
+        column : label
+            A numeric column.
+        candidates : list, array or Index of numbers
+            The public grid, keyword-only.
+        epsilon : float
+            Privacy cost of the whole release, keyword-only.
+
+        Returns
+        -------
+        pandas.Series
+        """
+        kind = Quantile.of(check_epsilon(epsilon), column, 0.5, candidates, "median")
+        return _run(self._ddf, kind, self._group)  # type: ignore[no-any-return]

@@ -1,0 +1,423 @@
+"""``ddf.dp`` on Dask DataFrames: the releases of ``df.dp`` bit for bit; fail-closed binding.
+
+The main test runs the pandas recipes against ``ddf.dp`` with the same seed and
+compares the results exactly, for several partitionings and schedulers and
+on a ``distributed.LocalCluster`` with process workers.  Skipped when dask is
+not installed (``pip install "pandas-dp[dask]"``).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+dd = pytest.importorskip("dask.dataframe")
+dask = pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+
+import pandas_dp.dask as pdd  # noqa: E402  (after the skip: it imports dask)
+from pandas_dp import BudgetExceededError, MissingBudgetError, PandasDPError  # noqa: E402
+from pandas_dp.kind import Neighbours  # noqa: E402
+
+DEPTS = ["Eng", "Ops", "Sales", "Legal"]  # Legal has no rows; "Other" and None are dropped
+AGES = [20, 30, 40, 50, 60]
+GRID = np.linspace(0, 100, 21)
+CLIP = (0.0, 150_000.0)
+
+#: The pandas recipes, run unchanged on ``df`` and on ``ddf``: name -> release.
+RECIPES: dict[str, Callable[[Any], Any]] = {
+    "count": lambda d: d.dp.count(epsilon=0.5),
+    "count_column": lambda d: d.dp.count("bonus", epsilon=0.5),
+    "sum": lambda d: d.dp.sum("salary", clip=CLIP, epsilon=0.5),
+    "sum_mapping": lambda d: d.dp.sum(clip={"salary": CLIP, "bonus": (0, 5e3)}, epsilon=0.5),
+    "mean": lambda d: d.dp.mean("salary", clip=CLIP, epsilon=0.5),
+    "argmax": lambda d: d.dp.argmax_exp("age", candidates=AGES, epsilon=0.5),
+    "top2_by_value": lambda d: d.dp.argmax_exp(
+        "age", candidates=AGES, k=2, value="salary", clip=(-1e4, 1e5), epsilon=0.5
+    ),
+    "median": lambda d: d.dp.median("age", candidates=GRID, epsilon=0.5),
+    "quantile": lambda d: d.dp.quantile(
+        "salary", 0.9, candidates=np.linspace(0, 3e5, 31), epsilon=0.5
+    ),
+    "grouped_count": lambda d: d.dp.groupby("dept", keys=DEPTS).count(epsilon=0.5),
+    "grouped_sum": lambda d: d.dp.groupby("dept", keys=DEPTS).sum("salary", clip=CLIP, epsilon=0.5),
+    "grouped_mean_mapping": lambda d: d.dp.groupby("dept", keys=DEPTS).mean(
+        clip={"salary": CLIP, "age": (18, 70)}, epsilon=0.5
+    ),
+    "grouped_two_keys": lambda d: d.dp.groupby(
+        ["dept", "cat"],
+        keys=pd.MultiIndex.from_product([DEPTS, ["a", "b", "c"]], names=["dept", "cat"]),
+    ).mean("salary", clip=CLIP, epsilon=0.5),
+    "grouped_argmax": lambda d: d.dp.groupby("dept", keys=DEPTS).argmax_exp(
+        "age", candidates=AGES, k=2, epsilon=0.5
+    ),
+    "grouped_median": lambda d: d.dp.groupby("cat", keys=["a", "b", "c", "d"]).median(
+        "age", candidates=GRID, epsilon=0.5
+    ),
+    "filtered_sum": lambda d: d.dp.filter(d.salary > 50_000).dp.sum(
+        "salary", clip=CLIP, epsilon=0.5
+    ),
+    "queried_mean": lambda d: d.dp.query("age >= 30 and dept in ['Eng', 'Ops']").dp.mean(
+        "salary", clip=CLIP, epsilon=0.5
+    ),
+    "assigned_count": lambda d: (
+        d.dp.assign(rich=d.salary > 80_000)
+        .dp.groupby("rich", keys=[False, True])
+        .count(epsilon=0.5)
+    ),
+    "selected_sum": lambda d: d.dp.select(["salary"]).dp.sum("salary", clip=CLIP, epsilon=0.5),
+}
+
+_OFFSET = iter(range(10**6, 10**9, 10**5))
+
+
+@pytest.fixture(scope="module")
+def frame() -> pd.DataFrame:
+    """Missing values, keys outside the public ones, a categorical, ages on and off the grid."""
+    rng = np.random.Generator(np.random.PCG64(2024))
+    n = 3_001
+    df = pd.DataFrame(
+        {
+            "dept": rng.choice(["Eng", "Ops", "Sales", "Other", None], size=n),
+            "cat": pd.Categorical(rng.choice(["a", "b", "c"], size=n)),
+            "age": rng.integers(18, 70, size=n).astype(float),
+            "salary": np.round(rng.lognormal(np.log(60_000), 0.6, size=n), 2),
+            "bonus": np.where(rng.uniform(size=n) < 0.2, np.nan, rng.uniform(0, 8000, size=n)),
+        }
+    )
+    df.loc[::7, "age"] = np.nan
+    df.loc[::5, "age"] = 40.0
+    df = df.sort_values("dept", na_position="first")  # whole keys absent from some partitions
+    return df.reset_index(drop=True)
+
+
+def fresh(df: pd.DataFrame, npartitions: int) -> Any:
+    """A new collection of ``df``'s rows (a fresh index range: a distinct expression name)."""
+    rows = df.set_axis(pd.RangeIndex(next(_OFFSET), next(_OFFSET))[: len(df)])
+    return dd.from_pandas(rows, npartitions=npartitions, sort=True)
+
+
+def same(a: Any, b: Any) -> bool:
+    if isinstance(a, pd.Series | pd.DataFrame):
+        return bool(a.equals(b)) and type(a) is type(b)
+    return bool(a == b) and type(a) is type(b)
+
+
+def pandas_answers(frame: pd.DataFrame, seed: int) -> dict[str, Any]:
+    df = frame.copy()
+    df.dp.set_budget(epsilon=1_000, seed=seed)
+    return {name: recipe(df) for name, recipe in RECIPES.items()}
+
+
+@pytest.fixture(scope="module")
+def expected(frame: pd.DataFrame) -> dict[str, Any]:
+    return pandas_answers(frame, seed=5)
+
+
+@pytest.mark.parametrize("npartitions", [1, 4, 11])
+@pytest.mark.parametrize("scheduler", ["sync", "threads"])
+def test_same_seed_same_release_as_pandas(
+    frame: pd.DataFrame, expected: dict[str, Any], npartitions: int, scheduler: str
+) -> None:
+    """Every pandas recipe, in order from one seeded budget, gives exactly the pandas answers."""
+    ddf = fresh(frame, npartitions)
+    ddf.dp.set_budget(epsilon=1_000, seed=5)
+    with dask.config.set(scheduler=scheduler):
+        got = {name: recipe(ddf) for name, recipe in RECIPES.items()}
+    for name, answer in expected.items():
+        assert same(got[name], answer), name
+    ledger = ddf.dp.budget.ledger
+    assert len(ledger) == len(RECIPES)
+    assert ledger["epsilon"].sum() == pytest.approx(0.5 * len(RECIPES))
+
+
+def test_same_release_under_the_process_scheduler(
+    frame: pd.DataFrame, expected: dict[str, Any]
+) -> None:
+    ddf = fresh(frame, 3)
+    ddf.dp.set_budget(epsilon=1_000, seed=5)
+    with dask.config.set(scheduler="processes", num_workers=2):
+        got = {name: recipe(ddf) for name, recipe in list(RECIPES.items())[:6]}
+    for name, answer in got.items():
+        assert same(answer, expected[name]), name
+
+
+def test_parquet_files_with_other_categories_and_an_empty_file(tmp_path: Path) -> None:
+    """Per-file categorical categories differ (unknown in the meta), one file is empty."""
+    parts = [
+        pd.DataFrame({"k": pd.Categorical(["a", "a"]), "x": [1.0, 2.0]}),
+        pd.DataFrame({"k": pd.Categorical(["b", "q", None]), "x": [3.0, np.nan, 5.0]}),
+        pd.DataFrame({"k": pd.Categorical([], categories=["c"]), "x": np.array([], float)}),
+        pd.DataFrame({"k": pd.Categorical(["c", "b", "a"]), "x": [7.0, 9e9, -1.0]}),
+    ]
+    for i, part in enumerate(parts):
+        part.to_parquet(tmp_path / f"part{i}.parquet")
+    ddf = dd.read_parquet(str(tmp_path))
+    ddf.dp.set_budget(epsilon=1e12, seed=1)
+    counts = ddf.dp.groupby("k", keys=["a", "b", "c", "d"]).count(epsilon=1e9)
+    assert counts.tolist() == [3, 2, 1, 0]
+    whole = pd.concat([p.astype({"k": object}) for p in parts], ignore_index=True)
+    whole.dp.set_budget(epsilon=1e12, seed=1)
+    expected = whole.dp.groupby("k", keys=["a", "b", "c", "d"]).count(epsilon=1e9)
+    assert counts.equals(expected)
+
+
+def test_statistics_add_up_exactly_without_wrapping() -> None:
+    big = np.array([2**62, -(2**62), 7], dtype=np.int64)
+    n, (summed,) = pdd.add_statistics((1, (big,)), (2, (big,)), (3, (big,)))
+    assert n == 6
+    assert summed.dtype == object  # int64 would have wrapped
+    assert summed.tolist() == [3 * 2**62, -3 * 2**62, 21]
+    with pytest.raises(OverflowError, match="64-bit"):
+        pdd._exact((6, (summed,)))
+    small = np.array([1, 2], dtype=np.int64)
+    n, (kept,) = pdd.add_statistics((1, (small,)), (1, (small,)))
+    assert kept.dtype == np.int64
+    assert pdd._exact((n, (np.array([2**62, 3], dtype=object),)))[0].dtype == np.int64
+
+
+def test_import_pandas_dp_never_imports_dask() -> None:
+    code = "import sys, pandas_dp; print(any(m.split('.')[0] == 'dask' for m in sys.modules))"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(Path(pdd.__file__).parents[1])},
+    )
+    assert out.stdout.strip() == "False"
+
+
+# ------------------------------------------------------------------ binding
+
+
+def test_collections_derived_through_the_accessor_share_the_budget(frame: pd.DataFrame) -> None:
+    ddf = fresh(frame, 3)
+    budget = ddf.dp.set_budget(epsilon=10, seed=1)
+    derived = [
+        ddf.dp.filter(ddf.salary > 0),
+        ddf.dp.filter(lambda d: d.age.isna()),
+        ddf.dp.query("age > @limit", local_dict={"limit": 30}),
+        ddf.dp.assign(y=ddf.salary * 2, z=1),
+        ddf.dp.select(["salary"]),
+        ddf.dp.persist(),
+        ddf.dp.repartition(npartitions=2),
+        ddf.dp.select(["age"]).dp.filter(lambda d: d.age > 20),
+    ]
+    for d in derived:
+        assert d.dp.budget is budget
+    computed = ddf.dp.compute()
+    assert isinstance(computed, pd.DataFrame)
+    assert computed.dp.budget is budget
+    ddf["w"] = ddf.salary + 1  # in place, row-wise: the same object stays bound
+    assert ddf.dp.budget is budget
+
+
+def _boom(part: pd.DataFrame) -> pd.DataFrame:
+    return part
+
+
+@pytest.mark.parametrize(
+    "derive",
+    [
+        pytest.param(lambda d: d[d.salary > 0], id="mask"),
+        pytest.param(lambda d: dd.concat([d, d]), id="concat"),
+        pytest.param(lambda d: d.merge(d, on="dept"), id="merge"),
+        pytest.param(lambda d: d.map_partitions(_boom), id="map_partitions"),
+        pytest.param(lambda d: d.repartition(npartitions=2), id="repartition"),
+        pytest.param(lambda d: d.dp.filter(d.age > 0)[["age"]], id="indexing_a_derived"),
+    ],
+)
+def test_other_derivations_are_refused_with_the_fix_named(
+    frame: pd.DataFrame, derive: Callable[[Any], Any]
+) -> None:
+    ddf = fresh(frame, 3)
+    ddf.dp.set_budget(epsilon=10, seed=1)
+    other = derive(ddf)
+    with pytest.raises(MissingBudgetError, match=r"ddf\.dp\.filter"):
+        other.dp.count(epsilon=1)
+    with pytest.raises(PandasDPError, match="reset the accounting"):
+        other.dp.set_budget(epsilon=10)
+    assert ddf.dp.budget.spent == 0
+    # The analyst's explicit assertion rebinds it, never as the root.
+    assert other.dp.inherit(ddf).dp.budget is ddf.dp.budget
+
+
+def test_a_re_read_of_the_same_data_is_marked(frame: pd.DataFrame) -> None:
+    rows = frame.set_axis(pd.RangeIndex(next(_OFFSET), next(_OFFSET))[: len(frame)])
+    ddf = dd.from_pandas(rows, npartitions=2)
+    ddf.dp.set_budget(epsilon=10)
+    again = dd.from_pandas(rows, npartitions=2)  # the same name: the same data
+    with pytest.raises(PandasDPError, match="reset the accounting"):
+        again.dp.set_budget(epsilon=10)
+
+
+def test_a_plain_persist_is_unbound_and_unmarked(frame: pd.DataFrame) -> None:
+    """The documented hole: new keys, no lineage; it cannot spend, but nothing marks it."""
+    ddf = fresh(frame, 2)
+    ddf.dp.set_budget(epsilon=10)
+    persisted = ddf.persist()
+    with pytest.raises(MissingBudgetError, match="has no privacy budget"):
+        persisted.dp.count(epsilon=1)
+
+
+def test_filter_refuses_masks_of_other_collections_and_other_dtypes(frame: pd.DataFrame) -> None:
+    ddf = fresh(frame, 2)
+    ddf.dp.set_budget(epsilon=10)
+    other = fresh(frame, 2)
+    with pytest.raises(ValueError, match="this collection's own columns"):
+        ddf.dp.filter(other.salary > 0)
+    with pytest.raises(TypeError, match="boolean"):
+        ddf.dp.filter(ddf.salary)
+    with pytest.raises(TypeError, match="Dask Series"):
+        ddf.dp.filter(np.ones(len(frame), dtype=bool))
+    with pytest.raises(ValueError, match=r"mean"):
+        ddf.dp.query("salary > salary.mean()")
+    with pytest.raises(TypeError, match="scalar, a callable"):
+        ddf.dp.assign(y=np.arange(len(frame)))
+    assert ddf.dp.budget.spent == 0
+
+
+# ---------------------------------------------------------------- spending
+
+
+def _never(part: pd.Series) -> pd.Series:
+    raise AssertionError("a partition was computed")
+
+
+def test_argument_errors_and_overspend_come_before_any_compute(frame: pd.DataFrame) -> None:
+    ddf = fresh(frame, 2)
+    budget = ddf.dp.set_budget(epsilon=1, seed=1)
+    bad = ddf.dp.assign(salary=ddf.salary.map_partitions(_never, meta=ddf.salary))
+    with pytest.raises(TypeError, match=r"numeric|dtype"):
+        bad.dp.mean("dept", clip=(0, 1), epsilon=0.5)
+    with pytest.raises(KeyError, match="nope"):
+        bad.dp.sum("nope", clip=(0, 1), epsilon=0.5)
+    with pytest.raises(TypeError, match="keys"):
+        bad.dp.groupby("age", keys=["x", "y"]).count(epsilon=0.5)
+    with pytest.raises(BudgetExceededError):
+        bad.dp.mean("salary", clip=(0, 1), epsilon=2)
+    assert budget.spent == 0
+    assert budget.entries == []
+
+
+def _fails(part: pd.Series) -> pd.Series:
+    raise RuntimeError("a worker failed")
+
+
+def test_a_failed_graph_costs_nothing_and_a_retry_spends_once(frame: pd.DataFrame) -> None:
+    ddf = fresh(frame, 3)
+    budget = ddf.dp.set_budget(epsilon=1, seed=1)
+    broken = ddf.dp.assign(salary=ddf.salary.map_partitions(_fails, meta=ddf.salary))
+    with pytest.raises(RuntimeError, match="a worker failed"):
+        broken.dp.mean("salary", clip=CLIP, epsilon=0.75)
+    assert budget.spent == 0
+    assert budget.entries == []
+    ddf.dp.mean("salary", clip=CLIP, epsilon=0.75)
+    assert budget.spent == pytest.approx(0.75)
+    assert len(budget.entries) == 1
+
+
+_SEEN: dict[str, Any] = {}
+
+
+def _record_spent(part: pd.Series) -> pd.Series:
+    _SEEN.setdefault("spent", []).append(_SEEN["budget"].spent)
+    return part
+
+
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+def test_the_reservation_is_made_before_compute(
+    frame: pd.DataFrame, tmp_path: Path, store: str
+) -> None:
+    """While the partitions run, ε is already counted (on disk, with a ledger)."""
+    ddf = fresh(frame, 2)
+    if store == "sqlite":
+        budget = ddf.dp.set_budget(epsilon=1, ledger=tmp_path / "l.sqlite", name="dask.test")
+    else:
+        budget = ddf.dp.set_budget(epsilon=1)
+    _SEEN.clear()
+    _SEEN["budget"] = budget
+    spy = ddf.dp.assign(salary=ddf.salary.map_partitions(_record_spent, meta=ddf.salary))
+    with dask.config.set(scheduler="sync"):
+        spy.dp.sum("salary", clip=CLIP, epsilon=0.25)
+    assert _SEEN["spent"]
+    assert all(s == pytest.approx(0.25) for s in _SEEN["spent"])
+    assert budget.spent == pytest.approx(0.25)
+
+
+def test_threads_racing_never_overspend(frame: pd.DataFrame) -> None:
+    ddf = fresh(frame, 2)
+    budget = ddf.dp.set_budget(epsilon=1)
+    outcomes: list[str] = []
+
+    def one() -> None:
+        try:
+            ddf.dp.count(epsilon=0.3)
+            outcomes.append("ok")
+        except BudgetExceededError:
+            outcomes.append("refused")
+
+    threads = [threading.Thread(target=one) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["ok"] * 3 + ["refused"] * 3
+    assert budget.spent == pytest.approx(0.9)
+
+
+def test_a_privacy_unit_is_refused_until_the_shuffle_lands() -> None:
+    """The seam: a neighbour relation with a privacy unit fails closed on Dask."""
+    pdd._refuse_privacy_unit(Neighbours("add_remove", grouped=True))
+    with pytest.raises(NotImplementedError, match="max_rows"):
+        pdd._refuse_privacy_unit(Neighbours("add_remove", max_rows=2, privacy_unit="user_id"))
+
+
+# ------------------------------------------------------ process workers
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        yield c
+
+
+def test_on_a_local_cluster_with_process_workers(
+    client: Any, frame: pd.DataFrame, expected: dict[str, Any]
+) -> None:
+    """The same answers as pandas; no task runs in this process; the budget never travels."""
+    ddf = fresh(frame, 5)
+    budget = ddf.dp.set_budget(epsilon=1_000, seed=5)
+    got = {name: recipe(ddf) for name, recipe in RECIPES.items()}
+    for name, answer in expected.items():
+        assert same(got[name], answer), name
+    pids = set(client.run(os.getpid).values())
+    assert os.getpid() not in pids
+    assert len(pids) == 2
+    with pytest.raises(TypeError, match="never leaves the process"):
+        pickle.dumps(budget)
+    with pytest.raises(Exception, match=r"never leaves the process|deterministically hashed"):
+        ddf.map_partitions(lambda part, b: part, budget).compute()
+    with pytest.raises(Exception) as info:  # noqa: PT011  (distributed wraps our TypeError)
+        client.submit(lambda b: b, budget).result()
+    chain, error = [], info.value
+    while error is not None:
+        chain.append(str(error))
+        error = error.__cause__ or error.__context__
+    assert any("never leaves the process" in message for message in chain)
