@@ -17,8 +17,9 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``accessor``              ``df.dp``: argument surface, set_budget, row-wise derivations
 ``groupby``               ``df.dp.groupby(by, keys=...)``: the grouped surface
 ``release``               the pipeline every release runs, and the table of kinds
+``describe``              describe: count/mean/std and quartiles of columns, one kind
 ``select``                argmax_exp, top-k, quantiles: plans, score tables, kinds
-``aggregate``             count / sum / mean: plans, summable statistics, kinds
+``aggregate``             count / sum / mean / var / histogram: plans, summable statistics, kinds
 ``kind``                  Neighbours (the neighbour relation), Rows, the Kind base
 ``budget``                PrivacyBudget (reserve, commit), frame binding, marker
 ``keys``                  public keys and candidates: normalise, check, encode

@@ -26,8 +26,9 @@ from typing import Any, TypeVar, overload
 
 import pandas as pd
 
-from .aggregate import Count, Mean, Sum
+from .aggregate import Count, Histogram, Mean, Sum, Var
 from .budget import require_binding
+from .describe import Describe
 from .keys import Grouping
 from .kind import Kind, Neighbours
 from .select import Argmax, Quantile
@@ -39,7 +40,16 @@ One = TypeVar("One")
 Many = TypeVar("Many")
 
 #: Every release kind: the one list the pipeline, the surfaces and the tests share.
-KINDS: tuple[type[Kind[Any, Any]], ...] = (Count, Sum, Mean, Argmax, Quantile)
+KINDS: tuple[type[Kind[Any, Any]], ...] = (
+    Count,
+    Sum,
+    Mean,
+    Argmax,
+    Quantile,
+    Var,
+    Histogram,
+    Describe,
+)
 
 
 def plan_caches() -> list[Any]:
