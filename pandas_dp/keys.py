@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -89,9 +90,8 @@ class Bins(Grouping):
         for flag, name in ((right, "right"), (include_lowest, "include_lowest")):
             if not isinstance(flag, bool | np.bool_):
                 raise TypeError(f"`{name}` must be True or False, got {type(flag).__name__}.")
-        cut = pd.cut(
-            np.empty(0), pd.Index(edges), right=bool(right), include_lowest=bool(include_lowest)
-        )
+        public: Any = bins if isinstance(bins, pd.Index) else pd.Index(list(bins))  # type: ignore[call-overload]
+        cut = pd.cut(np.empty(0), public, right=bool(right), include_lowest=bool(include_lowest))
         # value_counts of the empty cut: exactly the index pandas gives, from the edges alone
         keys = pd.Series(cut).value_counts(sort=False).index.rename(column)
         return cls((column,), keys, edges, bool(right), bool(include_lowest))
