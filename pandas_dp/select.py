@@ -297,11 +297,13 @@ def evenly_spaced(grid: F64) -> bool:
     m = grid.size
     if m < 2:
         return False
-    step = (grid[-1] - grid[0]) / (m - 1)
-    if not np.isfinite(step) or step <= 0:
-        return False
-    ideal = grid[0] + np.arange(m) * step
-    return bool(np.all(np.abs(grid - ideal) <= step / 8))
+    with np.errstate(over="ignore", invalid="ignore"):  # a span beyond the float range
+        span = grid[-1] - grid[0]
+        step = span / (m - 1)
+        if not (np.isfinite(span) and step > 0):
+            return False
+        ideal = grid[0] + np.arange(m) * step
+        return bool(np.all(np.abs(grid - ideal) <= step / 8))
 
 
 def grid_cells(x: F64, grid: F64) -> tuple[I64, Bools]:

@@ -259,8 +259,9 @@ def _adversarial(grid: np.ndarray) -> np.ndarray:
         np.arange(0.1, 3.0, 0.1),
         np.array([0.0, 1.0, 10.0, 1e3]),
         np.linspace(1e15, 1e15 + 2000, 2001),
+        np.array([-1.7e308, 0.0, 1.7e308]),
     ],
-    ids=["linspace", "small", "arange", "uneven", "offset"],
+    ids=["linspace", "small", "arange", "uneven", "offset", "float-range"],
 )
 def test_grid_cells_are_searchsorted_exactly(grid: np.ndarray) -> None:
     x = _adversarial(grid)
