@@ -18,7 +18,7 @@ from typing import Any, overload
 import numpy as np
 import pandas as pd
 
-from .aggregate import Count, Mean, Sum
+from .aggregate import Count, Histogram, Mean, Sum, Var
 from .budget import (
     PrivacyBudget,
     attach,
@@ -31,8 +31,10 @@ from .budget import (
     refuse_rebinding,
     require_binding,
 )
+from .describe import Describe
 from .errors import MissingBudgetError, PandasDPError
 from .groupby import DPGroupBy
+from .keys import Bins, Grouping, normalize_keys
 from .ledger import BudgetStore, Ledger, MemoryStore, check_name, open_ledger
 from .noise import make_source
 from .release import ContributionBounds, run
@@ -975,4 +977,226 @@ class DPAccessor:
         (``c = ε``) and 1 under substitute (``c = ε/2``). Costs ``epsilon``.
         """
         kind = Quantile.of(check_epsilon(epsilon), column, 0.5, candidates, "median")
+        return run(self._df, kind, None, ContributionBounds(max_rows))
+
+    def var(
+        self, column: Hashable, *, clip: Any, epsilon: float, max_rows: int | None = None
+    ) -> float:
+        """Noisy sample variance of ``column`` (``ddof=1``, like pandas) after clipping.
+
+        Parameters
+        ----------
+        column : label
+            The numeric column; missing values are skipped.
+        clip : (float, float)
+            Public clip bounds, never read from the data; ±inf clip to them.
+        epsilon : float
+            Privacy cost, keyword-only.
+
+        Returns
+        -------
+        float
+            Never negative, at most ``(U − L)²/2``; 0 when the noisy count is 0.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        Costs ``epsilon``: one joint release, with no separate count. Each
+        clipped row on the grid ``q ∈ [0, Q]`` adds ``(q, Q − q)`` to the
+        mean's complementary sums (ε/2; L1 sensitivity ``U − L`` under
+        add_remove, ``2(U − L)`` under substitute) and the centred second
+        moment ``round(q(Q − q)/Q) − o`` to a third sum (ε/2; range
+        ``≈ (U − L)/8``). Count, mean and variance all come from these three
+        (see :func:`pandas_dp.aggregate.plan_variance` for the proof of the
+        sensitivity). Public: ``clip``, ``epsilon``.
+        """
+        kind = Var.of(check_epsilon(epsilon), column, clip, std=False)
+        return run(self._df, kind, None, ContributionBounds(max_rows))
+
+    def std(
+        self, column: Hashable, *, clip: Any, epsilon: float, max_rows: int | None = None
+    ) -> float:
+        """Noisy standard deviation of ``column`` (``ddof=1``): the square root of :meth:`var`.
+
+        Parameters
+        ----------
+        column : label
+            The numeric column; missing values are skipped.
+        clip : (float, float)
+            Public clip bounds.
+        epsilon : float
+            Privacy cost, keyword-only.
+
+        Returns
+        -------
+        float
+            Never negative.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        The same release and cost as :meth:`var`.
+        """
+        kind = Var.of(check_epsilon(epsilon), column, clip, std=True)
+        return run(self._df, kind, None, ContributionBounds(max_rows))
+
+    def histogram(
+        self,
+        column: Hashable,
+        *,
+        bins: Any,
+        epsilon: float,
+        right: bool = True,
+        include_lowest: bool = False,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series:
+        """Noisy counts of ``column`` over public bin edges, like ``pd.cut(...).value_counts()``.
+
+        Parameters
+        ----------
+        column : label
+            A numeric column.
+        bins : list, array or Index of numbers
+            Public bin edges, increasing, at least two; never read from the
+            data (an integer number of bins is refused: ``pd.cut`` would take
+            the edges from the data's range).
+        epsilon : float
+            Privacy cost, keyword-only.
+        right, include_lowest : bool
+            As in ``pd.cut``.
+
+        Returns
+        -------
+        pandas.Series
+            Integer counts named ``count``, indexed by the same IntervalIndex
+            as ``pd.cut(df[column], bins, right=right,
+            include_lowest=include_lowest).value_counts(sort=False)``. Counts
+            of small bins may be negative.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        Costs ``epsilon`` once for all bins (parallel composition: each row is
+        in one bin). L1 sensitivity 1 under add_remove, 2 under substitute (a
+        changed row may leave one bin and join another); discrete Laplace
+        noise of scale Δ/ε per bin. Missing values and values outside the
+        bins are dropped. Public: the edges, ``right``, ``include_lowest``.
+        """
+        group = Bins.of_edges(self._df, column, bins, right=right, include_lowest=include_lowest)
+        kind = Histogram(check_epsilon(epsilon), column)
+        counts = run(self._df, kind, group, ContributionBounds(max_rows, max_groups))
+        assert isinstance(counts, pd.Series)
+        return counts
+
+    def crosstab(
+        self,
+        index: Hashable,
+        columns: Hashable,
+        *,
+        keys: Any,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame:
+        """Noisy counts of every (``index``, ``columns``) pair of public keys, like ``pd.crosstab``.
+
+        Parameters
+        ----------
+        index, columns : label
+            The row and column key columns.
+        keys : (row_keys, column_keys)
+            The public keys of each, in the order of the result; never read
+            from the data.
+        epsilon : float
+            Privacy cost, keyword-only.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Integer counts indexed by ``row_keys`` (named ``index``) with
+            columns ``column_keys`` (named ``columns``); combinations absent
+            from the data are answered too.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        One grouped count over the product of the keys: costs ``epsilon``
+        once (each row is in one cell), L1 sensitivity 1 under add_remove and
+        2 under substitute. Rows whose keys are missing or not listed are
+        dropped.
+        """
+        if not isinstance(keys, tuple | list) or len(keys) != 2:
+            raise TypeError(
+                "`keys` must be a pair (row_keys, column_keys) of public key lists, got "
+                f"{type(keys).__name__}."
+            )
+        rows = normalize_keys([index], keys[0])
+        cols = normalize_keys([columns], keys[1])
+        product = pd.MultiIndex.from_product([rows, cols], names=[index, columns])
+        group = Grouping.of(self._df, [index, columns], product)
+        bounds = ContributionBounds(max_rows, max_groups)
+        counts = run(self._df, Count(check_epsilon(epsilon)), group, bounds)
+        table = counts.to_numpy().reshape(len(rows), len(cols))
+        return pd.DataFrame(table, index=rows, columns=cols)
+
+    def describe(
+        self,
+        columns: Any,
+        *,
+        clip: Any,
+        candidates: Any,
+        epsilon: float,
+        max_rows: int | None = None,
+    ) -> pd.DataFrame:
+        """pandas' ``describe`` rows of numeric columns, privately: count, mean, std, quartiles.
+
+        Parameters
+        ----------
+        columns : label or list of labels
+            Numeric columns; missing values are skipped.
+        clip : dict
+            ``{column: (lower, upper)}``: public clip bounds of every column.
+        candidates : dict
+            ``{column: grid}``: the public grid each column's quartiles are
+            chosen from (finite, strictly increasing).
+        epsilon : float
+            Privacy cost of the whole call, keyword-only.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed ``count, mean, std, 25%, 50%, 75%``, one column per column,
+            like ``df[columns].describe()`` without ``min`` and ``max``.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        Costs ``epsilon``, split equally across the columns; each column's
+        share ε_c is spent as ε_c/2 on one joint release that gives count,
+        mean and std (see :meth:`var`: the count and the mean come from the
+        complementary sums, so they cost nothing extra) and ε_c/6 on each of
+        the 25 %, 50 % and 75 % points (permute-and-flip on one score table,
+        as :meth:`quantile`). The ledger records one entry stating this split.
+        min and max are left out: on a public grid the private 0- and
+        1-quantiles cannot tell the points beyond the data apart, so they
+        would be close to a uniform pick, not an estimate; the quantile grid
+        and the clip bounds are the honest public range.
+        """
+        kind = Describe.of(check_epsilon(epsilon), columns, clip, candidates)
         return run(self._df, kind, None, ContributionBounds(max_rows))

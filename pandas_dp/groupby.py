@@ -15,7 +15,7 @@ from typing import Any, overload
 
 import pandas as pd
 
-from .aggregate import Count, Mean, Sum
+from .aggregate import Count, Mean, Sum, Var
 from .keys import Grouping
 from .release import ContributionBounds, run
 from .select import Argmax, Quantile
@@ -430,4 +430,82 @@ class DPGroupBy:
         once for all keys.
         """
         kind = Quantile.of(check_epsilon(epsilon), column, 0.5, candidates, "median")
+        return run(self._df, kind, self._group, ContributionBounds(max_rows, max_groups))
+
+    def var(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series:
+        """Noisy clipped sample variance (``ddof=1``) per key; never negative.
+
+        Parameters
+        ----------
+        column : label
+            The numeric column; missing values are skipped.
+        clip : (float, float)
+            Public clip bounds; values are clipped to them first.
+        epsilon : float
+            Privacy cost of the whole release (all keys), keyword-only.
+
+        Returns
+        -------
+        pandas.Series
+            Indexed by ``keys``; inside ``[0, (U − L)²/2]``, 0 for a key whose
+            noisy count is 0.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        Costs ``epsilon`` once for all keys: per key, one joint release of
+        the complementary sums ``(Σ(x − L), Σ(U − x))`` (ε/2; L1 sensitivity
+        ``U − L`` under add_remove, ``2(U − L)`` under substitute, where a row
+        may move between keys) and of a centred second moment (ε/2; about
+        ``(U − L)/8``, doubled under substitute). See
+        :func:`pandas_dp.aggregate.plan_variance` for the proof.
+        """
+        kind = Var.of(check_epsilon(epsilon), column, clip, std=False)
+        return run(self._df, kind, self._group, ContributionBounds(max_rows, max_groups))
+
+    def std(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series:
+        """Noisy clipped standard deviation (``ddof=1``) per key: the square root of :meth:`var`.
+
+        Parameters
+        ----------
+        column : label
+            The numeric column; missing values are skipped.
+        clip : (float, float)
+            Public clip bounds.
+        epsilon : float
+            Privacy cost of the whole release (all keys), keyword-only.
+
+        Returns
+        -------
+        pandas.Series
+            Indexed by ``keys``; never negative.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        The same release and cost as :meth:`var` (post-processing is free).
+        """
+        kind = Var.of(check_epsilon(epsilon), column, clip, std=True)
         return run(self._df, kind, self._group, ContributionBounds(max_rows, max_groups))

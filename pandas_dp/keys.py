@@ -12,15 +12,22 @@ partition of the rows encodes to the same codes as the whole frame.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .noise import I64
-from .validation import check_column, check_keys_match, check_ordered
+from .validation import (
+    check_column,
+    check_keys_match,
+    check_ordered,
+    check_quantile_grid,
+    numeric_values,
+)
 
-__all__ = ["Grouping", "encode_keys", "level_codes", "normalize_by", "normalize_keys"]
+__all__ = ["Bins", "Grouping", "encode_keys", "level_codes", "normalize_by", "normalize_keys"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +50,63 @@ class Grouping:
     def codes(self, df: pd.DataFrame) -> I64:
         """Per row of ``df``, the position of its key in ``keys``, or -1 if it is dropped."""
         return encode_keys(df, list(self.by), self.keys)
+
+
+_BINS_HINT = (
+    "Pass public bin edges, e.g. bins=[18, 30, 45, 65, 100]: an increasing list of at least two "
+    "finite numbers chosen without looking at the data (an integer number of bins would take "
+    "the edges from the data's minimum and maximum)."
+)
+
+
+@dataclass(frozen=True)
+class Bins(Grouping):
+    """Public bin edges of one numeric column: the keys are ``pd.cut``'s intervals.
+
+    Each row's code is its bin as ``pd.cut(values, edges, right=...,
+    include_lowest=..., labels=False)`` gives it (-1: missing or outside every
+    bin), and the keys are the IntervalIndex that ``pd.cut(...).value_counts(
+    sort=False)`` is indexed by, built from the edges alone (never the data).
+    """
+
+    edges: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
+    right: bool = True
+    include_lowest: bool = False
+
+    @classmethod
+    def of_edges(
+        cls, df: pd.DataFrame, column: Hashable, bins: object, *, right: bool, include_lowest: bool
+    ) -> Bins:
+        """Check ``column`` and the public ``bins`` edges; the intervals are data-free."""
+        check_column(df, column)
+        numeric_values(df.iloc[:0], column)  # the dtype check alone, reading no value
+        if isinstance(bins, int | np.integer | pd.IntervalIndex) or bins is None:
+            raise TypeError(
+                f"`bins` must be public bin edges, got {type(bins).__name__}. {_BINS_HINT}"
+            )
+        edges = check_quantile_grid(bins, "bins")
+        if edges.size < 2:
+            raise ValueError(f"`bins` needs at least two edges, got {edges.size}. {_BINS_HINT}")
+        for flag, name in ((right, "right"), (include_lowest, "include_lowest")):
+            if not isinstance(flag, bool | np.bool_):
+                raise TypeError(f"`{name}` must be True or False, got {type(flag).__name__}.")
+        public: Any = bins if isinstance(bins, pd.Index) else pd.Index(list(bins))  # type: ignore[call-overload]
+        cut = pd.cut(np.empty(0), public, right=bool(right), include_lowest=bool(include_lowest))
+        # value_counts of the empty cut: exactly the index pandas gives, from the edges alone
+        keys = pd.Series(cut).value_counts(sort=False).index.rename(column)
+        return cls((column,), keys, edges, bool(right), bool(include_lowest))
+
+    def codes(self, df: pd.DataFrame) -> I64:
+        values = numeric_values(df, self.by[0])
+        bins = pd.cut(
+            values,
+            pd.Index(self.edges),
+            right=self.right,
+            include_lowest=self.include_lowest,
+            labels=False,
+        )
+        out: I64 = np.nan_to_num(np.asarray(bins, dtype=np.float64), nan=-1.0).astype(np.int64)
+        return out
 
 
 _KEYS_HINT = (

@@ -183,16 +183,23 @@ class Neighbours:
 
 
 def ledger_entry(
-    operation: str, neighbours: Neighbours, keys: int | None, **fields: Any
+    operation: str,
+    neighbours: Neighbours,
+    keys: int | None,
+    *,
+    always_grouped: bool = False,
+    **fields: Any,
 ) -> LedgerEntry:
     """A release's ledger entry: the kind's ``fields`` and what the pipeline knows.
 
     ``operation`` is recorded as ``groupby.operation`` for a release over
-    ``keys`` public keys; the adjacency, privacy unit and bounds come from
+    ``keys`` public keys (unless the operation is always one, as a histogram
+    over its bins); the adjacency, privacy unit and bounds come from
     ``neighbours``.
     """
+    grouped = keys is not None and not always_grouped
     return LedgerEntry(
-        operation=operation if keys is None else f"groupby.{operation}",
+        operation=f"groupby.{operation}" if grouped else operation,
         adjacency=neighbours.adjacency,
         keys=keys,
         privacy_unit=neighbours.privacy_unit,
@@ -239,7 +246,7 @@ class Kind(ABC, Generic[One, Many]):
 
     epsilon: Any
 
-    def columns(self) -> tuple[Hashable, ...]:
+    def read_columns(self) -> tuple[Hashable, ...]:
         """The columns this release reads (never the privacy unit's)."""
         return ()
 

@@ -30,9 +30,10 @@ from typing import Any, TypeVar, overload
 
 import pandas as pd
 
-from .aggregate import Count, Mean, Sum
+from .aggregate import Count, Histogram, Mean, Sum, Var
 from .bounding import bound_contributions, unit_codes
 from .budget import PrivacyBudget, require_binding
+from .describe import Describe
 from .keys import Grouping
 from .kind import Kind, Neighbours, Stats
 from .ledger import LedgerEntry
@@ -54,7 +55,16 @@ One = TypeVar("One")
 Many = TypeVar("Many")
 
 #: Every release kind: the one list the pipeline, the surfaces and the tests share.
-KINDS: tuple[type[Kind[Any, Any]], ...] = (Count, Sum, Mean, Argmax, Quantile)
+KINDS: tuple[type[Kind[Any, Any]], ...] = (
+    Count,
+    Sum,
+    Mean,
+    Argmax,
+    Quantile,
+    Var,
+    Histogram,
+    Describe,
+)
 
 
 def plan_caches() -> list[Any]:
@@ -269,7 +279,7 @@ def _unit_column(
             f"{unit!r} is the privacy unit: grouping by it would release one answer per "
             "person. Group by another column, or use df.dp.per_unit(...) for per-person values."
         )
-    if unit in kind.columns():
+    if unit in kind.read_columns():
         raise ValueError(
             f"{unit!r} is the privacy unit; a release may not read it as a value or candidate."
         )

@@ -72,7 +72,9 @@ __all__ = [
     "SelectPlan",
     "candidate_counts",
     "count_utilities",
+    "evenly_spaced",
     "gamma_parts",
+    "grid_cells",
     "peel",
     "permute_and_flip",
     "plan_argmax",
@@ -305,25 +307,80 @@ def sum_utilities(
     return sums.reshape(n_keys, n_candidates)
 
 
+def evenly_spaced(grid: F64) -> bool:
+    """Whether every grid point is within an eighth of a step of ``grid[0] + j·step``.
+
+    Then the arithmetic estimate of :func:`grid_cells` is off by at most one
+    point for every finite value, and one correction step makes it exact.
+    """
+    m = grid.size
+    if m < 2:
+        return False
+    with np.errstate(over="ignore", invalid="ignore"):  # a span beyond the float range
+        span = grid[-1] - grid[0]
+        step = span / (m - 1)
+        if not (np.isfinite(span) and step > 0):
+            return False
+        ideal = grid[0] + np.arange(m) * step
+        return bool(np.all(np.abs(grid - ideal) <= step / 8))
+
+
+def grid_cells(x: F64, grid: F64) -> tuple[I64, Bools]:
+    """``(#(grid < x), x == grid[#(grid < x)])`` per value: ``searchsorted(grid, x, "left")``.
+
+    For an evenly spaced grid the position is estimated arithmetically,
+    ``ceil((x − c_0)/step)`` clamped to ``[0, m]``, then corrected against the
+    grid points themselves until ``c_(e−1) < x ≤ c_e`` holds for every value
+    (NaN compares false everywhere and stays put); after a few rounds without
+    convergence it falls back to searchsorted.  Either way the result is
+    searchsorted's, exactly, for every float (values equal to grid points
+    included).  Missing values get an arbitrary position and ``False``.
+    """
+    m = grid.size
+    # outer[e] = c_(e−1) (NaN for e = 0), upper[e] = c_e (NaN for e = m): NaN fails every test.
+    outer = np.concatenate([[np.nan], grid, [np.nan]])
+    upper = outer[1:]
+    if evenly_spaced(grid):
+        with np.errstate(over="ignore"):  # values beyond ±1e308 / step clamp like ±inf
+            t = np.subtract(x, grid[0])
+            np.multiply(t, (m - 1) / (grid[-1] - grid[0]), out=t)
+        np.ceil(t, out=t)
+        np.fmax(t, 0.0, out=t)  # NaN becomes 0
+        np.fmin(t, float(m), out=t)
+        e = t.astype(np.int64)
+        for _ in range(4):
+            high = outer[e] >= x  # c_(e−1) >= x: too far right
+            above = upper[e]
+            low = above < x  # c_e < x: too far left
+            if not (high.any() or low.any()):
+                return e, above == x
+            e -= high
+            e += low
+    e = np.searchsorted(grid, x, side="left").astype(np.int64)
+    return e, upper[e] == x
+
+
 def quantile_table(values: F64, codes: I64 | None, n_keys: int, grid: F64) -> I64:
     """Rows per key below each grid point and at it: shape ``(n_keys, 2, len(grid) + 1)``.
 
     ``table[k, 0, j]``: rows of key k with ``c_(j-1) < x < c_j`` (``j = len(grid)``:
     above the last point); ``table[k, 1, j]``: rows equal to ``c_j``.  Missing
-    values and rows with code -1 are dropped.  One searchsorted and one 2-D
-    bincount; tables of row slices add up to the whole frame's.
+    values and rows with code -1 are dropped.  One pass of :func:`grid_cells`
+    (arithmetic on an evenly spaced grid, else searchsorted) and one bincount;
+    tables of row slices add up to the whole frame's.
     """
-    keep = ~np.isnan(values)
-    if codes is not None:
-        keep &= codes >= 0
-    x = values[keep]
-    group = np.zeros(x.size, dtype=np.int64) if codes is None else codes[keep]
     width = grid.size + 1
-    below = np.searchsorted(grid, x, side="left")  # grid points < x
-    equal = np.append(grid, np.nan)[below] == x  # x is the grid point c_below
-    index = group * (2 * width) + width * equal + below
-    table = np.bincount(index, minlength=n_keys * 2 * width).reshape(n_keys, 2, width)
-    return table.astype(np.int64)
+    cells = 2 * width
+    below, equal = grid_cells(values, grid)
+    index = below
+    index += width * equal
+    dropped = np.isnan(values)
+    if codes is not None:
+        index += codes * cells
+        dropped |= codes < 0
+    index[dropped] = n_keys * cells  # one extra bin, sliced off
+    table = np.bincount(index, minlength=n_keys * cells + 1)[:-1]
+    return table.reshape(n_keys, 2, width).astype(np.int64)
 
 
 def quantile_scores(table: I64, q: Fraction) -> I64:
@@ -482,7 +539,7 @@ class Argmax(Kind[Any, pd.Series | pd.DataFrame]):
             return cls(epsilon, column, cands, top)
         return cls(epsilon, column, cands, top, value, check_clip(clip))
 
-    def columns(self) -> tuple[Hashable, ...]:
+    def read_columns(self) -> tuple[Hashable, ...]:
         return (self.column,) if self.value is None else (self.column, self.value)
 
     def cells(self, rows: Rows) -> tuple[I64 | None, int]:
@@ -558,7 +615,7 @@ class Quantile(Kind[float, pd.Series]):
     ) -> Quantile:
         return cls(epsilon, column, check_quantile(q), check_quantile_grid(candidates), name)
 
-    def columns(self) -> tuple[Hashable, ...]:
+    def read_columns(self) -> tuple[Hashable, ...]:
         return (self.column,)
 
     def read(self, df: pd.DataFrame, n_keys: int) -> Rows:

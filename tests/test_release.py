@@ -18,7 +18,8 @@ import pandas as pd
 import pytest
 
 from pandas_dp import release
-from pandas_dp.aggregate import Count, Mean, Sum
+from pandas_dp.aggregate import Count, Histogram, Mean, Sum, Var
+from pandas_dp.describe import Describe
 from pandas_dp.keys import Grouping
 from pandas_dp.kind import Kind, Neighbours
 from pandas_dp.noise import SeededSource
@@ -49,6 +50,19 @@ EXAMPLES: dict[type[Kind[Any, Any]], list[Kind[Any, Any]]] = {
     Quantile: [
         Quantile.of(EPS, "age", 0.5, GRID, "median"),
         Quantile.of(EPS, "salary", 0.9, np.linspace(0, 3e5, 31), "quantile"),
+    ],
+    Var: [
+        Var.of(EPS, "salary", CLIP, std=False),
+        Var.of(EPS, "age", (18.0, 70.0), std=True),
+    ],
+    Histogram: [Histogram(EPS, "age")],
+    Describe: [
+        Describe.of(
+            EPS,
+            ["age", "salary"],
+            {"age": (18.0, 70.0), "salary": CLIP},
+            {"age": GRID, "salary": np.linspace(0, 3e5, 31)},
+        )
     ],
 }
 

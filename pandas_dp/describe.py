@@ -1,0 +1,168 @@
+"""``describe``: pandas' summary rows of numeric columns as one private release.
+
+Per column, one joint release gives count, mean and std (the variance's
+triple, :func:`pandas_dp.aggregate.plan_variance`), and one score table on the
+public candidate grid gives the 25 %, 50 % and 75 % points (permute-and-flip,
+:func:`pandas_dp.select.plan_quantile`).  The statistics add up across row
+slices like every other kind's; the ledger records one entry that states the
+split of ε.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from .aggregate import grid_triples, noisy_triples, plan_mean, plan_variance, variance_estimates
+from .kind import Kind, Neighbours, Rows, Stats, ledger_entry
+from .ledger import LedgerEntry
+from .noise import F64, I64, RandomSource
+from .select import (
+    MAX_CELLS,
+    SelectPlan,
+    permute_and_flip,
+    plan_quantile,
+    quantile_scores,
+    quantile_table,
+)
+from .text import column_names, figures
+from .validation import Clip, check_clip, check_column, check_quantile_grid, numeric_values
+
+__all__ = ["QUANTILES", "ROWS", "Describe"]
+
+#: The quantile levels of pandas' describe.
+QUANTILES = (Fraction(1, 4), Fraction(1, 2), Fraction(3, 4))
+#: The rows of the result, as pandas names them (min and max are left out: see Describe).
+ROWS = ("count", "mean", "std", "25%", "50%", "75%")
+#: Share of each column's ε: the count/mean/std release, then each quantile.
+MOMENTS_SHARE = Fraction(1, 2)
+QUANTILE_SHARE = Fraction(1, 6)
+
+
+@dataclass(frozen=True, eq=False)
+class Describe(Kind[pd.DataFrame, pd.DataFrame]):
+    """count, mean, std and the quartiles of numeric columns, one release.
+
+    ``epsilon`` is split equally across the columns; within a column, half
+    goes to the joint count/mean/std release and a sixth to each quartile.
+    min and max are not released: on a public grid the private 0- and
+    1-quantiles score every point beyond the data equally (the 0-quantile's
+    score is ``#(x < c)``, zero for every c below the minimum), so their
+    answer would be close to uniform over those points, not an estimate.
+    """
+
+    planners: ClassVar = (plan_mean, plan_variance)
+
+    epsilon: Fraction
+    columns: tuple[Hashable, ...]
+    clips: tuple[Clip, ...]
+    grids: tuple[F64, ...]
+
+    @classmethod
+    def of(cls, epsilon: Fraction, columns: object, clip: object, candidates: object) -> Describe:
+        if isinstance(columns, str) or not isinstance(columns, list | tuple | pd.Index):
+            columns = [columns]
+        labels = tuple(columns)
+        if not labels:
+            raise ValueError("`columns` must name at least one column, got an empty list.")
+        for name, given_map in (("clip", clip), ("candidates", candidates)):
+            if not isinstance(given_map, Mapping):
+                raise TypeError(
+                    f"`{name}` must be a mapping {{column: ...}} naming every column, got "
+                    f"{type(given_map).__name__}."
+                )
+            missing = [c for c in labels if c not in given_map]
+            if missing:
+                raise ValueError(f"`{name}` lacks column(s) {missing!r}: give each column's.")
+        assert isinstance(clip, Mapping)
+        assert isinstance(candidates, Mapping)
+        clips = tuple(check_clip(clip[c]) for c in labels)
+        grids = tuple(check_quantile_grid(candidates[c]) for c in labels)
+        return cls(epsilon, labels, clips, grids)
+
+    def read_columns(self) -> tuple[Hashable, ...]:
+        return self.columns
+
+    def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
+        for column, grid in zip(self.columns, self.grids, strict=True):
+            check_column(df, column)
+            if n_keys * grid.size > MAX_CELLS:
+                raise ValueError(
+                    f"{n_keys} keys × {grid.size} candidates = {n_keys * grid.size} cells; at "
+                    f"most {MAX_CELLS} are supported in one release. Use fewer keys or candidates."
+                )
+        return Rows(len(df), tuple(numeric_values(df, c) for c in self.columns))
+
+    def plan(self, neighbours: Neighbours) -> tuple[Any, ...]:
+        share = self.epsilon / len(self.columns)
+        return tuple(
+            (
+                plan_variance(clip, share * MOMENTS_SHARE, neighbours),
+                tuple(plan_quantile(q, share * QUANTILE_SHARE, neighbours) for q in QUANTILES),
+            )
+            for clip in self.clips
+        )
+
+    def entry(self, plan: tuple[Any, ...], neighbours: Neighbours, keys: int | None) -> LedgerEntry:
+        k = len(self.columns)
+        per = "" if k == 1 else f" of each of {k} columns (ε/{k} each)"
+        sensitivity: list[float] = []
+        scales: list[float] = []
+        for moments, quantiles in plan:
+            step = moments.grid.step
+            sensitivity += [moments.grid.delta * step, moments.delta3 * step]
+            scales += [moments.grid.scale * step, moments.scale3 * step]
+            sensitivity += [float(p.sensitivity * p.unit) for p in quantiles]
+            scales += [p.noise_scale for p in quantiles]
+        return ledger_entry(
+            "describe",
+            neighbours,
+            keys,
+            epsilon=self.epsilon,
+            columns=column_names(self.columns),
+            mechanism=(
+                f"count/mean/std: discrete_laplace on grid at 1/2{per}; "
+                f"25%/50%/75%: permute_and_flip at 1/6 each{per}"
+            ),
+            sensitivity=figures(sensitivity),
+            noise_scale=figures(scales),
+            clip=self.clips,
+        )
+
+    def tally(self, plan: tuple[Any, ...], rows: Rows, codes: I64 | None, n_keys: int) -> Stats:
+        stats: list[I64] = []
+        for values, (moments, _), grid in zip(rows.arrays, plan, self.grids, strict=True):
+            stats.extend(grid_triples(values, codes, n_keys, moments))
+            stats.append(quantile_table(values, codes, n_keys, grid))
+        return tuple(stats)
+
+    def finish(self, plan: tuple[Any, ...], stats: Stats, source: RandomSource) -> list[F64]:
+        out: list[F64] = []
+        for i, ((moments, quantiles), grid) in enumerate(zip(plan, self.grids, strict=True)):
+            sums, counts, bumps, table = stats[4 * i : 4 * i + 4]
+            count, mean, variance = variance_estimates(
+                *noisy_triples(source, sums, counts, bumps, moments), moments
+            )
+            points = [self._pick(source, table, p, grid) for p in quantiles]
+            out.append(np.stack([np.rint(count), mean, np.sqrt(variance), *points], axis=1))
+        return out
+
+    @staticmethod
+    def _pick(source: RandomSource, table: I64, plan: SelectPlan, grid: F64) -> F64:
+        assert plan.q is not None
+        picked: F64 = grid[permute_and_flip(source, quantile_scores(table, plan.q), plan.rate)]
+        return picked
+
+    def shape_one(self, answer: list[F64]) -> pd.DataFrame:
+        return pd.DataFrame(
+            {c: a[0] for c, a in zip(self.columns, answer, strict=True)}, index=list(ROWS)
+        )
+
+    def shape_many(self, answer: list[F64], keys: pd.Index) -> pd.DataFrame:
+        blocks = [pd.DataFrame(a, index=keys, columns=list(ROWS)) for a in answer]
+        return pd.concat(blocks, axis=1, keys=list(self.columns))
