@@ -28,7 +28,14 @@ from typing import Any, NoReturn
 import pandas as pd
 
 from .errors import BudgetMismatchError, MissingBudgetError, PandasDPError
-from .ledger import LEDGER_COLUMNS, SEEDED, BudgetStore, LedgerEntry, MemoryStore
+from .ledger import (
+    LEDGER_COLUMNS,
+    SEEDED,
+    BudgetStore,
+    LedgerEntry,
+    MemoryStore,
+    half_width_text,
+)
 from .noise import RandomSource
 from .text import epsilon_text
 
@@ -200,7 +207,12 @@ class PrivacyBudget:
 
     @property
     def ledger(self) -> pd.DataFrame:
-        """Every release so far, oldest first, with the cumulative epsilon spent."""
+        """Every release so far, oldest first, with the cumulative epsilon spent.
+
+        ``half_width_95`` states each release's noise: the half-width of its
+        95% interval (see :func:`pandas_dp.planning.entry_half_width`; text,
+        one figure per column, computed from the public fields when shown).
+        """
         entries = self.entries
         frame = pd.DataFrame([e.as_record() for e in entries], columns=LEDGER_COLUMNS)
         for column in ("keys", "max_rows", "max_groups"):
@@ -259,7 +271,9 @@ class PrivacyBudget:
     def _repr_html_(self) -> str:
         """Jupyter's view: total, spent, remaining (with a bar) and the last releases.
 
-        Shows public parameters only (operations, column names, epsilons), like the ledger.
+        Shows public parameters only (operations, column names, epsilons, and
+        each release's half-width at 95% as the ledger's ``half_width_95``), like
+        the ledger.
         """
         total, entries = self.total, self.entries
         spent = self.spent
@@ -273,6 +287,7 @@ class PrivacyBudget:
             f"<td>{number}</td><td>{html.escape(entry.operation)}</td>"
             f"<td>{html.escape(', '.join(entry.columns)) or '—'}</td>"
             f"<td style='text-align:right'>{epsilon_text(entry.epsilon)}</td>"
+            f"<td style='text-align:right'>{html.escape(half_width_text(entry))}</td>"
             f"<td style='text-align:right'>{epsilon_text(spent_after)}</td>"
             "</tr>"
             for number, (entry, spent_after) in reversed(shown)
@@ -288,6 +303,7 @@ class PrivacyBudget:
                 "<table style='margin-top:6px;border-collapse:collapse'>"
                 f"<caption style='text-align:left;color:#666'>{caption}</caption>"
                 "<thead><tr><th>#</th><th>release</th><th>columns</th><th>ε</th>"
+                f"<th title='{_HALF_WIDTH_TITLE}'>± at 95%</th>"
                 "<th>spent after</th></tr></thead>"
                 f"<tbody>{rows}</tbody></table>"
             )
@@ -318,6 +334,10 @@ class PrivacyBudget:
 
 
 _HTML_LAST = 5
+_HALF_WIDTH_TITLE = (
+    "half-width of the 95% noise interval, from public parameters (count, sum; a mean's "
+    "depends on the number of rows: pandas_dp.half_width)"
+)
 
 
 # ---------------------------------------------------------------------- frame binding

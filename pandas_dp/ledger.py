@@ -100,7 +100,9 @@ __all__ = [
     "UnknownBudgetError",
     "check_fits",
     "check_name",
+    "half_width_text",
     "open_ledger",
+    "register_half_width",
 ]
 
 #: ``PRAGMA application_id`` of a pandas_dp ledger (the bytes ``pdLg``).
@@ -204,6 +206,7 @@ HISTORY_COLUMNS = [
     "adjacency",
     "sensitivity",
     "noise_scale",
+    "half_width_95",
     "privacy_unit",
     "max_rows",
     "max_groups",
@@ -276,12 +279,35 @@ class LedgerEntry:
             "adjacency": self.adjacency,
             "sensitivity": self.sensitivity,
             "noise_scale": self.noise_scale,
+            "half_width_95": half_width_text(self),
             "clip": clip_text(self.clip),
             "keys": self.keys,
             "privacy_unit": self.privacy_unit,
             "max_rows": self.max_rows,
             "max_groups": self.max_groups,
         }
+
+
+#: How a view of the ledger states each entry's noise: the half-width of its 95%
+#: interval, as text.  :mod:`pandas_dp.planning` knows the plans (it sits above this
+#: module, which cannot import it) and registers
+#: :func:`~pandas_dp.planning.entry_half_width` here when the package is imported.
+_HALF_WIDTH: list[Callable[[LedgerEntry], str]] = []
+
+
+def register_half_width(describe: Callable[[LedgerEntry], str]) -> None:
+    """Let the ledger's views state each entry's 95% half-width with ``describe``."""
+    _HALF_WIDTH[:] = [describe]
+
+
+def half_width_text(entry: LedgerEntry) -> str:
+    """The half-width at 95% of ``entry``'s noise, from its public fields ("" if none).
+
+    See :func:`pandas_dp.planning.entry_half_width`: a count's or a sum's exact
+    half-width, ``"depends on n"`` for a mean, variance or describe, empty for
+    a selection.  Computed when shown; never stored.
+    """
+    return _HALF_WIDTH[0](entry) if _HALF_WIDTH else ""
 
 
 LEDGER_COLUMNS = list(LedgerEntry("x", Fraction(0)).as_record())
@@ -1028,8 +1054,10 @@ class Ledger:
 
         Columns: time (UTC), operation, state, columns, clip, keys (number of
         public keys), epsilon (float), epsilon_exact (Fraction), mechanism,
-        adjacency, sensitivity, noise_scale, privacy_unit, max_rows, max_groups
-        (the unit's column and the contribution bounds of the release; empty
+        adjacency, sensitivity, noise_scale, half_width_95 (the half-width of
+        the release's 95% interval, computed from these public fields when
+        shown: see :func:`pandas_dp.planning.entry_half_width`), privacy_unit,
+        max_rows, max_groups (the unit's column and the contribution bounds of the release; empty
         when one row is one person), total (the budget's total after
         the entry), spent (cumulative, pending reservations included), process
         (id of the recording process).

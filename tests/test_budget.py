@@ -198,6 +198,7 @@ LEDGER_COLUMNS = [
     "adjacency",
     "sensitivity",
     "noise_scale",
+    "half_width_95",
     "clip",
     "keys",
     "privacy_unit",

@@ -21,6 +21,7 @@ import pandas_dp
 from pandas_dp import accuracy, epsilon_for, half_width
 from pandas_dp.aggregate import plan_mean
 from pandas_dp.kind import Neighbours
+from pandas_dp.planning import entry_half_width
 
 KEYS = 4_000
 ROWS = 20  # rows per key
@@ -361,3 +362,106 @@ def test_the_95th_percentile_as_upper_clip_costs_about_14_percent_of_the_mean(
     upper = income.quantile(0.95)
     loss = 1 - income.clip(0, upper).mean() / income.mean()
     assert 0.12 < loss < 0.16
+
+
+# ------------------------------------------------- the ledger's half-width at 95%
+
+
+def _releases(df: pd.DataFrame, adjacency: str) -> list[tuple[str, float | list[float]]]:
+    """Spend a count, sums (one and two columns), a mean and a median; each planned width."""
+    kw: dict[str, object] = {"adjacency": adjacency}
+    filtered = df.dp.filter(df.age > 30)  # its row count is private under either adjacency
+    g = filtered.dp.groupby("dept", keys=["Eng", "Ops", "Sales"])
+    filtered.dp.count(epsilon=0.7)
+    g.count(epsilon=0.3)
+    filtered.dp.sum("salary", clip=(-5, 2e5), epsilon=0.7)
+    g.sum(clip={"salary": (0, 2e5), "bonus": (0, 5e3)}, epsilon=0.9)
+    filtered.dp.mean("salary", clip=(0, 2e5), epsilon=0.5)
+    filtered.dp.median("salary", candidates=[0, 5e4, 1e5], epsilon=0.2)
+    two = half_width(
+        "sum", epsilon=0.9, clip={"salary": (0, 2e5), "bonus": (0, 5e3)}, **kw, grouped=True
+    )
+    return [
+        ("count", half_width("count", epsilon=0.7, **kw)),
+        ("groupby.count", half_width("count", epsilon=0.3, grouped=True, **kw)),
+        ("sum", half_width("sum", epsilon=0.7, clip=(-5, 2e5), **kw)),
+        ("groupby.sum", list(two)),
+        ("mean", math.nan),
+        ("median", math.nan),
+    ]
+
+
+def _check_half_widths(shown: pd.Series, planned: list[tuple[str, float | list[float]]]) -> None:
+    assert len(shown) == len(planned)
+    for text, (operation, width) in zip(shown, planned, strict=True):
+        if operation == "mean":
+            assert text == "depends on n"
+        elif operation == "median":
+            assert text == ""
+        else:
+            widths = width if isinstance(width, list) else [width]
+            assert [float(part) for part in text.split("; ")] == widths, operation
+            assert all(w > 0 for w in widths)
+
+
+@pytest.mark.parametrize("adjacency", ["add_remove", "substitute"])
+def test_the_ledger_shows_each_release_half_width_at_95(
+    salaries: pd.DataFrame, adjacency: str
+) -> None:
+    salaries.dp.set_budget(epsilon=10, adjacency=adjacency, seed=3)
+    planned = _releases(salaries, adjacency)
+    _check_half_widths(salaries.dp.budget.ledger.half_width_95, planned)
+    # the interval the release gives at 95% is that width
+    got = salaries.dp.filter(salaries.age > 30).dp.sum(
+        "salary", clip=(-5, 2e5), epsilon=0.7, ci=0.95
+    )
+    assert (got["upper"] - got["lower"]) / 2 == float(salaries.dp.budget.ledger.half_width_95[2])
+
+
+def test_a_ledger_file_shows_the_same_half_widths(salaries: pd.DataFrame, tmp_path: Path) -> None:
+    path = tmp_path / "ledger.sqlite"
+    salaries.dp.set_budget(epsilon=10, ledger=path, name="hr", seed=3)
+    planned = _releases(salaries, "add_remove")
+    _check_half_widths(salaries.dp.budget.ledger.half_width_95, planned)
+    history = pandas_dp.open_ledger(path).history("hr")  # read back from the file
+    assert history.operation.iloc[0] == "create"
+    assert history.half_width_95.iloc[0] == ""
+    _check_half_widths(history.half_width_95.iloc[1:], planned)
+
+
+def test_the_half_width_of_a_privacy_unit_release_uses_its_bounds(
+    salaries: pd.DataFrame,
+) -> None:
+    df = salaries.assign(person=np.arange(len(salaries)) // 2)
+    df.dp.set_budget(epsilon=10, privacy_unit="person", seed=3)
+    df.dp.groupby("dept", keys=["Eng", "Ops", "Sales"]).count(epsilon=0.5, max_rows=3, max_groups=2)
+    df.dp.sum("salary", clip=(0, 2e5), epsilon=0.5, max_rows=4)
+    shown = df.dp.budget.ledger.half_width_95
+    planned_count = half_width("count", epsilon=0.5, grouped=True, max_rows=3, max_groups=2)
+    assert float(shown[0]) == planned_count == 6 * half_width("count", epsilon=0.5, grouped=True)
+    assert float(shown[1]) == half_width("sum", epsilon=0.5, clip=(0, 2e5), max_rows=4)
+
+
+def test_the_public_row_count_has_half_width_0(substituted: pd.DataFrame) -> None:
+    substituted.dp.count(epsilon=1)
+    assert substituted.dp.budget.ledger.half_width_95.tolist() == ["0"]
+
+
+def test_an_entry_its_plan_does_not_reproduce_shows_no_half_width() -> None:
+    """Never a wrong figure: recorded figures that the rebuilt plan does not give show nothing."""
+    good = pandas_dp.LedgerEntry("count", Fraction(1, 2), sensitivity="1", noise_scale="2")
+    assert entry_half_width(good) == "6"
+    bad = pandas_dp.LedgerEntry("count", Fraction(1, 2), sensitivity="1", noise_scale="3")
+    assert entry_half_width(bad) == ""
+    no_clip = pandas_dp.LedgerEntry("sum", Fraction(1, 2), sensitivity="1", noise_scale="2")
+    assert entry_half_width(no_clip) == ""
+
+
+def test_the_budget_view_shows_the_half_widths(protected: pd.DataFrame) -> None:
+    protected.dp.filter(protected.age > 30).dp.count(epsilon=0.5)
+    protected.dp.mean("salary", clip=(0, 2e5), epsilon=0.5)
+    page = protected.dp.budget._repr_html_()
+    assert "± at 95%" in page
+    width = half_width("count", epsilon=0.5)
+    assert f"<td style='text-align:right'>{width:g}</td>" in page
+    assert "<td style='text-align:right'>depends on n</td>" in page
