@@ -16,6 +16,7 @@ from typing import Any, overload
 import pandas as pd
 
 from .aggregate import Count, Mean, Sum, Var
+from .describe import Describe
 from .keys import Grouping
 from .release import ContributionBounds, run
 from .select import Argmax, Quantile
@@ -508,4 +509,56 @@ class DPGroupBy:
         The same release and cost as :meth:`var` (post-processing is free).
         """
         kind = Var.of(check_epsilon(epsilon), column, clip, std=True)
+        return run(self._df, kind, self._group, ContributionBounds(max_rows, max_groups))
+
+    def describe(
+        self,
+        columns: Any,
+        *,
+        clip: Any,
+        candidates: Any,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame:
+        """pandas' ``describe`` per key, privately: count, mean, std and quartiles.
+
+        Parameters
+        ----------
+        columns : label or list of labels
+            Numeric columns; missing values are skipped.
+        clip : dict
+            ``{column: (lower, upper)}``: public clip bounds of every column.
+        candidates : dict
+            ``{column: grid}``: the public grid each column's quartiles are
+            chosen from (finite, strictly increasing).
+        epsilon : float
+            Privacy cost of the whole release (all keys), keyword-only.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by ``keys``; columns ``(column, stat)`` with stat in
+            ``count, mean, std, 25%, 50%, 75%``, like
+            ``df.groupby(by)[columns].describe()`` without ``min`` and ``max``
+            (and with every public key, absent ones too).
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        Costs ``epsilon`` once for all keys (each row is in one key), split as
+        ``df.dp.describe`` splits it: equally across the columns, and within a
+        column's share ε_c, ε_c/2 on the joint count/mean/std release (see
+        :meth:`var`) and ε_c/6 on each quartile (permute-and-flip on one score
+        table per key, as :meth:`quantile`). The ledger records one entry
+        stating this split. A key with no rows is answered too, but only
+        with noise: a count near 0, a mean somewhere inside the clip, a std of
+        0 when the noisy count is 0, and quartiles picked almost uniformly
+        from the grid (not even in order). min and max are left out, as in
+        ``df.dp.describe``.
+        """
+        kind = Describe.of(check_epsilon(epsilon), columns, clip, candidates)
         return run(self._df, kind, self._group, ContributionBounds(max_rows, max_groups))

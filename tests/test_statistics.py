@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from fractions import Fraction
 
@@ -438,4 +439,102 @@ def test_var_refuses_a_non_numeric_column(
 ) -> None:
     with pytest.raises(TypeError, match="numeric"):
         protected.dp.var("dept", clip=(0, 1), epsilon=1)
+    nothing_spent()
+
+
+def test_grouped_describe_at_huge_epsilon_matches_pandas_groupby_describe(
+    exact: pd.DataFrame, huge_eps: float
+) -> None:
+    grids = {"salary": np.linspace(0, 300_000, 3001), "age": np.arange(0, 101)}
+    clips = {"salary": (0, 300_000), "age": (0, 100)}
+    keys = ["Sales", "Eng", "Ops"]
+    got = exact.dp.groupby("dept", keys=keys).describe(
+        ["salary", "age"], clip=clips, candidates=grids, epsilon=huge_eps
+    )
+    clipped = exact.assign(**{c: exact[c].clip(*b) for c, b in clips.items()})
+    want = (
+        clipped.groupby("dept")[["salary", "age"]]
+        .describe()
+        .drop(columns=["min", "max"], level=1)
+        .reindex(keys)
+    )
+    assert list(got.columns) == list(want.columns)  # (column, stat), in pandas' order
+    assert list(got.index) == keys
+    assert got.index.name == want.index.name == "dept"
+    moments = [(c, s) for c in clips for s in ("count", "mean", "std")]
+    np.testing.assert_allclose(got[moments], want[moments], rtol=1e-6)
+    for col, grid in grids.items():
+        step = grid[1] - grid[0]
+        for key in keys:
+            ranked = np.sort(exact.loc[exact.dept == key, col].to_numpy())
+            n = ranked.size
+            for stat, q in [("25%", 0.25), ("50%", 0.5), ("75%", 0.75)]:
+                # scores count rows, so every grid point in the gaps next to the order
+                # statistics at q·n scores alike: the pick is in them, up to the grid
+                lo = ranked[max(math.ceil(q * n) - 2, 0)] - step
+                hi = ranked[min(math.floor(q * n) + 1, n - 1)] + step
+                assert lo <= got.loc[key, (col, stat)] <= hi
+    (entry,) = exact.dp.budget.entries
+    assert entry.operation == "groupby.describe"
+    assert entry.keys == 3
+    assert "1/2" in entry.mechanism
+    assert "1/6" in entry.mechanism
+    assert exact.dp.budget.spent == Fraction(huge_eps)
+
+
+def test_grouped_describe_answers_absent_keys_and_one_column(
+    exact: pd.DataFrame, huge_eps: float
+) -> None:
+    got = exact.dp.groupby("dept", keys=["Eng", "HR"]).describe(
+        "age", clip={"age": (0, 100)}, candidates={"age": np.arange(101)}, epsilon=huge_eps
+    )
+    assert list(got.columns) == [("age", s) for s in ("count", "mean", "std", "25%", "50%", "75%")]
+    assert got.loc["HR", ("age", "count")] == 0
+    assert got.loc["HR", ("age", "std")] == 0
+    assert 0 <= got.loc["HR", ("age", "mean")] <= 100
+    assert got.loc["Eng", ("age", "count")] == (exact.dept == "Eng").sum()
+
+
+def test_grouped_describe_with_a_privacy_unit_needs_and_records_its_bounds(
+    salaries: pd.DataFrame, huge_eps: float
+) -> None:
+    df = salaries.assign(person=np.arange(len(salaries)))  # one row per person
+    df.dp.set_budget(epsilon=1e12, privacy_unit="person", seed=4)
+    g = df.dp.groupby("dept", keys=["Eng", "Ops", "Sales"])
+    args = {"clip": {"age": (0, 100)}, "candidates": {"age": np.arange(101)}}
+    with pytest.raises(TypeError, match="max_rows"):
+        g.describe("age", **args, epsilon=1)
+    with pytest.raises(TypeError, match="max_groups"):
+        g.describe("age", **args, epsilon=1, max_rows=1)
+    assert df.dp.budget.spent == 0
+    got = g.describe("age", **args, epsilon=huge_eps, max_rows=1, max_groups=1)
+    want = df.groupby("dept").age.size().reindex(["Eng", "Ops", "Sales"])
+    np.testing.assert_array_equal(got[("age", "count")], want.to_numpy(dtype=float))
+    (entry,) = df.dp.budget.entries
+    assert (entry.privacy_unit, entry.max_rows, entry.max_groups) == ("person", 1, 1)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"epsilon": 11},  # over the budget
+        {"epsilon": 1, "clip": {"salary": (0, 1e5)}},  # no clip for age
+        {"epsilon": 1, "candidates": {"age": [0, 1], "salary": [2, 1]}},  # not increasing
+        {"epsilon": 1, "columns": ["age", "nope"]},  # no such column
+        {"epsilon": 1, "columns": ["dept"]},  # not numeric
+        {"epsilon": 0},
+    ],
+)
+def test_grouped_describe_is_refused_before_any_spend(
+    protected: pd.DataFrame, nothing_spent: Callable[[], None], kwargs: dict[str, object]
+) -> None:
+    call: dict[str, object] = {
+        "columns": ["age", "salary"],
+        "clip": {"age": (0, 100), "salary": (0, 1e5), "dept": (0, 1), "nope": (0, 1)},
+        "candidates": {"age": [0, 50], "salary": [0, 5e4], "dept": [0, 1], "nope": [0, 1]},
+        **kwargs,
+    }
+    columns = call.pop("columns")
+    with pytest.raises((BudgetExceededError, KeyError, TypeError, ValueError)):
+        protected.dp.groupby("dept", keys=["Eng", "Ops"]).describe(columns, **call)
     nothing_spent()
