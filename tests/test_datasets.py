@@ -50,3 +50,56 @@ def test_sales_of_nobody_is_an_empty_frame_with_the_columns() -> None:
     df = datasets.sales(0)
     assert df.empty
     assert list(df.columns) == ["customer", "region", "product", "quantity", "revenue"]
+
+
+def test_orders_is_reproducible_from_its_seed() -> None:
+    pd.testing.assert_frame_equal(datasets.orders(400, seed=4), datasets.orders(400, seed=4))
+    assert not datasets.orders(400, seed=4).equals(datasets.orders(400, seed=5))
+
+
+def test_orders_has_the_declared_columns_dtypes_and_values() -> None:
+    tx = datasets.orders(3_000, seed=2)
+    assert list(tx.columns) == ["customer_id", "region", "product", "amount"]
+    assert tx["customer_id"].dtype == np.int64
+    assert tx["amount"].dtype == np.float64
+    assert tx["region"].dtype == datasets.sales(1)["region"].dtype  # the library's string dtype
+    assert set(tx["customer_id"]) == set(range(1, 3_001))  # everyone has at least one order
+    assert set(tx["region"]) <= set(datasets.REGIONS)
+    assert set(tx["product"]) <= set(datasets.PRODUCTS)
+    assert (tx.groupby("customer_id")["region"].nunique() == 1).all()  # one home region each
+    price = tx["product"].map(dict(zip(datasets.PRODUCTS, datasets.PRICES, strict=True)))
+    quantity = tx["amount"] / price
+    np.testing.assert_allclose(quantity, quantity.round())
+    assert quantity.between(1, 5).all()
+
+
+def test_orders_per_customer_are_skewed_with_a_few_heavy_buyers() -> None:
+    tx = datasets.orders(20_000, seed=0)
+    per_customer = tx.groupby("customer_id").size()
+    assert per_customer.median() <= 2
+    assert per_customer.quantile(0.9) <= 6
+    heavy = per_customer[per_customer >= 20]
+    assert 0.02 < len(heavy) / len(per_customer) < 0.06  # a few customers ...
+    assert 0.3 < heavy.sum() / len(tx) < 0.55  # ... with a large share of the rows
+    assert per_customer.max() >= 50
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_orders_best_seller_by_rows_differs_from_best_seller_by_customers(seed: int) -> None:
+    tx = datasets.orders(2_000, seed=seed)
+    by_rows = tx["product"].value_counts()
+    by_customers = tx.drop_duplicates(["customer_id", "product"])["product"].value_counts()
+    assert by_rows.index[0] == datasets.HEAVY_BUYERS_PRODUCT
+    assert by_customers.index[0] == "kettle"
+    assert by_customers["kettle"] > 3 * by_customers[datasets.HEAVY_BUYERS_PRODUCT]
+
+
+def test_orders_of_nobody_is_an_empty_frame_with_the_columns() -> None:
+    tx = datasets.orders(0)
+    assert tx.empty
+    assert list(tx.columns) == ["customer_id", "region", "product", "amount"]
+
+
+def test_orders_refuses_a_negative_size() -> None:
+    with pytest.raises(ValueError, match="`n_customers` must be a non-negative integer"):
+        datasets.orders(-1)
