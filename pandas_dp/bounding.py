@@ -13,8 +13,9 @@ differ in *all* the rows of one person.  Before a release computes anything,
 Rows whose unit id is missing, or that fall outside every public key, are
 dropped.  The random choices use the budget's own randomness (the CSPRNG, or
 the seeded stream): never "the first k", which would follow the frame's order.
-One vectorized pass: a factorize, one random word per row (and per
-person-key pair), and one sort; no Python loop over persons.
+One vectorized pass: a bincount per cell, then one random word and one sort
+for the rows of the cells over their bound only (and likewise for the
+person-key pairs); no Python loop over persons.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .noise import I64, U64, Bools, RandomSource
+from .noise import I64, Bools, RandomSource
 
 __all__ = ["bound_contributions", "unit_codes"]
 
@@ -33,41 +34,60 @@ def unit_codes(series: pd.Series) -> I64:
     return np.asarray(codes, dtype=np.int64)
 
 
-def _compact(combined: I64) -> tuple[I64, int]:
-    """Dense ids ``0..m-1`` for the distinct values of ``combined``, and ``m``."""
-    ids, uniques = pd.factorize(combined)
-    return np.asarray(ids, dtype=np.int64), len(uniques)
+def _compact(combined: I64, bound: int) -> tuple[I64, int]:
+    """Cell ids in ``[0, m)`` for the values of ``combined`` (all in ``[0, bound)``), and ``m``.
 
-
-def _ranks(cells: I64, n_cells: int, words: U64) -> I64:
-    """Each item's rank among the items of its cell, in a uniformly random order.
-
-    One sort of ``cell · 2**(64 − b) + (word >> b)`` (b bits hold a cell id);
-    when two items of a cell draw the same truncated word (probability about
-    k²/2**(65 − b) for a cell of k items), a second exact pass sorts by the
-    full words.
+    Values are kept as they are when ``bound`` is small enough to count them
+    with one bincount; otherwise one factorize makes them dense.
     """
-    n = cells.size
-    if n == 0:
+    if bound <= max(4 * combined.size, 1 << 20):
+        return combined, bound
+    return _dense(combined)
+
+
+def _dense(ids: I64) -> tuple[I64, int]:
+    """Dense ids ``0..m-1`` for the distinct values of ``ids``, and ``m``."""
+    dense, uniques = pd.factorize(ids)
+    return np.asarray(dense, dtype=np.int64), len(uniques)
+
+
+def _kept(cells: I64, n_cells: int, source: RandomSource, limit: int) -> I64:
+    """Positions of the items kept: at most ``limit`` per cell, uniformly at random.
+
+    Cells with at most ``limit`` items keep them all.  The items of the other
+    cells get one random word each and are sorted by
+    ``cell · 2**(64 − b) + (word >> b)`` (b bits hold a cell id): within a
+    cell the order is that of the words, and the first ``limit`` are kept.
+    When two items of a cell draw the same truncated word (probability about
+    k²/2**(65 − b) for a cell of k items), an exact pass sorts by the full
+    words instead.
+    """
+    if cells.size == 0:
         return np.zeros(0, dtype=np.int64)
+    crowded = np.bincount(cells, minlength=n_cells)[cells] > limit
+    whole = np.flatnonzero(~crowded)
+    over = np.flatnonzero(crowded)
+    if over.size == 0:
+        return whole
+    over_cells = cells[over]
+    words = source.words(over.size)
     bits = max(int(n_cells - 1).bit_length(), 1)
-    if bits <= 40:
-        key = (cells.astype(np.uint64) << np.uint64(64 - bits)) | (words >> np.uint64(bits))
-        order = np.argsort(key)
-        sorted_key = key[order]
-        if bool(np.any(sorted_key[1:] == sorted_key[:-1])):
-            order = np.lexsort((words, cells))
+    key = (over_cells.astype(np.uint64) << np.uint64(64 - bits)) | (words >> np.uint64(bits))
+    order = np.argsort(key)
+    sorted_key = key[order]
+    if bool(np.any(sorted_key[1:] == sorted_key[:-1])):
+        order = np.lexsort((words, over_cells))
+        sorted_cells = over_cells[order]
     else:
-        order = np.lexsort((words, cells))
-    sorted_cells = cells[order]
+        sorted_cells = (sorted_key >> np.uint64(64 - bits)).astype(np.int64)
+    n = over.size
     index = np.arange(n, dtype=np.int64)
     starts = np.empty(n, dtype=np.bool_)
     starts[0] = True
     np.not_equal(sorted_cells[1:], sorted_cells[:-1], out=starts[1:])
     first = np.maximum.accumulate(np.where(starts, index, 0))
-    ranks = np.empty(n, dtype=np.int64)
-    ranks[order] = index - first
-    return ranks
+    kept: I64 = np.concatenate([whole, over[order[index - first < limit]]])
+    return kept
 
 
 def bound_contributions(
@@ -113,23 +133,26 @@ def bound_contributions(
         valid &= cells >= 0
     rows = np.flatnonzero(valid)
     person = units[rows]
+    n_persons = int(person.max(initial=-1)) + 1
     keep = np.zeros(units.size, dtype=np.bool_)
     if keys is not None and max_groups is not None:
-        pairs, n_pairs = _compact(person * n_keys + keys[rows])
+        pairs, n_pairs = _dense(person * n_keys + keys[rows])
         # one word per (person, key) pair: a uniform choice of the person's keys
         pair_person = np.empty(n_pairs, dtype=np.int64)
         pair_person[pairs] = person
-        chosen = _ranks(pair_person, int(person.max(initial=-1)) + 1, source.words(n_pairs))
-        inside = chosen[pairs] < max_groups
-        rows, person, pairs = rows[inside], person[inside], pairs[inside]
-        cell_of_row = pairs if cells is None else pairs * n_cells + cells[rows]
-    elif keys is not None:
-        cell_of_row = person * n_keys + keys[rows]
+        chosen = np.zeros(n_pairs, dtype=np.bool_)
+        chosen[_kept(pair_person, n_persons, source, max_groups)] = True
+        inside = chosen[pairs]
+        rows, pairs = rows[inside], pairs[inside]
+        cell_of_row, bound = pairs, n_pairs
         if cells is not None:
-            cell_of_row = cell_of_row * n_cells + cells[rows]
+            cell_of_row, bound = pairs * n_cells + cells[rows], n_pairs * n_cells
     else:
-        cell_of_row = person if cells is None else person * n_cells + cells[rows]
-    compact, n_compact = _compact(cell_of_row)
-    ranks = _ranks(compact, n_compact, source.words(rows.size))
-    keep[rows[ranks < max_rows]] = True
+        cell_of_row, bound = person, n_persons
+        if keys is not None:
+            cell_of_row, bound = cell_of_row * n_keys + keys[rows], bound * n_keys
+        if cells is not None:
+            cell_of_row, bound = cell_of_row * n_cells + cells[rows], bound * n_cells
+    compact, n_compact = _compact(cell_of_row, bound)
+    keep[rows[_kept(compact, n_compact, source, max_rows)]] = True
     return keep
