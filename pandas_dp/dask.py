@@ -38,8 +38,9 @@ tallies.  The bounding's random choices come from the budget's source: inside
 the reservation, the client draws four words of it per partition (a 256-bit
 key), and each task expands its key with SHAKE-256 (:class:`KeyedWords`), so
 no worker uses a random generator of its own.  Which rows are kept depends on
-the partitioning and row order, so with a unit the release is not bit for
-bit the pandas one; the bounds hold whatever the partitioning.
+the partitioning (not on the scheduler: a partition's rows are put in an
+order fixed by their values), so with a unit the release is not bit for bit
+the pandas one; the bounds hold whatever the partitioning.
 """
 
 from __future__ import annotations
