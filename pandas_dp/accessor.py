@@ -43,31 +43,13 @@ from .select import Argmax, Quantile
 from .validation import (
     Bounds,
     check_adjacency,
-    check_bound,
     check_column,
     check_epsilon,
+    check_privacy_unit,
     check_seed,
 )
 
 __all__ = ["DPAccessor"]
-
-
-def _check_unit(
-    df: pd.DataFrame, unit: object, max_rows: object, max_groups: object
-) -> tuple[Hashable | None, int | None, int | None]:
-    """The privacy unit column (checked to exist) and default bounds, before anything is made."""
-    if unit is None:
-        if max_rows is not None or max_groups is not None:
-            raise TypeError(
-                "`max_rows` and `max_groups` bound the rows of one person; they go with "
-                "`privacy_unit`, the column that identifies a person, e.g. "
-                "set_budget(epsilon=3, privacy_unit='customer_id', max_rows=10)."
-            )
-        return None, None, None
-    label = check_column(df, unit)
-    rows = None if max_rows is None else check_bound(max_rows, "max_rows")
-    groups = None if max_groups is None else check_bound(max_groups, "max_groups")
-    return label, rows, groups
 
 
 @pd.api.extensions.register_dataframe_accessor("dp")
@@ -167,7 +149,7 @@ class DPAccessor:
             )
         if name is not None:
             name = check_name(name)
-        unit, rows, groups = _check_unit(self._df, privacy_unit, max_rows, max_groups)
+        unit, rows, groups = check_privacy_unit(self._df, privacy_unit, max_rows, max_groups)
         unit_text = None if unit is None else str(unit)
         refuse_rebinding(self._df)  # before a ledger file is created or touched
         store: BudgetStore

@@ -28,11 +28,25 @@ whose expression graph contains one (``ddf[mask]``, ``dd.concat``, merges,
 ``map_partitions``, ``repartition``, a re-read of the same files) is marked
 and refused with the fix named.  A plain ``ddf.persist()`` gets new keys and
 loses its lineage: it is unbound and unmarked (a documented hole).
+
+With a privacy unit (``set_budget(..., privacy_unit="customer_id")``) the
+rows of one person may sit in any partition, so a release first shuffles the
+columns it reads, and the unit, on the unit column (hash partitioning: every
+person's rows land in one partition), then bounds each person's contribution
+in each partition (:func:`pandas_dp.release.bounded_tally`, as on pandas) and
+tallies.  The bounding's random choices come from the budget's source: inside
+the reservation, the client draws four words of it per partition (a 256-bit
+key), and each task expands its key with SHAKE-256 (:class:`KeyedWords`), so
+no worker uses a random generator of its own.  Which rows are kept depends on
+the partitioning (not on the scheduler: a partition's rows are put in an
+order fixed by their values), so with a unit the release is not bit for bit
+the pandas one; the bounds hold whatever the partitioning.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 import sys
 import threading
@@ -47,15 +61,30 @@ import numpy as np
 import pandas as pd
 from dask.dataframe.extensions import register_dataframe_accessor
 
-from .accessor import DPAccessor
 from .aggregate import Count, Mean, Sum
-from .budget import PrivacyBudget, bind, live_budget, named_memory_store
+from .bounding import unit_codes
+from .budget import (
+    PrivacyBudget,
+    bind,
+    binding_of,
+    live_budget,
+    named_memory_store,
+    require_binding,
+)
 from .errors import MissingBudgetError, PandasDPError
 from .keys import Grouping
 from .kind import Kind, Neighbours, Stats
 from .ledger import BudgetStore, Ledger, MemoryStore, check_name, open_ledger
-from .noise import make_source
-from .release import plan_release, release
+from .noise import U64, make_source
+from .release import (
+    NO_BOUNDS,
+    ContributionBounds,
+    bounded_tally,
+    contribution_bounds,
+    plan_release,
+    release,
+    unit_column,
+)
 from .rowwise import check_rowwise, is_boolean_dtype, is_string_dtype
 from .select import Argmax, Quantile
 from .validation import (
@@ -63,24 +92,31 @@ from .validation import (
     check_adjacency,
     check_column,
     check_epsilon,
+    check_privacy_unit,
     check_seed,
 )
 
-__all__ = ["DaskDPAccessor", "DaskDPGroupBy", "dask_statistics"]
+__all__ = ["DaskDPAccessor", "DaskDPGroupBy", "KeyedWords", "dask_statistics"]
 
 #: How many partial statistics one task of the tree adds up.
 SPLIT_EVERY = 8
+#: Words of the budget's source drawn per partition for its bounding (a 256-bit key).
+KEY_WORDS = 4
 
 # ------------------------------------------------------------------ binding
 
 
 @dataclass(frozen=True)
 class _Bound:
-    """A collection that may spend: a weak reference to it, its budget, whether it is root."""
+    """A collection that may spend: a weak reference to it, its budget, whether it is root.
+
+    ``unit`` is its privacy-unit column (None: one row is one person).
+    """
 
     ref: weakref.ref[dd.DataFrame]
     budget: PrivacyBudget
     root: bool
+    unit: Hashable | None
 
 
 # id(collection) -> its binding (the weak reference removes the entry when it dies).
@@ -90,8 +126,10 @@ _MARKED: dict[str, str] = {}
 _LOCK = threading.RLock()
 
 #: The neighbour relation's fields this backend implements; any other one set
-#: (a privacy unit, contribution bounds) is refused until the shuffle lands.
-_KNOWN_NEIGHBOURS = frozenset({"adjacency", "grouped", "n_public"})
+#: (one a later version adds to :class:`Neighbours`) is refused.
+_KNOWN_NEIGHBOURS = frozenset(
+    {"adjacency", "grouped", "n_public", "max_rows", "max_groups", "privacy_unit"}
+)
 
 
 def _binding(ddf: dd.DataFrame) -> _Bound | None:
@@ -106,11 +144,11 @@ def _forget(key: int, ref: weakref.ref[dd.DataFrame]) -> None:
             del _BOUND[key]
 
 
-def _bind(ddf: dd.DataFrame, budget: PrivacyBudget, *, root: bool) -> None:
+def _bind(ddf: dd.DataFrame, budget: PrivacyBudget, *, root: bool, unit: Hashable | None) -> None:
     key = id(ddf)
     ref = weakref.ref(ddf, lambda r: _forget(key, r))
     with _LOCK:
-        _BOUND[key] = _Bound(ref, budget, root)
+        _BOUND[key] = _Bound(ref, budget, root, unit)
         _MARKED[ddf._name] = budget.id
 
 
@@ -168,52 +206,119 @@ def _refuse_rebinding(ddf: dd.DataFrame) -> None:
         )
 
 
-def _refuse_privacy_unit(neighbours: Neighbours) -> None:
-    """Fail closed on a neighbour relation this backend does not implement yet.
+def _refuse_unknown_neighbours(neighbours: Neighbours) -> None:
+    """Fail closed on a neighbour relation this backend does not implement.
 
-    A privacy unit needs the rows of one person brought together (a shuffle on
-    the unit column) before contribution bounding; until that lands, any field
-    of :class:`Neighbours` beyond adjacency, grouped and n_public that is set
-    to a non-default value is refused here, before anything is reserved.
+    Any field of :class:`Neighbours` beyond those this module handles (see
+    ``_KNOWN_NEIGHBOURS``) that is set to a non-default value is refused
+    here, before anything is reserved.
     """
     for f in fields(neighbours):
         if f.name not in _KNOWN_NEIGHBOURS and getattr(neighbours, f.name) != f.default:
             raise NotImplementedError(
-                f"Releases with {f.name}= are not supported on Dask yet (the rows of one person "
-                "must first be shuffled together); compute on pandas, or bound contributions "
-                "before building the collection."
+                f"Releases with {f.name}= are not supported on Dask yet; compute on pandas."
             )
 
 
 # ------------------------------------------------------------- statistics
 
 
+class KeyedWords:
+    """A word stream expanded from a key drawn from the budget's source on the client.
+
+    ``words(n)`` is SHAKE-256 of the key and a call counter, read as ``n``
+    little-endian 64-bit words: an extendable-output function keyed with 256
+    bits of the budget's CSPRNG (or of its seeded stream), so a task draws no
+    randomness of its own.  Shipped to workers with its partition's task.
+    """
+
+    __slots__ = ("_calls", "_key")
+
+    def __init__(self, key: bytes) -> None:
+        self._key = key
+        self._calls = 0
+
+    def words(self, n: int) -> U64:
+        """``n`` words: the next block of the stream."""
+        block = hashlib.shake_256(self._key + self._calls.to_bytes(8, "little")).digest(8 * n)
+        self._calls += 1
+        return np.frombuffer(block, dtype="<u8").astype(np.uint64)
+
+    def __getstate__(self) -> tuple[bytes, int]:
+        return self._key, self._calls
+
+    def __setstate__(self, state: tuple[bytes, int]) -> None:
+        self._key, self._calls = state
+
+    def __repr__(self) -> str:
+        return "KeyedWords(...)"
+
+
 class _Task:
-    """What a partition needs to tally its rows: public parameters only (shipped to workers)."""
+    """What a partition needs to tally its rows: public parameters only (shipped to workers).
 
-    __slots__ = ("group", "kind", "n_keys", "plan")
+    With a privacy unit: its column and the release's bounds (each partition
+    then holds every row of the persons it holds).
+    """
 
-    def __init__(self, kind: Kind[Any, Any], plan: Any, group: Grouping | None) -> None:
+    __slots__ = ("group", "kind", "max_groups", "max_rows", "n_keys", "plan", "unit")
+
+    def __init__(
+        self,
+        kind: Kind[Any, Any],
+        plan: Any,
+        group: Grouping | None,
+        unit: Hashable | None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> None:
         self.kind = kind
         self.plan = plan
         self.group = group
         self.n_keys = 1 if group is None else len(group.keys)
+        self.unit = unit
+        self.max_rows = max_rows
+        self.max_groups = max_groups
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return (self.kind, self.plan, self.group, self.n_keys)
+        return tuple(getattr(self, name) for name in self.__slots__)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.kind, self.plan, self.group, self.n_keys = state
+        for name, value in zip(self.__slots__, state, strict=True):
+            setattr(self, name, value)
 
 
 Partial = tuple[int, Stats]
 
 
-def partition_statistics(part: pd.DataFrame, task: _Task) -> Partial:
-    """One partition's row count and exact statistics: read, encode and tally its rows."""
+def partition_statistics(part: pd.DataFrame, task: _Task, key: bytes | None = None) -> Partial:
+    """One partition's row count and exact statistics: read, encode, bound and tally its rows.
+
+    With a privacy unit, ``key`` (drawn on the client from the budget's
+    source) seeds the bounding's random choices, and the rows are first put
+    in the order of a hash of their values: a shuffle may order a partition's
+    rows differently from run to run, and this way the same seed keeps the
+    same rows (identical rows are interchangeable).
+    """
+    if task.unit is not None:
+        hashes = pd.util.hash_pandas_object(part, index=False).to_numpy()
+        part = part.iloc[np.argsort(hashes, kind="stable")]
     rows = task.kind.read(part, task.n_keys)
     codes = None if task.group is None else task.group.codes(part)
-    return len(part), task.kind.tally(task.plan, rows, codes, task.n_keys)
+    if task.unit is None or key is None:
+        return len(part), task.kind.tally(task.plan, rows, codes, task.n_keys)
+    stats = bounded_tally(
+        task.kind,
+        task.plan,
+        rows,
+        codes,
+        task.n_keys,
+        unit_codes(part[task.unit]),
+        KeyedWords(key),
+        task.max_rows,
+        task.max_groups,
+    )
+    return len(part), stats
 
 
 def _add(arrays: tuple[np.ndarray, ...]) -> np.ndarray:
@@ -261,6 +366,14 @@ def _columns(ddf: dd.DataFrame, kind: Kind[Any, Any], group: Grouping | None) ->
     return needed or list(meta.columns[:1])
 
 
+def _tree(parts: list[Any]) -> Any:
+    """A Delayed of the sum of ``parts``: a tree of :func:`add_statistics`, ``SPLIT_EVERY`` wide."""
+    combine = dask.delayed(add_statistics, pure=False)
+    while len(parts) > 1:
+        parts = [combine(*parts[i : i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)]
+    return parts[0]
+
+
 def dask_statistics(
     ddf: dd.DataFrame, kind: Kind[Any, Any], plan: Any, group: Grouping | None
 ) -> Any:
@@ -272,28 +385,68 @@ def dask_statistics(
     """
     task = _Task(kind, plan, group)
     chunk = dask.delayed(partition_statistics, pure=False)
-    combine = dask.delayed(add_statistics, pure=False)
-    parts = [chunk(p, task) for p in ddf[_columns(ddf, kind, group)].to_delayed()]
-    while len(parts) > 1:
-        parts = [combine(*parts[i : i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)]
-    return parts[0]
+    return _tree([chunk(p, task) for p in ddf[_columns(ddf, kind, group)].to_delayed()])
 
 
-def _run(ddf: dd.DataFrame, kind: Kind[Any, Any], group: Grouping | None) -> Any:
+def _persons_together(
+    ddf: dd.DataFrame, kind: Kind[Any, Any], group: Grouping | None, unit: Hashable
+) -> list[Any]:
+    """The partitions, as Delayed, of the columns read and the unit, shuffled on the unit.
+
+    Hash partitioning on the unit column: all the rows of one person are in
+    one partition, whatever the input partitioning.  Nothing is computed here.
+    """
+    columns = [label for label in _columns(ddf, kind, group) if label != unit]
+    shuffled = ddf[[*columns, unit]].shuffle(on=unit)
+    return list(shuffled.to_delayed())
+
+
+def _run(
+    ddf: dd.DataFrame,
+    kind: Kind[Any, Any],
+    group: Grouping | None,
+    bounds: ContributionBounds = NO_BOUNDS,
+) -> Any:
     """The pipeline of :func:`pandas_dp.release.run`, with the statistics computed by Dask."""
     meta = ddf._meta
     kind.read(meta, 1 if group is None else len(group.keys))  # columns and dtypes: no data
     bound = _require(ddf)
     budget = bound.budget
-    planned = plan_release(kind, group, budget.adjacency, root=bound.root)
-    _refuse_privacy_unit(planned.neighbours)
-    lazy = dask_statistics(ddf, kind, planned.plan, group)
+    unit = bound.unit
+    max_rows, max_groups = contribution_bounds(bounds, budget, unit, group is not None)
+    if unit is not None:
+        unit_column(meta, unit, kind, group)
+    planned = plan_release(
+        kind,
+        group,
+        budget.adjacency,
+        root=bound.root,
+        unit=None if unit is None else str(unit),
+        max_rows=max_rows,
+        max_groups=max_groups,
+    )
+    _refuse_unknown_neighbours(planned.neighbours)
+    if unit is None:
+        lazy = dask_statistics(ddf, kind, planned.plan, group)
 
-    def statistics() -> Stats:
+        def statistics() -> Stats:
+            (partial,) = dask.compute(lazy)
+            return _exact(partial)
+
+        return release(budget, kind, group, planned, statistics)
+
+    task = _Task(kind, planned.plan, group, unit, max_rows, max_groups)
+    parts = _persons_together(ddf, kind, group, unit)
+
+    def bounded_statistics() -> Stats:
+        # Inside the reservation: the bounding's keys come from the budget's source, here.
+        keys = budget.source.words(KEY_WORDS * len(parts)).astype("<u8").reshape(len(parts), -1)
+        chunk = dask.delayed(partition_statistics, pure=False)
+        lazy = _tree([chunk(p, task, k.tobytes()) for p, k in zip(parts, keys, strict=True)])
         (partial,) = dask.compute(lazy)
         return _exact(partial)
 
-    return release(budget, kind, group, planned, statistics)
+    return release(budget, kind, group, planned, bounded_statistics)
 
 
 # ---------------------------------------------------------------- surfaces
@@ -343,6 +496,9 @@ class DaskDPAccessor:
         seed: int | None = None,
         ledger: str | Any | None = None,
         name: str | None = None,
+        privacy_unit: Hashable | None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
     ) -> PrivacyBudget:
         """Attach a privacy budget of total ``epsilon`` to this collection.
 
@@ -358,6 +514,13 @@ class DaskDPAccessor:
             A ledger file that keeps the budget ``name`` beyond this process.
         name : str, optional
             The budget's name (in the ledger, or in memory for this process).
+        privacy_unit : label, optional
+            The column that identifies a person when one person may have many
+            rows; as in :meth:`pandas_dp.DPAccessor.set_budget`. Each release
+            then shuffles the rows it reads on this column, so that every
+            person's rows are in one partition, before it bounds them.
+        max_rows, max_groups : int, optional
+            Default contribution bounds of the releases (with ``privacy_unit``).
 
         Returns
         -------
@@ -380,20 +543,29 @@ class DaskDPAccessor:
             )
         if name is not None:
             name = check_name(name)
+        unit, rows, groups = check_privacy_unit(self._ddf._meta, privacy_unit, max_rows, max_groups)
+        unit_text = None if unit is None else str(unit)
         with _LOCK:
             _refuse_rebinding(self._ddf)
             store: BudgetStore
             if ledger is not None and name is not None:
                 book = ledger if isinstance(ledger, Ledger) else open_ledger(ledger)
-                store = book.attach(name, total=total, adjacency=adjacency)
+                store = book.attach(name, total=total, adjacency=adjacency, privacy_unit=unit_text)
             elif name is not None:
-                store = named_memory_store(name, total, adjacency)
+                store = named_memory_store(name, total, adjacency, unit_text)
             else:
                 store = MemoryStore(total)
             budget = PrivacyBudget(
-                store, adjacency=adjacency, source=make_source(seed), seed=seed, name=name
+                store,
+                adjacency=adjacency,
+                source=make_source(seed),
+                seed=seed,
+                name=name,
+                privacy_unit=unit,
+                max_rows=rows,
+                max_groups=groups,
             )
-            _bind(self._ddf, budget, root=True)
+            _bind(self._ddf, budget, root=True, unit=unit)
         return budget
 
     @property
@@ -403,7 +575,9 @@ class DaskDPAccessor:
 
     # ---------------------------------------------------------------- releases
 
-    def count(self, column: Hashable | None = None, *, epsilon: float) -> int:
+    def count(
+        self, column: Hashable | None = None, *, epsilon: float, max_rows: int | None = None
+    ) -> int:
         """Noisy number of rows, or of non-missing values of ``column``.
 
         Parameters
@@ -412,15 +586,27 @@ class DaskDPAccessor:
             Count non-missing values of this column.
         epsilon : float
             Privacy cost, keyword-only.
+        max_rows : int, optional
+            With a privacy unit: the most rows of one person per cell (else the
+            budget's default), as on pandas.
 
         Returns
         -------
         int
             As :meth:`pandas_dp.DPAccessor.count`.
         """
-        return _run(self._ddf, Count(check_epsilon(epsilon), column), None)  # type: ignore[no-any-return]
+        return _run(  # type: ignore[no-any-return]
+            self._ddf, Count(check_epsilon(epsilon), column), None, ContributionBounds(max_rows)
+        )
 
-    def sum(self, column: Hashable | None = None, *, clip: Any, epsilon: float) -> Any:
+    def sum(
+        self,
+        column: Hashable | None = None,
+        *,
+        clip: Any,
+        epsilon: float,
+        max_rows: int | None = None,
+    ) -> Any:
         """Noisy clipped sum: as :meth:`pandas_dp.DPAccessor.sum`.
 
         Parameters
@@ -431,14 +617,26 @@ class DaskDPAccessor:
             Public clip bounds.
         epsilon : float
             Privacy cost, keyword-only.
+        max_rows : int, optional
+            With a privacy unit: the most rows of one person per cell (else the
+            budget's default), as on pandas.
 
         Returns
         -------
         float, or pandas.Series indexed by column for a mapping.
         """
-        return _run(self._ddf, Sum(check_epsilon(epsilon), column, clip), None)
+        return _run(
+            self._ddf, Sum(check_epsilon(epsilon), column, clip), None, ContributionBounds(max_rows)
+        )
 
-    def mean(self, column: Hashable | None = None, *, clip: Any, epsilon: float) -> Any:
+    def mean(
+        self,
+        column: Hashable | None = None,
+        *,
+        clip: Any,
+        epsilon: float,
+        max_rows: int | None = None,
+    ) -> Any:
         """Noisy clipped mean: as :meth:`pandas_dp.DPAccessor.mean`.
 
         Parameters
@@ -449,12 +647,20 @@ class DaskDPAccessor:
             Public clip bounds.
         epsilon : float
             Privacy cost, keyword-only.
+        max_rows : int, optional
+            With a privacy unit: the most rows of one person per cell (else the
+            budget's default), as on pandas.
 
         Returns
         -------
         float, or pandas.Series indexed by column for a mapping.
         """
-        return _run(self._ddf, Mean(check_epsilon(epsilon), column, clip), None)
+        return _run(
+            self._ddf,
+            Mean(check_epsilon(epsilon), column, clip),
+            None,
+            ContributionBounds(max_rows),
+        )
 
     def argmax_exp(
         self,
@@ -465,6 +671,7 @@ class DaskDPAccessor:
         k: int = 1,
         value: Hashable | None = None,
         clip: Any = None,
+        max_rows: int | None = None,
     ) -> Any:
         """The candidate with the most rows (or largest clipped sum), privately.
 
@@ -482,6 +689,9 @@ class DaskDPAccessor:
             Score by the clipped sum of this column.
         clip : (float, float), optional
             Public clip bounds for ``value``.
+        max_rows : int, optional
+            With a privacy unit: the most rows of one person per cell (else the
+            budget's default), as on pandas.
 
         Returns
         -------
@@ -489,10 +699,16 @@ class DaskDPAccessor:
             As :meth:`pandas_dp.DPAccessor.argmax_exp`.
         """
         kind = Argmax.of(check_epsilon(epsilon), column, candidates, k=k, value=value, clip=clip)
-        return _run(self._ddf, kind, None)
+        return _run(self._ddf, kind, None, ContributionBounds(max_rows))
 
     def quantile(
-        self, column: Hashable, q: float, *, candidates: Any = None, epsilon: float
+        self,
+        column: Hashable,
+        q: float,
+        *,
+        candidates: Any = None,
+        epsilon: float,
+        max_rows: int | None = None,
     ) -> float:
         """The ``q``-quantile of ``column`` chosen from a public grid.
 
@@ -506,6 +722,9 @@ class DaskDPAccessor:
             The public grid, keyword-only.
         epsilon : float
             Privacy cost, keyword-only.
+        max_rows : int, optional
+            With a privacy unit: the most rows of one person per cell (else the
+            budget's default), as on pandas.
 
         Returns
         -------
@@ -513,9 +732,16 @@ class DaskDPAccessor:
             As :meth:`pandas_dp.DPAccessor.quantile`.
         """
         kind = Quantile.of(check_epsilon(epsilon), column, q, candidates, "quantile")
-        return _run(self._ddf, kind, None)  # type: ignore[no-any-return]
+        return _run(self._ddf, kind, None, ContributionBounds(max_rows))  # type: ignore[no-any-return]
 
-    def median(self, column: Hashable, *, candidates: Any = None, epsilon: float) -> float:
+    def median(
+        self,
+        column: Hashable,
+        *,
+        candidates: Any = None,
+        epsilon: float,
+        max_rows: int | None = None,
+    ) -> float:
         """The median of ``column`` chosen from a public grid.
 
         Parameters
@@ -526,6 +752,9 @@ class DaskDPAccessor:
             The public grid, keyword-only.
         epsilon : float
             Privacy cost, keyword-only.
+        max_rows : int, optional
+            With a privacy unit: the most rows of one person per cell (else the
+            budget's default), as on pandas.
 
         Returns
         -------
@@ -533,7 +762,7 @@ class DaskDPAccessor:
             As :meth:`pandas_dp.DPAccessor.median`.
         """
         kind = Quantile.of(check_epsilon(epsilon), column, 0.5, candidates, "median")
-        return _run(self._ddf, kind, None)  # type: ignore[no-any-return]
+        return _run(self._ddf, kind, None, ContributionBounds(max_rows))  # type: ignore[no-any-return]
 
     def groupby(self, by: Hashable | list[Hashable], *, keys: Any = None) -> DaskDPGroupBy:
         """Group by ``by`` over the public ``keys``: as :meth:`pandas_dp.DPAccessor.groupby`.
@@ -558,8 +787,12 @@ class DaskDPAccessor:
         if result is self._ddf:
             result = result.copy()
         with _LOCK:
-            _bind(result, bound.budget, root=bound.root and same_rows)
+            _bind(result, bound.budget, root=bound.root and same_rows, unit=bound.unit)
         return result
+
+    def _unit(self) -> Hashable | None:
+        """This collection's privacy-unit column (None: one row is one person)."""
+        return _require(self._ddf).unit
 
     def filter(self, mask: Any) -> dd.DataFrame:
         """The rows where ``mask`` is True, spending from this collection's budget.
@@ -654,6 +887,12 @@ class DaskDPAccessor:
                     f"`{label}` must be a scalar, a callable, or a Dask Series computed from this "
                     f"collection, got {type(value).__name__}."
                 )
+        unit = self._unit()
+        if unit is not None and unit in columns:
+            raise ValueError(
+                f"{unit!r} is the privacy unit: it identifies each row's person, and "
+                "overwriting it would change who is who. Assign another column."
+            )
         return self._derive(self._ddf.assign(**columns), same_rows=True)
 
     def select(self, columns: Iterable[Hashable]) -> dd.DataFrame:
@@ -675,6 +914,12 @@ class DaskDPAccessor:
             raise ValueError("`columns` names a column twice.")
         for label in labels:
             check_column(self._ddf._meta, label)
+        unit = self._unit()
+        if unit is not None and unit not in labels:
+            raise ValueError(
+                f"{unit!r} is the privacy unit; keep it in `columns`, since every release "
+                "bounds each person's rows by it."
+            )
         return self._derive(self._ddf[labels], same_rows=True)
 
     def persist(self, **kwargs: Any) -> dd.DataFrame:
@@ -707,6 +952,60 @@ class DaskDPAccessor:
             raise TypeError("`divisions` is not supported: it may drop or duplicate rows.")
         return self._derive(self._ddf.repartition(**kwargs), same_rows=True)
 
+    def per_unit(self, **aggregations: Any) -> dd.DataFrame:
+        """One row per person: Dask's named aggregation over the privacy unit.
+
+        ``tx.dp.per_unit(spend=("amount", "sum"), orders=("amount", "size"))``
+        is ``tx.groupby(unit).agg(spend=..., orders=...)``, lazily: a
+        collection indexed by the unit (rows whose unit id is missing are
+        dropped), bound to the same budget with one row per person, so its
+        releases need no bounds. As :meth:`pandas_dp.DPAccessor.per_unit`.
+
+        Parameters
+        ----------
+        **aggregations
+            ``name=(column, function)`` pairs, with the functions Dask's
+            ``groupby.agg`` supports (``"sum"``, ``"size"``, ``"max"``, ...).
+
+        Returns
+        -------
+        dask.dataframe.DataFrame
+            One row per person, spending from this collection's budget.
+
+        Raises
+        ------
+        MissingBudgetError
+            If this collection has no budget it may spend.
+        TypeError
+            If the collection has no privacy unit, or no aggregation is given.
+
+        Notes
+        -----
+        Releases nothing and costs nothing. Dask's groupby-aggregation
+        brings each person's rows together (a tree reduction or a shuffle).
+        """
+        bound = _require(self._ddf)
+        if bound.unit is None:
+            raise TypeError(
+                "per_unit() needs a privacy unit: this collection has one row per person already. "
+                "Attach the budget with set_budget(..., privacy_unit='customer_id')."
+            )
+        if not aggregations:
+            raise TypeError(
+                "Name at least one aggregation, e.g. per_unit(spend=('amount', 'sum'))."
+            )
+        for name, spec in aggregations.items():
+            if not isinstance(spec, tuple) or len(spec) != 2:
+                raise TypeError(
+                    f"`{name}` must be a pair (column, function), e.g. ('amount', 'sum'); got "
+                    f"{type(spec).__name__}."
+                )
+            check_column(self._ddf._meta, spec[0])
+        result = self._ddf.groupby(bound.unit, dropna=True).agg(**aggregations)
+        with _LOCK:
+            _bind(result, bound.budget, root=bound.root, unit=None)
+        return result
+
     def compute(self, **kwargs: Any) -> pd.DataFrame:
         """The collection as a pandas frame bound to the same budget (same rows).
 
@@ -721,7 +1020,7 @@ class DaskDPAccessor:
         """
         bound = _require(self._ddf)
         frame: pd.DataFrame = self._ddf.compute(**kwargs)
-        bind(frame, bound.budget, root=bound.root)
+        bind(frame, bound.budget, root=bound.root, unit=bound.unit)
         return frame
 
     def inherit(self, source: dd.DataFrame | pd.DataFrame) -> dd.DataFrame:
@@ -740,9 +1039,11 @@ class DaskDPAccessor:
         dask.dataframe.DataFrame
         """
         if isinstance(source, dd.DataFrame):
-            budget = _require(source).budget
+            found = _require(source)
+            budget, unit = found.budget, found.unit
         elif isinstance(source, pd.DataFrame):
-            budget = DPAccessor(source).budget
+            binding = binding_of(source) or require_binding(source)
+            budget, unit = binding.budget, binding.unit
         else:
             raise TypeError(f"`source` must be a DataFrame, got {type(source).__name__}.")
         with _LOCK:
@@ -756,7 +1057,7 @@ class DaskDPAccessor:
                     "budget."
                 )
             if own is None:
-                _bind(self._ddf, budget, root=False)
+                _bind(self._ddf, budget, root=False, unit=unit)
         return self._ddf
 
 
@@ -785,7 +1086,14 @@ class DaskDPGroupBy:
     def __repr__(self) -> str:
         return f"DaskDPGroupBy(by={self.by!r}, keys={len(self.keys)})"
 
-    def count(self, column: Hashable | None = None, *, epsilon: float) -> pd.Series:
+    def count(
+        self,
+        column: Hashable | None = None,
+        *,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series:
         """Noisy count per key: as :meth:`pandas_dp.DPGroupBy.count`.
 
         Parameters
@@ -794,15 +1102,32 @@ class DaskDPGroupBy:
             Count the non-missing values of this column instead of rows.
         epsilon : float
             Privacy cost of the whole release, keyword-only.
+        max_rows : int, optional
+            With a privacy unit: the most rows of one person per cell (else the
+            budget's default), as on pandas.
+        max_groups : int, optional
+            With a privacy unit: the most keys of one person (else the budget's
+            default), as on pandas.
 
         Returns
         -------
         pandas.Series
         """
-        return _run(self._ddf, Count(check_epsilon(epsilon), column), self._group)  # type: ignore[no-any-return]
+        return _run(  # type: ignore[no-any-return]
+            self._ddf,
+            Count(check_epsilon(epsilon), column),
+            self._group,
+            ContributionBounds(max_rows, max_groups),
+        )
 
     def sum(
-        self, column: Hashable | None = None, *, clip: Any, epsilon: float
+        self,
+        column: Hashable | None = None,
+        *,
+        clip: Any,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
     ) -> pd.Series | pd.DataFrame:
         """Noisy clipped sum per key: as :meth:`pandas_dp.DPGroupBy.sum`.
 
@@ -814,15 +1139,32 @@ class DaskDPGroupBy:
             Public clip bounds.
         epsilon : float
             Privacy cost of the whole release, keyword-only.
+        max_rows : int, optional
+            With a privacy unit: the most rows of one person per cell (else the
+            budget's default), as on pandas.
+        max_groups : int, optional
+            With a privacy unit: the most keys of one person (else the budget's
+            default), as on pandas.
 
         Returns
         -------
         pandas.Series or pandas.DataFrame
         """
-        return _run(self._ddf, Sum(check_epsilon(epsilon), column, clip), self._group)  # type: ignore[no-any-return]
+        return _run(  # type: ignore[no-any-return]
+            self._ddf,
+            Sum(check_epsilon(epsilon), column, clip),
+            self._group,
+            ContributionBounds(max_rows, max_groups),
+        )
 
     def mean(
-        self, column: Hashable | None = None, *, clip: Any, epsilon: float
+        self,
+        column: Hashable | None = None,
+        *,
+        clip: Any,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
     ) -> pd.Series | pd.DataFrame:
         """Noisy clipped mean per key: as :meth:`pandas_dp.DPGroupBy.mean`.
 
@@ -834,12 +1176,23 @@ class DaskDPGroupBy:
             Public clip bounds.
         epsilon : float
             Privacy cost of the whole release, keyword-only.
+        max_rows : int, optional
+            With a privacy unit: the most rows of one person per cell (else the
+            budget's default), as on pandas.
+        max_groups : int, optional
+            With a privacy unit: the most keys of one person (else the budget's
+            default), as on pandas.
 
         Returns
         -------
         pandas.Series or pandas.DataFrame
         """
-        return _run(self._ddf, Mean(check_epsilon(epsilon), column, clip), self._group)  # type: ignore[no-any-return]
+        return _run(  # type: ignore[no-any-return]
+            self._ddf,
+            Mean(check_epsilon(epsilon), column, clip),
+            self._group,
+            ContributionBounds(max_rows, max_groups),
+        )
 
     def argmax_exp(
         self,
@@ -850,6 +1203,8 @@ class DaskDPGroupBy:
         k: int = 1,
         value: Hashable | None = None,
         clip: Any = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
     ) -> pd.Series | pd.DataFrame:
         """The best candidate per key: as :meth:`pandas_dp.DPGroupBy.argmax_exp`.
 
@@ -867,16 +1222,29 @@ class DaskDPGroupBy:
             Score by the clipped sum of this column.
         clip : (float, float), optional
             Public clip bounds for ``value``.
+        max_rows : int, optional
+            With a privacy unit: the most rows of one person per cell (else the
+            budget's default), as on pandas.
+        max_groups : int, optional
+            With a privacy unit: the most keys of one person (else the budget's
+            default), as on pandas.
 
         Returns
         -------
         pandas.Series or pandas.DataFrame
         """
         kind = Argmax.of(check_epsilon(epsilon), column, candidates, k=k, value=value, clip=clip)
-        return _run(self._ddf, kind, self._group)  # type: ignore[no-any-return]
+        return _run(self._ddf, kind, self._group, ContributionBounds(max_rows, max_groups))  # type: ignore[no-any-return]
 
     def quantile(
-        self, column: Hashable, q: float, *, candidates: Any = None, epsilon: float
+        self,
+        column: Hashable,
+        q: float,
+        *,
+        candidates: Any = None,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
     ) -> pd.Series:
         """The ``q``-quantile per key: as :meth:`pandas_dp.DPGroupBy.quantile`.
 
@@ -890,15 +1258,29 @@ class DaskDPGroupBy:
             The public grid, keyword-only.
         epsilon : float
             Privacy cost of the whole release, keyword-only.
+        max_rows : int, optional
+            With a privacy unit: the most rows of one person per cell (else the
+            budget's default), as on pandas.
+        max_groups : int, optional
+            With a privacy unit: the most keys of one person (else the budget's
+            default), as on pandas.
 
         Returns
         -------
         pandas.Series
         """
         kind = Quantile.of(check_epsilon(epsilon), column, q, candidates, "quantile")
-        return _run(self._ddf, kind, self._group)  # type: ignore[no-any-return]
+        return _run(self._ddf, kind, self._group, ContributionBounds(max_rows, max_groups))  # type: ignore[no-any-return]
 
-    def median(self, column: Hashable, *, candidates: Any = None, epsilon: float) -> pd.Series:
+    def median(
+        self,
+        column: Hashable,
+        *,
+        candidates: Any = None,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series:
         """The median per key: as :meth:`pandas_dp.DPGroupBy.median`.
 
         Parameters
@@ -909,10 +1291,16 @@ class DaskDPGroupBy:
             The public grid, keyword-only.
         epsilon : float
             Privacy cost of the whole release, keyword-only.
+        max_rows : int, optional
+            With a privacy unit: the most rows of one person per cell (else the
+            budget's default), as on pandas.
+        max_groups : int, optional
+            With a privacy unit: the most keys of one person (else the budget's
+            default), as on pandas.
 
         Returns
         -------
         pandas.Series
         """
         kind = Quantile.of(check_epsilon(epsilon), column, 0.5, candidates, "median")
-        return _run(self._ddf, kind, self._group)  # type: ignore[no-any-return]
+        return _run(self._ddf, kind, self._group, ContributionBounds(max_rows, max_groups))  # type: ignore[no-any-return]

@@ -35,8 +35,9 @@ from .bounding import bound_contributions, unit_codes
 from .budget import PrivacyBudget, require_binding
 from .describe import Describe
 from .keys import Grouping
-from .kind import Kind, Neighbours, Stats
+from .kind import Kind, Neighbours, Rows, Stats
 from .ledger import LedgerEntry
+from .noise import I64, RandomSource
 from .select import Argmax, Quantile
 from .validation import check_bound, check_column, check_rows
 
@@ -45,10 +46,13 @@ __all__ = [
     "NO_BOUNDS",
     "ContributionBounds",
     "Planned",
+    "bounded_tally",
+    "contribution_bounds",
     "plan_caches",
     "plan_release",
     "release",
     "run",
+    "unit_column",
 ]
 
 One = TypeVar("One")
@@ -108,8 +112,8 @@ def run(
     binding = require_binding(df)
     budget = binding.budget
     unit = binding.unit
-    max_rows, max_groups = _bounds(bounds, budget, unit, group is not None)
-    units = None if unit is None else unit_codes(_unit_column(df, unit, kind, group))
+    max_rows, max_groups = contribution_bounds(bounds, budget, unit, group is not None)
+    units = None if unit is None else unit_codes(unit_column(df, unit, kind, group))
     planned = plan_release(
         kind,
         group,
@@ -122,25 +126,46 @@ def run(
     codes = None if group is None else group.codes(df)
 
     def statistics() -> Stats:
-        kept, kept_codes = rows, codes
-        if units is not None:
-            assert max_rows is not None
-            cells, n_cells = kind.cells(rows)
-            keep = bound_contributions(
-                budget.source,
-                units,
-                codes,
-                cells,
-                n_keys=n_keys,
-                n_cells=n_cells,
-                max_rows=max_rows,
-                max_groups=max_groups,
-            )
-            kept = rows.take(keep)
-            kept_codes = None if codes is None else codes[keep]
-        return kind.tally(planned.plan, kept, kept_codes, n_keys)
+        return bounded_tally(
+            kind, planned.plan, rows, codes, n_keys, units, budget.source, max_rows, max_groups
+        )
 
     return release(budget, kind, group, planned, statistics)
+
+
+def bounded_tally(
+    kind: Kind[Any, Any],
+    plan: Any,
+    rows: Rows,
+    codes: I64 | None,
+    n_keys: int,
+    units: I64 | None,
+    source: RandomSource,
+    max_rows: int | None,
+    max_groups: int | None,
+) -> Stats:
+    """The exact statistics of ``rows`` after bounding each person's contribution.
+
+    ``units`` (each row's person, or None when a row is a person) must hold
+    every row of each person it names: the whole frame on pandas, one
+    partition after a shuffle on the unit on Dask.  The random choices of the
+    bounding draw from ``source``.
+    """
+    if units is None:
+        return kind.tally(plan, rows, codes, n_keys)
+    assert max_rows is not None
+    cells, n_cells = kind.cells(rows)
+    keep = bound_contributions(
+        source,
+        units,
+        codes,
+        cells,
+        n_keys=n_keys,
+        n_cells=n_cells,
+        max_rows=max_rows,
+        max_groups=max_groups,
+    )
+    return kind.tally(plan, rows.take(keep), None if codes is None else codes[keep], n_keys)
 
 
 @dataclass(frozen=True)
@@ -226,7 +251,7 @@ def release(
     return kind.shape_many(answer, group.keys)
 
 
-def _bounds(
+def contribution_bounds(
     bounds: ContributionBounds, budget: PrivacyBudget, unit: Hashable | None, grouped: bool
 ) -> tuple[int | None, int | None]:
     """``(max_rows, max_groups)`` for this release: the call's, else the budget's defaults.
@@ -269,7 +294,7 @@ def _bounds(
     return max_rows, max_groups
 
 
-def _unit_column(
+def unit_column(
     df: pd.DataFrame, unit: Hashable, kind: Kind[Any, Any], group: Grouping | None
 ) -> pd.Series:
     """The privacy unit's column; refused if the release groups by it or reads it."""

@@ -36,6 +36,7 @@ __all__ = [
     "check_k",
     "check_keys_match",
     "check_ordered",
+    "check_privacy_unit",
     "check_quantile",
     "check_quantile_grid",
     "check_rows",
@@ -427,3 +428,21 @@ def check_quantile_grid(candidates: object, name: str = "candidates") -> np.ndar
     if not (grid[1:] > grid[:-1]).all():
         raise ValueError(f"`{name}` must be sorted in increasing order. {_GRID_HINT}")
     return grid
+
+
+def check_privacy_unit(
+    df: pd.DataFrame, unit: object, max_rows: object, max_groups: object
+) -> tuple[Hashable | None, int | None, int | None]:
+    """The privacy unit column (checked to exist) and default bounds, before anything is made."""
+    if unit is None:
+        if max_rows is not None or max_groups is not None:
+            raise TypeError(
+                "`max_rows` and `max_groups` bound the rows of one person; they go with "
+                "`privacy_unit`, the column that identifies a person, e.g. "
+                "set_budget(epsilon=3, privacy_unit='customer_id', max_rows=10)."
+            )
+        return None, None, None
+    label = check_column(df, unit)
+    rows = None if max_rows is None else check_bound(max_rows, "max_rows")
+    groups = None if max_groups is None else check_bound(max_groups, "max_groups")
+    return label, rows, groups

@@ -8,6 +8,7 @@ not installed (``pip install "pandas-dp[dask]"``).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pickle
 import subprocess
@@ -377,11 +378,244 @@ def test_threads_racing_never_overspend(frame: pd.DataFrame) -> None:
     assert budget.spent == pytest.approx(0.9)
 
 
-def test_a_privacy_unit_is_refused_until_the_shuffle_lands() -> None:
-    """The seam: a neighbour relation with a privacy unit fails closed on Dask."""
-    pdd._refuse_privacy_unit(Neighbours("add_remove", grouped=True))
-    with pytest.raises(NotImplementedError, match="max_rows"):
-        pdd._refuse_privacy_unit(Neighbours("add_remove", max_rows=2, privacy_unit="user_id"))
+def test_an_unknown_neighbour_field_is_refused() -> None:
+    """The seam: a neighbour relation with a field this backend does not handle fails closed."""
+    pdd._refuse_unknown_neighbours(
+        Neighbours("add_remove", grouped=True, max_rows=2, max_groups=1, privacy_unit="user_id")
+    )
+
+    @dataclasses.dataclass(frozen=True)
+    class Later(Neighbours):
+        new_rule: int = 0
+
+    pdd._refuse_unknown_neighbours(Later("add_remove"))
+    with pytest.raises(NotImplementedError, match="new_rule"):
+        pdd._refuse_unknown_neighbours(Later("add_remove", new_rule=1))
+
+
+# ------------------------------------------------------------ privacy unit
+
+WHALE = -1.0  # one person whose rows are in every input partition
+
+
+@pytest.fixture(scope="module")
+def orders() -> pd.DataFrame:
+    """Persons with many rows, ids missing on some rows, one person spread over all rows."""
+    rng = np.random.Generator(np.random.PCG64(7))
+    n = 2_400
+    df = pd.DataFrame(
+        {
+            "customer": rng.integers(0, 300, n).astype(float),
+            "amount": rng.uniform(0, 600, n),
+            "region": rng.choice(["N", "S", "E", "W", "X"], n),  # X is not a public key
+        }
+    )
+    df.loc[::40, "customer"] = np.nan
+    df.loc[3::30, "customer"] = WHALE
+    return df
+
+
+def bounded_count(df: pd.DataFrame, max_rows: int) -> int:
+    return int(df.dropna(subset=["customer"]).groupby("customer").size().clip(upper=max_rows).sum())
+
+
+def unit_fresh(df: pd.DataFrame, npartitions: int) -> Any:
+    ddf = fresh(df, npartitions)
+    ddf.dp.set_budget(epsilon=1e12, privacy_unit="customer", seed=npartitions)
+    return ddf
+
+
+@pytest.mark.parametrize("npartitions", [1, 3, 8])
+@pytest.mark.parametrize("scheduler", ["sync", "threads"])  # processes: the cluster test
+def test_with_a_privacy_unit_huge_epsilon_releases_are_the_bounded_counts(
+    orders: pd.DataFrame, npartitions: int, scheduler: str
+) -> None:
+    """Each person's rows are brought together first: the bounds hold across partitions."""
+    ddf = unit_fresh(orders, npartitions)
+    whale_parts = ddf.map_partitions(lambda p: (p.customer == WHALE).any()).compute()
+    assert whale_parts.all()  # the whale has rows in every input partition
+    persons = orders.customer.nunique()
+    in_keys = orders[orders.region != "X"]
+    keys = ["N", "S", "E", "W"]
+    with dask.config.set(scheduler=scheduler):
+        for max_rows in (1, 3):
+            assert ddf.dp.count(epsilon=1e9, max_rows=max_rows) == bounded_count(orders, max_rows)
+        g = ddf.dp.groupby("region", keys=keys).count(epsilon=1e9, max_rows=1, max_groups=1)
+        assert g.sum() == in_keys.customer.nunique() <= persons
+        people_in = in_keys.groupby("region").customer.nunique()
+        assert (g <= people_in[keys].to_numpy()).all()
+        wide = ddf.dp.groupby("region", keys=keys).count(epsilon=1e9, max_rows=2, max_groups=2)
+        upper = in_keys.groupby(["region", "customer"]).size().clip(upper=2).groupby("region")
+        assert (wide <= upper.sum()[keys].to_numpy()).all()
+        assert wide.sum() <= 2 * 2 * in_keys.customer.nunique()
+        everything = ddf.dp.groupby("region", keys=keys).count(
+            epsilon=1e9, max_rows=10**6, max_groups=4
+        )
+        exact = in_keys.dropna(subset=["customer"]).groupby("region").size()[keys]
+        assert everything.tolist() == exact.tolist()
+
+
+def test_with_a_privacy_unit_releases_run_as_on_pandas(orders: pd.DataFrame) -> None:
+    """Sums, means, selection and quantiles keep at most the bounds; the ledger records them."""
+    df = orders.copy()
+    df.dp.set_budget(epsilon=1e12, privacy_unit="customer", max_rows=2, max_groups=1, seed=1)
+    ddf = fresh(orders, 4)
+    budget = ddf.dp.set_budget(
+        epsilon=1e12, privacy_unit="customer", max_rows=2, max_groups=1, seed=1
+    )
+    per = orders.dropna(subset=["customer"]).groupby("customer")
+    total = ddf.dp.sum("amount", clip=(0, 1000), epsilon=1e9, max_rows=1)
+    assert per.amount.min().sum() - 1 <= total <= per.amount.max().sum() + 1
+    assert ddf.dp.count(epsilon=1e9) == bounded_count(orders, 2)  # the budget's default
+    calls: list[Callable[[Any], Any]] = [
+        lambda d: d.dp.count(epsilon=1e9),
+        lambda d: d.dp.mean("amount", clip=(0, 600), epsilon=1e9, max_rows=3),
+        lambda d: d.dp.argmax_exp("region", candidates=["N", "S", "X"], epsilon=1e9),
+        lambda d: d.dp.median("amount", candidates=np.linspace(0, 600, 13), epsilon=1e9),
+        lambda d: d.dp.groupby("region", keys=["N", "S"]).sum(
+            "amount", clip=(0, 600), epsilon=1e9, max_groups=2
+        ),
+    ]
+    for call in calls:
+        got, want = call(ddf), call(df)
+        if isinstance(want, pd.Series):
+            assert got.index.equals(want.index)
+            np.testing.assert_allclose(got.to_numpy(), want.to_numpy(), rtol=0.2)
+        elif isinstance(want, float):
+            assert got == pytest.approx(want, rel=0.05)
+        else:
+            assert got == want
+    columns = ["operation", "privacy_unit", "max_rows", "max_groups", "epsilon"]
+    assert (
+        budget.ledger[columns].iloc[2:].reset_index(drop=True).equals(df.dp.budget.ledger[columns])
+    )
+    assert budget.ledger.privacy_unit.eq("customer").all()
+
+
+def test_the_bounding_draws_from_the_budgets_source_inside_the_reservation(
+    orders: pd.DataFrame,
+) -> None:
+    """Keys of KEY_WORDS words per shuffled partition, drawn on the client after the reserve."""
+    ddf = fresh(orders, 5)
+    budget = ddf.dp.set_budget(epsilon=10, privacy_unit="customer", seed=3)
+    inner = budget.source
+    drawn: list[tuple[int, float]] = []
+
+    class Spy:
+        def words(self, n: int) -> Any:
+            drawn.append((n, float(budget.spent)))
+            return inner.words(n)
+
+    budget.source = Spy()
+    with dask.config.set(scheduler="threads"):
+        ddf.dp.count(epsilon=0.5, max_rows=2)
+    n_parts = ddf.shuffle(on="customer").npartitions
+    assert drawn[0] == (pdd.KEY_WORDS * n_parts, 0.5)  # reserved before the keys are drawn
+    assert len(drawn) == 2  # the keys, then the noise: no other draw on the client
+
+
+def test_with_a_privacy_unit_the_seed_chooses_the_rows_kept(orders: pd.DataFrame) -> None:
+    """Which rows are kept follows the budget's seed (no worker generator): same seed and
+    partitioning, same rows under any scheduler; other seeds, other rows."""
+
+    def kept_sum(seed: int, scheduler: str = "sync") -> float:
+        ddf = fresh(orders, 4)
+        ddf.dp.set_budget(epsilon=1e12, privacy_unit="customer", seed=seed)
+        with dask.config.set(scheduler=scheduler):
+            return float(ddf.dp.sum("amount", clip=(0, 1000), epsilon=1e9, max_rows=1))
+
+    assert kept_sum(1) == kept_sum(1) == kept_sum(1, "threads") == kept_sum(1, "processes")
+    assert len({kept_sum(seed) for seed in (1, 2, 3)}) == 3
+
+
+def test_keyed_words_are_a_stream_of_the_key() -> None:
+    a, b = pdd.KeyedWords(b"k" * 32), pdd.KeyedWords(b"k" * 32)
+    first = a.words(5)
+    assert first.dtype == np.uint64
+    assert first.shape == (5,)
+    assert (first == b.words(5)).all()
+    assert not (a.words(5) == first).all()  # each call is a new block
+    clone = pickle.loads(pickle.dumps(a))
+    assert (clone.words(3) == a.words(3)).all()
+    assert not (pdd.KeyedWords(b"j" * 32).words(5) == first).all()
+    assert a.words(0).shape == (0,)
+
+
+UNIT_ERRORS: dict[str, Callable[[Any], Any]] = {
+    "missing max_rows": lambda d: d.dp.count(epsilon=1),
+    "missing max_groups": lambda d: d.dp.groupby("region", keys=["N"]).count(epsilon=1, max_rows=1),
+    "zero max_rows": lambda d: d.dp.count(epsilon=1, max_rows=0),
+    "bool max_rows": lambda d: d.dp.count(epsilon=1, max_rows=True),
+    "float max_groups": lambda d: d.dp.groupby("region", keys=["N"]).count(
+        epsilon=1, max_rows=1, max_groups=1.5
+    ),
+    "group by the unit": lambda d: d.dp.groupby("customer", keys=[1.0]).count(
+        epsilon=1, max_rows=1, max_groups=1
+    ),
+    "read the unit": lambda d: d.dp.sum("customer", clip=(0, 1), epsilon=1, max_rows=1),
+    "drop the unit": lambda d: d.dp.select(["amount"]),
+    "overwrite the unit": lambda d: d.dp.assign(customer=1.0),
+    "bounds without a unit": lambda d: d.dp.per_unit(n=("amount", "size")).dp.count(
+        epsilon=1, max_rows=1
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(UNIT_ERRORS))
+def test_privacy_unit_errors_are_the_pandas_ones_before_any_spend(
+    orders: pd.DataFrame, case: str
+) -> None:
+    call = UNIT_ERRORS[case]
+    df = orders.copy()
+    df.dp.set_budget(epsilon=3, privacy_unit="customer")
+    ddf = fresh(orders, 2)
+    budget = ddf.dp.set_budget(epsilon=3, privacy_unit="customer")
+    with pytest.raises(Exception) as on_pandas:  # noqa: PT011  (compared below)
+        call(df)
+    with pytest.raises(type(on_pandas.value)) as on_dask:
+        call(ddf)
+    assert str(on_dask.value) == str(on_pandas.value)
+    assert budget.spent == 0
+
+
+def test_set_budget_checks_the_unit_as_on_pandas(orders: pd.DataFrame) -> None:
+    with pytest.raises(TypeError, match="go with `privacy_unit`"):
+        fresh(orders, 2).dp.set_budget(epsilon=1, max_rows=2)
+    with pytest.raises(KeyError, match="nope"):
+        fresh(orders, 2).dp.set_budget(epsilon=1, privacy_unit="nope")
+    with pytest.raises(ValueError, match="positive"):
+        fresh(orders, 2).dp.set_budget(epsilon=1, privacy_unit="customer", max_rows=0)
+    ddf = fresh(orders, 2)
+    budget = ddf.dp.set_budget(epsilon=1, privacy_unit="customer", max_rows=2, max_groups=1)
+    assert (budget.privacy_unit, budget.max_rows, budget.max_groups) == ("customer", 2, 1)
+
+
+def test_a_failed_bounded_graph_costs_nothing(orders: pd.DataFrame) -> None:
+    ddf = fresh(orders, 3)
+    budget = ddf.dp.set_budget(epsilon=1, privacy_unit="customer", seed=1)
+    broken = ddf.dp.assign(amount=ddf.amount.map_partitions(_fails, meta=ddf.amount))
+    with pytest.raises(RuntimeError, match="a worker failed"):
+        broken.dp.sum("amount", clip=(0, 600), epsilon=0.75, max_rows=2)
+    assert budget.spent == 0
+    assert budget.entries == []
+    ddf.dp.sum("amount", clip=(0, 600), epsilon=0.75, max_rows=2)
+    assert budget.spent == pytest.approx(0.75)
+
+
+def test_per_unit_gives_one_row_per_person_on_the_same_budget(orders: pd.DataFrame) -> None:
+    ddf = fresh(orders, 4)
+    budget = ddf.dp.set_budget(epsilon=1e12, privacy_unit="customer", seed=1)
+    people = ddf.dp.per_unit(spend=("amount", "sum"), orders=("amount", "size"))
+    want = orders.groupby("customer").agg(spend=("amount", "sum"), orders=("amount", "size"))
+    got = people.compute().sort_index()
+    pd.testing.assert_frame_equal(got, want, check_dtype=False)
+    assert people.dp.count(epsilon=1e9) == orders.customer.nunique()  # no bounds needed
+    assert people.dp.budget is budget
+    assert budget.ledger.privacy_unit.isna().all()
+    with pytest.raises(TypeError, match="needs a privacy unit"):
+        people.dp.per_unit(n=("orders", "size"))
+    with pytest.raises(TypeError, match="at least one"):
+        ddf.dp.per_unit()
 
 
 # ------------------------------------------------------ process workers
@@ -421,3 +655,15 @@ def test_on_a_local_cluster_with_process_workers(
         chain.append(str(error))
         error = error.__cause__ or error.__context__
     assert any("never leaves the process" in message for message in chain)
+
+
+def test_a_privacy_unit_on_a_local_cluster_with_process_workers(
+    client: Any, orders: pd.DataFrame
+) -> None:
+    """The shuffle and the keyed bounding run on process workers; the bounds hold."""
+    ddf = unit_fresh(orders, 6)
+    assert ddf.dp.count(epsilon=1e9, max_rows=2) == bounded_count(orders, 2)
+    g = ddf.dp.groupby("region", keys=["N", "S", "E", "W"]).count(
+        epsilon=1e9, max_rows=1, max_groups=1
+    )
+    assert g.sum() == orders[orders.region != "X"].customer.nunique()
