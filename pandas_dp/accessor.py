@@ -34,7 +34,7 @@ from .budget import (
 from .describe import Describe
 from .errors import MissingBudgetError, PandasDPError
 from .groupby import DPGroupBy
-from .keys import Bins, Grouping, normalize_keys
+from .keys import Bins, CrossKeys
 from .ledger import BudgetStore, Ledger, MemoryStore, check_name, open_ledger
 from .noise import make_source
 from .release import ContributionBounds, run
@@ -1120,19 +1120,9 @@ class DPAccessor:
         2 under substitute. Rows whose keys are missing or not listed are
         dropped.
         """
-        if not isinstance(keys, tuple | list) or len(keys) != 2:
-            raise TypeError(
-                "`keys` must be a pair (row_keys, column_keys) of public key lists, got "
-                f"{type(keys).__name__}."
-            )
-        rows = normalize_keys([index], keys[0])
-        cols = normalize_keys([columns], keys[1])
-        product = pd.MultiIndex.from_product([rows, cols], names=[index, columns])
-        group = Grouping.of(self._df, [index, columns], product)
+        group = CrossKeys.of_pair(self._df, index, columns, keys)
         bounds = ContributionBounds(max_rows, max_groups)
-        counts = run(self._df, Count(check_epsilon(epsilon)), group, bounds)
-        table = counts.to_numpy().reshape(len(rows), len(cols))
-        return pd.DataFrame(table, index=rows, columns=cols)
+        return group.table(run(self._df, Count(check_epsilon(epsilon)), group, bounds))
 
     def describe(
         self,

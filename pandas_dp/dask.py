@@ -51,9 +51,9 @@ import re
 import sys
 import threading
 import weakref
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import dask
 import dask.dataframe as dd
@@ -61,7 +61,7 @@ import numpy as np
 import pandas as pd
 from dask.dataframe.extensions import register_dataframe_accessor
 
-from .aggregate import Count, Mean, Sum
+from .aggregate import Count, Histogram, Mean, Sum, Var
 from .bounding import unit_codes
 from .budget import (
     PrivacyBudget,
@@ -71,8 +71,9 @@ from .budget import (
     named_memory_store,
     require_binding,
 )
+from .describe import Describe
 from .errors import MissingBudgetError, PandasDPError
-from .keys import Grouping
+from .keys import Bins, CrossKeys, Grouping
 from .kind import Kind, Neighbours, Stats
 from .ledger import BudgetStore, Ledger, MemoryStore, check_name, open_ledger
 from .noise import U64, make_source
@@ -89,6 +90,7 @@ from .rowwise import check_rowwise, is_boolean_dtype, is_string_dtype
 from .select import Argmax, Quantile
 from .validation import (
     MAX_ROWS,
+    Bounds,
     check_adjacency,
     check_column,
     check_epsilon,
@@ -97,6 +99,9 @@ from .validation import (
 )
 
 __all__ = ["DaskDPAccessor", "DaskDPGroupBy", "KeyedWords", "dask_statistics"]
+
+One = TypeVar("One")
+Many = TypeVar("Many")
 
 #: How many partial statistics one task of the tree adds up.
 SPLIT_EVERY = 8
@@ -401,12 +406,27 @@ def _persons_together(
     return list(shuffled.to_delayed())
 
 
+@overload
+def _run(
+    ddf: dd.DataFrame, kind: Kind[One, Many], group: None, bounds: ContributionBounds = NO_BOUNDS
+) -> One: ...
+
+
+@overload
 def _run(
     ddf: dd.DataFrame,
-    kind: Kind[Any, Any],
+    kind: Kind[One, Many],
+    group: Grouping,
+    bounds: ContributionBounds = NO_BOUNDS,
+) -> Many: ...
+
+
+def _run(
+    ddf: dd.DataFrame,
+    kind: Kind[One, Many],
     group: Grouping | None,
     bounds: ContributionBounds = NO_BOUNDS,
-) -> Any:
+) -> One | Many:
     """The pipeline of :func:`pandas_dp.release.run`, with the statistics computed by Dask."""
     meta = ddf._meta
     kind.read(meta, 1 if group is None else len(group.keys))  # columns and dtypes: no data
@@ -575,9 +595,34 @@ class DaskDPAccessor:
 
     # ---------------------------------------------------------------- releases
 
+    @overload
     def count(
-        self, column: Hashable | None = None, *, epsilon: float, max_rows: int | None = None
-    ) -> int:
+        self,
+        column: Hashable | None = None,
+        *,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | None = None,
+    ) -> int: ...
+
+    @overload
+    def count(
+        self,
+        column: Hashable | None = None,
+        *,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+    ) -> pd.Series: ...
+
+    def count(
+        self,
+        column: Hashable | None = None,
+        *,
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+    ) -> int | pd.Series:
         """Noisy number of rows, or of non-missing values of ``column``.
 
         Parameters
@@ -586,18 +631,56 @@ class DaskDPAccessor:
             Count non-missing values of this column.
         epsilon : float
             Privacy cost, keyword-only.
+        ci : float, optional
+            A confidence level in (0, 1): the answer with its noise interval.
         max_rows : int, optional
             With a privacy unit: the most rows of one person per cell (else the
             budget's default), as on pandas.
 
         Returns
         -------
-        int
+        int, or pandas.Series
             As :meth:`pandas_dp.DPAccessor.count`.
         """
-        return _run(  # type: ignore[no-any-return]
-            self._ddf, Count(check_epsilon(epsilon), column), None, ContributionBounds(max_rows)
+        return _run(
+            self._ddf,
+            Count(check_epsilon(epsilon), column, ci),
+            None,
+            ContributionBounds(max_rows),
         )
+
+    @overload
+    def sum(
+        self,
+        column: None = None,
+        *,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def sum(
+        self,
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | None = None,
+    ) -> float: ...
+
+    @overload
+    def sum(
+        self,
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+    ) -> pd.Series: ...
 
     def sum(
         self,
@@ -605,8 +688,9 @@ class DaskDPAccessor:
         *,
         clip: Any,
         epsilon: float,
+        ci: float | None = None,
         max_rows: int | None = None,
-    ) -> Any:
+    ) -> float | pd.Series:
         """Noisy clipped sum: as :meth:`pandas_dp.DPAccessor.sum`.
 
         Parameters
@@ -617,17 +701,55 @@ class DaskDPAccessor:
             Public clip bounds.
         epsilon : float
             Privacy cost, keyword-only.
+        ci : float, optional
+            A confidence level in (0, 1): the answer with its noise interval.
         max_rows : int, optional
             With a privacy unit: the most rows of one person per cell (else the
             budget's default), as on pandas.
 
         Returns
         -------
-        float, or pandas.Series indexed by column for a mapping.
+        float, or pandas.Series indexed by column for a mapping (or with ``ci``).
         """
         return _run(
-            self._ddf, Sum(check_epsilon(epsilon), column, clip), None, ContributionBounds(max_rows)
+            self._ddf,
+            Sum(check_epsilon(epsilon), column, clip, ci),
+            None,
+            ContributionBounds(max_rows),
         )
+
+    @overload
+    def mean(
+        self,
+        column: None = None,
+        *,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def mean(
+        self,
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | None = None,
+    ) -> float: ...
+
+    @overload
+    def mean(
+        self,
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+    ) -> pd.Series: ...
 
     def mean(
         self,
@@ -635,8 +757,9 @@ class DaskDPAccessor:
         *,
         clip: Any,
         epsilon: float,
+        ci: float | None = None,
         max_rows: int | None = None,
-    ) -> Any:
+    ) -> float | pd.Series:
         """Noisy clipped mean: as :meth:`pandas_dp.DPAccessor.mean`.
 
         Parameters
@@ -647,17 +770,19 @@ class DaskDPAccessor:
             Public clip bounds.
         epsilon : float
             Privacy cost, keyword-only.
+        ci : float, optional
+            A confidence level in (0, 1): the answer with its noise interval.
         max_rows : int, optional
             With a privacy unit: the most rows of one person per cell (else the
             budget's default), as on pandas.
 
         Returns
         -------
-        float, or pandas.Series indexed by column for a mapping.
+        float, or pandas.Series indexed by column for a mapping (or with ``ci``).
         """
         return _run(
             self._ddf,
-            Mean(check_epsilon(epsilon), column, clip),
+            Mean(check_epsilon(epsilon), column, clip, ci),
             None,
             ContributionBounds(max_rows),
         )
@@ -732,7 +857,7 @@ class DaskDPAccessor:
             As :meth:`pandas_dp.DPAccessor.quantile`.
         """
         kind = Quantile.of(check_epsilon(epsilon), column, q, candidates, "quantile")
-        return _run(self._ddf, kind, None, ContributionBounds(max_rows))  # type: ignore[no-any-return]
+        return _run(self._ddf, kind, None, ContributionBounds(max_rows))
 
     def median(
         self,
@@ -762,7 +887,163 @@ class DaskDPAccessor:
             As :meth:`pandas_dp.DPAccessor.median`.
         """
         kind = Quantile.of(check_epsilon(epsilon), column, 0.5, candidates, "median")
-        return _run(self._ddf, kind, None, ContributionBounds(max_rows))  # type: ignore[no-any-return]
+        return _run(self._ddf, kind, None, ContributionBounds(max_rows))
+
+    def var(
+        self, column: Hashable, *, clip: Any, epsilon: float, max_rows: int | None = None
+    ) -> float:
+        """Noisy clipped sample variance (``ddof=1``): as :meth:`pandas_dp.DPAccessor.var`.
+
+        Parameters
+        ----------
+        column : label
+            The numeric column; missing values are skipped.
+        clip : (float, float)
+            Public clip bounds.
+        epsilon : float
+            Privacy cost, keyword-only.
+        max_rows : int, optional
+            With a privacy unit: the most rows of one person (else the budget's
+            default), as on pandas.
+
+        Returns
+        -------
+        float
+        """
+        kind = Var.of(check_epsilon(epsilon), column, clip, std=False)
+        return _run(self._ddf, kind, None, ContributionBounds(max_rows))
+
+    def std(
+        self, column: Hashable, *, clip: Any, epsilon: float, max_rows: int | None = None
+    ) -> float:
+        """Noisy clipped standard deviation: as :meth:`pandas_dp.DPAccessor.std`.
+
+        Parameters
+        ----------
+        column : label
+            The numeric column; missing values are skipped.
+        clip : (float, float)
+            Public clip bounds.
+        epsilon : float
+            Privacy cost, keyword-only.
+        max_rows : int, optional
+            With a privacy unit: the most rows of one person (else the budget's
+            default), as on pandas.
+
+        Returns
+        -------
+        float
+        """
+        kind = Var.of(check_epsilon(epsilon), column, clip, std=True)
+        return _run(self._ddf, kind, None, ContributionBounds(max_rows))
+
+    def histogram(
+        self,
+        column: Hashable,
+        *,
+        bins: Any,
+        epsilon: float,
+        right: bool = True,
+        include_lowest: bool = False,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series:
+        """Noisy counts over public bin edges: as :meth:`pandas_dp.DPAccessor.histogram`.
+
+        The bins are built from the edges and the collection's dtypes alone.
+
+        Parameters
+        ----------
+        column : label
+            A numeric column.
+        bins : list, array or Index of numbers
+            Public bin edges, increasing, at least two.
+        epsilon : float
+            Privacy cost, keyword-only.
+        right, include_lowest : bool
+            As in ``pd.cut``.
+        max_rows, max_groups : int, optional
+            With a privacy unit: the most rows of one person per bin, and the
+            most bins of one person (else the budget's defaults), as on pandas.
+
+        Returns
+        -------
+        pandas.Series
+            Integer counts named ``count``, indexed by ``pd.cut``'s intervals.
+        """
+        group = Bins.of_edges(
+            self._ddf._meta, column, bins, right=right, include_lowest=include_lowest
+        )
+        kind = Histogram(check_epsilon(epsilon), column)
+        counts = _run(self._ddf, kind, group, ContributionBounds(max_rows, max_groups))
+        assert isinstance(counts, pd.Series)
+        return counts
+
+    def crosstab(
+        self,
+        index: Hashable,
+        columns: Hashable,
+        *,
+        keys: Any,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame:
+        """Noisy counts of every pair of public keys: as :meth:`pandas_dp.DPAccessor.crosstab`.
+
+        Parameters
+        ----------
+        index, columns : label
+            The row and column key columns.
+        keys : (row_keys, column_keys)
+            The public keys of each, in the order of the result.
+        epsilon : float
+            Privacy cost, keyword-only.
+        max_rows, max_groups : int, optional
+            With a privacy unit: the most rows of one person per cell, and the
+            most cells of one person (else the budget's defaults), as on pandas.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by ``row_keys``, with columns ``column_keys``.
+        """
+        group = CrossKeys.of_pair(self._ddf._meta, index, columns, keys)
+        bounds = ContributionBounds(max_rows, max_groups)
+        return group.table(_run(self._ddf, Count(check_epsilon(epsilon)), group, bounds))
+
+    def describe(
+        self,
+        columns: Any,
+        *,
+        clip: Any,
+        candidates: Any,
+        epsilon: float,
+        max_rows: int | None = None,
+    ) -> pd.DataFrame:
+        """Count, mean, std and quartiles: as :meth:`pandas_dp.DPAccessor.describe`.
+
+        Parameters
+        ----------
+        columns : label or list of labels
+            Numeric columns; missing values are skipped.
+        clip : dict
+            ``{column: (lower, upper)}``: public clip bounds of every column.
+        candidates : dict
+            ``{column: grid}``: the public grid of each column's quartiles.
+        epsilon : float
+            Privacy cost of the whole call, keyword-only.
+        max_rows : int, optional
+            With a privacy unit: the most rows of one person (else the budget's
+            default), as on pandas.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed ``count, mean, std, 25%, 50%, 75%``, one column per column.
+        """
+        kind = Describe.of(check_epsilon(epsilon), columns, clip, candidates)
+        return _run(self._ddf, kind, None, ContributionBounds(max_rows))
 
     def groupby(self, by: Hashable | list[Hashable], *, keys: Any = None) -> DaskDPGroupBy:
         """Group by ``by`` over the public ``keys``: as :meth:`pandas_dp.DPAccessor.groupby`.
@@ -1006,6 +1287,38 @@ class DaskDPAccessor:
             _bind(result, bound.budget, root=bound.root, unit=None)
         return result
 
+    def rows_per_unit(self, q: float = 0.9, *, candidates: Any = None, epsilon: float) -> int:
+        """A private quantile of rows per person: as :meth:`pandas_dp.DPAccessor.rows_per_unit`.
+
+        Dask's groupby-size over the unit (as :meth:`per_unit`), then the
+        quantile release on its one row per person.
+
+        Parameters
+        ----------
+        q : float, default 0.9
+            The quantile level in ``[0, 1]``.
+        candidates : list, array or range of positive integers
+            The public grid of row counts, strictly increasing, keyword-only.
+        epsilon : float
+            Privacy cost, keyword-only.
+
+        Returns
+        -------
+        int
+            One of ``candidates``.
+        """
+        bound = _require(self._ddf)
+        if bound.unit is None:
+            raise TypeError(
+                "rows_per_unit() needs a privacy unit: this collection has one row per person. "
+                "Attach the budget with set_budget(..., privacy_unit='customer_id')."
+            )
+        kind = Quantile.of(check_epsilon(epsilon), "rows", q, candidates, "rows_per_unit")
+        people = self._ddf.groupby(bound.unit, dropna=True).size().rename("rows").to_frame()
+        with _LOCK:
+            _bind(people, bound.budget, root=bound.root, unit=None)
+        return int(_run(people, kind, None))
+
     def compute(self, **kwargs: Any) -> pd.DataFrame:
         """The collection as a pandas frame bound to the same budget (same rows).
 
@@ -1086,14 +1399,37 @@ class DaskDPGroupBy:
     def __repr__(self) -> str:
         return f"DaskDPGroupBy(by={self.by!r}, keys={len(self.keys)})"
 
+    @overload
     def count(
         self,
         column: Hashable | None = None,
         *,
         epsilon: float,
+        ci: None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
-    ) -> pd.Series:
+    ) -> pd.Series: ...
+
+    @overload
+    def count(
+        self,
+        column: Hashable | None = None,
+        *,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
+
+    def count(
+        self,
+        column: Hashable | None = None,
+        *,
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series | pd.DataFrame:
         """Noisy count per key: as :meth:`pandas_dp.DPGroupBy.count`.
 
         Parameters
@@ -1102,6 +1438,8 @@ class DaskDPGroupBy:
             Count the non-missing values of this column instead of rows.
         epsilon : float
             Privacy cost of the whole release, keyword-only.
+        ci : float, optional
+            A confidence level in (0, 1): each key's count with its interval.
         max_rows : int, optional
             With a privacy unit: the most rows of one person per cell (else the
             budget's default), as on pandas.
@@ -1111,14 +1449,50 @@ class DaskDPGroupBy:
 
         Returns
         -------
-        pandas.Series
+        pandas.Series, or pandas.DataFrame with ``ci``
         """
-        return _run(  # type: ignore[no-any-return]
+        return _run(
             self._ddf,
-            Count(check_epsilon(epsilon), column),
+            Count(check_epsilon(epsilon), column, ci),
             self._group,
             ContributionBounds(max_rows, max_groups),
         )
+
+    @overload
+    def sum(
+        self,
+        column: None = None,
+        *,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def sum(
+        self,
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def sum(
+        self,
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
 
     def sum(
         self,
@@ -1126,6 +1500,7 @@ class DaskDPGroupBy:
         *,
         clip: Any,
         epsilon: float,
+        ci: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> pd.Series | pd.DataFrame:
@@ -1139,6 +1514,8 @@ class DaskDPGroupBy:
             Public clip bounds.
         epsilon : float
             Privacy cost of the whole release, keyword-only.
+        ci : float, optional
+            A confidence level in (0, 1): each answer with its interval.
         max_rows : int, optional
             With a privacy unit: the most rows of one person per cell (else the
             budget's default), as on pandas.
@@ -1150,12 +1527,48 @@ class DaskDPGroupBy:
         -------
         pandas.Series or pandas.DataFrame
         """
-        return _run(  # type: ignore[no-any-return]
+        return _run(
             self._ddf,
-            Sum(check_epsilon(epsilon), column, clip),
+            Sum(check_epsilon(epsilon), column, clip, ci),
             self._group,
             ContributionBounds(max_rows, max_groups),
         )
+
+    @overload
+    def mean(
+        self,
+        column: None = None,
+        *,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def mean(
+        self,
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def mean(
+        self,
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
 
     def mean(
         self,
@@ -1163,6 +1576,7 @@ class DaskDPGroupBy:
         *,
         clip: Any,
         epsilon: float,
+        ci: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> pd.Series | pd.DataFrame:
@@ -1176,6 +1590,8 @@ class DaskDPGroupBy:
             Public clip bounds.
         epsilon : float
             Privacy cost of the whole release, keyword-only.
+        ci : float, optional
+            A confidence level in (0, 1): each answer with its interval.
         max_rows : int, optional
             With a privacy unit: the most rows of one person per cell (else the
             budget's default), as on pandas.
@@ -1187,9 +1603,9 @@ class DaskDPGroupBy:
         -------
         pandas.Series or pandas.DataFrame
         """
-        return _run(  # type: ignore[no-any-return]
+        return _run(
             self._ddf,
-            Mean(check_epsilon(epsilon), column, clip),
+            Mean(check_epsilon(epsilon), column, clip, ci),
             self._group,
             ContributionBounds(max_rows, max_groups),
         )
@@ -1234,7 +1650,7 @@ class DaskDPGroupBy:
         pandas.Series or pandas.DataFrame
         """
         kind = Argmax.of(check_epsilon(epsilon), column, candidates, k=k, value=value, clip=clip)
-        return _run(self._ddf, kind, self._group, ContributionBounds(max_rows, max_groups))  # type: ignore[no-any-return]
+        return _run(self._ddf, kind, self._group, ContributionBounds(max_rows, max_groups))
 
     def quantile(
         self,
@@ -1270,7 +1686,7 @@ class DaskDPGroupBy:
         pandas.Series
         """
         kind = Quantile.of(check_epsilon(epsilon), column, q, candidates, "quantile")
-        return _run(self._ddf, kind, self._group, ContributionBounds(max_rows, max_groups))  # type: ignore[no-any-return]
+        return _run(self._ddf, kind, self._group, ContributionBounds(max_rows, max_groups))
 
     def median(
         self,
@@ -1303,4 +1719,98 @@ class DaskDPGroupBy:
         pandas.Series
         """
         kind = Quantile.of(check_epsilon(epsilon), column, 0.5, candidates, "median")
-        return _run(self._ddf, kind, self._group, ContributionBounds(max_rows, max_groups))  # type: ignore[no-any-return]
+        return _run(self._ddf, kind, self._group, ContributionBounds(max_rows, max_groups))
+
+    def var(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series:
+        """Noisy clipped sample variance per key: as :meth:`pandas_dp.DPGroupBy.var`.
+
+        Parameters
+        ----------
+        column : label
+            The numeric column; missing values are skipped.
+        clip : (float, float)
+            Public clip bounds.
+        epsilon : float
+            Privacy cost of the whole release, keyword-only.
+        max_rows, max_groups : int, optional
+            With a privacy unit: the most rows of one person per key, and the
+            most keys of one person (else the budget's defaults), as on pandas.
+
+        Returns
+        -------
+        pandas.Series
+        """
+        kind = Var.of(check_epsilon(epsilon), column, clip, std=False)
+        return _run(self._ddf, kind, self._group, ContributionBounds(max_rows, max_groups))
+
+    def std(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series:
+        """Noisy clipped standard deviation per key: as :meth:`pandas_dp.DPGroupBy.std`.
+
+        Parameters
+        ----------
+        column : label
+            The numeric column; missing values are skipped.
+        clip : (float, float)
+            Public clip bounds.
+        epsilon : float
+            Privacy cost of the whole release, keyword-only.
+        max_rows, max_groups : int, optional
+            With a privacy unit: the most rows of one person per key, and the
+            most keys of one person (else the budget's defaults), as on pandas.
+
+        Returns
+        -------
+        pandas.Series
+        """
+        kind = Var.of(check_epsilon(epsilon), column, clip, std=True)
+        return _run(self._ddf, kind, self._group, ContributionBounds(max_rows, max_groups))
+
+    def describe(
+        self,
+        columns: Any,
+        *,
+        clip: Any,
+        candidates: Any,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame:
+        """Count, mean, std and quartiles per key: as :meth:`pandas_dp.DPGroupBy.describe`.
+
+        Parameters
+        ----------
+        columns : label or list of labels
+            Numeric columns; missing values are skipped.
+        clip : dict
+            ``{column: (lower, upper)}``: public clip bounds of every column.
+        candidates : dict
+            ``{column: grid}``: the public grid of each column's quartiles.
+        epsilon : float
+            Privacy cost of the whole release, keyword-only.
+        max_rows, max_groups : int, optional
+            With a privacy unit: the most rows of one person per key, and the
+            most keys of one person (else the budget's defaults), as on pandas.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by ``keys``; columns ``(column, stat)``.
+        """
+        kind = Describe.of(check_epsilon(epsilon), columns, clip, candidates)
+        return _run(self._ddf, kind, self._group, ContributionBounds(max_rows, max_groups))

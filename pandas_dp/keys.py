@@ -27,7 +27,15 @@ from .validation import (
     numeric_values,
 )
 
-__all__ = ["Bins", "Grouping", "encode_keys", "level_codes", "normalize_by", "normalize_keys"]
+__all__ = [
+    "Bins",
+    "CrossKeys",
+    "Grouping",
+    "encode_keys",
+    "level_codes",
+    "normalize_by",
+    "normalize_keys",
+]
 
 
 @dataclass(frozen=True)
@@ -107,6 +115,40 @@ class Bins(Grouping):
         )
         out: I64 = np.nan_to_num(np.asarray(bins, dtype=np.float64), nan=-1.0).astype(np.int64)
         return out
+
+
+@dataclass(frozen=True)
+class CrossKeys(Grouping):
+    """The product of public row keys and column keys: the cells of ``pd.crosstab``.
+
+    A grouping over ``(index, columns)`` whose keys are every pair of
+    ``rows`` × ``cols`` (row-major), built from the public keys alone;
+    :meth:`table` reshapes a release over it into the crosstab.
+    """
+
+    rows: pd.Index = field(default_factory=lambda: pd.Index([]), repr=False)
+    cols: pd.Index = field(default_factory=lambda: pd.Index([]), repr=False)
+
+    @classmethod
+    def of_pair(
+        cls, df: pd.DataFrame, index: Hashable, columns: Hashable, keys: object
+    ) -> CrossKeys:
+        """Check ``index``, ``columns`` and ``keys = (row_keys, column_keys)`` against ``df``."""
+        if not isinstance(keys, tuple | list) or len(keys) != 2:
+            raise TypeError(
+                "`keys` must be a pair (row_keys, column_keys) of public key lists, got "
+                f"{type(keys).__name__}."
+            )
+        rows = normalize_keys([index], keys[0])
+        cols = normalize_keys([columns], keys[1])
+        product = pd.MultiIndex.from_product([rows, cols], names=[index, columns])
+        group = Grouping.of(df, [index, columns], product)
+        return cls(group.by, group.keys, rows, cols)
+
+    def table(self, counts: pd.Series | pd.DataFrame) -> pd.DataFrame:
+        """A release over these keys as the crosstab: ``rows`` down, ``cols`` across."""
+        values = counts.to_numpy().reshape(len(self.rows), len(self.cols))
+        return pd.DataFrame(values, index=self.rows, columns=self.cols)
 
 
 _KEYS_HINT = (

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import pickle
+import re
 import subprocess
 import sys
 import threading
@@ -77,6 +78,42 @@ RECIPES: dict[str, Callable[[Any], Any]] = {
         .count(epsilon=0.5)
     ),
     "selected_sum": lambda d: d.dp.select(["salary"]).dp.sum("salary", clip=CLIP, epsilon=0.5),
+    "count_ci": lambda d: d.dp.count(epsilon=0.5, ci=0.9),
+    "sum_ci": lambda d: d.dp.sum("salary", clip=CLIP, epsilon=0.5, ci=0.9),
+    "mean_mapping_ci": lambda d: d.dp.mean(
+        clip={"salary": CLIP, "age": (18, 70)}, epsilon=0.5, ci=0.95
+    ),
+    "var": lambda d: d.dp.var("age", clip=(18, 70), epsilon=0.5),
+    "std": lambda d: d.dp.std("salary", clip=CLIP, epsilon=0.5),
+    "histogram": lambda d: d.dp.histogram("age", bins=[18, 30, 45, 70], epsilon=0.5),
+    "histogram_left": lambda d: d.dp.histogram(
+        "salary", bins=np.linspace(0, 2e5, 9), right=False, include_lowest=True, epsilon=0.5
+    ),
+    "crosstab": lambda d: d.dp.crosstab("dept", "cat", keys=(DEPTS, ["c", "a", "b"]), epsilon=0.5),
+    "describe": lambda d: d.dp.describe(
+        ["age", "salary"],
+        clip={"age": (18, 70), "salary": CLIP},
+        candidates={"age": GRID, "salary": np.linspace(0, 3e5, 31)},
+        epsilon=0.5,
+    ),
+    "grouped_count_ci": lambda d: d.dp.groupby("dept", keys=DEPTS).count(
+        "bonus", epsilon=0.5, ci=0.9
+    ),
+    "grouped_sum_ci": lambda d: d.dp.groupby("dept", keys=DEPTS).sum(
+        "salary", clip=CLIP, epsilon=0.5, ci=0.9
+    ),
+    "grouped_mean_mapping_ci": lambda d: d.dp.groupby("cat", keys=["a", "b", "c"]).mean(
+        clip={"salary": CLIP, "bonus": (0, 5e3)}, epsilon=0.5, ci=0.8
+    ),
+    "grouped_var": lambda d: d.dp.groupby("dept", keys=DEPTS).var(
+        "age", clip=(18, 70), epsilon=0.5
+    ),
+    "grouped_std": lambda d: d.dp.groupby("cat", keys=["a", "b", "c", "d"]).std(
+        "salary", clip=CLIP, epsilon=0.5
+    ),
+    "grouped_describe": lambda d: d.dp.groupby("dept", keys=DEPTS).describe(
+        "age", clip={"age": (18, 70)}, candidates={"age": GRID}, epsilon=0.5
+    ),
 }
 
 _OFFSET = iter(range(10**6, 10**9, 10**5))
@@ -312,6 +349,64 @@ def test_argument_errors_and_overspend_come_before_any_compute(frame: pd.DataFra
     assert budget.entries == []
 
 
+def _no_compute(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("a graph was computed")
+
+
+#: Bad arguments of the newer releases: the pandas error, raised before any compute or spend.
+SURFACE_ERRORS: dict[str, Callable[[Any], Any]] = {
+    "count ci out of range": lambda d: d.dp.count(epsilon=1, ci=1.5),
+    "sum ci not a number": lambda d: d.dp.sum("salary", clip=CLIP, epsilon=1, ci="95%"),
+    "grouped mean ci zero": lambda d: d.dp.groupby("dept", keys=DEPTS).mean(
+        "salary", clip=CLIP, epsilon=1, ci=0
+    ),
+    "var clip mapping": lambda d: d.dp.var("age", clip={"age": (0, 1)}, epsilon=1),
+    "std of a string column": lambda d: d.dp.std("dept", clip=(0, 1), epsilon=1),
+    "grouped var missing column": lambda d: d.dp.groupby("dept", keys=DEPTS).var(
+        "nope", clip=(0, 1), epsilon=1
+    ),
+    "histogram bin count": lambda d: d.dp.histogram("age", bins=5, epsilon=1),
+    "histogram unsorted": lambda d: d.dp.histogram("age", bins=[30, 18, 70], epsilon=1),
+    "histogram string column": lambda d: d.dp.histogram("dept", bins=[0, 1], epsilon=1),
+    "histogram max_rows without unit": lambda d: d.dp.histogram(
+        "age", bins=[0, 50, 100], epsilon=1, max_rows=2
+    ),
+    "crosstab keys not a pair": lambda d: d.dp.crosstab("dept", "cat", keys=DEPTS, epsilon=1),
+    "crosstab keys of another dtype": lambda d: d.dp.crosstab(
+        "dept", "age", keys=(DEPTS, ["x"]), epsilon=1
+    ),
+    "describe no grid": lambda d: d.dp.describe(
+        ["age"], clip={"age": (18, 70)}, candidates={}, epsilon=1
+    ),
+    "grouped describe clip pair": lambda d: d.dp.groupby("dept", keys=DEPTS).describe(
+        "age", clip=(18, 70), candidates={"age": GRID}, epsilon=1
+    ),
+    "overspend": lambda d: d.dp.describe(
+        "age", clip={"age": (18, 70)}, candidates={"age": GRID}, epsilon=2
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(SURFACE_ERRORS))
+def test_bad_arguments_of_the_newer_releases_are_the_pandas_errors_before_any_compute(
+    frame: pd.DataFrame, case: str
+) -> None:
+    call = SURFACE_ERRORS[case]
+    df = frame.copy()
+    df.dp.set_budget(epsilon=1)
+    ddf = fresh(frame, 2)
+    budget = ddf.dp.set_budget(epsilon=1)
+    with pytest.raises(Exception) as on_pandas:  # noqa: PT011  (compared below)
+        call(df)
+    with dask.config.set(scheduler=_no_compute), pytest.raises(type(on_pandas.value)) as on_dask:
+        call(ddf)
+    # Dask stores pandas' ``str`` columns as ``string[pyarrow]``: the messages name the dtype.
+    dtype = re.compile(r"dtype \w+")
+    assert dtype.sub("dtype", str(on_dask.value)) == dtype.sub("dtype", str(on_pandas.value))
+    assert budget.spent == 0
+    assert budget.entries == []
+
+
 def _fails(part: pd.Series) -> pd.Series:
     raise RuntimeError("a worker failed")
 
@@ -475,10 +570,40 @@ def test_with_a_privacy_unit_releases_run_as_on_pandas(orders: pd.DataFrame) -> 
         lambda d: d.dp.groupby("region", keys=["N", "S"]).sum(
             "amount", clip=(0, 600), epsilon=1e9, max_groups=2
         ),
+        lambda d: d.dp.count(epsilon=1e9, ci=0.9),
+        lambda d: d.dp.groupby("region", keys=["N", "S"]).mean(
+            "amount", clip=(0, 600), epsilon=1e9, ci=0.9, max_groups=2
+        ),
+        lambda d: d.dp.std("amount", clip=(0, 600), epsilon=1e9, max_rows=3),
+        lambda d: d.dp.groupby("region", keys=["N", "S", "E"]).var(
+            "amount", clip=(0, 600), epsilon=1e9, max_groups=3
+        ),
+        lambda d: d.dp.histogram("amount", bins=[0, 200, 400, 600], epsilon=1e9, max_groups=3),
+        lambda d: d.dp.assign(big=d.amount > 300).dp.crosstab(
+            "region", "big", keys=(["N", "S"], [False, True]), epsilon=1e9, max_groups=4
+        ),
+        lambda d: d.dp.describe(
+            "amount",
+            clip={"amount": (0, 600)},
+            candidates={"amount": np.linspace(0, 600, 13)},
+            epsilon=1e9,
+        ),
+        lambda d: d.dp.groupby("region", keys=["N", "S"]).describe(
+            "amount",
+            clip={"amount": (0, 600)},
+            candidates={"amount": np.linspace(0, 600, 13)},
+            epsilon=1e9,
+            max_groups=2,
+        ),
     ]
     for call in calls:
         got, want = call(ddf), call(df)
-        if isinstance(want, pd.Series):
+        if isinstance(want, pd.DataFrame):
+            assert got.index.equals(want.index)
+            assert got.columns.equals(want.columns)
+            # Other rows kept: a quartile may land one grid step (50) away.
+            np.testing.assert_allclose(got.to_numpy(float), want.to_numpy(float), 0.2, 50)
+        elif isinstance(want, pd.Series):
             assert got.index.equals(want.index)
             np.testing.assert_allclose(got.to_numpy(), want.to_numpy(), rtol=0.2)
         elif isinstance(want, float):
@@ -490,6 +615,28 @@ def test_with_a_privacy_unit_releases_run_as_on_pandas(orders: pd.DataFrame) -> 
         budget.ledger[columns].iloc[2:].reset_index(drop=True).equals(df.dp.budget.ledger[columns])
     )
     assert budget.ledger.privacy_unit.eq("customer").all()
+
+
+@pytest.mark.parametrize("npartitions", [1, 4])
+def test_rows_per_unit_is_the_pandas_release(orders: pd.DataFrame, npartitions: int) -> None:
+    """The quantile of the rows per person needs no bounding: the pandas answer, bit for bit."""
+    df = orders.copy()
+    df.dp.set_budget(epsilon=10, privacy_unit="customer", seed=4)
+    ddf = fresh(orders, npartitions)
+    budget = ddf.dp.set_budget(epsilon=10, privacy_unit="customer", seed=4)
+    grid = range(1, 31)
+    for q in (0.5, 0.9, 0.99):
+        got = ddf.dp.rows_per_unit(q, candidates=grid, epsilon=1)
+        assert type(got) is int
+        assert got == df.dp.rows_per_unit(q, candidates=grid, epsilon=1)
+    assert budget.ledger.drop(columns="time").equals(df.dp.budget.ledger.drop(columns="time"))
+    assert budget.ledger.operation.str.startswith("rows_per_unit(").all()
+    with pytest.raises(ValueError, match="increasing"):
+        ddf.dp.rows_per_unit(candidates=[3, 2, 1], epsilon=1)
+    people = ddf.dp.per_unit(n=("amount", "size"))
+    with pytest.raises(TypeError, match="needs a privacy unit"):
+        people.dp.rows_per_unit(candidates=grid, epsilon=1)
+    assert budget.spent == pytest.approx(3)
 
 
 def test_the_bounding_draws_from_the_budgets_source_inside_the_reservation(
