@@ -87,10 +87,16 @@ class CountPlan:
 
     sensitivity: int
     epsilon: Fraction
+    #: ``sensitivity / epsilon``, computed once (plans are cached).
+    scale: Fraction = field(init=False, repr=False)
 
-    @property
-    def scale(self) -> Fraction:
-        return Fraction(self.sensitivity) / self.epsilon
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scale", Fraction(self.sensitivity) / self.epsilon)
+
+    @functools.cached_property
+    def texts(self) -> tuple[str, str]:
+        """The ledger's sensitivity and noise scale (formatted once per plan)."""
+        return figures([self.sensitivity]), figures([self.scale])
 
 
 @dataclass(frozen=True)
@@ -112,6 +118,11 @@ class GridPlan:
     delta: int
     scale: int
     epsilon: Fraction
+
+    @functools.cached_property
+    def texts(self) -> tuple[str, str]:
+        """The ledger's sensitivity and noise scale in data units (formatted once per plan)."""
+        return figures([self.delta * self.step]), figures([self.scale * self.step])
 
     @property
     def step(self) -> float:
@@ -263,7 +274,7 @@ def release_counts(src: RandomSource, counts: I64, plan: CountPlan) -> I64:
 
 def noisy_sums(src: RandomSource, sums: I64, plan: GridPlan) -> F64:
     """Noisy clipped sums per key from their exact grid sums: ``step · (Σq + dLap(scale))``."""
-    noisy = sums + discrete_laplace(src, Fraction(plan.scale), sums.size)
+    noisy = sums + discrete_laplace(src, plan.scale, sums.size)
     return np.ldexp(noisy.astype(np.float64), plan.exponent)
 
 
@@ -281,7 +292,7 @@ def noisy_pairs(src: RandomSource, sums: I64, counts: I64, plan: MeanPlan) -> tu
     """The noisy complementary sums ``a = Σq + Z₁`` and ``b = N·Q − Σq + Z₂`` per key."""
     grid = plan.grid
     n_keys = sums.size
-    noise = discrete_laplace(src, Fraction(grid.scale), 2 * n_keys)
+    noise = discrete_laplace(src, grid.scale, 2 * n_keys)
     return sums + noise[:n_keys], counts * grid.q_hi - sums + noise[n_keys:]
 
 
@@ -355,8 +366,8 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
             epsilon=self.epsilon if plan.sensitivity else Fraction(0),
             columns=column_names([] if self.column is None else [self.column]),
             mechanism="discrete_laplace" if plan.sensitivity else "exact (n public)",
-            sensitivity=figures([plan.sensitivity]),
-            noise_scale=figures([plan.scale]),
+            sensitivity=plan.texts[0],
+            noise_scale=plan.texts[1],
         )
 
     def tally(self, plan: CountPlan, rows: Rows, codes: I64 | None, n_keys: int) -> Stats:
@@ -440,8 +451,8 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
             epsilon=self.epsilon,
             columns=column_names([col for col, _ in self.clips]),
             mechanism=self.mechanism,
-            sensitivity=figures(g.delta * g.step for g in grids),
-            noise_scale=figures(g.scale * g.step for g in grids),
+            sensitivity="; ".join(g.texts[0] for g in grids),
+            noise_scale="; ".join(g.texts[1] for g in grids),
             clip=tuple(bounds for _, bounds in self.clips),
         )
 
@@ -733,8 +744,8 @@ def noisy_triples(
     """``A′ = Σq + Z``, ``B′ = N·Q − Σq + Z``, ``C′ = Σr − N·o + Z_C`` per key."""
     grid = plan.grid
     n_keys = sums.size
-    pair = discrete_laplace(src, Fraction(grid.scale), 2 * n_keys)
-    third = discrete_laplace(src, Fraction(plan.scale3), n_keys)
+    pair = discrete_laplace(src, grid.scale, 2 * n_keys)
+    third = discrete_laplace(src, plan.scale3, n_keys)
     a = sums + pair[:n_keys]
     b = counts * grid.q_hi - sums + pair[n_keys:]
     c = bumps - counts * plan.offset + third

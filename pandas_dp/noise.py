@@ -291,7 +291,7 @@ def _geometric(src: RandomSource, s: int, t: int, n: int) -> I64:
     return np.array(big, dtype=np.int64)
 
 
-def _rational_scale(scale: Fraction) -> tuple[int, int]:
+def _rational_scale(scale: Fraction | int) -> tuple[int, int]:
     """``(s, t)`` with ``s/t <= 1/scale`` and both below 2**62 (privacy only improves)."""
     s, t = scale.denominator, scale.numerator
     shift = max(s.bit_length(), t.bit_length()) - 61
@@ -302,7 +302,7 @@ def _rational_scale(scale: Fraction) -> tuple[int, int]:
     return s, max(t, 1)
 
 
-def discrete_laplace(src: RandomSource, scale: Fraction, size: int) -> I64:
+def discrete_laplace(src: RandomSource, scale: Fraction | int, size: int) -> I64:
     """Exact discrete Laplace draws, ``P(Z = z) ∝ exp(-|z| / scale)`` (CKS Alg. 2).
 
     ``scale == 0`` gives zeros (a statistic that cannot change needs no noise).

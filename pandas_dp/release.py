@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any, TypeVar, overload
+from typing import Any, NamedTuple, TypeVar, overload
 
 import pandas as pd
 
@@ -168,8 +168,7 @@ def bounded_tally(
     return kind.tally(plan, rows.take(keep), None if codes is None else codes[keep], n_keys)
 
 
-@dataclass(frozen=True)
-class Planned:
+class Planned(NamedTuple):
     """The data-free part of a release: neighbour relation, plan, ledger entry."""
 
     neighbours: Neighbours
