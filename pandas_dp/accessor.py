@@ -961,9 +961,37 @@ class DPAccessor:
         kind = Quantile.of(check_epsilon(epsilon), column, 0.5, candidates, "median")
         return run(self._df, kind, None, ContributionBounds(max_rows))
 
+    @overload
     def var(
-        self, column: Hashable, *, clip: Any, epsilon: float, max_rows: int | None = None
-    ) -> float:
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | None = None,
+    ) -> float: ...
+
+    @overload
+    def var(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+    ) -> pd.Series: ...
+
+    def var(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+    ) -> float | pd.Series:
         """Noisy sample variance of ``column`` (``ddof=1``, like pandas) after clipping.
 
         Parameters
@@ -974,11 +1002,15 @@ class DPAccessor:
             Public clip bounds, never read from the data; ±inf clip to them.
         epsilon : float
             Privacy cost, keyword-only.
+        ci : float, optional
+            A confidence level in (0, 1), e.g. ``0.95``: return the answer with
+            an interval (see Notes). Costs nothing more.
 
         Returns
         -------
-        float
+        float, or pandas.Series
             Never negative, at most ``(U − L)²/2``; 0 when the noisy count is 0.
+            With ``ci``: a Series indexed ``["estimate", "lower", "upper"]``.
 
         Raises
         ------
@@ -994,13 +1026,52 @@ class DPAccessor:
         ``≈ (U − L)/8``). Count, mean and variance all come from these three
         (see :func:`pandas_dp.aggregate.plan_variance` for the proof of the
         sensitivity). Public: ``clip``, ``epsilon``.
+
+        With ``ci``: each of the three noises lies within its exact discrete
+        Laplace quantile with probability ``ci**(1/3)`` (independent, so all
+        three with probability ``ci``); bounding the variance over that box
+        of noiseless sums, widened by the grid rounding, gives an interval
+        inside ``[0, (U − L)²/2]`` that holds the sample variance of the
+        clipped values (at least two rows) with probability at least ``ci``
+        (:func:`pandas_dp.accuracy.variance_interval` proves it). It is
+        conservative (coverage well above ``ci`` in practice) and covers the
+        noise, not the bias of clipping. Post-processing: same cost, same
+        estimate.
         """
-        kind = Var.of(check_epsilon(epsilon), column, clip, std=False)
+        kind = Var.of(check_epsilon(epsilon), column, clip, std=False, ci=ci)
         return run(self._df, kind, None, ContributionBounds(max_rows))
 
+    @overload
     def std(
-        self, column: Hashable, *, clip: Any, epsilon: float, max_rows: int | None = None
-    ) -> float:
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | None = None,
+    ) -> float: ...
+
+    @overload
+    def std(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+    ) -> pd.Series: ...
+
+    def std(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+    ) -> float | pd.Series:
         """Noisy standard deviation of ``column`` (``ddof=1``): the square root of :meth:`var`.
 
         Parameters
@@ -1011,11 +1082,15 @@ class DPAccessor:
             Public clip bounds.
         epsilon : float
             Privacy cost, keyword-only.
+        ci : float, optional
+            A confidence level in (0, 1), e.g. ``0.95``: return the answer with
+            an interval (see Notes). Costs nothing more.
 
         Returns
         -------
-        float
-            Never negative.
+        float, or pandas.Series
+            Never negative. With ``ci``: a Series indexed ``["estimate",
+            "lower", "upper"]``.
 
         Raises
         ------
@@ -1023,10 +1098,41 @@ class DPAccessor:
 
         Notes
         -----
-        The same release and cost as :meth:`var`.
+        The same release and cost as :meth:`var`. With ``ci``: the square
+        roots of :meth:`var`'s interval, so it holds the clipped sample
+        standard deviation with probability at least ``ci``; always inside
+        ``[0, (U − L)/sqrt(2)]``.
         """
-        kind = Var.of(check_epsilon(epsilon), column, clip, std=True)
+        kind = Var.of(check_epsilon(epsilon), column, clip, std=True, ci=ci)
         return run(self._df, kind, None, ContributionBounds(max_rows))
+
+    @overload
+    def histogram(
+        self,
+        column: Hashable,
+        *,
+        bins: Any,
+        epsilon: float,
+        ci: None = None,
+        right: bool = True,
+        include_lowest: bool = False,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def histogram(
+        self,
+        column: Hashable,
+        *,
+        bins: Any,
+        epsilon: float,
+        ci: float,
+        right: bool = True,
+        include_lowest: bool = False,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
 
     def histogram(
         self,
@@ -1034,11 +1140,12 @@ class DPAccessor:
         *,
         bins: Any,
         epsilon: float,
+        ci: float | None = None,
         right: bool = True,
         include_lowest: bool = False,
         max_rows: int | None = None,
         max_groups: int | None = None,
-    ) -> pd.Series:
+    ) -> pd.Series | pd.DataFrame:
         """Noisy counts of ``column`` over public bin edges, like ``pd.cut(...).value_counts()``.
 
         Parameters
@@ -1053,14 +1160,20 @@ class DPAccessor:
             Privacy cost, keyword-only.
         right, include_lowest : bool
             As in ``pd.cut``.
+        ci : float, optional
+            A confidence level in (0, 1): each bin's count with its interval,
+            as :meth:`DPGroupBy.count`. Costs nothing more.
 
         Returns
         -------
-        pandas.Series
+        pandas.Series, or pandas.DataFrame
             Integer counts named ``count``, indexed by the same IntervalIndex
             as ``pd.cut(df[column], bins, right=right,
             include_lowest=include_lowest).value_counts(sort=False)``. Counts
-            of small bins may be negative.
+            of small bins may be negative. With ``ci``: a DataFrame with
+            columns ``estimate``, ``lower``, ``upper`` on that index; each
+            bin's true count is inside its interval with probability at least
+            ``ci``.
 
         Raises
         ------
@@ -1075,10 +1188,8 @@ class DPAccessor:
         bins are dropped. Public: the edges, ``right``, ``include_lowest``.
         """
         group = Bins.of_edges(self._df, column, bins, right=right, include_lowest=include_lowest)
-        kind = Histogram(check_epsilon(epsilon), column)
-        counts = run(self._df, kind, group, ContributionBounds(max_rows, max_groups))
-        assert isinstance(counts, pd.Series)
-        return counts
+        kind = Histogram(check_epsilon(epsilon), column, ci)
+        return run(self._df, kind, group, ContributionBounds(max_rows, max_groups))
 
     def crosstab(
         self,
@@ -1087,6 +1198,7 @@ class DPAccessor:
         *,
         keys: Any,
         epsilon: float,
+        ci: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame:
@@ -1101,13 +1213,20 @@ class DPAccessor:
             from the data.
         epsilon : float
             Privacy cost, keyword-only.
+        ci : float, optional
+            A confidence level in (0, 1): each cell's count with its interval.
+            Costs nothing more.
 
         Returns
         -------
         pandas.DataFrame
             Integer counts indexed by ``row_keys`` (named ``index``) with
             columns ``column_keys`` (named ``columns``); combinations absent
-            from the data are answered too.
+            from the data are answered too. With ``ci``: the columns are a
+            MultiIndex ``(statistic, column key)`` with the statistic in
+            ``estimate``, ``lower``, ``upper``, so ``result["lower"]`` is the
+            crosstab of lower bounds; each cell's true count is inside its
+            interval with probability at least ``ci`` (per cell).
 
         Raises
         ------
@@ -1122,7 +1241,7 @@ class DPAccessor:
         """
         group = CrossKeys.of_pair(self._df, index, columns, keys)
         bounds = ContributionBounds(max_rows, max_groups)
-        return group.table(run(self._df, Count(check_epsilon(epsilon)), group, bounds))
+        return group.table(run(self._df, Count(check_epsilon(epsilon), ci=ci), group, bounds))
 
     def describe(
         self,
@@ -1169,6 +1288,10 @@ class DPAccessor:
         1-quantiles cannot tell the points beyond the data apart, so they
         would be close to a uniform pick, not an estimate; the quantile grid
         and the clip bounds are the honest public range.
+
+        There is no ``ci=`` on ``describe``: its rows mix noisy sums with
+        permute-and-flip selections, which have no interval of this kind.
+        Use ``count``, ``mean`` or ``std`` with ``ci=`` for intervals.
         """
         kind = Describe.of(check_epsilon(epsilon), columns, clip, candidates)
         return run(self._df, kind, None, ContributionBounds(max_rows))

@@ -40,6 +40,8 @@ __all__ = [
     "noise_half_width",
     "sum_interval",
     "tail",
+    "var_miss",
+    "variance_interval",
 ]
 
 
@@ -191,3 +193,100 @@ def mean_interval(
     lo = np.clip(lower + width * share_lo - pad, lower, upper)
     hi = np.clip(lower + width * share_hi + pad, lower, upper)
     return np.minimum(lo, estimate), np.maximum(hi, estimate)
+
+
+def var_miss(level: float) -> float:
+    """Each of the variance's three independent noises misses with ``1 − level**(1/3)``.
+
+    All three stay inside their bounds with probability ``(level**(1/3))**3 = level``.
+    """
+    return -math.expm1(math.log(level) / 3.0)
+
+
+def variance_interval(
+    a: I64,
+    b: I64,
+    c: I64,
+    *,
+    top: int,
+    offset: int,
+    scale: int,
+    scale3: int,
+    lower: float,
+    upper: float,
+    exponent: int,
+    level: float,
+) -> tuple[F64, F64]:
+    """Bounds on the clipped sample standard deviation (``ddof=1``) from the noisy triple.
+
+    ``a, b, c`` are the released ``A′, B′, C′`` of
+    :func:`pandas_dp.aggregate.noisy_triples` (grid step ``g = 2**exponent``,
+    ``Q = top``, ``o = offset``; ``A, B`` with noise of scale ``scale``, ``C``
+    of ``scale3``).  Returns ``(lo, hi)``, with ``0 <= lo <= hi <= (U −
+    L)/sqrt(2)``; the variance's interval is ``[lo², hi²]``.
+
+    Validity.  Let ``t`` and ``t₃`` be the exact discrete Laplace half-widths
+    of the two scales at miss ``1 − level**(1/3)`` (:func:`var_miss`).  The
+    three noises are independent, so with probability at least ``level``
+    the noiseless ``A = Σq``, ``B = NQ − Σq`` and ``C = Σr − N·o`` lie in the
+    box ``|A − a| <= t``, ``|B − b| <= t``, ``|C − c| <= t₃`` (and ``A, B >=
+    0``).  On that event, for a key of ``N >= 2`` rows:
+
+    1. ``N = (A + B)/Q`` lies in ``[N₋, N₊] = [(A₋ + B₋)/Q, (A₊ + B₊)/Q]``.
+    2. With ``e = Σ(r(q) − q(Q − q)/Q)``, where each term is a rounding error
+       in ``(−1/2, 1/2]`` so ``|e| <= N/2``, the identity
+       ``Σ(q − q̄)² = Q·M`` holds for ``M = AB/(A + B) − C − N·o + e``
+       (expand ``AB/(A + B) = Σq − (Σq)²/(NQ)`` and ``Σr = C + N·o``).
+       ``AB/(A + B)`` increases in ``A`` and in ``B`` (its partial
+       derivatives are ``B²/(A + B)²`` and ``A²/(A + B)²``) and ``C`` enters
+       with a minus sign, so ``M`` lies in ``[M₋, M₊]`` with
+       ``M₋ = A₋B₋/(A₋ + B₋) − C₊ − N₊·o − N₊/2`` and
+       ``M₊ = A₊B₊/(A₊ + B₊) − C₋ − N₋·o + N₊/2``; also ``M >= 0``.
+    3. The variance of the rows on the grid, ``z = L + g·q``, is
+       ``g²·Q·M/(N − 1)``: at least ``g²Q·max(M₋, 0)/(N₊ − 1)`` and at most
+       ``g²Q·M₊/(max(N₋, 2) − 1)``, and at most the largest sample variance
+       of ``N`` values ``Qg`` apart, ``(Qg)²/4 · N/(N − 1)``, which falls
+       with ``N``: at most its value at ``max(N₋, 2)``.
+    4. Each clipped row ``y`` is within ``g/2`` of its ``z``.  The sample
+       standard deviation is a norm of the centred rows over ``sqrt(N − 1)``,
+       so ``|sd(y) − sd(z)| <= (g/2)·sqrt(N/(N − 1)) <= g/sqrt(2)``: the
+       square roots of step 3 widened by :func:`mean_pad` (a step and float
+       slack) and clamped to ``[0, (U − L)/2 · sqrt(N/(N − 1))]`` hold
+       ``sd(y)``.
+
+    So the interval holds the clipped sample standard deviation (its square:
+    the variance) of every key with at least two rows with probability at
+    least ``level``.  Float rounding of ``AB/(A + B)`` is about ``1e-16·NQ``
+    grid units against a half-width of at least ``Q`` units: negligible below
+    ``1e15`` rows.  ``Q = 0`` (a grid coarser than the clip) gives
+    ``[0, (U − L)/sqrt(2)]``: nothing is known.
+    """
+    n_keys = a.size
+    width = upper - lower
+    if top == 0:
+        return np.zeros(n_keys), np.full(n_keys, width / math.sqrt(2.0))
+    miss = var_miss(level)
+    t = noise_half_width(scale, miss)
+    t3 = noise_half_width(scale3, miss)
+    a_lo = np.maximum(a - t, 0).astype(np.float64)
+    a_hi = np.maximum(a + t, 0).astype(np.float64)
+    b_lo = np.maximum(b - t, 0).astype(np.float64)
+    b_hi = np.maximum(b + t, 0).astype(np.float64)
+    c_f = c.astype(np.float64)
+    both_lo = a_lo + b_lo
+    both_hi = a_hi + b_hi
+    spread_lo = np.divide(a_lo * b_lo, both_lo, out=np.zeros(n_keys), where=both_lo > 0)
+    spread_hi = np.divide(a_hi * b_hi, both_hi, out=np.zeros(n_keys), where=both_hi > 0)
+    n_lo = both_lo / top
+    n_hi = both_hi / top
+    m_lo = np.maximum(spread_lo - (c_f + t3) - n_hi * offset - n_hi / 2.0, 0.0)
+    m_hi = spread_hi - (c_f - t3) - n_lo * offset + n_hi / 2.0
+    n_least = np.maximum(n_lo, 2.0)
+    var_lo = top * m_lo / np.maximum(n_hi - 1.0, 1.0)
+    var_hi = np.minimum(top * m_hi / (n_least - 1.0), top * (top / 4.0) * n_least / (n_least - 1.0))
+    step = math.ldexp(1.0, exponent)
+    pad = mean_pad(lower, upper, exponent)
+    ceiling = width / 2.0 * np.sqrt(n_least / (n_least - 1.0))
+    sd_lo = np.clip(step * np.sqrt(np.maximum(var_lo, 0.0)) - pad, 0.0, ceiling)
+    sd_hi = np.clip(step * np.sqrt(np.maximum(var_hi, 0.0)) + pad, 0.0, ceiling)
+    return np.minimum(sd_lo, sd_hi), sd_hi

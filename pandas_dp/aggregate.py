@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .accuracy import check_ci, count_interval, mean_interval, sum_interval
+from .accuracy import check_ci, count_interval, mean_interval, sum_interval, variance_interval
 from .kind import Kind, Neighbours, Rows, Stats, ledger_entry
 from .ledger import LedgerEntry
 from .noise import F64, I64, Bools, RandomSource, discrete_laplace, grid_exponent, integer_scale
@@ -781,10 +781,13 @@ def variance_estimates(a: I64, b: I64, c: I64, plan: VarPlan) -> tuple[F64, F64,
 
 
 @dataclass(frozen=True)
-class Var(Kind[float, pd.Series]):
+class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
     """The clipped sample variance (``ddof=1``) of ``column``, or its square root.
 
     One joint release per key (:func:`plan_variance`); never negative.
+    ``ci``: a confidence level; the answer then comes with its interval
+    (:func:`~pandas_dp.accuracy.variance_interval`), post-processing of the
+    same three noisy sums.
     """
 
     planners: ClassVar = (plan_mean, plan_variance)
@@ -793,12 +796,24 @@ class Var(Kind[float, pd.Series]):
     column: Hashable
     clip: Clip
     std: bool = False
+    ci: float | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ci", check_ci(self.ci))
 
     @classmethod
-    def of(cls, epsilon: Fraction, column: Hashable, clip: object, *, std: bool) -> Var:
+    def of(
+        cls,
+        epsilon: Fraction,
+        column: Hashable,
+        clip: object,
+        *,
+        std: bool,
+        ci: object = None,
+    ) -> Var:
         if isinstance(clip, Mapping):
             raise TypeError("`clip` must be a pair (lower, upper) for one column.")
-        return cls(epsilon, column, check_clip(clip), std)
+        return cls(epsilon, column, check_clip(clip), std, check_ci(ci))
 
     def read_columns(self) -> tuple[Hashable, ...]:
         return (self.column,)
@@ -827,19 +842,39 @@ class Var(Kind[float, pd.Series]):
     def tally(self, plan: VarPlan, rows: Rows, codes: I64 | None, n_keys: int) -> Stats:
         return grid_triples(rows.arrays[0], codes, n_keys, plan)
 
-    def finish(self, plan: VarPlan, stats: Stats, source: RandomSource) -> F64:
-        _, _, variance = variance_estimates(
-            *noisy_triples(source, stats[0], stats[1], stats[2], plan), plan
+    def finish(self, plan: VarPlan, stats: Stats, source: RandomSource) -> Any:
+        a, b, c = noisy_triples(source, stats[0], stats[1], stats[2], plan)
+        _, _, variance = variance_estimates(a, b, c, plan)
+        estimate = np.sqrt(variance) if self.std else variance
+        if self.ci is None:
+            return estimate
+        grid = plan.grid
+        lo, hi = variance_interval(
+            a,
+            b,
+            c,
+            top=grid.q_hi,
+            offset=plan.offset,
+            scale=grid.scale,
+            scale3=plan.scale3,
+            lower=grid.lower,
+            upper=grid.upper,
+            exponent=grid.exponent,
+            level=self.ci,
         )
-        if self.std:
-            return np.sqrt(variance)
-        return variance
+        if not self.std:
+            lo, hi = lo * lo, hi * hi
+        return estimate, np.minimum(lo, estimate), np.maximum(hi, estimate)
 
-    def shape_one(self, answer: F64) -> float:
-        return float(answer[0])
+    def shape_one(self, answer: Any) -> float | pd.Series:
+        if self.ci is None:
+            return float(answer[0])
+        return _interval_one(answer, self.column)
 
-    def shape_many(self, answer: F64, keys: pd.Index) -> pd.Series:
-        return pd.Series(answer, index=keys, name=self.column)
+    def shape_many(self, answer: Any, keys: pd.Index) -> pd.Series | pd.DataFrame:
+        if self.ci is None:
+            return pd.Series(answer, index=keys, name=self.column)
+        return _interval_many(answer, keys)
 
 
 @dataclass(frozen=True)
@@ -848,7 +883,8 @@ class Histogram(Count):
 
     The bins are the keys of the :class:`~pandas_dp.keys.Bins` grouping the
     pipeline runs it with; missing values and values outside the bins are
-    dropped.
+    dropped.  ``ci``: as :class:`Count`, a DataFrame ``estimate``, ``lower``,
+    ``upper`` indexed by the bins.
     """
 
     column: Hashable | None = None
@@ -866,5 +902,7 @@ class Histogram(Count):
             noise_scale=figures([plan.scale]),
         )
 
-    def shape_many(self, answer: I64, keys: pd.Index) -> pd.Series:
-        return pd.Series(answer, index=keys, name="count")
+    def shape_many(self, answer: Any, keys: pd.Index) -> pd.Series | pd.DataFrame:
+        if self.ci is None:
+            return pd.Series(answer, index=keys, name="count")
+        return _interval_many(answer, keys)

@@ -889,9 +889,37 @@ class DaskDPAccessor:
         kind = Quantile.of(check_epsilon(epsilon), column, 0.5, candidates, "median")
         return _run(self._ddf, kind, None, ContributionBounds(max_rows))
 
+    @overload
     def var(
-        self, column: Hashable, *, clip: Any, epsilon: float, max_rows: int | None = None
-    ) -> float:
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | None = None,
+    ) -> float: ...
+
+    @overload
+    def var(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+    ) -> pd.Series: ...
+
+    def var(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+    ) -> float | pd.Series:
         """Noisy clipped sample variance (``ddof=1``): as :meth:`pandas_dp.DPAccessor.var`.
 
         Parameters
@@ -902,20 +930,51 @@ class DaskDPAccessor:
             Public clip bounds.
         epsilon : float
             Privacy cost, keyword-only.
+        ci : float, optional
+            A confidence level in (0, 1): the answer with its interval, as on
+            pandas.
         max_rows : int, optional
             With a privacy unit: the most rows of one person (else the budget's
             default), as on pandas.
 
         Returns
         -------
-        float
+        float, or pandas.Series indexed ``["estimate", "lower", "upper"]`` with ``ci``
         """
-        kind = Var.of(check_epsilon(epsilon), column, clip, std=False)
+        kind = Var.of(check_epsilon(epsilon), column, clip, std=False, ci=ci)
         return _run(self._ddf, kind, None, ContributionBounds(max_rows))
 
+    @overload
     def std(
-        self, column: Hashable, *, clip: Any, epsilon: float, max_rows: int | None = None
-    ) -> float:
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | None = None,
+    ) -> float: ...
+
+    @overload
+    def std(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+    ) -> pd.Series: ...
+
+    def std(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+    ) -> float | pd.Series:
         """Noisy clipped standard deviation: as :meth:`pandas_dp.DPAccessor.std`.
 
         Parameters
@@ -926,16 +985,47 @@ class DaskDPAccessor:
             Public clip bounds.
         epsilon : float
             Privacy cost, keyword-only.
+        ci : float, optional
+            A confidence level in (0, 1): the answer with its interval, as on
+            pandas.
         max_rows : int, optional
             With a privacy unit: the most rows of one person (else the budget's
             default), as on pandas.
 
         Returns
         -------
-        float
+        float, or pandas.Series indexed ``["estimate", "lower", "upper"]`` with ``ci``
         """
-        kind = Var.of(check_epsilon(epsilon), column, clip, std=True)
+        kind = Var.of(check_epsilon(epsilon), column, clip, std=True, ci=ci)
         return _run(self._ddf, kind, None, ContributionBounds(max_rows))
+
+    @overload
+    def histogram(
+        self,
+        column: Hashable,
+        *,
+        bins: Any,
+        epsilon: float,
+        ci: None = None,
+        right: bool = True,
+        include_lowest: bool = False,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def histogram(
+        self,
+        column: Hashable,
+        *,
+        bins: Any,
+        epsilon: float,
+        ci: float,
+        right: bool = True,
+        include_lowest: bool = False,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
 
     def histogram(
         self,
@@ -943,11 +1033,12 @@ class DaskDPAccessor:
         *,
         bins: Any,
         epsilon: float,
+        ci: float | None = None,
         right: bool = True,
         include_lowest: bool = False,
         max_rows: int | None = None,
         max_groups: int | None = None,
-    ) -> pd.Series:
+    ) -> pd.Series | pd.DataFrame:
         """Noisy counts over public bin edges: as :meth:`pandas_dp.DPAccessor.histogram`.
 
         The bins are built from the edges and the collection's dtypes alone.
@@ -962,6 +1053,9 @@ class DaskDPAccessor:
             Privacy cost, keyword-only.
         right, include_lowest : bool
             As in ``pd.cut``.
+        ci : float, optional
+            A confidence level in (0, 1): the answer with its interval, as on
+            pandas.
         max_rows, max_groups : int, optional
             With a privacy unit: the most rows of one person per bin, and the
             most bins of one person (else the budget's defaults), as on pandas.
@@ -970,14 +1064,14 @@ class DaskDPAccessor:
         -------
         pandas.Series
             Integer counts named ``count``, indexed by ``pd.cut``'s intervals.
+            With ``ci``: a DataFrame ``estimate``, ``lower``, ``upper`` on
+            that index.
         """
         group = Bins.of_edges(
             self._ddf._meta, column, bins, right=right, include_lowest=include_lowest
         )
-        kind = Histogram(check_epsilon(epsilon), column)
-        counts = _run(self._ddf, kind, group, ContributionBounds(max_rows, max_groups))
-        assert isinstance(counts, pd.Series)
-        return counts
+        kind = Histogram(check_epsilon(epsilon), column, ci)
+        return _run(self._ddf, kind, group, ContributionBounds(max_rows, max_groups))
 
     def crosstab(
         self,
@@ -986,6 +1080,7 @@ class DaskDPAccessor:
         *,
         keys: Any,
         epsilon: float,
+        ci: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame:
@@ -999,6 +1094,9 @@ class DaskDPAccessor:
             The public keys of each, in the order of the result.
         epsilon : float
             Privacy cost, keyword-only.
+        ci : float, optional
+            A confidence level in (0, 1): the answer with its interval, as on
+            pandas.
         max_rows, max_groups : int, optional
             With a privacy unit: the most rows of one person per cell, and the
             most cells of one person (else the budget's defaults), as on pandas.
@@ -1006,11 +1104,12 @@ class DaskDPAccessor:
         Returns
         -------
         pandas.DataFrame
-            Indexed by ``row_keys``, with columns ``column_keys``.
+            Indexed by ``row_keys``, with columns ``column_keys``; with
+            ``ci``, columns ``(statistic, column key)`` as on pandas.
         """
         group = CrossKeys.of_pair(self._ddf._meta, index, columns, keys)
         bounds = ContributionBounds(max_rows, max_groups)
-        return group.table(_run(self._ddf, Count(check_epsilon(epsilon)), group, bounds))
+        return group.table(_run(self._ddf, Count(check_epsilon(epsilon), ci=ci), group, bounds))
 
     def describe(
         self,
@@ -1721,15 +1820,40 @@ class DaskDPGroupBy:
         kind = Quantile.of(check_epsilon(epsilon), column, 0.5, candidates, "median")
         return _run(self._ddf, kind, self._group, ContributionBounds(max_rows, max_groups))
 
+    @overload
     def var(
         self,
         column: Hashable,
         *,
         clip: Any,
         epsilon: float,
+        ci: None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
-    ) -> pd.Series:
+    ) -> pd.Series: ...
+
+    @overload
+    def var(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
+
+    def var(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series | pd.DataFrame:
         """Noisy clipped sample variance per key: as :meth:`pandas_dp.DPGroupBy.var`.
 
         Parameters
@@ -1740,16 +1864,43 @@ class DaskDPGroupBy:
             Public clip bounds.
         epsilon : float
             Privacy cost of the whole release, keyword-only.
+        ci : float, optional
+            A confidence level in (0, 1): the answer with its interval, as on
+            pandas.
         max_rows, max_groups : int, optional
             With a privacy unit: the most rows of one person per key, and the
             most keys of one person (else the budget's defaults), as on pandas.
 
         Returns
         -------
-        pandas.Series
+        pandas.Series, or pandas.DataFrame (``estimate``, ``lower``, ``upper``) with ``ci``
         """
-        kind = Var.of(check_epsilon(epsilon), column, clip, std=False)
+        kind = Var.of(check_epsilon(epsilon), column, clip, std=False, ci=ci)
         return _run(self._ddf, kind, self._group, ContributionBounds(max_rows, max_groups))
+
+    @overload
+    def std(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def std(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
 
     def std(
         self,
@@ -1757,9 +1908,10 @@ class DaskDPGroupBy:
         *,
         clip: Any,
         epsilon: float,
+        ci: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
-    ) -> pd.Series:
+    ) -> pd.Series | pd.DataFrame:
         """Noisy clipped standard deviation per key: as :meth:`pandas_dp.DPGroupBy.std`.
 
         Parameters
@@ -1770,15 +1922,18 @@ class DaskDPGroupBy:
             Public clip bounds.
         epsilon : float
             Privacy cost of the whole release, keyword-only.
+        ci : float, optional
+            A confidence level in (0, 1): the answer with its interval, as on
+            pandas.
         max_rows, max_groups : int, optional
             With a privacy unit: the most rows of one person per key, and the
             most keys of one person (else the budget's defaults), as on pandas.
 
         Returns
         -------
-        pandas.Series
+        pandas.Series, or pandas.DataFrame (``estimate``, ``lower``, ``upper``) with ``ci``
         """
-        kind = Var.of(check_epsilon(epsilon), column, clip, std=True)
+        kind = Var.of(check_epsilon(epsilon), column, clip, std=True, ci=ci)
         return _run(self._ddf, kind, self._group, ContributionBounds(max_rows, max_groups))
 
     def describe(

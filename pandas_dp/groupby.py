@@ -433,15 +433,40 @@ class DPGroupBy:
         kind = Quantile.of(check_epsilon(epsilon), column, 0.5, candidates, "median")
         return run(self._df, kind, self._group, ContributionBounds(max_rows, max_groups))
 
+    @overload
     def var(
         self,
         column: Hashable,
         *,
         clip: Any,
         epsilon: float,
+        ci: None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
-    ) -> pd.Series:
+    ) -> pd.Series: ...
+
+    @overload
+    def var(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
+
+    def var(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series | pd.DataFrame:
         """Noisy clipped sample variance (``ddof=1``) per key; never negative.
 
         Parameters
@@ -452,12 +477,18 @@ class DPGroupBy:
             Public clip bounds; values are clipped to them first.
         epsilon : float
             Privacy cost of the whole release (all keys), keyword-only.
+        ci : float, optional
+            A confidence level in (0, 1): each key's variance with its
+            interval (see :meth:`pandas_dp.DPAccessor.var`). Costs nothing more.
 
         Returns
         -------
-        pandas.Series
+        pandas.Series, or pandas.DataFrame
             Indexed by ``keys``; inside ``[0, (U − L)²/2]``, 0 for a key whose
-            noisy count is 0.
+            noisy count is 0. With ``ci``: a DataFrame with columns
+            ``estimate``, ``lower``, ``upper``; each key's clipped sample
+            variance (at least two rows) is inside its interval with
+            probability at least ``ci``.
 
         Raises
         ------
@@ -472,8 +503,32 @@ class DPGroupBy:
         ``(U − L)/8``, doubled under substitute). See
         :func:`pandas_dp.aggregate.plan_variance` for the proof.
         """
-        kind = Var.of(check_epsilon(epsilon), column, clip, std=False)
+        kind = Var.of(check_epsilon(epsilon), column, clip, std=False, ci=ci)
         return run(self._df, kind, self._group, ContributionBounds(max_rows, max_groups))
+
+    @overload
+    def std(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def std(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
 
     def std(
         self,
@@ -481,9 +536,10 @@ class DPGroupBy:
         *,
         clip: Any,
         epsilon: float,
+        ci: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
-    ) -> pd.Series:
+    ) -> pd.Series | pd.DataFrame:
         """Noisy clipped standard deviation (``ddof=1``) per key: the square root of :meth:`var`.
 
         Parameters
@@ -494,11 +550,15 @@ class DPGroupBy:
             Public clip bounds.
         epsilon : float
             Privacy cost of the whole release (all keys), keyword-only.
+        ci : float, optional
+            A confidence level in (0, 1): each key's std with its interval,
+            the square roots of :meth:`var`'s. Costs nothing more.
 
         Returns
         -------
-        pandas.Series
-            Indexed by ``keys``; never negative.
+        pandas.Series, or pandas.DataFrame
+            Indexed by ``keys``; never negative. With ``ci``: a DataFrame with
+            columns ``estimate``, ``lower``, ``upper``.
 
         Raises
         ------
@@ -508,7 +568,7 @@ class DPGroupBy:
         -----
         The same release and cost as :meth:`var` (post-processing is free).
         """
-        kind = Var.of(check_epsilon(epsilon), column, clip, std=True)
+        kind = Var.of(check_epsilon(epsilon), column, clip, std=True, ci=ci)
         return run(self._df, kind, self._group, ContributionBounds(max_rows, max_groups))
 
     def describe(
@@ -558,7 +618,8 @@ class DPGroupBy:
         with noise: a count near 0, a mean somewhere inside the clip, a std of
         0 when the noisy count is 0, and quartiles picked almost uniformly
         from the grid (not even in order). min and max are left out, as in
-        ``df.dp.describe``.
+        ``df.dp.describe``. No ``ci=``, as in ``df.dp.describe``: use
+        :meth:`count`, :meth:`mean` or :meth:`std` with ``ci=``.
         """
         kind = Describe.of(check_epsilon(epsilon), columns, clip, candidates)
         return run(self._df, kind, self._group, ContributionBounds(max_rows, max_groups))

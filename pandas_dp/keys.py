@@ -146,7 +146,17 @@ class CrossKeys(Grouping):
         return cls(group.by, group.keys, rows, cols)
 
     def table(self, counts: pd.Series | pd.DataFrame) -> pd.DataFrame:
-        """A release over these keys as the crosstab: ``rows`` down, ``cols`` across."""
+        """A release over these keys as the crosstab: ``rows`` down, ``cols`` across.
+
+        A DataFrame release (one column per statistic, e.g. ``estimate``,
+        ``lower``, ``upper``) gives one table per statistic side by side: the
+        columns are a MultiIndex ``(statistic, column key)``, so
+        ``table["lower"]`` is the crosstab of the lower bounds.
+        """
+        if isinstance(counts, pd.DataFrame):
+            tables = [self.table(counts[stat]) for stat in counts.columns]
+            frame: pd.DataFrame = pd.concat(tables, axis=1, keys=counts.columns)
+            return frame
         values = counts.to_numpy().reshape(len(self.rows), len(self.cols))
         return pd.DataFrame(values, index=self.rows, columns=self.cols)
 
