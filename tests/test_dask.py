@@ -114,6 +114,18 @@ RECIPES: dict[str, Callable[[Any], Any]] = {
     "grouped_describe": lambda d: d.dp.groupby("dept", keys=DEPTS).describe(
         "age", clip={"age": (18, 70)}, candidates={"age": GRID}, epsilon=0.5
     ),
+    "var_ci": lambda d: d.dp.var("age", clip=(18, 70), epsilon=0.5, ci=0.9),
+    "std_ci": lambda d: d.dp.std("salary", clip=CLIP, epsilon=0.5, ci=0.95),
+    "histogram_ci": lambda d: d.dp.histogram("age", bins=[18, 30, 45, 70], epsilon=0.5, ci=0.9),
+    "crosstab_ci": lambda d: d.dp.crosstab(
+        "dept", "cat", keys=(DEPTS, ["c", "a", "b"]), epsilon=0.5, ci=0.8
+    ),
+    "grouped_var_ci": lambda d: d.dp.groupby("dept", keys=DEPTS).var(
+        "age", clip=(18, 70), epsilon=0.5, ci=0.9
+    ),
+    "grouped_std_ci": lambda d: d.dp.groupby("cat", keys=["a", "b", "c", "d"]).std(
+        "salary", clip=CLIP, epsilon=0.5, ci=0.5
+    ),
 }
 
 _OFFSET = iter(range(10**6, 10**9, 10**5))
@@ -359,6 +371,14 @@ SURFACE_ERRORS: dict[str, Callable[[Any], Any]] = {
     "sum ci not a number": lambda d: d.dp.sum("salary", clip=CLIP, epsilon=1, ci="95%"),
     "grouped mean ci zero": lambda d: d.dp.groupby("dept", keys=DEPTS).mean(
         "salary", clip=CLIP, epsilon=1, ci=0
+    ),
+    "var ci one": lambda d: d.dp.var("age", clip=(18, 70), epsilon=1, ci=1),
+    "grouped std ci bool": lambda d: d.dp.groupby("dept", keys=DEPTS).std(
+        "age", clip=(18, 70), epsilon=1, ci=True
+    ),
+    "histogram ci nan": lambda d: d.dp.histogram("age", bins=[0, 50, 100], epsilon=1, ci=np.nan),
+    "crosstab ci negative": lambda d: d.dp.crosstab(
+        "dept", "cat", keys=(DEPTS, ["a"]), epsilon=1, ci=-0.5
     ),
     "var clip mapping": lambda d: d.dp.var("age", clip={"age": (0, 1)}, epsilon=1),
     "std of a string column": lambda d: d.dp.std("dept", clip=(0, 1), epsilon=1),

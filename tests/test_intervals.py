@@ -48,7 +48,13 @@ def _grouped(df: pd.DataFrame, seed: int) -> pandas_dp.DPGroupBy:
 
 def _truth(df: pd.DataFrame, kind: str) -> pd.Series:
     clipped = df.assign(x=df.x.clip(*CLIP)).groupby("key").x
-    return {"count": clipped.size, "sum": clipped.sum, "mean": clipped.mean}[kind]()
+    return {
+        "count": clipped.size,
+        "sum": clipped.sum,
+        "mean": clipped.mean,
+        "var": clipped.var,
+        "std": clipped.std,
+    }[kind]()
 
 
 def _at_least(hits: int, level: float) -> None:
@@ -126,6 +132,119 @@ def test_mean_intervals_cover_and_stay_inside_the_clip(
     planned = half_width("mean", epsilon=epsilon, level=level, clip=CLIP, n=ROWS)
     observed = ((got.upper - got.lower) / 2).median()
     assert observed == pytest.approx(planned, rel=0.1)
+
+
+@pytest.mark.parametrize("op", ["var", "std"])
+@pytest.mark.parametrize(("level", "epsilon"), [(0.5, 20.0), (0.9, 5.0), (0.95, 50.0), (0.9, 0.5)])
+def test_variance_intervals_cover_and_hold_the_estimate(
+    many: pd.DataFrame, op: str, level: float, epsilon: float
+) -> None:
+    got = getattr(_grouped(many, 4), op)("x", clip=CLIP, epsilon=epsilon, ci=level)
+    truth = _truth(many, op)
+    hits = int(((got.lower <= truth) & (truth <= got.upper)).sum())
+    _at_least(hits, level)
+    assert ((got.lower <= got.estimate) & (got.estimate <= got.upper)).all()
+    ceiling = 100**2 / 2 if op == "var" else 100 / math.sqrt(2)
+    assert (got.lower >= 0).all()
+    assert (got.upper <= ceiling * (1 + 1e-12)).all()
+    if epsilon >= 5:  # informative, not the whole range [0, ceiling]
+        assert ((got.upper - got.lower) / 2).median() < ceiling / 4
+
+
+def test_variance_intervals_narrow_with_epsilon(many: pd.DataFrame) -> None:
+    widths = [
+        float((got.upper - got.lower).median())
+        for got in (
+            _grouped(many, 5).std("x", clip=CLIP, epsilon=eps, ci=0.9) for eps in (2, 10, 50)
+        )
+    ]
+    assert widths[0] > widths[1] > widths[2] > 0
+
+
+def test_a_grid_coarser_than_the_clip_knows_nothing_of_the_variance() -> None:
+    df = pd.DataFrame({"x": np.full(10, 50.0)})
+    df.dp.set_budget(epsilon=1, seed=1)
+    got = df.dp.var("x", clip=(0, 100), epsilon=1e-10, ci=0.9)
+    assert got["lower"] == 0
+    assert got["upper"] == pytest.approx(100**2 / 2)
+
+
+def test_variance_interval_of_one_key_by_hand() -> None:
+    """The box bound, computed by hand from the released triple, at one key."""
+    a, b, c = np.array([600]), np.array([400]), np.array([-5])
+    lo, hi = accuracy.variance_interval(
+        a, b, c, top=100, offset=12, scale=3, scale3=2, lower=0.0, upper=100.0,
+        exponent=0, level=0.9,
+    )  # fmt: skip
+    t = accuracy.noise_half_width(3, accuracy.var_miss(0.9))
+    t3 = accuracy.noise_half_width(2, accuracy.var_miss(0.9))
+    a_lo, b_lo, a_hi, b_hi = 600 - t, 400 - t, 600 + t, 400 + t
+    n_lo, n_hi = (a_lo + b_lo) / 100, (a_hi + b_hi) / 100
+    m_lo = a_lo * b_lo / (a_lo + b_lo) - (-5 + t3) - n_hi * 12 - n_hi / 2
+    m_hi = a_hi * b_hi / (a_hi + b_hi) - (-5 - t3) - n_lo * 12 + n_hi / 2
+    pad = accuracy.mean_pad(0.0, 100.0, 0)
+    assert lo[0] == pytest.approx(math.sqrt(100 * m_lo / (n_hi - 1)) - pad)
+    assert hi[0] == pytest.approx(math.sqrt(100 * m_hi / (n_lo - 1)) + pad)
+    assert accuracy.var_miss(0.9) == pytest.approx(1 - 0.9 ** (1 / 3))
+
+
+@pytest.mark.parametrize("level", [0.5, 0.9])
+def test_histogram_intervals_cover_every_bin(level: float) -> None:
+    rng = np.random.Generator(np.random.PCG64(7))
+    df = pd.DataFrame({"x": rng.uniform(0, KEYS, size=10 * KEYS)})
+    df.dp.set_budget(epsilon=10, seed=8)
+    bins = np.arange(KEYS + 1, dtype=np.float64)
+    got = df.dp.histogram("x", bins=bins, epsilon=0.5, ci=level)
+    truth = pd.cut(df.x, bins).value_counts(sort=False)
+    assert got.index.equals(truth.index)
+    assert list(got.columns) == ["estimate", "lower", "upper"]
+    hits = int(((got.lower <= truth) & (truth <= got.upper)).sum())
+    _at_least(hits, level)
+    t = half_width("count", epsilon=0.5, level=level)
+    assert (got.upper - got.estimate == t).all()
+    assert (got.estimate - got.lower == t).all()
+
+
+def test_crosstab_with_ci_is_three_crosstabs_side_by_side(protected: pd.DataFrame) -> None:
+    keys = (["Eng", "Ops", "Sales", "HR"], [20, 30, 40])
+    got = protected.dp.crosstab("dept", "age", keys=keys, epsilon=0.5, ci=0.9)
+    assert list(got.columns) == [
+        (s, k) for s in ("estimate", "lower", "upper") for k in (20, 30, 40)
+    ]
+    assert list(got.columns.names) == [None, "age"]
+    assert list(got.index) == keys[0]
+    assert got.index.name == "dept"
+    t = half_width("count", epsilon=0.5, level=0.9)
+    assert (got["upper"] - got["estimate"] == t).all().all()
+    assert (got["estimate"] - got["lower"] == t).all().all()
+    assert got["estimate"].columns.name == "age"
+
+
+@pytest.mark.parametrize("ci", [None, 0.9])
+@pytest.mark.parametrize("op", ["histogram", "crosstab"])
+def test_histogram_and_crosstab_estimates_are_the_same_with_ci(
+    salaries: pd.DataFrame, op: str, ci: float | None
+) -> None:
+    df = salaries.copy()
+    df.dp.set_budget(epsilon=1, seed=17)
+    if op == "histogram":
+        got = df.dp.histogram("age", bins=[18, 30, 50, 70], epsilon=0.4, ci=ci)
+    else:
+        got = df.dp.crosstab("dept", "age", keys=(["Eng", "Ops"], [20, 30]), epsilon=0.4, ci=ci)
+    assert df.dp.budget.spent == Fraction(2, 5)
+    plain = salaries.copy()
+    plain.dp.set_budget(epsilon=1, seed=17)
+    if op == "histogram":
+        expected = plain.dp.histogram("age", bins=[18, 30, 50, 70], epsilon=0.4)
+    else:
+        expected = plain.dp.crosstab("dept", "age", keys=(["Eng", "Ops"], [20, 30]), epsilon=0.4)
+    if ci is None:
+        assert got.equals(expected)
+    elif op == "histogram":
+        pd.testing.assert_series_equal(got["estimate"], expected, check_names=False)
+    else:
+        pd.testing.assert_frame_equal(got["estimate"], expected)
+    assert plain.dp.budget.entries[0].epsilon == df.dp.budget.entries[0].epsilon
 
 
 def test_a_mean_of_no_rows_is_not_claimed_to_be_known() -> None:
@@ -281,7 +400,7 @@ def test_shapes_grouped(protected: pd.DataFrame) -> None:
 
 
 @pytest.mark.parametrize("grouped", [False, True])
-@pytest.mark.parametrize("op", ["count", "sum", "mean"])
+@pytest.mark.parametrize("op", ["count", "sum", "mean", "var", "std"])
 def test_the_interval_is_free_and_the_estimate_the_same(
     salaries: pd.DataFrame, op: str, grouped: bool
 ) -> None:
@@ -334,7 +453,7 @@ BAD_LEVELS = [
 
 @pytest.mark.parametrize(("ci", "error"), BAD_LEVELS)
 @pytest.mark.parametrize("grouped", [False, True])
-@pytest.mark.parametrize("op", ["count", "sum", "mean"])
+@pytest.mark.parametrize("op", ["count", "sum", "mean", "var", "std"])
 def test_bad_levels_are_refused_before_any_spend(
     protected: pd.DataFrame,
     nothing_spent: Callable[[], None],
@@ -348,6 +467,26 @@ def test_bad_levels_are_refused_before_any_spend(
     column = [] if op == "count" else ["salary"]
     with pytest.raises(error, match="`ci` must be a confidence level"):
         getattr(surface, op)(*column, epsilon=0.5, ci=ci, **kwargs)
+    nothing_spent()
+
+
+@pytest.mark.parametrize(("ci", "error"), BAD_LEVELS)
+@pytest.mark.parametrize("op", ["histogram", "crosstab"])
+def test_bad_levels_of_histogram_and_crosstab_are_refused_before_any_spend(
+    protected: pd.DataFrame,
+    nothing_spent: Callable[[], None],
+    op: str,
+    ci: object,
+    error: type[Exception],
+) -> None:
+    calls: dict[str, Callable[[], object]] = {
+        "histogram": lambda: protected.dp.histogram("age", bins=[18, 40, 70], epsilon=0.5, ci=ci),
+        "crosstab": lambda: protected.dp.crosstab(
+            "dept", "age", keys=(["Eng"], [20]), epsilon=0.5, ci=ci
+        ),
+    }
+    with pytest.raises(error, match="`ci` must be a confidence level"):
+        calls[op]()
     nothing_spent()
 
 
