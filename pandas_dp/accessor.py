@@ -25,6 +25,7 @@ from .budget import (
     bind,
     binding_of,
     budget_lock,
+    column_token,
     live_budget,
     marker_of,
     named_memory_store,
@@ -153,9 +154,11 @@ class DPAccessor:
         unit_text = None if unit is None else str(unit)
         refuse_rebinding(self._df)  # before a ledger file is created or touched
         store: BudgetStore
+        where = None if name is None else "memory"
         if ledger is not None and name is not None:
             book = ledger if isinstance(ledger, Ledger) else open_ledger(ledger)
             store = book.attach(name, total=total, adjacency=adjacency, privacy_unit=unit_text)
+            where = f"ledger:{book.path.resolve()}"
         elif name is not None:
             store = named_memory_store(name, total, adjacency, unit_text)
         else:
@@ -170,7 +173,7 @@ class DPAccessor:
             max_rows=rows,
             max_groups=groups,
         )
-        attach(self._df, budget)
+        attach(self._df, budget, where=where)
         return budget
 
     @property
@@ -795,7 +798,8 @@ class DPAccessor:
             if own is not None:
                 if own.budget is not budget:
                     raise PandasDPError("This frame already spends another privacy budget.")
-                if own.index is self._df.index:
+                unchanged = own.unit is None or column_token(self._df, own.unit) == own.unit_token
+                if own.index is self._df.index and unchanged:
                     return self._df  # nothing changed in place: keep what it was
                 unit = own.unit
             marker = marker_of(self._df)

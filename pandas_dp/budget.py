@@ -357,8 +357,11 @@ class FrameBinding:
     ``drop``/``dropna``/``fillna(inplace=True)``, ...; whatever the data, even
     when nothing was dropped), so a bound frame whose index object changed
     spends nothing until ``df.dp.inherit()`` asserts again that it holds at
-    most one row per person (see :func:`require_binding`).  The test is on
-    the object's identity, never on the data, so the refusal reveals nothing.
+    most one row per person (see :func:`require_binding`).  Likewise a unit
+    column replaced or renamed in place (``df["customer_id"] = ...``) stops
+    the frame: bounding by other ids would understate a person's reach.  The
+    tests are on objects' identities, never on the data, so a refusal reveals
+    nothing.
     """
 
     budget: PrivacyBudget
@@ -366,6 +369,8 @@ class FrameBinding:
     index: pd.Index
     #: The column identifying a person in this frame (None: one row per person).
     unit: Hashable | None = None
+    #: The identity of the unit column's values when bound (see :func:`column_token`).
+    unit_token: tuple[Any, ...] | None = None
 
     def is_root(self, df: pd.DataFrame) -> bool:
         """Whether ``df`` (the bound frame) still has the rows the budget was set on."""
@@ -398,6 +403,22 @@ def live_budget(budget_id: str) -> PrivacyBudget | None:
 _BUDGET_UNIT: Any = object()
 
 
+def column_token(df: pd.DataFrame, label: Hashable) -> tuple[Any, ...] | None:
+    """The identity of a column's stored values: where its memory is, never what it holds.
+
+    Stable across reads of an unchanged column; different once the column is
+    replaced (``df[label] = ...``, a rename that moves another column under
+    the label, ``astype``).  None when the frame has no such column.
+    """
+    if label not in df.columns:
+        return None
+    values = df[label].array
+    if isinstance(values, pd.arrays.NumpyExtensionArray):
+        array = values.to_numpy()
+        return ("numpy", array.__array_interface__["data"][0], array.shape, array.dtype.str)
+    return ("extension", id(values), len(values))
+
+
 def bind(
     df: pd.DataFrame, budget: PrivacyBudget, *, root: bool, unit: Hashable | None = _BUDGET_UNIT
 ) -> None:
@@ -406,7 +427,9 @@ def bind(
     ``unit`` is the frame's privacy-unit column: by default the budget's.
     """
     frame_unit = budget.privacy_unit if unit is _BUDGET_UNIT else unit
-    object.__setattr__(df, _BINDING_ATTR, FrameBinding(budget, root, df.index, frame_unit))
+    token = None if frame_unit is None else column_token(df, frame_unit)
+    binding = FrameBinding(budget, root, df.index, frame_unit, token)
+    object.__setattr__(df, _BINDING_ATTR, binding)
     df.attrs[MARKER_KEY] = budget.marker
 
 
@@ -415,11 +438,28 @@ def budget_lock() -> threading.RLock:
     return _BINDING_LOCK
 
 
-def attach(df: pd.DataFrame, budget: PrivacyBudget) -> None:
-    """Bind ``df`` as the frame ``budget`` was set on, atomically with the check that it may be."""
+# The named budgets attached in this process, as (where, name): a frame attached to one
+# of them again is never the root frame (its rows are not known to be the first ones).
+_ATTACHED: set[tuple[str, str]] = set()
+
+
+def attach(df: pd.DataFrame, budget: PrivacyBudget, *, where: str | None = None) -> None:
+    """Bind ``df`` as the frame ``budget`` was set on, atomically with the check that it may be.
+
+    ``where`` names the store of a named budget (a ledger file, or the
+    process's memory).  The first frame attached to a named budget in this
+    process is its root; a frame attached to the same name again (the data
+    read afresh) continues the accounting but is never root: under substitute
+    its row count is not taken as public.
+    """
     with _BINDING_LOCK:
         refuse_rebinding(df)
-        bind(df, budget, root=True)
+        root = True
+        if budget.name is not None and where is not None:
+            key = (where, budget.name)
+            root = key not in _ATTACHED
+            _ATTACHED.add(key)
+        bind(df, budget, root=root)
 
 
 def require_binding(df: pd.DataFrame) -> FrameBinding:
@@ -433,6 +473,13 @@ def require_binding(df: pd.DataFrame) -> FrameBinding:
                 "sort_values(inplace=True), ...). A row added that way may repeat a person, so "
                 "the frame spends nothing until you assert again that it holds at most one row "
                 "per person: df.dp.inherit()."
+            )
+        if binding.unit is not None and column_token(df, binding.unit) != binding.unit_token:
+            raise MissingBudgetError(
+                f"The privacy unit column {binding.unit!r} was replaced or renamed in place "
+                "after the budget was attached (df[unit] = ..., rename(inplace=True), ...): "
+                "bounding by other ids would understate what one person contributes. If it "
+                "still identifies the same persons, say so with df.dp.inherit()."
             )
         return binding
     if marker_of(df) is not None:

@@ -582,9 +582,26 @@ class Ledger:
             )
 
     def _classify(self, conn: sqlite3.Connection) -> int:
-        """The schema version of a ledger; 0 for an empty database; else NotALedgerError."""
-        application = conn.execute("PRAGMA application_id").fetchone()[0]
-        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        """The schema version of a ledger; 0 for an empty database; else NotALedgerError.
+
+        The three reads are one snapshot (a read transaction unless one is open):
+        another process creating the ledger at the same moment commits its
+        tables, application id and version together, and must never be seen
+        half-way (tables, but no application id yet).
+        """
+        own = not conn.in_transaction
+        if own:
+            conn.execute("BEGIN")
+        try:
+            application, version, objects = conn.execute(
+                "SELECT (SELECT application_id FROM pragma_application_id), "
+                "(SELECT user_version FROM pragma_user_version), "
+                "(SELECT count(*) FROM sqlite_master)"
+            ).fetchone()
+        finally:
+            if own:
+                conn.execute("COMMIT")
+        version = int(version)
         if application == APPLICATION_ID:
             if version > SCHEMA_VERSION:
                 raise LedgerFormatError(
@@ -593,7 +610,6 @@ class Ledger:
                     "pandas_dp. The file was left untouched."
                 )
             return version
-        objects = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
         if application == 0 and version == 0 and objects == 0:
             return 0
         raise NotALedgerError(

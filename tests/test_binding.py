@@ -419,3 +419,45 @@ def test_a_frame_derived_from_a_live_named_budget_never_becomes_its_root(
     derived.dp.count(epsilon=0.5)
     assert budget.spent == Fraction(1, 2)
     assert budget.entries[-1].sensitivity == "1"
+
+
+def test_a_frame_without_a_marker_attached_to_a_live_name_again_is_never_root() -> None:
+    name = f"hr-{uuid.uuid4().hex}"
+    df = pd.DataFrame({"x": [1.0, 2.0, 3.0]})
+    budget = df.dp.set_budget(epsilon=10, adjacency="substitute", name=name, seed=1)
+    assert df.dp.count(epsilon=1) == 3  # the root frame: n public, exact and free
+    assert budget.spent == 0
+    # every person twice, and the marker dropped by a round trip through numpy
+    dup = pd.DataFrame(pd.concat([df, df]).to_numpy(), columns=["x"])
+    again = dup.dp.set_budget(epsilon=10, adjacency="substitute", name=name, seed=2)
+    dup.dp.count(epsilon=1)
+    assert again.spent == 1  # charged, with noise: not taken as the public row count
+    assert again.entries[-1].sensitivity == "1"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda df: df.__setitem__("pid", np.arange(len(df))),
+        lambda df: df.rename(columns={"pid": "old", "g": "pid"}, inplace=True),
+        lambda df: df.__setitem__("pid", df["pid"].astype(str)),
+    ],
+    ids=["replaced", "renamed-over", "astype"],
+)
+def test_a_unit_column_replaced_in_place_stops_the_frame_until_inherit(
+    change: Callable[[pd.DataFrame], object],
+) -> None:
+    df = pd.DataFrame({"x": [1.0] * 4, "pid": [7, 7, 7, 7], "g": [0, 1, 2, 3]})
+    budget = df.dp.set_budget(epsilon=1e6, privacy_unit="pid", max_rows=1, seed=0)
+    assert df.dp.count(epsilon=1e5) == 1
+    df["x"] = 2.0  # other columns may change
+    df.dp.count(epsilon=1e5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        change(df)
+    with pytest.raises(MissingBudgetError, match=r"privacy unit column 'pid' was replaced"):
+        df.dp.count(epsilon=1e5)
+    assert len(budget.entries) == 2
+    df.dp.inherit()  # the analyst asserts it still identifies the same persons
+    df.dp.count(epsilon=1e5)
+    assert len(budget.entries) == 3
