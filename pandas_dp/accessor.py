@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Hashable, Iterable, Mapping
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 import numpy as np
 import pandas as pd
@@ -35,10 +35,11 @@ from .budget import (
 from .describe import Describe
 from .errors import MissingBudgetError, PandasDPError
 from .groupby import DPGroupBy
-from .keys import Bins, CrossKeys
+from .keys import Bins, CrossKeys, Grouping
+from .kind import Kind
 from .ledger import BudgetStore, Ledger, MemoryStore, check_name, open_ledger
 from .noise import make_source
-from .release import ContributionBounds, run
+from .release import NO_BOUNDS, ContributionBounds, run
 from .rowwise import check_rowwise, is_boolean_dtype, is_string_dtype, row_mask
 from .select import Argmax, Quantile
 from .validation import (
@@ -50,11 +51,829 @@ from .validation import (
     check_seed,
 )
 
-__all__ = ["DPAccessor"]
+__all__ = ["DPAccessor", "DPReleases"]
+
+One = TypeVar("One")
+Many = TypeVar("Many")
+
+
+class DPReleases:
+    """The releases of ``df.dp`` and ``ddf.dp``: each declares its arguments and runs its kind.
+
+    A subclass binds the surface to one backend through three hooks:
+    :meth:`_release` runs a built kind (grouped by a :class:`~pandas_dp.keys.Grouping`
+    or not) and spends from the frame's budget, and :meth:`_schema` gives the
+    empty or full frame whose columns and dtypes the bins of :meth:`histogram`
+    and the keys of :meth:`crosstab` are checked against (never its data);
+    :meth:`_people` gives the one-row-per-person surface of :meth:`rows_per_unit`.
+    :class:`DPAccessor` runs on pandas, ``pandas_dp.dask.DaskDPAccessor`` on Dask.
+    """
+
+    # ------------------------------------------------------------------- hooks
+
+    @overload
+    def _release(self, kind: Kind[One, Many], group: None, bounds: ContributionBounds) -> One: ...
+
+    @overload
+    def _release(
+        self, kind: Kind[One, Many], group: Grouping, bounds: ContributionBounds
+    ) -> Many: ...
+
+    def _release(
+        self, kind: Kind[One, Many], group: Grouping | None, bounds: ContributionBounds
+    ) -> One | Many:
+        """Release ``kind`` (grouped by ``group``), spending from the frame's budget."""
+        raise NotImplementedError
+
+    def _schema(self) -> pd.DataFrame:
+        """A pandas frame with the columns and dtypes of the data (its rows are never read)."""
+        raise NotImplementedError
+
+    def _people(self, what: str) -> DPReleases:
+        """The surface of the frame of rows per person (column ``rows``), on the same budget.
+
+        Raises TypeError naming ``what`` if the frame has no privacy unit.
+        """
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- releases
+
+    @overload
+    def count(
+        self,
+        column: Hashable | None = None,
+        *,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | None = None,
+    ) -> int: ...
+
+    @overload
+    def count(
+        self,
+        column: Hashable | None = None,
+        *,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+    ) -> pd.Series: ...
+
+    def count(
+        self,
+        column: Hashable | None = None,
+        *,
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+    ) -> int | pd.Series:
+        """Noisy number of rows, or of non-missing values of ``column``.
+
+        Parameters
+        ----------
+        column : label, optional
+            Count non-missing values of this column (like ``df[column].count()``).
+        epsilon : float
+            Privacy cost, keyword-only.
+        ci : float, optional
+            A confidence level in (0, 1), e.g. ``0.95``: return the answer with
+            its noise interval (see Notes). Costs nothing more.
+
+        Returns
+        -------
+        int, or pandas.Series
+            Exact count plus discrete Laplace noise; may be negative when tiny.
+            With ``ci``: a Series indexed ``["estimate", "lower", "upper"]``.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        Sensitivity 1 under add_remove. Under substitute the row count of the
+        frame the budget was set on is public: ``count()`` is returned exactly
+        and costs nothing. The count of a column's non-missing values, and any
+        count of a filtered frame, has sensitivity 1 (a changed row may gain or
+        lose a value, or enter or leave the filter).
+
+        With ``ci``, ``[lower, upper] = estimate ± t`` where ``t`` is the exact
+        discrete Laplace quantile: the true count lies inside with probability
+        at least ``ci``. Computed from the released count and public
+        parameters only (post-processing); ``pandas_dp.half_width("count",
+        ...)`` gives ``t`` before anything is spent.
+        """
+        return self._release(
+            Count(check_epsilon(epsilon), column, ci), None, ContributionBounds(max_rows)
+        )
+
+    @overload
+    def sum(
+        self,
+        column: None = None,
+        *,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def sum(
+        self,
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | None = None,
+    ) -> float: ...
+
+    @overload
+    def sum(
+        self,
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+    ) -> pd.Series: ...
+
+    def sum(
+        self,
+        column: Hashable | None = None,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+    ) -> float | pd.Series:
+        """Noisy sum of ``column`` after clipping to the public bounds ``clip``.
+
+        Parameters
+        ----------
+        column : label, optional
+            The numeric column. Omit it and pass ``clip`` as a mapping
+            ``{column: (lower, upper)}`` to sum several columns at once.
+        clip : (float, float) or dict
+            Public clip bounds, never read from the data. Missing values are
+            skipped; ±inf clip to the bounds.
+        epsilon : float
+            Privacy cost of the whole call (split equally across columns).
+        ci : float, optional
+            A confidence level in (0, 1): return the answer with its noise
+            interval (see Notes). Costs nothing more.
+
+        Returns
+        -------
+        float, or pandas.Series indexed by column for a mapping.
+            With ``ci``: a Series indexed ``["estimate", "lower", "upper"]``
+            (for a mapping, with the column name as the outer level).
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        L1 sensitivity ``max(|L|, |U|)`` under add_remove; under substitute
+        ``max(U − L, |L|, |U|)`` (a changed row's value may move by ``U − L``,
+        or appear or disappear: a missing value, a filtered frame). Each
+        clipped row is rounded to a power-of-two grid chosen from
+        (sensitivity, epsilon) only, summed exactly in integers and given
+        exact discrete Laplace noise, so the result lies on the grid.
+
+        With ``ci``, ``estimate ± t·step`` (``t`` the exact discrete Laplace
+        quantile on the grid) holds the clipped sum with probability at least
+        ``ci``, per column. It covers the noise, not the bias of clipping:
+        values beyond ``clip`` are counted at the bound. Strictly it covers the
+        sum of the rows as rounded to the grid, which is within ``n·step/2`` of
+        the exact clipped sum (``step`` is about 2**-30 of the noise scale:
+        negligible below a billion rows). See ``pandas_dp.half_width``.
+        """
+        return self._release(
+            Sum(check_epsilon(epsilon), column, clip, ci),
+            None,
+            ContributionBounds(max_rows),
+        )
+
+    @overload
+    def mean(
+        self,
+        column: None = None,
+        *,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def mean(
+        self,
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | None = None,
+    ) -> float: ...
+
+    @overload
+    def mean(
+        self,
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+    ) -> pd.Series: ...
+
+    def mean(
+        self,
+        column: Hashable | None = None,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+    ) -> float | pd.Series:
+        """Noisy mean of ``column`` after clipping to ``clip``; always inside the clip.
+
+        Parameters
+        ----------
+        column : label, optional
+            The numeric column (or omit it and pass ``clip`` as a mapping).
+        clip : (float, float) or dict
+            Public clip bounds. Missing values are skipped; ±inf clip to the bounds.
+        epsilon : float
+            Privacy cost of the whole call (split equally across columns).
+        ci : float, optional
+            A confidence level in (0, 1): return the answer with its noise
+            interval (see Notes). Costs nothing more.
+
+        Returns
+        -------
+        float, or pandas.Series indexed by column for a mapping.
+            With ``ci``: a Series indexed ``["estimate", "lower", "upper"]``
+            (for a mapping, with the column name as the outer level).
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        Costs ``epsilon`` in total. Releases ``A = Σ(x − L)`` and
+        ``B = Σ(U − x)`` with independent discrete Laplace noise of scale
+        ``(U − L)/ε``: one person moves the pair by an L1 distance of exactly
+        ``U − L``. The mean is ``L + (U − L)·a/(a + b)`` with ``a, b`` the
+        noisy sums floored at 0 (the midpoint if both are 0): half the mean
+        squared error of noisy-sum over noisy-count. Under substitute the pair
+        has sensitivity ``2(U − L)``.
+
+        With ``ci``: both noises lie within their exact discrete Laplace
+        quantile ``t`` with probability ``ci`` (each at ``sqrt(ci)``); the
+        mean is monotone in each sum, so the extreme sums give ``lower`` and
+        ``upper``, widened by one grid step for rounding. The interval always
+        lies inside ``clip`` and holds the exact clipped mean of a non-empty
+        column with probability at least ``ci``: the noise, not the bias of
+        clipping. Its half-width is about ``(U − L)·t/(n·Q)``, i.e. shrinks as
+        ``1/n``; ``pandas_dp.half_width("mean", n=...)`` plans it.
+        """
+        return self._release(
+            Mean(check_epsilon(epsilon), column, clip, ci),
+            None,
+            ContributionBounds(max_rows),
+        )
+
+    # ---------------------------------------------------- selection (select.py)
+
+    def argmax_exp(
+        self,
+        column: Hashable,
+        *,
+        candidates: Any = None,
+        epsilon: float,
+        k: int = 1,
+        value: Hashable | None = None,
+        clip: Any = None,
+        max_rows: int | None = None,
+    ) -> Any:
+        """The candidate with the most rows (or the largest clipped sum of ``value``), privately.
+
+        Parameters
+        ----------
+        column : label
+            The column whose values are the candidates (e.g. ``"product"``).
+        candidates : list, array, Index or CategoricalDtype
+            The public candidates, keyword-only. Never read them from the data
+            (``df[column].unique()``): which values occur can reveal who is in
+            it. Rows whose value is missing or not a candidate are dropped; a
+            candidate with no rows can still win.
+        epsilon : float
+            Privacy cost of the whole call, keyword-only.
+        k : int, default 1
+            How many candidates to return, best first (top-k by peeling).
+        value : label, optional
+            Score each candidate by the sum of this numeric column over its
+            rows (after clipping to ``clip``) instead of by its row count.
+            Missing values are skipped.
+        clip : (float, float), optional
+            Public clip bounds for ``value``; required with it.
+
+        Returns
+        -------
+        object or list
+            One candidate (``k=1``), or a list of ``k`` distinct candidates,
+            best first.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+            All argument errors (missing candidates, duplicates, ``k`` larger
+            than the number of candidates, ...) are raised before any spend.
+
+        Notes
+        -----
+        Permute-and-flip (report-noisy-max with exponential noise), sampled
+        exactly: each candidate is accepted independently with probability
+        ``exp(-c·(best − score))`` and the answer is a uniform pick among the
+        accepted ones. Nothing is exponentiated in floating point, so huge
+        counts cannot overflow. Costs ``epsilon`` (``epsilon/k`` per peel).
+        Under add_remove one person moves one candidate's score one way
+        (sensitivity 1 for counts, ``max(|L|, |U|)`` for sums), so
+        ``c = ε/Δ``; under substitute ``Δ = 1`` or ``max(U − L, |L|, |U|)`` and
+        ``c = ε/(2Δ)``. Clipped sums are scored exactly in integers on a
+        power-of-two grid chosen from (clip, ε) only; c is rounded down, so the
+        realised ε never exceeds ``epsilon``. Public: the candidates, ``k``,
+        ``clip``, ``epsilon``.
+        """
+        kind = Argmax.of(check_epsilon(epsilon), column, candidates, k=k, value=value, clip=clip)
+        return self._release(kind, None, ContributionBounds(max_rows))
+
+    def quantile(
+        self,
+        column: Hashable,
+        q: float,
+        *,
+        candidates: Any = None,
+        epsilon: float,
+        max_rows: int | None = None,
+    ) -> float:
+        """The ``q``-quantile of ``column``, privately chosen from a public grid.
+
+        This is the honest way to choose clip bounds: spend a little ε on,
+        e.g., the 0.05 and 0.95 quantiles and pass them as ``clip=`` to
+        ``sum``/``mean``, instead of reading ``df[column].max()``.
+
+        Parameters
+        ----------
+        column : label
+            A numeric column; missing values are skipped.
+        q : float
+            The quantile level in ``[0, 1]``, read as the shortest decimal
+            (``0.9`` is ``9/10``).
+        candidates : list, array or Index of numbers
+            The public grid to choose from, finite and strictly increasing,
+            keyword-only; e.g. ``np.linspace(0, 500_000, 1001)``. Never read it
+            from the data. The answer is always one of these points.
+        epsilon : float
+            Privacy cost, keyword-only.
+
+        Returns
+        -------
+        float
+            One grid point.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+            Bad ``q`` or grid (unsorted, duplicated, non-finite) raise before
+            any spend.
+
+        Notes
+        -----
+        Permute-and-flip, sampled exactly, on the score of each grid point c:
+        the distance from ``q·n`` to ``[#(x < c), #(x ≤ c)]`` (lower is
+        better; zero exactly when c is a q-quantile, so ties count). The score
+        is not monotone, so ``c = ε/(2Δ)`` with sensitivity
+        ``Δ = max(q, 1 − q)`` under add_remove and ``Δ = 1`` under substitute
+        (a changed row leaves one side and joins another). Costs ``epsilon``.
+        Public: the grid, ``q``, ``epsilon``.
+        """
+        kind = Quantile.of(check_epsilon(epsilon), column, q, candidates, "quantile")
+        return self._release(kind, None, ContributionBounds(max_rows))
+
+    def median(
+        self,
+        column: Hashable,
+        *,
+        candidates: Any = None,
+        epsilon: float,
+        max_rows: int | None = None,
+    ) -> float:
+        """The median of ``column``, privately chosen from a public grid: ``quantile(column, 0.5)``.
+
+        Parameters
+        ----------
+        column : label
+            A numeric column; missing values are skipped.
+        candidates : list, array or Index of numbers
+            The public grid, finite and strictly increasing, keyword-only.
+        epsilon : float
+            Privacy cost, keyword-only.
+
+        Returns
+        -------
+        float
+            One grid point.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        See :meth:`quantile`. Sensitivity of the score 1/2 under add_remove
+        (``c = ε``) and 1 under substitute (``c = ε/2``). Costs ``epsilon``.
+        """
+        kind = Quantile.of(check_epsilon(epsilon), column, 0.5, candidates, "median")
+        return self._release(kind, None, ContributionBounds(max_rows))
+
+    @overload
+    def var(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | None = None,
+    ) -> float: ...
+
+    @overload
+    def var(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+    ) -> pd.Series: ...
+
+    def var(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+    ) -> float | pd.Series:
+        """Noisy sample variance of ``column`` (``ddof=1``, like pandas) after clipping.
+
+        Parameters
+        ----------
+        column : label
+            The numeric column; missing values are skipped.
+        clip : (float, float)
+            Public clip bounds, never read from the data; ±inf clip to them.
+        epsilon : float
+            Privacy cost, keyword-only.
+        ci : float, optional
+            A confidence level in (0, 1), e.g. ``0.95``: return the answer with
+            an interval (see Notes). Costs nothing more.
+
+        Returns
+        -------
+        float, or pandas.Series
+            Never negative, at most ``(U − L)²/2``; 0 when the noisy count is 0.
+            With ``ci``: a Series indexed ``["estimate", "lower", "upper"]``.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        Costs ``epsilon``: one joint release, with no separate count. Each
+        clipped row on the grid ``q ∈ [0, Q]`` adds ``(q, Q − q)`` to the
+        mean's complementary sums (ε/2; L1 sensitivity ``U − L`` under
+        add_remove, ``2(U − L)`` under substitute) and the centred second
+        moment ``round(q(Q − q)/Q) − o`` to a third sum (ε/2; range
+        ``≈ (U − L)/8``). Count, mean and variance all come from these three
+        (see :func:`pandas_dp.aggregate.plan_variance` for the proof of the
+        sensitivity). Public: ``clip``, ``epsilon``.
+
+        With ``ci``: each of the three noises lies within its exact discrete
+        Laplace quantile with probability ``ci**(1/3)`` (independent, so all
+        three with probability ``ci``); bounding the variance over that box
+        of noiseless sums, widened by the grid rounding, gives an interval
+        inside ``[0, (U − L)²/2]`` that holds the sample variance of the
+        clipped values (at least two rows) with probability at least ``ci``
+        (:func:`pandas_dp.accuracy.variance_interval` proves it). It is
+        conservative (coverage well above ``ci`` in practice) and covers the
+        noise, not the bias of clipping. Post-processing: same cost, same
+        estimate.
+        """
+        kind = Var.of(check_epsilon(epsilon), column, clip, std=False, ci=ci)
+        return self._release(kind, None, ContributionBounds(max_rows))
+
+    @overload
+    def std(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | None = None,
+    ) -> float: ...
+
+    @overload
+    def std(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+    ) -> pd.Series: ...
+
+    def std(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+    ) -> float | pd.Series:
+        """Noisy standard deviation of ``column`` (``ddof=1``): the square root of :meth:`var`.
+
+        Parameters
+        ----------
+        column : label
+            The numeric column; missing values are skipped.
+        clip : (float, float)
+            Public clip bounds.
+        epsilon : float
+            Privacy cost, keyword-only.
+        ci : float, optional
+            A confidence level in (0, 1), e.g. ``0.95``: return the answer with
+            an interval (see Notes). Costs nothing more.
+
+        Returns
+        -------
+        float, or pandas.Series
+            Never negative. With ``ci``: a Series indexed ``["estimate",
+            "lower", "upper"]``.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        The same release and cost as :meth:`var`. With ``ci``: the square
+        roots of :meth:`var`'s interval, so it holds the clipped sample
+        standard deviation with probability at least ``ci``; always inside
+        ``[0, (U − L)/sqrt(2)]``.
+        """
+        kind = Var.of(check_epsilon(epsilon), column, clip, std=True, ci=ci)
+        return self._release(kind, None, ContributionBounds(max_rows))
+
+    @overload
+    def histogram(
+        self,
+        column: Hashable,
+        *,
+        bins: Any,
+        epsilon: float,
+        ci: None = None,
+        right: bool = True,
+        include_lowest: bool = False,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def histogram(
+        self,
+        column: Hashable,
+        *,
+        bins: Any,
+        epsilon: float,
+        ci: float,
+        right: bool = True,
+        include_lowest: bool = False,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
+
+    def histogram(
+        self,
+        column: Hashable,
+        *,
+        bins: Any,
+        epsilon: float,
+        ci: float | None = None,
+        right: bool = True,
+        include_lowest: bool = False,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series | pd.DataFrame:
+        """Noisy counts of ``column`` over public bin edges, like ``pd.cut(...).value_counts()``.
+
+        Parameters
+        ----------
+        column : label
+            A numeric column.
+        bins : list, array or Index of numbers
+            Public bin edges, increasing, at least two; never read from the
+            data (an integer number of bins is refused: ``pd.cut`` would take
+            the edges from the data's range).
+        epsilon : float
+            Privacy cost, keyword-only.
+        right, include_lowest : bool
+            As in ``pd.cut``.
+        ci : float, optional
+            A confidence level in (0, 1): each bin's count with its interval,
+            as :meth:`DPGroupBy.count`. Costs nothing more.
+
+        Returns
+        -------
+        pandas.Series, or pandas.DataFrame
+            Integer counts named ``count``, indexed by the same IntervalIndex
+            as ``pd.cut(df[column], bins, right=right,
+            include_lowest=include_lowest).value_counts(sort=False)``. Counts
+            of small bins may be negative. With ``ci``: a DataFrame with
+            columns ``estimate``, ``lower``, ``upper`` on that index; each
+            bin's true count is inside its interval with probability at least
+            ``ci``.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        Costs ``epsilon`` once for all bins (parallel composition: each row is
+        in one bin). L1 sensitivity 1 under add_remove, 2 under substitute (a
+        changed row may leave one bin and join another); discrete Laplace
+        noise of scale Δ/ε per bin. Missing values and values outside the
+        bins are dropped. Public: the edges, ``right``, ``include_lowest``.
+        """
+        group = Bins.of_edges(
+            self._schema(), column, bins, right=right, include_lowest=include_lowest
+        )
+        kind = Histogram(check_epsilon(epsilon), column, ci)
+        return self._release(kind, group, ContributionBounds(max_rows, max_groups))
+
+    def crosstab(
+        self,
+        index: Hashable,
+        columns: Hashable,
+        *,
+        keys: Any,
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame:
+        """Noisy counts of every (``index``, ``columns``) pair of public keys, like ``pd.crosstab``.
+
+        Parameters
+        ----------
+        index, columns : label
+            The row and column key columns.
+        keys : (row_keys, column_keys)
+            The public keys of each, in the order of the result; never read
+            from the data.
+        epsilon : float
+            Privacy cost, keyword-only.
+        ci : float, optional
+            A confidence level in (0, 1): each cell's count with its interval.
+            Costs nothing more.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Integer counts indexed by ``row_keys`` (named ``index``) with
+            columns ``column_keys`` (named ``columns``); combinations absent
+            from the data are answered too. With ``ci``: the columns are a
+            MultiIndex ``(statistic, column key)`` with the statistic in
+            ``estimate``, ``lower``, ``upper``, so ``result["lower"]`` is the
+            crosstab of lower bounds; each cell's true count is inside its
+            interval with probability at least ``ci`` (per cell).
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        One grouped count over the product of the keys: costs ``epsilon``
+        once (each row is in one cell), L1 sensitivity 1 under add_remove and
+        2 under substitute. Rows whose keys are missing or not listed are
+        dropped.
+        """
+        group = CrossKeys.of_pair(self._schema(), index, columns, keys)
+        bounds = ContributionBounds(max_rows, max_groups)
+        return group.table(self._release(Count(check_epsilon(epsilon), ci=ci), group, bounds))
+
+    def describe(
+        self,
+        columns: Any,
+        *,
+        clip: Any,
+        candidates: Any,
+        epsilon: float,
+        max_rows: int | None = None,
+    ) -> pd.DataFrame:
+        """pandas' ``describe`` rows of numeric columns, privately: count, mean, std, quartiles.
+
+        Parameters
+        ----------
+        columns : label or list of labels
+            Numeric columns; missing values are skipped.
+        clip : dict
+            ``{column: (lower, upper)}``: public clip bounds of every column.
+        candidates : dict
+            ``{column: grid}``: the public grid each column's quartiles are
+            chosen from (finite, strictly increasing).
+        epsilon : float
+            Privacy cost of the whole call, keyword-only.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed ``count, mean, std, 25%, 50%, 75%``, one column per column,
+            like ``df[columns].describe()`` without ``min`` and ``max``.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        Costs ``epsilon``, split equally across the columns; each column's
+        share ε_c is spent as ε_c/2 on one joint release that gives count,
+        mean and std (see :meth:`var`: the count and the mean come from the
+        complementary sums, so they cost nothing extra) and ε_c/6 on each of
+        the 25 %, 50 % and 75 % points (permute-and-flip on one score table,
+        as :meth:`quantile`). The ledger records one entry stating this split.
+        min and max are left out: on a public grid the private 0- and
+        1-quantiles cannot tell the points beyond the data apart, so they
+        would be close to a uniform pick, not an estimate; the quantile grid
+        and the clip bounds are the honest public range.
+
+        There is no ``ci=`` on ``describe``: its rows mix noisy sums with
+        permute-and-flip selections, which have no interval of this kind.
+        Use ``count``, ``mean`` or ``std`` with ``ci=`` for intervals.
+        """
+        kind = Describe.of(check_epsilon(epsilon), columns, clip, candidates)
+        return self._release(kind, None, ContributionBounds(max_rows))
+
+    def rows_per_unit(self, q: float = 0.9, *, candidates: Any = None, epsilon: float) -> int:
+        """A private ``q``-quantile of the number of rows per person: a ``max_rows`` to use.
+
+        Releases, and charges ``epsilon`` for, one grid point chosen by the
+        exponential mechanism from the public ``candidates`` (counts such as
+        ``range(1, 101)``): bounding at it keeps all the rows of about a
+        fraction ``q`` of the persons. It is a release like any other: it
+        spends from the budget and is recorded in the ledger.
+
+        Parameters
+        ----------
+        q : float, default 0.9
+            The quantile level in ``[0, 1]``.
+        candidates : list, array or range of positive integers
+            The public grid of row counts, strictly increasing, keyword-only.
+        epsilon : float
+            Privacy cost, keyword-only.
+
+        Returns
+        -------
+        int
+            One of ``candidates``.
+
+        Notes
+        -----
+        The quantile of :meth:`per_unit`'s row counts (one row per person), so
+        its sensitivity is the one-row quantile's (see :meth:`quantile`).
+        """
+        people = self._people("rows_per_unit()")
+        kind = Quantile.of(check_epsilon(epsilon), "rows", q, candidates, "rows_per_unit")
+        return int(people._release(kind, None, NO_BOUNDS))
 
 
 @pd.api.extensions.register_dataframe_accessor("dp")
-class DPAccessor:
+class DPAccessor(DPReleases):
     """Differentially private releases of a DataFrame: ``df.dp``.
 
     Attach a budget once with :meth:`set_budget`; every release then spends
@@ -181,260 +1000,6 @@ class DPAccessor:
         """The frame's :class:`PrivacyBudget` (MissingBudgetError if it has none)."""
         binding = binding_of(self._df)
         return require_binding(self._df).budget if binding is None else binding.budget
-
-    # ---------------------------------------------------------------- releases
-
-    @overload
-    def count(
-        self,
-        column: Hashable | None = None,
-        *,
-        epsilon: float,
-        ci: None = None,
-        max_rows: int | None = None,
-    ) -> int: ...
-
-    @overload
-    def count(
-        self,
-        column: Hashable | None = None,
-        *,
-        epsilon: float,
-        ci: float,
-        max_rows: int | None = None,
-    ) -> pd.Series: ...
-
-    def count(
-        self,
-        column: Hashable | None = None,
-        *,
-        epsilon: float,
-        ci: float | None = None,
-        max_rows: int | None = None,
-    ) -> int | pd.Series:
-        """Noisy number of rows, or of non-missing values of ``column``.
-
-        Parameters
-        ----------
-        column : label, optional
-            Count non-missing values of this column (like ``df[column].count()``).
-        epsilon : float
-            Privacy cost, keyword-only.
-        ci : float, optional
-            A confidence level in (0, 1), e.g. ``0.95``: return the answer with
-            its noise interval (see Notes). Costs nothing more.
-
-        Returns
-        -------
-        int, or pandas.Series
-            Exact count plus discrete Laplace noise; may be negative when tiny.
-            With ``ci``: a Series indexed ``["estimate", "lower", "upper"]``.
-
-        Raises
-        ------
-        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
-
-        Notes
-        -----
-        Sensitivity 1 under add_remove. Under substitute the row count of the
-        frame the budget was set on is public: ``count()`` is returned exactly
-        and costs nothing. The count of a column's non-missing values, and any
-        count of a filtered frame, has sensitivity 1 (a changed row may gain or
-        lose a value, or enter or leave the filter).
-
-        With ``ci``, ``[lower, upper] = estimate ± t`` where ``t`` is the exact
-        discrete Laplace quantile: the true count lies inside with probability
-        at least ``ci``. Computed from the released count and public
-        parameters only (post-processing); ``pandas_dp.half_width("count",
-        ...)`` gives ``t`` before anything is spent.
-        """
-        return run(
-            self._df, Count(check_epsilon(epsilon), column, ci), None, ContributionBounds(max_rows)
-        )
-
-    @overload
-    def sum(
-        self,
-        column: None = None,
-        *,
-        clip: Mapping[Hashable, Bounds],
-        epsilon: float,
-        ci: float | None = None,
-        max_rows: int | None = None,
-    ) -> pd.Series: ...
-
-    @overload
-    def sum(
-        self,
-        column: Hashable,
-        *,
-        clip: Bounds,
-        epsilon: float,
-        ci: None = None,
-        max_rows: int | None = None,
-    ) -> float: ...
-
-    @overload
-    def sum(
-        self,
-        column: Hashable,
-        *,
-        clip: Bounds,
-        epsilon: float,
-        ci: float,
-        max_rows: int | None = None,
-    ) -> pd.Series: ...
-
-    def sum(
-        self,
-        column: Hashable | None = None,
-        *,
-        clip: Any,
-        epsilon: float,
-        ci: float | None = None,
-        max_rows: int | None = None,
-    ) -> float | pd.Series:
-        """Noisy sum of ``column`` after clipping to the public bounds ``clip``.
-
-        Parameters
-        ----------
-        column : label, optional
-            The numeric column. Omit it and pass ``clip`` as a mapping
-            ``{column: (lower, upper)}`` to sum several columns at once.
-        clip : (float, float) or dict
-            Public clip bounds, never read from the data. Missing values are
-            skipped; ±inf clip to the bounds.
-        epsilon : float
-            Privacy cost of the whole call (split equally across columns).
-        ci : float, optional
-            A confidence level in (0, 1): return the answer with its noise
-            interval (see Notes). Costs nothing more.
-
-        Returns
-        -------
-        float, or pandas.Series indexed by column for a mapping.
-            With ``ci``: a Series indexed ``["estimate", "lower", "upper"]``
-            (for a mapping, with the column name as the outer level).
-
-        Raises
-        ------
-        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
-
-        Notes
-        -----
-        L1 sensitivity ``max(|L|, |U|)`` under add_remove; under substitute
-        ``max(U − L, |L|, |U|)`` (a changed row's value may move by ``U − L``,
-        or appear or disappear: a missing value, a filtered frame). Each
-        clipped row is rounded to a power-of-two grid chosen from
-        (sensitivity, epsilon) only, summed exactly in integers and given
-        exact discrete Laplace noise, so the result lies on the grid.
-
-        With ``ci``, ``estimate ± t·step`` (``t`` the exact discrete Laplace
-        quantile on the grid) holds the clipped sum with probability at least
-        ``ci``, per column. It covers the noise, not the bias of clipping:
-        values beyond ``clip`` are counted at the bound. Strictly it covers the
-        sum of the rows as rounded to the grid, which is within ``n·step/2`` of
-        the exact clipped sum (``step`` is about 2**-30 of the noise scale:
-        negligible below a billion rows). See ``pandas_dp.half_width``.
-        """
-        return run(
-            self._df,
-            Sum(check_epsilon(epsilon), column, clip, ci),
-            None,
-            ContributionBounds(max_rows),
-        )
-
-    @overload
-    def mean(
-        self,
-        column: None = None,
-        *,
-        clip: Mapping[Hashable, Bounds],
-        epsilon: float,
-        ci: float | None = None,
-        max_rows: int | None = None,
-    ) -> pd.Series: ...
-
-    @overload
-    def mean(
-        self,
-        column: Hashable,
-        *,
-        clip: Bounds,
-        epsilon: float,
-        ci: None = None,
-        max_rows: int | None = None,
-    ) -> float: ...
-
-    @overload
-    def mean(
-        self,
-        column: Hashable,
-        *,
-        clip: Bounds,
-        epsilon: float,
-        ci: float,
-        max_rows: int | None = None,
-    ) -> pd.Series: ...
-
-    def mean(
-        self,
-        column: Hashable | None = None,
-        *,
-        clip: Any,
-        epsilon: float,
-        ci: float | None = None,
-        max_rows: int | None = None,
-    ) -> float | pd.Series:
-        """Noisy mean of ``column`` after clipping to ``clip``; always inside the clip.
-
-        Parameters
-        ----------
-        column : label, optional
-            The numeric column (or omit it and pass ``clip`` as a mapping).
-        clip : (float, float) or dict
-            Public clip bounds. Missing values are skipped; ±inf clip to the bounds.
-        epsilon : float
-            Privacy cost of the whole call (split equally across columns).
-        ci : float, optional
-            A confidence level in (0, 1): return the answer with its noise
-            interval (see Notes). Costs nothing more.
-
-        Returns
-        -------
-        float, or pandas.Series indexed by column for a mapping.
-            With ``ci``: a Series indexed ``["estimate", "lower", "upper"]``
-            (for a mapping, with the column name as the outer level).
-
-        Raises
-        ------
-        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
-
-        Notes
-        -----
-        Costs ``epsilon`` in total. Releases ``A = Σ(x − L)`` and
-        ``B = Σ(U − x)`` with independent discrete Laplace noise of scale
-        ``(U − L)/ε``: one person moves the pair by an L1 distance of exactly
-        ``U − L``. The mean is ``L + (U − L)·a/(a + b)`` with ``a, b`` the
-        noisy sums floored at 0 (the midpoint if both are 0): half the mean
-        squared error of noisy-sum over noisy-count. Under substitute the pair
-        has sensitivity ``2(U − L)``.
-
-        With ``ci``: both noises lie within their exact discrete Laplace
-        quantile ``t`` with probability ``ci`` (each at ``sqrt(ci)``); the
-        mean is monotone in each sum, so the extreme sums give ``lower`` and
-        ``upper``, widened by one grid step for rounding. The interval always
-        lies inside ``clip`` and holds the exact clipped mean of a non-empty
-        column with probability at least ``ci``: the noise, not the bias of
-        clipping. Its half-width is about ``(U − L)·t/(n·Q)``, i.e. shrinks as
-        ``1/n``; ``pandas_dp.half_width("mean", n=...)`` plans it.
-        """
-        return run(
-            self._df,
-            Mean(check_epsilon(epsilon), column, clip, ci),
-            None,
-            ContributionBounds(max_rows),
-        )
 
     def groupby(self, by: Hashable | list[Hashable], *, keys: Any = None) -> DPGroupBy:
         """Group by ``by`` over the public ``keys`` for grouped releases.
@@ -723,50 +1288,6 @@ class DPAccessor:
         bind(result, binding.budget, root=binding.is_root(self._df), unit=None)
         return result
 
-    def rows_per_unit(self, q: float = 0.9, *, candidates: Any = None, epsilon: float) -> int:
-        """A private ``q``-quantile of the number of rows per person: a ``max_rows`` to use.
-
-        Releases, and charges ``epsilon`` for, one grid point chosen by the
-        exponential mechanism from the public ``candidates`` (counts such as
-        ``range(1, 101)``): bounding at it keeps all the rows of about a
-        fraction ``q`` of the persons. It is a release like any other: it
-        spends from the budget and is recorded in the ledger.
-
-        Parameters
-        ----------
-        q : float, default 0.9
-            The quantile level in ``[0, 1]``.
-        candidates : list, array or range of positive integers
-            The public grid of row counts, strictly increasing, keyword-only.
-        epsilon : float
-            Privacy cost, keyword-only.
-
-        Returns
-        -------
-        int
-            One of ``candidates``.
-
-        Notes
-        -----
-        The quantile of :meth:`per_unit`'s row counts (one row per person), so
-        its sensitivity is the one-row quantile's (see :meth:`quantile`).
-        """
-        binding = require_binding(self._df)
-        if binding.unit is None:
-            raise TypeError(
-                "rows_per_unit() needs a privacy unit: this frame has one row per person. "
-                "Attach the budget with set_budget(..., privacy_unit='customer_id')."
-            )
-        kind = Quantile.of(check_epsilon(epsilon), "rows", q, candidates, "rows_per_unit")
-        return int(run(self._rows_per_person(), kind, None))
-
-    def _rows_per_person(self) -> pd.DataFrame:
-        binding = require_binding(self._df)
-        counts = self._df.groupby(self._df[binding.unit], dropna=True, sort=False).size()
-        people = counts.rename("rows").to_frame()
-        bind(people, binding.budget, root=binding.is_root(self._df), unit=None)
-        return people
-
     def inherit(self, source: pd.DataFrame | None = None) -> pd.DataFrame:
         """Bind this frame to ``source``'s budget; returns this frame.
 
@@ -811,491 +1332,32 @@ class DPAccessor:
             bind(self._df, budget, root=False, unit=unit)
         return self._df
 
-    # ---------------------------------------------------- selection (select.py)
-
-    def argmax_exp(
-        self,
-        column: Hashable,
-        *,
-        candidates: Any = None,
-        epsilon: float,
-        k: int = 1,
-        value: Hashable | None = None,
-        clip: Any = None,
-        max_rows: int | None = None,
-    ) -> Any:
-        """The candidate with the most rows (or the largest clipped sum of ``value``), privately.
-
-        Parameters
-        ----------
-        column : label
-            The column whose values are the candidates (e.g. ``"product"``).
-        candidates : list, array, Index or CategoricalDtype
-            The public candidates, keyword-only. Never read them from the data
-            (``df[column].unique()``): which values occur can reveal who is in
-            it. Rows whose value is missing or not a candidate are dropped; a
-            candidate with no rows can still win.
-        epsilon : float
-            Privacy cost of the whole call, keyword-only.
-        k : int, default 1
-            How many candidates to return, best first (top-k by peeling).
-        value : label, optional
-            Score each candidate by the sum of this numeric column over its
-            rows (after clipping to ``clip``) instead of by its row count.
-            Missing values are skipped.
-        clip : (float, float), optional
-            Public clip bounds for ``value``; required with it.
-
-        Returns
-        -------
-        object or list
-            One candidate (``k=1``), or a list of ``k`` distinct candidates,
-            best first.
-
-        Raises
-        ------
-        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
-            All argument errors (missing candidates, duplicates, ``k`` larger
-            than the number of candidates, ...) are raised before any spend.
-
-        Notes
-        -----
-        Permute-and-flip (report-noisy-max with exponential noise), sampled
-        exactly: each candidate is accepted independently with probability
-        ``exp(-c·(best − score))`` and the answer is a uniform pick among the
-        accepted ones. Nothing is exponentiated in floating point, so huge
-        counts cannot overflow. Costs ``epsilon`` (``epsilon/k`` per peel).
-        Under add_remove one person moves one candidate's score one way
-        (sensitivity 1 for counts, ``max(|L|, |U|)`` for sums), so
-        ``c = ε/Δ``; under substitute ``Δ = 1`` or ``max(U − L, |L|, |U|)`` and
-        ``c = ε/(2Δ)``. Clipped sums are scored exactly in integers on a
-        power-of-two grid chosen from (clip, ε) only; c is rounded down, so the
-        realised ε never exceeds ``epsilon``. Public: the candidates, ``k``,
-        ``clip``, ``epsilon``.
-        """
-        kind = Argmax.of(check_epsilon(epsilon), column, candidates, k=k, value=value, clip=clip)
-        return run(self._df, kind, None, ContributionBounds(max_rows))
-
-    def quantile(
-        self,
-        column: Hashable,
-        q: float,
-        *,
-        candidates: Any = None,
-        epsilon: float,
-        max_rows: int | None = None,
-    ) -> float:
-        """The ``q``-quantile of ``column``, privately chosen from a public grid.
-
-        This is the honest way to choose clip bounds: spend a little ε on,
-        e.g., the 0.05 and 0.95 quantiles and pass them as ``clip=`` to
-        ``sum``/``mean``, instead of reading ``df[column].max()``.
-
-        Parameters
-        ----------
-        column : label
-            A numeric column; missing values are skipped.
-        q : float
-            The quantile level in ``[0, 1]``, read as the shortest decimal
-            (``0.9`` is ``9/10``).
-        candidates : list, array or Index of numbers
-            The public grid to choose from, finite and strictly increasing,
-            keyword-only; e.g. ``np.linspace(0, 500_000, 1001)``. Never read it
-            from the data. The answer is always one of these points.
-        epsilon : float
-            Privacy cost, keyword-only.
-
-        Returns
-        -------
-        float
-            One grid point.
-
-        Raises
-        ------
-        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
-            Bad ``q`` or grid (unsorted, duplicated, non-finite) raise before
-            any spend.
-
-        Notes
-        -----
-        Permute-and-flip, sampled exactly, on the score of each grid point c:
-        the distance from ``q·n`` to ``[#(x < c), #(x ≤ c)]`` (lower is
-        better; zero exactly when c is a q-quantile, so ties count). The score
-        is not monotone, so ``c = ε/(2Δ)`` with sensitivity
-        ``Δ = max(q, 1 − q)`` under add_remove and ``Δ = 1`` under substitute
-        (a changed row leaves one side and joins another). Costs ``epsilon``.
-        Public: the grid, ``q``, ``epsilon``.
-        """
-        kind = Quantile.of(check_epsilon(epsilon), column, q, candidates, "quantile")
-        return run(self._df, kind, None, ContributionBounds(max_rows))
-
-    def median(
-        self,
-        column: Hashable,
-        *,
-        candidates: Any = None,
-        epsilon: float,
-        max_rows: int | None = None,
-    ) -> float:
-        """The median of ``column``, privately chosen from a public grid: ``quantile(column, 0.5)``.
-
-        Parameters
-        ----------
-        column : label
-            A numeric column; missing values are skipped.
-        candidates : list, array or Index of numbers
-            The public grid, finite and strictly increasing, keyword-only.
-        epsilon : float
-            Privacy cost, keyword-only.
-
-        Returns
-        -------
-        float
-            One grid point.
-
-        Raises
-        ------
-        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
-
-        Notes
-        -----
-        See :meth:`quantile`. Sensitivity of the score 1/2 under add_remove
-        (``c = ε``) and 1 under substitute (``c = ε/2``). Costs ``epsilon``.
-        """
-        kind = Quantile.of(check_epsilon(epsilon), column, 0.5, candidates, "median")
-        return run(self._df, kind, None, ContributionBounds(max_rows))
+    # ------------------------------------------------------------------- hooks
 
     @overload
-    def var(
-        self,
-        column: Hashable,
-        *,
-        clip: Any,
-        epsilon: float,
-        ci: None = None,
-        max_rows: int | None = None,
-    ) -> float: ...
+    def _release(self, kind: Kind[One, Many], group: None, bounds: ContributionBounds) -> One: ...
 
     @overload
-    def var(
-        self,
-        column: Hashable,
-        *,
-        clip: Any,
-        epsilon: float,
-        ci: float,
-        max_rows: int | None = None,
-    ) -> pd.Series: ...
+    def _release(
+        self, kind: Kind[One, Many], group: Grouping, bounds: ContributionBounds
+    ) -> Many: ...
 
-    def var(
-        self,
-        column: Hashable,
-        *,
-        clip: Any,
-        epsilon: float,
-        ci: float | None = None,
-        max_rows: int | None = None,
-    ) -> float | pd.Series:
-        """Noisy sample variance of ``column`` (``ddof=1``, like pandas) after clipping.
+    def _release(
+        self, kind: Kind[One, Many], group: Grouping | None, bounds: ContributionBounds
+    ) -> One | Many:
+        return run(self._df, kind, group, bounds)
 
-        Parameters
-        ----------
-        column : label
-            The numeric column; missing values are skipped.
-        clip : (float, float)
-            Public clip bounds, never read from the data; ±inf clip to them.
-        epsilon : float
-            Privacy cost, keyword-only.
-        ci : float, optional
-            A confidence level in (0, 1), e.g. ``0.95``: return the answer with
-            an interval (see Notes). Costs nothing more.
+    def _schema(self) -> pd.DataFrame:
+        return self._df
 
-        Returns
-        -------
-        float, or pandas.Series
-            Never negative, at most ``(U − L)²/2``; 0 when the noisy count is 0.
-            With ``ci``: a Series indexed ``["estimate", "lower", "upper"]``.
-
-        Raises
-        ------
-        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
-
-        Notes
-        -----
-        Costs ``epsilon``: one joint release, with no separate count. Each
-        clipped row on the grid ``q ∈ [0, Q]`` adds ``(q, Q − q)`` to the
-        mean's complementary sums (ε/2; L1 sensitivity ``U − L`` under
-        add_remove, ``2(U − L)`` under substitute) and the centred second
-        moment ``round(q(Q − q)/Q) − o`` to a third sum (ε/2; range
-        ``≈ (U − L)/8``). Count, mean and variance all come from these three
-        (see :func:`pandas_dp.aggregate.plan_variance` for the proof of the
-        sensitivity). Public: ``clip``, ``epsilon``.
-
-        With ``ci``: each of the three noises lies within its exact discrete
-        Laplace quantile with probability ``ci**(1/3)`` (independent, so all
-        three with probability ``ci``); bounding the variance over that box
-        of noiseless sums, widened by the grid rounding, gives an interval
-        inside ``[0, (U − L)²/2]`` that holds the sample variance of the
-        clipped values (at least two rows) with probability at least ``ci``
-        (:func:`pandas_dp.accuracy.variance_interval` proves it). It is
-        conservative (coverage well above ``ci`` in practice) and covers the
-        noise, not the bias of clipping. Post-processing: same cost, same
-        estimate.
-        """
-        kind = Var.of(check_epsilon(epsilon), column, clip, std=False, ci=ci)
-        return run(self._df, kind, None, ContributionBounds(max_rows))
-
-    @overload
-    def std(
-        self,
-        column: Hashable,
-        *,
-        clip: Any,
-        epsilon: float,
-        ci: None = None,
-        max_rows: int | None = None,
-    ) -> float: ...
-
-    @overload
-    def std(
-        self,
-        column: Hashable,
-        *,
-        clip: Any,
-        epsilon: float,
-        ci: float,
-        max_rows: int | None = None,
-    ) -> pd.Series: ...
-
-    def std(
-        self,
-        column: Hashable,
-        *,
-        clip: Any,
-        epsilon: float,
-        ci: float | None = None,
-        max_rows: int | None = None,
-    ) -> float | pd.Series:
-        """Noisy standard deviation of ``column`` (``ddof=1``): the square root of :meth:`var`.
-
-        Parameters
-        ----------
-        column : label
-            The numeric column; missing values are skipped.
-        clip : (float, float)
-            Public clip bounds.
-        epsilon : float
-            Privacy cost, keyword-only.
-        ci : float, optional
-            A confidence level in (0, 1), e.g. ``0.95``: return the answer with
-            an interval (see Notes). Costs nothing more.
-
-        Returns
-        -------
-        float, or pandas.Series
-            Never negative. With ``ci``: a Series indexed ``["estimate",
-            "lower", "upper"]``.
-
-        Raises
-        ------
-        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
-
-        Notes
-        -----
-        The same release and cost as :meth:`var`. With ``ci``: the square
-        roots of :meth:`var`'s interval, so it holds the clipped sample
-        standard deviation with probability at least ``ci``; always inside
-        ``[0, (U − L)/sqrt(2)]``.
-        """
-        kind = Var.of(check_epsilon(epsilon), column, clip, std=True, ci=ci)
-        return run(self._df, kind, None, ContributionBounds(max_rows))
-
-    @overload
-    def histogram(
-        self,
-        column: Hashable,
-        *,
-        bins: Any,
-        epsilon: float,
-        ci: None = None,
-        right: bool = True,
-        include_lowest: bool = False,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> pd.Series: ...
-
-    @overload
-    def histogram(
-        self,
-        column: Hashable,
-        *,
-        bins: Any,
-        epsilon: float,
-        ci: float,
-        right: bool = True,
-        include_lowest: bool = False,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> pd.DataFrame: ...
-
-    def histogram(
-        self,
-        column: Hashable,
-        *,
-        bins: Any,
-        epsilon: float,
-        ci: float | None = None,
-        right: bool = True,
-        include_lowest: bool = False,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> pd.Series | pd.DataFrame:
-        """Noisy counts of ``column`` over public bin edges, like ``pd.cut(...).value_counts()``.
-
-        Parameters
-        ----------
-        column : label
-            A numeric column.
-        bins : list, array or Index of numbers
-            Public bin edges, increasing, at least two; never read from the
-            data (an integer number of bins is refused: ``pd.cut`` would take
-            the edges from the data's range).
-        epsilon : float
-            Privacy cost, keyword-only.
-        right, include_lowest : bool
-            As in ``pd.cut``.
-        ci : float, optional
-            A confidence level in (0, 1): each bin's count with its interval,
-            as :meth:`DPGroupBy.count`. Costs nothing more.
-
-        Returns
-        -------
-        pandas.Series, or pandas.DataFrame
-            Integer counts named ``count``, indexed by the same IntervalIndex
-            as ``pd.cut(df[column], bins, right=right,
-            include_lowest=include_lowest).value_counts(sort=False)``. Counts
-            of small bins may be negative. With ``ci``: a DataFrame with
-            columns ``estimate``, ``lower``, ``upper`` on that index; each
-            bin's true count is inside its interval with probability at least
-            ``ci``.
-
-        Raises
-        ------
-        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
-
-        Notes
-        -----
-        Costs ``epsilon`` once for all bins (parallel composition: each row is
-        in one bin). L1 sensitivity 1 under add_remove, 2 under substitute (a
-        changed row may leave one bin and join another); discrete Laplace
-        noise of scale Δ/ε per bin. Missing values and values outside the
-        bins are dropped. Public: the edges, ``right``, ``include_lowest``.
-        """
-        group = Bins.of_edges(self._df, column, bins, right=right, include_lowest=include_lowest)
-        kind = Histogram(check_epsilon(epsilon), column, ci)
-        return run(self._df, kind, group, ContributionBounds(max_rows, max_groups))
-
-    def crosstab(
-        self,
-        index: Hashable,
-        columns: Hashable,
-        *,
-        keys: Any,
-        epsilon: float,
-        ci: float | None = None,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> pd.DataFrame:
-        """Noisy counts of every (``index``, ``columns``) pair of public keys, like ``pd.crosstab``.
-
-        Parameters
-        ----------
-        index, columns : label
-            The row and column key columns.
-        keys : (row_keys, column_keys)
-            The public keys of each, in the order of the result; never read
-            from the data.
-        epsilon : float
-            Privacy cost, keyword-only.
-        ci : float, optional
-            A confidence level in (0, 1): each cell's count with its interval.
-            Costs nothing more.
-
-        Returns
-        -------
-        pandas.DataFrame
-            Integer counts indexed by ``row_keys`` (named ``index``) with
-            columns ``column_keys`` (named ``columns``); combinations absent
-            from the data are answered too. With ``ci``: the columns are a
-            MultiIndex ``(statistic, column key)`` with the statistic in
-            ``estimate``, ``lower``, ``upper``, so ``result["lower"]`` is the
-            crosstab of lower bounds; each cell's true count is inside its
-            interval with probability at least ``ci`` (per cell).
-
-        Raises
-        ------
-        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
-
-        Notes
-        -----
-        One grouped count over the product of the keys: costs ``epsilon``
-        once (each row is in one cell), L1 sensitivity 1 under add_remove and
-        2 under substitute. Rows whose keys are missing or not listed are
-        dropped.
-        """
-        group = CrossKeys.of_pair(self._df, index, columns, keys)
-        bounds = ContributionBounds(max_rows, max_groups)
-        return group.table(run(self._df, Count(check_epsilon(epsilon), ci=ci), group, bounds))
-
-    def describe(
-        self,
-        columns: Any,
-        *,
-        clip: Any,
-        candidates: Any,
-        epsilon: float,
-        max_rows: int | None = None,
-    ) -> pd.DataFrame:
-        """pandas' ``describe`` rows of numeric columns, privately: count, mean, std, quartiles.
-
-        Parameters
-        ----------
-        columns : label or list of labels
-            Numeric columns; missing values are skipped.
-        clip : dict
-            ``{column: (lower, upper)}``: public clip bounds of every column.
-        candidates : dict
-            ``{column: grid}``: the public grid each column's quartiles are
-            chosen from (finite, strictly increasing).
-        epsilon : float
-            Privacy cost of the whole call, keyword-only.
-
-        Returns
-        -------
-        pandas.DataFrame
-            Indexed ``count, mean, std, 25%, 50%, 75%``, one column per column,
-            like ``df[columns].describe()`` without ``min`` and ``max``.
-
-        Raises
-        ------
-        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
-
-        Notes
-        -----
-        Costs ``epsilon``, split equally across the columns; each column's
-        share ε_c is spent as ε_c/2 on one joint release that gives count,
-        mean and std (see :meth:`var`: the count and the mean come from the
-        complementary sums, so they cost nothing extra) and ε_c/6 on each of
-        the 25 %, 50 % and 75 % points (permute-and-flip on one score table,
-        as :meth:`quantile`). The ledger records one entry stating this split.
-        min and max are left out: on a public grid the private 0- and
-        1-quantiles cannot tell the points beyond the data apart, so they
-        would be close to a uniform pick, not an estimate; the quantile grid
-        and the clip bounds are the honest public range.
-
-        There is no ``ci=`` on ``describe``: its rows mix noisy sums with
-        permute-and-flip selections, which have no interval of this kind.
-        Use ``count``, ``mean`` or ``std`` with ``ci=`` for intervals.
-        """
-        kind = Describe.of(check_epsilon(epsilon), columns, clip, candidates)
-        return run(self._df, kind, None, ContributionBounds(max_rows))
+    def _people(self, what: str) -> DPAccessor:
+        binding = require_binding(self._df)
+        if binding.unit is None:
+            raise TypeError(
+                f"{what} needs a privacy unit: this frame has one row per person. "
+                "Attach the budget with set_budget(..., privacy_unit='customer_id')."
+            )
+        counts = self._df.groupby(self._df[binding.unit], dropna=True, sort=False).size()
+        people = counts.rename("rows").to_frame()
+        bind(people, binding.budget, root=binding.is_root(self._df), unit=None)
+        return DPAccessor(people)

@@ -11,22 +11,29 @@ Every release runs the pipeline of :mod:`pandas_dp.release`.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 import pandas as pd
 
 from .aggregate import Count, Mean, Sum, Var
 from .describe import Describe
 from .keys import Grouping
+from .kind import Kind
 from .release import ContributionBounds, run
 from .select import Argmax, Quantile
 from .validation import Bounds, check_epsilon
 
-__all__ = ["DPGroupBy"]
+__all__ = ["DPGroupBy", "DPGroupedReleases"]
+
+Many = TypeVar("Many")
 
 
-class DPGroupBy:
-    """Grouped private releases over public keys; created by ``df.dp.groupby``.
+class DPGroupedReleases:
+    """Grouped private releases over public keys: ``df.dp.groupby`` and ``ddf.dp.groupby``.
+
+    A subclass holds the grouping (``_group``) and runs each built kind with
+    :meth:`_release`: :class:`DPGroupBy` on pandas,
+    ``pandas_dp.dask.DaskDPGroupBy`` on Dask.
 
     Holds only the frame, the ``by`` columns and the keys; the budget is read
     from the frame at each release.  Every release returns a Series (or a
@@ -41,9 +48,11 @@ class DPGroupBy:
     may be negative, which is the honest, unbiased answer.
     """
 
-    def __init__(self, df: pd.DataFrame, by: object, keys: object) -> None:
-        self._df = df
-        self._group = Grouping.of(df, by, keys)
+    _group: Grouping
+
+    def _release(self, kind: Kind[Any, Many], bounds: ContributionBounds) -> Many:
+        """Release ``kind`` per key, spending from the frame's budget."""
+        raise NotImplementedError
 
     @property
     def by(self) -> list[Hashable]:
@@ -56,7 +65,7 @@ class DPGroupBy:
         return self._group.keys
 
     def __repr__(self) -> str:
-        return f"DPGroupBy(by={self.by!r}, keys={len(self.keys)})"
+        return f"{type(self).__name__}(by={self.by!r}, keys={len(self.keys)})"
 
     @overload
     def count(
@@ -117,10 +126,8 @@ class DPGroupBy:
         With ``ci``, each key's true count lies in its interval with
         probability at least ``ci`` (post-processing, no extra cost).
         """
-        return run(
-            self._df,
+        return self._release(
             Count(check_epsilon(epsilon), column, ci),
-            self._group,
             ContributionBounds(max_rows, max_groups),
         )
 
@@ -203,10 +210,8 @@ class DPGroupBy:
         interval of :meth:`DPAccessor.sum` for each key (the noise on the
         clipped sum, not the clipping bias), at no extra cost.
         """
-        return run(
-            self._df,
+        return self._release(
             Sum(check_epsilon(epsilon), column, clip, ci),
-            self._group,
             ContributionBounds(max_rows, max_groups),
         )
 
@@ -289,10 +294,8 @@ class DPGroupBy:
         :meth:`DPAccessor.mean` for each key, always inside the clip; a key
         with no rows has no true mean, and its interval is wide.
         """
-        return run(
-            self._df,
+        return self._release(
             Mean(check_epsilon(epsilon), column, clip, ci),
-            self._group,
             ContributionBounds(max_rows, max_groups),
         )
 
@@ -348,7 +351,7 @@ class DPGroupBy:
         ``clip``.
         """
         kind = Argmax.of(check_epsilon(epsilon), column, candidates, k=k, value=value, clip=clip)
-        return run(self._df, kind, self._group, ContributionBounds(max_rows, max_groups))
+        return self._release(kind, ContributionBounds(max_rows, max_groups))
 
     def quantile(
         self,
@@ -393,7 +396,7 @@ class DPGroupBy:
         a grid point close to uniform at random.
         """
         kind = Quantile.of(check_epsilon(epsilon), column, q, candidates, "quantile")
-        return run(self._df, kind, self._group, ContributionBounds(max_rows, max_groups))
+        return self._release(kind, ContributionBounds(max_rows, max_groups))
 
     def median(
         self,
@@ -431,7 +434,7 @@ class DPGroupBy:
         once for all keys.
         """
         kind = Quantile.of(check_epsilon(epsilon), column, 0.5, candidates, "median")
-        return run(self._df, kind, self._group, ContributionBounds(max_rows, max_groups))
+        return self._release(kind, ContributionBounds(max_rows, max_groups))
 
     @overload
     def var(
@@ -504,7 +507,7 @@ class DPGroupBy:
         :func:`pandas_dp.aggregate.plan_variance` for the proof.
         """
         kind = Var.of(check_epsilon(epsilon), column, clip, std=False, ci=ci)
-        return run(self._df, kind, self._group, ContributionBounds(max_rows, max_groups))
+        return self._release(kind, ContributionBounds(max_rows, max_groups))
 
     @overload
     def std(
@@ -569,7 +572,7 @@ class DPGroupBy:
         The same release and cost as :meth:`var` (post-processing is free).
         """
         kind = Var.of(check_epsilon(epsilon), column, clip, std=True, ci=ci)
-        return run(self._df, kind, self._group, ContributionBounds(max_rows, max_groups))
+        return self._release(kind, ContributionBounds(max_rows, max_groups))
 
     def describe(
         self,
@@ -622,4 +625,15 @@ class DPGroupBy:
         :meth:`count`, :meth:`mean` or :meth:`std` with ``ci=``.
         """
         kind = Describe.of(check_epsilon(epsilon), columns, clip, candidates)
-        return run(self._df, kind, self._group, ContributionBounds(max_rows, max_groups))
+        return self._release(kind, ContributionBounds(max_rows, max_groups))
+
+
+class DPGroupBy(DPGroupedReleases):
+    """Grouped private releases of a pandas DataFrame; created by ``df.dp.groupby``."""
+
+    def __init__(self, df: pd.DataFrame, by: object, keys: object) -> None:
+        self._df = df
+        self._group = Grouping.of(df, by, keys)
+
+    def _release(self, kind: Kind[Any, Many], bounds: ContributionBounds) -> Many:
+        return run(self._df, kind, self._group, bounds)
