@@ -40,7 +40,7 @@ from .kind import Kind
 from .ledger import BudgetStore, Ledger, MemoryStore, check_name, open_ledger
 from .noise import make_source
 from .release import NO_BOUNDS, ContributionBounds, run
-from .rowwise import check_rowwise, is_boolean_dtype, is_string_dtype, row_mask
+from .rowwise import check_rowwise, is_boolean_dtype, is_string_dtype, query_values, row_mask
 from .select import Argmax, Quantile
 from .validation import (
     Bounds,
@@ -1160,9 +1160,11 @@ class DPAccessor(DPReleases):
         if "inplace" in kwargs:
             raise TypeError("`inplace` is not supported: df.dp.query returns a new frame.")
         strings = [label for label, dtype in self._df.dtypes.items() if is_string_dtype(dtype)]
-        check_rowwise(expr, parser=kwargs.get("parser", "pandas"), string_columns=strings)
-        # Resolve ``@name`` in the caller's scope, as DataFrame.query does.
-        kwargs["level"] = kwargs.pop("level", 0) + 1
+        parser = kwargs.get("parser", "pandas")
+        check_rowwise(expr, parser=parser, string_columns=strings)
+        # ``@name`` from the caller's scope (as DataFrame.query does) or local_dict; checked.
+        level = kwargs.pop("level", 0)
+        kwargs["local_dict"] = query_values(expr, parser, kwargs, 1 + level)
         mask = self._df.eval(expr, **kwargs)
         if not isinstance(mask, pd.Series | np.ndarray) or not is_boolean_dtype(mask.dtype):
             raise TypeError(f"`expr` must evaluate to a boolean per row, got {expr!r}.")

@@ -47,8 +47,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import re
-import sys
 import threading
 import weakref
 from collections.abc import Hashable, Iterable
@@ -86,7 +84,7 @@ from .release import (
     release,
     unit_column,
 )
-from .rowwise import check_rowwise, is_boolean_dtype, is_string_dtype
+from .rowwise import check_rowwise, is_boolean_dtype, is_string_dtype, query_values
 from .validation import (
     MAX_ROWS,
     check_adjacency,
@@ -480,17 +478,6 @@ def _same_rows(value: Any, ddf: dd.DataFrame, argument: str) -> None:
         )
 
 
-def _caller_values(expr: str, depth: int, given: dict[str, Any]) -> dict[str, Any]:
-    """The ``@name`` values of ``expr``: from ``given``, else the caller's scope (only those)."""
-    frame = sys._getframe(depth + 1)
-    scope = {**frame.f_globals, **frame.f_locals, **given}
-    names = set(re.findall(r"@([A-Za-z_]\w*)", expr))
-    missing = sorted(names - scope.keys())
-    if missing:
-        raise NameError(f"name {missing[0]!r} (used as @{missing[0]}) is not defined.")
-    return {name: scope[name] for name in names}
-
-
 @register_dataframe_accessor("dp")
 class DaskDPAccessor(DPReleases):
     """Differentially private releases of a Dask DataFrame: ``ddf.dp``.
@@ -719,7 +706,8 @@ class DaskDPAccessor(DPReleases):
         meta = self._ddf._meta
         strings = [label for label, dtype in meta.dtypes.items() if is_string_dtype(dtype)]
         check_rowwise(expr, parser=kwargs.get("parser", "pandas"), string_columns=strings)
-        local = _caller_values(expr, 1, dict(kwargs.pop("local_dict", None) or {}))
+        local = query_values(expr, kwargs.get("parser", "pandas"), kwargs, 1)
+        kwargs.pop("local_dict", None)
         mask = self._ddf.eval(expr, local_dict=local, **kwargs)
         if not isinstance(mask, dd.Series) or not is_boolean_dtype(mask.dtype):
             raise TypeError(f"`expr` must evaluate to a boolean per row, got {expr!r}.")

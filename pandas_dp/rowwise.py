@@ -22,14 +22,21 @@ from __future__ import annotations
 
 import ast
 import io
+import sys
 import tokenize
-from collections.abc import Collection, Hashable
-from typing import NoReturn
+from collections.abc import Collection, Hashable, Mapping
+from typing import Any, NoReturn
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["check_rowwise", "is_boolean_dtype", "is_string_dtype", "row_mask"]
+__all__ = [
+    "check_rowwise",
+    "is_boolean_dtype",
+    "is_string_dtype",
+    "query_values",
+    "row_mask",
+]
 
 #: Placeholder prefixes for ``@name`` and backtick-quoted column names.
 _LOCAL = "__pandas_dp_local_"
@@ -432,6 +439,51 @@ def check_rowwise(
     """
     node, labels = _parse(expr, parser)
     _Checker(labels, string_columns).row_wise(node)
+
+
+def query_values(expr: str, parser: str, kwargs: Mapping[str, Any], depth: int) -> dict[str, Any]:
+    """The ``@name`` values of a checked ``expr``: from ``local_dict``, else the caller's scope.
+
+    ``depth`` counts the frames above this function to the code that called
+    ``query``.  ``resolvers`` and ``global_dict`` are refused (they could
+    rebind a column or smuggle in a Series), and so is an ``@name`` whose
+    value holds one value per row (a Series, frame, Index or array): an
+    ``@name`` is a public constant, such as a threshold or a list of
+    categories, never something computed across the rows.
+    """
+    for argument in ("resolvers", "global_dict"):
+        if argument in kwargs:
+            raise TypeError(
+                f"`{argument}` is not supported by df.dp.query: pass public constants as @names "
+                "(from your scope or local_dict)."
+            )
+    node, _ = _parse(expr, parser)
+    names = sorted(
+        {
+            n.id[len(_LOCAL) :]
+            for n in ast.walk(node)
+            if isinstance(n, ast.Name) and n.id.startswith(_LOCAL)
+        }
+    )
+    given = dict(kwargs.get("local_dict") or {})
+    frame = sys._getframe(depth + 1)
+    scope = {**frame.f_globals, **frame.f_locals, **given}
+    values: dict[str, Any] = {}
+    for name in names:
+        if name not in scope:
+            raise NameError(f"name {name!r} (used as @{name}) is not defined.")
+        value = scope[name]
+        if isinstance(
+            value, pd.Series | pd.DataFrame | pd.Index | pd.api.extensions.ExtensionArray
+        ) or (isinstance(value, np.ndarray) and value.ndim >= 1):
+            raise ValueError(
+                f"@{name} is a {type(value).__name__}: an @name must be a public constant (a "
+                "number, a string, a list of categories), never values computed from the rows. "
+                "For a statistic of the data, compute it privately (e.g. "
+                "cut = df.dp.quantile('x', 0.9, candidates=grid, epsilon=0.1)) and pass it as @cut."
+            )
+        values[name] = value
+    return values
 
 
 # ------------------------------------------------------------------- masks

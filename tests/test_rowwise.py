@@ -357,3 +357,23 @@ def test_str_on_a_string_column_is_accepted_with_or_without_a_missing_value(
     df = pd.DataFrame({"s": pd.Series(["ab", None if missing else "b", "ca"], dtype=dtype)})
     df.dp.set_budget(epsilon=1, seed=3)
     assert list(df.dp.query("s.str.contains('a')").index) == [0, 2]
+
+
+def test_query_refuses_per_row_values_smuggled_in_as_names_or_resolvers() -> None:
+    df = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0]})
+    budget = df.dp.set_budget(epsilon=1, seed=0)
+    ranks = df.x.rank()
+    with pytest.raises(ValueError, match="@ranks is a Series: an @name must be a public constant"):
+        df.dp.query("x > @ranks")
+    with pytest.raises(ValueError, match="@r is a Series"):
+        df.dp.query("@r > 2", local_dict={"r": ranks})
+    with pytest.raises(ValueError, match="@a is a ndarray"):
+        df.dp.query("x > @a", local_dict={"a": ranks.to_numpy()})
+    for argument in ("resolvers", "global_dict"):
+        with pytest.raises(TypeError, match=f"`{argument}` is not supported"):
+            df.dp.query("x > 3", **{argument: ({"x": df.x.cumsum()},)})
+    cut, regions = 2.5, [1.0, 4.0]  # noqa: F841  (used as @cut, @regions)
+    assert len(df.dp.query("x > @cut")) == 2
+    assert len(df.dp.query("x in @regions")) == 2
+    assert len(df.dp.query("x > @c", local_dict={"c": 3})) == 1
+    assert budget.spent == 0
