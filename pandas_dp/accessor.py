@@ -137,6 +137,11 @@ class DPReleases:
         ci : float, optional
             A confidence level in (0, 1), e.g. ``0.95``: return the answer with
             its noise interval (see Notes). Costs nothing more.
+        max_rows : int, optional
+            With a privacy unit: at most this many rows of one person are used
+            (in each key, and for a selection in each candidate; the rest are
+            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
+            on a frame whose rows are persons.
 
         Returns
         -------
@@ -223,6 +228,11 @@ class DPReleases:
         ci : float, optional
             A confidence level in (0, 1): return the answer with its noise
             interval (see Notes). Costs nothing more.
+        max_rows : int, optional
+            With a privacy unit: at most this many rows of one person are used
+            (in each key, and for a selection in each candidate; the rest are
+            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
+            on a frame whose rows are persons.
 
         Returns
         -------
@@ -312,6 +322,11 @@ class DPReleases:
         ci : float, optional
             A confidence level in (0, 1): return the answer with its noise
             interval (see Notes). Costs nothing more.
+        max_rows : int, optional
+            With a privacy unit: at most this many rows of one person are used
+            (in each key, and for a selection in each candidate; the rest are
+            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
+            on a frame whose rows are persons.
 
         Returns
         -------
@@ -382,6 +397,11 @@ class DPReleases:
             Missing values are skipped.
         clip : (float, float), optional
             Public clip bounds for ``value``; required with it.
+        max_rows : int, optional
+            With a privacy unit: at most this many rows of one person are used
+            (in each key, and for a selection in each candidate; the rest are
+            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
+            on a frame whose rows are persons.
 
         Returns
         -------
@@ -441,6 +461,11 @@ class DPReleases:
             from the data. The answer is always one of these points.
         epsilon : float
             Privacy cost, keyword-only.
+        max_rows : int, optional
+            With a privacy unit: at most this many rows of one person are used
+            (in each key, and for a selection in each candidate; the rest are
+            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
+            on a frame whose rows are persons.
 
         Returns
         -------
@@ -484,6 +509,11 @@ class DPReleases:
             The public grid, finite and strictly increasing, keyword-only.
         epsilon : float
             Privacy cost, keyword-only.
+        max_rows : int, optional
+            With a privacy unit: at most this many rows of one person are used
+            (in each key, and for a selection in each candidate; the rest are
+            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
+            on a frame whose rows are persons.
 
         Returns
         -------
@@ -546,6 +576,11 @@ class DPReleases:
         ci : float, optional
             A confidence level in (0, 1), e.g. ``0.95``: return the answer with
             an interval (see Notes). Costs nothing more.
+        max_rows : int, optional
+            With a privacy unit: at most this many rows of one person are used
+            (in each key, and for a selection in each candidate; the rest are
+            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
+            on a frame whose rows are persons.
 
         Returns
         -------
@@ -626,6 +661,11 @@ class DPReleases:
         ci : float, optional
             A confidence level in (0, 1), e.g. ``0.95``: return the answer with
             an interval (see Notes). Costs nothing more.
+        max_rows : int, optional
+            With a privacy unit: at most this many rows of one person are used
+            (in each key, and for a selection in each candidate; the rest are
+            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
+            on a frame whose rows are persons.
 
         Returns
         -------
@@ -704,6 +744,14 @@ class DPReleases:
         ci : float, optional
             A confidence level in (0, 1): each bin's count with its interval,
             as :meth:`DPGroupBy.count`. Costs nothing more.
+        max_rows : int, optional
+            With a privacy unit: at most this many rows of one person are used
+            (in each key, and for a selection in each candidate; the rest are
+            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
+            on a frame whose rows are persons.
+        max_groups : int, optional
+            With a privacy unit: at most this many keys of one person are used
+            (chosen at random). Defaults to ``set_budget(max_groups=...)``.
 
         Returns
         -------
@@ -759,6 +807,14 @@ class DPReleases:
         ci : float, optional
             A confidence level in (0, 1): each cell's count with its interval.
             Costs nothing more.
+        max_rows : int, optional
+            With a privacy unit: at most this many rows of one person are used
+            (in each key, and for a selection in each candidate; the rest are
+            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
+            on a frame whose rows are persons.
+        max_groups : int, optional
+            With a privacy unit: at most this many keys of one person are used
+            (chosen at random). Defaults to ``set_budget(max_groups=...)``.
 
         Returns
         -------
@@ -808,6 +864,11 @@ class DPReleases:
             chosen from (finite, strictly increasing).
         epsilon : float
             Privacy cost of the whole call, keyword-only.
+        max_rows : int, optional
+            With a privacy unit: at most this many rows of one person are used
+            (in each key, and for a selection in each candidate; the rest are
+            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
+            on a frame whose rows are persons.
 
         Returns
         -------

@@ -108,6 +108,14 @@ class DPGroupedReleases:
             Privacy cost of the whole release (all keys), keyword-only.
         ci : float, optional
             A confidence level in (0, 1): each key's count with its interval.
+        max_rows : int, optional
+            With a privacy unit: at most this many rows of one person are used
+            (in each key, and for a selection in each candidate; the rest are
+            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
+            on a frame whose rows are persons.
+        max_groups : int, optional
+            With a privacy unit: at most this many keys of one person are used
+            (chosen at random). Defaults to ``set_budget(max_groups=...)``.
 
         Returns
         -------
@@ -192,6 +200,14 @@ class DPGroupedReleases:
             A confidence level in (0, 1): each answer with its interval; a
             DataFrame with columns ``estimate``, ``lower``, ``upper`` (under
             each column name, for a mapping).
+        max_rows : int, optional
+            With a privacy unit: at most this many rows of one person are used
+            (in each key, and for a selection in each candidate; the rest are
+            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
+            on a frame whose rows are persons.
+        max_groups : int, optional
+            With a privacy unit: at most this many keys of one person are used
+            (chosen at random). Defaults to ``set_budget(max_groups=...)``.
 
         Returns
         -------
@@ -276,6 +292,14 @@ class DPGroupedReleases:
             A confidence level in (0, 1): each answer with its interval; a
             DataFrame with columns ``estimate``, ``lower``, ``upper`` (under
             each column name, for a mapping).
+        max_rows : int, optional
+            With a privacy unit: at most this many rows of one person are used
+            (in each key, and for a selection in each candidate; the rest are
+            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
+            on a frame whose rows are persons.
+        max_groups : int, optional
+            With a privacy unit: at most this many keys of one person are used
+            (chosen at random). Defaults to ``set_budget(max_groups=...)``.
 
         Returns
         -------
@@ -329,6 +353,14 @@ class DPGroupedReleases:
             Score candidates by the clipped sum of this numeric column.
         clip : (float, float), optional
             Public clip bounds for ``value``; required with it.
+        max_rows : int, optional
+            With a privacy unit: at most this many rows of one person are used
+            (in each key, and for a selection in each candidate; the rest are
+            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
+            on a frame whose rows are persons.
+        max_groups : int, optional
+            With a privacy unit: at most this many keys of one person are used
+            (chosen at random). Defaults to ``set_budget(max_groups=...)``.
 
         Returns
         -------
@@ -375,6 +407,14 @@ class DPGroupedReleases:
             The public grid, finite and strictly increasing, keyword-only.
         epsilon : float
             Privacy cost of the whole release (all keys), keyword-only.
+        max_rows : int, optional
+            With a privacy unit: at most this many rows of one person are used
+            (in each key, and for a selection in each candidate; the rest are
+            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
+            on a frame whose rows are persons.
+        max_groups : int, optional
+            With a privacy unit: at most this many keys of one person are used
+            (chosen at random). Defaults to ``set_budget(max_groups=...)``.
 
         Returns
         -------
@@ -417,6 +457,14 @@ class DPGroupedReleases:
             The public grid, finite and strictly increasing, keyword-only.
         epsilon : float
             Privacy cost of the whole release (all keys), keyword-only.
+        max_rows : int, optional
+            With a privacy unit: at most this many rows of one person are used
+            (in each key, and for a selection in each candidate; the rest are
+            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
+            on a frame whose rows are persons.
+        max_groups : int, optional
+            With a privacy unit: at most this many keys of one person are used
+            (chosen at random). Defaults to ``set_budget(max_groups=...)``.
 
         Returns
         -------
@@ -483,6 +531,14 @@ class DPGroupedReleases:
         ci : float, optional
             A confidence level in (0, 1): each key's variance with its
             interval (see :meth:`pandas_dp.DPAccessor.var`). Costs nothing more.
+        max_rows : int, optional
+            With a privacy unit: at most this many rows of one person are used
+            (in each key, and for a selection in each candidate; the rest are
+            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
+            on a frame whose rows are persons.
+        max_groups : int, optional
+            With a privacy unit: at most this many keys of one person are used
+            (chosen at random). Defaults to ``set_budget(max_groups=...)``.
 
         Returns
         -------
@@ -556,6 +612,14 @@ class DPGroupedReleases:
         ci : float, optional
             A confidence level in (0, 1): each key's std with its interval,
             the square roots of :meth:`var`'s. Costs nothing more.
+        max_rows : int, optional
+            With a privacy unit: at most this many rows of one person are used
+            (in each key, and for a selection in each candidate; the rest are
+            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
+            on a frame whose rows are persons.
+        max_groups : int, optional
+            With a privacy unit: at most this many keys of one person are used
+            (chosen at random). Defaults to ``set_budget(max_groups=...)``.
 
         Returns
         -------
@@ -597,6 +661,14 @@ class DPGroupedReleases:
             chosen from (finite, strictly increasing).
         epsilon : float
             Privacy cost of the whole release (all keys), keyword-only.
+        max_rows : int, optional
+            With a privacy unit: at most this many rows of one person are used
+            (in each key, and for a selection in each candidate; the rest are
+            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
+            on a frame whose rows are persons.
+        max_groups : int, optional
+            With a privacy unit: at most this many keys of one person are used
+            (chosen at random). Defaults to ``set_budget(max_groups=...)``.
 
         Returns
         -------
