@@ -409,6 +409,10 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
     clip: Any
     #: ``(column, (lower, upper))`` pairs, filled from ``column`` and ``clip``.
     clips: tuple[tuple[Hashable, Clip], ...] = field(init=False, repr=False, default=())
+    #: The columns and their bounds apart, and the columns as the ledger names them.
+    _columns: tuple[Hashable, ...] = field(init=False, repr=False, default=())
+    _bounds: tuple[Clip, ...] = field(init=False, repr=False, default=())
+    _names: tuple[str, ...] = field(init=False, repr=False, default=())
     ci: float | None = None
 
     operation: ClassVar[str]
@@ -428,19 +432,23 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
                 raise TypeError("`clip` must be a pair (lower, upper) when `column` is given.")
             clips = ((self.column, check_clip(self.clip)),)
         object.__setattr__(self, "clips", clips)
+        columns = tuple([col for col, _ in clips])
+        object.__setattr__(self, "_columns", columns)
+        object.__setattr__(self, "_bounds", tuple([bounds for _, bounds in clips]))
+        object.__setattr__(self, "_names", column_names(columns))
         object.__setattr__(self, "ci", check_ci(self.ci))
 
     def read_columns(self) -> tuple[Hashable, ...]:
-        return tuple(col for col, _ in self.clips)
+        return self._columns
 
     def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
-        for col, _ in self.clips:
+        for col in self._columns:
             check_column(df, col)
-        return Rows(len(df), tuple(numeric_values(df, col) for col, _ in self.clips))
+        return Rows(len(df), tuple([numeric_values(df, col) for col in self._columns]))
 
     def plan(self, neighbours: Neighbours) -> tuple[Any, ...]:
         share = self.epsilon / len(self.clips)
-        return tuple(self._plan(bounds, share, neighbours) for _, bounds in self.clips)
+        return tuple([self._plan(bounds, share, neighbours) for bounds in self._bounds])
 
     def entry(self, plan: tuple[Any, ...], neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         grids = [self._grid(p) for p in plan]
@@ -449,11 +457,11 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
             neighbours,
             keys,
             epsilon=self.epsilon,
-            columns=column_names([col for col, _ in self.clips]),
+            columns=self._names,
             mechanism=self.mechanism,
-            sensitivity="; ".join(g.texts[0] for g in grids),
-            noise_scale="; ".join(g.texts[1] for g in grids),
-            clip=tuple(bounds for _, bounds in self.clips),
+            sensitivity="; ".join([g.texts[0] for g in grids]),
+            noise_scale="; ".join([g.texts[1] for g in grids]),
+            clip=self._bounds,
         )
 
     def tally(self, plan: tuple[Any, ...], rows: Rows, codes: I64 | None, n_keys: int) -> Stats:
