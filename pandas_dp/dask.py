@@ -112,12 +112,18 @@ class _Bound:
     """A collection that may spend: a weak reference to it, its budget, whether it is root.
 
     ``unit`` is its privacy-unit column (None: one row is one person).
+    ``name`` is its expression name when bound: a collection with a privacy
+    unit changed in place (``ddf["customer_id"] = ...``) has another one and
+    spends nothing until ``inherit`` (its unit column may no longer identify
+    the persons bound).
     """
 
     ref: weakref.ref[dd.DataFrame]
     budget: PrivacyBudget
     root: bool
     unit: Hashable | None
+    #: The collection's expression name when bound: ``ddf[col] = ...`` changes it in place.
+    name: str
 
 
 # id(collection) -> its binding (the weak reference removes the entry when it dies).
@@ -149,7 +155,7 @@ def _bind(ddf: dd.DataFrame, budget: PrivacyBudget, *, root: bool, unit: Hashabl
     key = id(ddf)
     ref = weakref.ref(ddf, lambda r: _forget(key, r))
     with _LOCK:
-        _BOUND[key] = _Bound(ref, budget, root, unit)
+        _BOUND[key] = _Bound(ref, budget, root, unit, ddf._name)
         _MARKED[ddf._name] = budget.id
 
 
@@ -173,6 +179,13 @@ def _require(ddf: dd.DataFrame) -> _Bound:
     """The binding a release of ``ddf`` may spend, or MissingBudgetError that names the fix."""
     found = _binding(ddf)
     if found is not None:
+        if found.unit is not None and found.name != ddf._name:
+            raise MissingBudgetError(
+                "This Dask collection has a privacy unit and was changed in place after its "
+                "budget was attached (ddf[column] = ...): its unit column may no longer identify "
+                "the persons bound. Derive columns with ddf.dp.assign(...), or assert it still "
+                "holds the same persons with ddf.dp.inherit(ddf)."
+            )
         return found
     if _marked_by(ddf) is not None:
         raise MissingBudgetError(
@@ -890,7 +903,8 @@ class DaskDPAccessor(DPReleases):
         dask.dataframe.DataFrame
         """
         if isinstance(source, dd.DataFrame):
-            found = _require(source)
+            found = _binding(source) if source is self._ddf else None
+            found = found or _require(source)
             budget, unit = found.budget, found.unit
         elif isinstance(source, pd.DataFrame):
             binding = binding_of(source) or require_binding(source)
@@ -907,8 +921,8 @@ class DaskDPAccessor(DPReleases):
                     "This collection was derived from a collection with another live privacy "
                     "budget."
                 )
-            if own is None:
-                _bind(self._ddf, budget, root=False, unit=unit)
+            if own is None or (own.unit is not None and own.name != self._ddf._name):
+                _bind(self._ddf, budget, root=False, unit=unit if own is None else own.unit)
         return self._ddf
 
 

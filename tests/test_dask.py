@@ -834,3 +834,18 @@ def test_a_privacy_unit_on_a_local_cluster_with_process_workers(
         epsilon=1e9, max_rows=1, max_groups=1
     )
     assert g.sum() == orders[orders.region != "X"].customer.nunique()
+
+
+def test_a_collection_changed_in_place_spends_nothing_until_inherit() -> None:
+    frame = pd.DataFrame({"x": [1.0] * 8, "pid": [7] * 8})
+    ddf = dd.from_pandas(frame, npartitions=2)
+    budget = ddf.dp.set_budget(epsilon=1e6, privacy_unit="pid", max_rows=1, seed=0)
+    with dask.config.set({"scheduler": "sync", "dataframe.shuffle.method": "tasks"}):
+        assert ddf.dp.count(epsilon=1e5) == 1
+        ddf["pid"] = ddf["x"].cumsum()  # every row its own "person": bounding by it would be void
+        with pytest.raises(MissingBudgetError, match="privacy unit and was changed in place"):
+            ddf.dp.count(epsilon=1e5)
+        assert len(budget.entries) == 1
+        ddf.dp.inherit(ddf)  # the analyst's assertion
+        ddf.dp.count(epsilon=1e5)
+    assert len(budget.entries) == 2
