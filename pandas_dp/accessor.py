@@ -47,6 +47,7 @@ from .validation import (
     check_adjacency,
     check_column,
     check_epsilon,
+    check_per_unit,
     check_privacy_unit,
     check_seed,
 )
@@ -1330,22 +1331,7 @@ class DPAccessor(DPReleases):
         substitute its row count is the public number of persons.
         """
         binding = require_binding(self._df)
-        if binding.unit is None:
-            raise TypeError(
-                "per_unit() needs a privacy unit: this frame has one row per person already. "
-                "Attach the budget with set_budget(..., privacy_unit='customer_id')."
-            )
-        if not aggregations:
-            raise TypeError(
-                "Name at least one aggregation, e.g. per_unit(spend=('amount', 'sum'))."
-            )
-        for name, spec in aggregations.items():
-            if not isinstance(spec, tuple) or len(spec) != 2:
-                raise TypeError(
-                    f"`{name}` must be a pair (column, function), e.g. ('amount', 'sum'); got "
-                    f"{type(spec).__name__}."
-                )
-            check_column(self._df, spec[0])
+        check_per_unit(binding.unit, aggregations, self._df, "frame")
         persons = self._df.groupby(self._df[binding.unit], dropna=True, sort=False)
         result: pd.DataFrame = persons.agg(**aggregations)
         bind(result, binding.budget, root=binding.is_root(self._df), unit=None)

@@ -90,6 +90,7 @@ from .validation import (
     check_adjacency,
     check_column,
     check_epsilon,
+    check_per_unit,
     check_privacy_unit,
     check_seed,
 )
@@ -849,22 +850,7 @@ class DaskDPAccessor(DPReleases):
         brings each person's rows together (a tree reduction or a shuffle).
         """
         bound = _require(self._ddf)
-        if bound.unit is None:
-            raise TypeError(
-                "per_unit() needs a privacy unit: this collection has one row per person already. "
-                "Attach the budget with set_budget(..., privacy_unit='customer_id')."
-            )
-        if not aggregations:
-            raise TypeError(
-                "Name at least one aggregation, e.g. per_unit(spend=('amount', 'sum'))."
-            )
-        for name, spec in aggregations.items():
-            if not isinstance(spec, tuple) or len(spec) != 2:
-                raise TypeError(
-                    f"`{name}` must be a pair (column, function), e.g. ('amount', 'sum'); got "
-                    f"{type(spec).__name__}."
-                )
-            check_column(self._ddf._meta, spec[0])
+        check_per_unit(bound.unit, aggregations, self._ddf._meta, "collection")
         result = self._ddf.groupby(bound.unit, dropna=True).agg(**aggregations)
         with _LOCK:
             _bind(result, bound.budget, root=bound.root, unit=None)

@@ -36,6 +36,7 @@ __all__ = [
     "check_k",
     "check_keys_match",
     "check_ordered",
+    "check_per_unit",
     "check_privacy_unit",
     "check_quantile",
     "check_quantile_grid",
@@ -368,6 +369,30 @@ def check_keys_match(series: pd.Series, keys: pd.Index, name: str) -> None:
 def check_candidates(candidates: object, name: str = "candidates") -> pd.Index:
     """The public candidates of a selection as an Index: non-empty, no duplicates, no NaN."""
     return _candidate_items(candidates, name, _CANDIDATES_HINT)
+
+
+def check_per_unit(
+    unit: Hashable | None, aggregations: Mapping[str, object], schema: pd.DataFrame, what: str
+) -> None:
+    """The arguments of ``per_unit``: a frame with a unit, and ``name=(column, function)`` pairs.
+
+    ``schema`` is the frame (or a Dask collection's ``_meta``) whose columns
+    are checked; ``what`` names it in the message ("frame", "collection").
+    """
+    if unit is None:
+        raise TypeError(
+            f"per_unit() needs a privacy unit: this {what} has one row per person already. "
+            "Attach the budget with set_budget(..., privacy_unit='customer_id')."
+        )
+    if not aggregations:
+        raise TypeError("Name at least one aggregation, e.g. per_unit(spend=('amount', 'sum')).")
+    for name, spec in aggregations.items():
+        if not isinstance(spec, tuple) or len(spec) != 2:
+            raise TypeError(
+                f"`{name}` must be a pair (column, function), e.g. ('amount', 'sum'); got "
+                f"{type(spec).__name__}."
+            )
+        check_column(schema, spec[0])
 
 
 def check_bound(value: object, name: str) -> int:
