@@ -334,6 +334,7 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
     (:func:`~pandas_dp.accuracy.count_interval`).
     """
 
+    name: ClassVar[str] = "count"
     planners: ClassVar = (plan_count,)
 
     epsilon: Fraction
@@ -346,7 +347,7 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
     def counts_rows(self) -> bool:
         return self.column is None
 
-    def read_columns(self) -> tuple[Hashable, ...]:
+    def columns(self) -> tuple[Hashable, ...]:
         return () if self.column is None else (self.column,)
 
     def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
@@ -360,7 +361,7 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
 
     def entry(self, plan: CountPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         return ledger_entry(
-            "count",
+            self.name,
             neighbours,
             keys,
             epsilon=self.epsilon if plan.sensitivity else Fraction(0),
@@ -376,7 +377,7 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
             valid = rows.arrays[0].notna().to_numpy(dtype=np.bool_)
         return (count_rows(codes, n_keys, valid, rows.n),)
 
-    def finish(self, plan: CountPlan, stats: Stats, source: RandomSource) -> Any:
+    def finish(self, plan: CountPlan, stats: Stats, source: RandomSource, n_keys: int) -> Any:
         counts = release_counts(source, stats[0], plan)
         if self.ci is None:
             return counts
@@ -415,14 +416,13 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
     _names: tuple[str, ...] = field(init=False, repr=False, default=())
     ci: float | None = None
 
-    operation: ClassVar[str]
     mechanism: ClassVar[str]
 
     def __post_init__(self) -> None:
         if self.column is None:
             if not isinstance(self.clip, Mapping):
                 raise TypeError(
-                    f"Name the column, df.dp.{self.operation}('salary', clip=(0, 200_000), ...), "
+                    f"Name the column, df.dp.{self.name}('salary', clip=(0, 200_000), ...), "
                     "or pass `clip` as a mapping {column: (lower, upper)}; got column=None and "
                     f"clip={given(self.clip)}."
                 )
@@ -438,7 +438,7 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
         object.__setattr__(self, "_names", column_names(columns))
         object.__setattr__(self, "ci", check_ci(self.ci))
 
-    def read_columns(self) -> tuple[Hashable, ...]:
+    def columns(self) -> tuple[Hashable, ...]:
         return self._columns
 
     def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
@@ -453,7 +453,7 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
     def entry(self, plan: tuple[Any, ...], neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         grids = [self._grid(p) for p in plan]
         return ledger_entry(
-            self.operation,
+            self.name,
             neighbours,
             keys,
             epsilon=self.epsilon,
@@ -470,7 +470,9 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
             stats.extend(grid_sums(values, codes, n_keys, self._grid(column_plan)))
         return tuple(stats)
 
-    def finish(self, plan: tuple[Any, ...], stats: Stats, source: RandomSource) -> list[Any]:
+    def finish(
+        self, plan: tuple[Any, ...], stats: Stats, source: RandomSource, n_keys: int
+    ) -> list[Any]:
         if self.ci is not None:
             level = self.ci
             return [
@@ -535,7 +537,7 @@ class Sum(_Clipped):
     """Clipped sums on the grid: ``step · (Σq + dLap(scale))`` per key."""
 
     planners: ClassVar = (plan_sum,)
-    operation: ClassVar[str] = "sum"
+    name: ClassVar[str] = "sum"
     mechanism: ClassVar[str] = "discrete_laplace on grid"
 
     def _plan(self, bounds: Clip, epsilon: Fraction, neighbours: Neighbours) -> GridPlan:
@@ -559,7 +561,7 @@ class Mean(_Clipped):
     """Clipped means from the complementary sums, always inside the clip."""
 
     planners: ClassVar = (plan_mean,)
-    operation: ClassVar[str] = "mean"
+    name: ClassVar[str] = "mean"
     mechanism: ClassVar[str] = "discrete_laplace on grid (complementary sums)"
 
     def _plan(self, bounds: Clip, epsilon: Fraction, neighbours: Neighbours) -> MeanPlan:
@@ -798,6 +800,7 @@ class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
     same three noisy sums.
     """
 
+    name: ClassVar[str] = "var"
     planners: ClassVar = (plan_mean, plan_variance)
 
     epsilon: Fraction
@@ -823,7 +826,7 @@ class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
             raise TypeError("`clip` must be a pair (lower, upper) for one column.")
         return cls(epsilon, column, check_clip(clip), std, check_ci(ci))
 
-    def read_columns(self) -> tuple[Hashable, ...]:
+    def columns(self) -> tuple[Hashable, ...]:
         return (self.column,)
 
     def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
@@ -836,7 +839,7 @@ class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
     def entry(self, plan: VarPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         grid = plan.grid
         return ledger_entry(
-            "std" if self.std else "var",
+            "std" if self.std else self.name,
             neighbours,
             keys,
             epsilon=self.epsilon,
@@ -850,7 +853,7 @@ class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
     def tally(self, plan: VarPlan, rows: Rows, codes: I64 | None, n_keys: int) -> Stats:
         return grid_triples(rows.arrays[0], codes, n_keys, plan)
 
-    def finish(self, plan: VarPlan, stats: Stats, source: RandomSource) -> Any:
+    def finish(self, plan: VarPlan, stats: Stats, source: RandomSource, n_keys: int) -> Any:
         a, b, c = noisy_triples(source, stats[0], stats[1], stats[2], plan)
         _, _, variance = variance_estimates(a, b, c, plan)
         estimate = np.sqrt(variance) if self.std else variance
@@ -895,11 +898,13 @@ class Histogram(Count):
     ``upper`` indexed by the bins.
     """
 
+    name: ClassVar[str] = "histogram"
+
     column: Hashable | None = None
 
     def entry(self, plan: CountPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         return ledger_entry(
-            "histogram",
+            self.name,
             neighbours,
             keys,
             always_grouped=True,

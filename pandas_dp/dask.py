@@ -336,19 +336,9 @@ def partition_statistics(part: pd.DataFrame, task: _Task, key: bytes | None = No
     return len(part), stats
 
 
-def _add(arrays: tuple[np.ndarray, ...]) -> np.ndarray:
-    """The exact elementwise sum: int64 when it cannot wrap, Python integers otherwise."""
-    if all(a.dtype == np.int64 for a in arrays):
-        reach = sum(max(int(a.max(initial=0)), -int(a.min(initial=0))) for a in arrays)
-        if reach < 1 << 63:
-            return functools.reduce(np.add, arrays)
-    return functools.reduce(np.add, [a.astype(object) for a in arrays])
-
-
-def add_statistics(*parts: Partial) -> Partial:
-    """The sum of partial statistics (exact, never wraps)."""
-    stats = tuple(_add(column) for column in zip(*(p[1] for p in parts), strict=True))
-    return sum(p[0] for p in parts), stats
+def add_statistics(kind: Kind[Any, Any], *parts: Partial) -> Partial:
+    """The partial statistics of ``parts`` together: rows added, statistics by ``kind.combine``."""
+    return sum(p[0] for p in parts), functools.reduce(kind.combine, [p[1] for p in parts])
 
 
 def _exact(partial: Partial) -> Stats:
@@ -367,25 +357,18 @@ def _exact(partial: Partial) -> Stats:
 
 
 def _columns(ddf: dd.DataFrame, kind: Kind[Any, Any], group: Grouping | None) -> list[Hashable]:
-    """The columns a release reads: those whose absence makes ``kind.read`` of the meta fail."""
-    meta = ddf._meta
-    n_keys = 1 if group is None else len(group.keys)
-    needed = [] if group is None else list(group.by)
-    for label in meta.columns:
-        if label in needed:
-            continue
-        try:
-            kind.read(meta.drop(columns=[label]), n_keys)
-        except Exception:
-            needed.append(label)
-    return needed or list(meta.columns[:1])
+    """The columns a release reads: the keys and the kind's (else one, for the row count)."""
+    needed = list(dict.fromkeys([*(() if group is None else group.by), *kind.columns()]))
+    return needed or list(ddf._meta.columns[:1])
 
 
-def _tree(parts: list[Any]) -> Any:
-    """A Delayed of the sum of ``parts``: a tree of :func:`add_statistics`, ``SPLIT_EVERY`` wide."""
+def _tree(kind: Kind[Any, Any], parts: list[Any]) -> Any:
+    """A Delayed of ``parts`` combined: a tree of :func:`add_statistics`, ``SPLIT_EVERY`` wide."""
     combine = dask.delayed(add_statistics, pure=False)
     while len(parts) > 1:
-        parts = [combine(*parts[i : i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)]
+        parts = [
+            combine(kind, *parts[i : i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)
+        ]
     return parts[0]
 
 
@@ -400,7 +383,7 @@ def dask_statistics(
     """
     task = _Task(kind, plan, group)
     chunk = dask.delayed(partition_statistics, pure=False)
-    return _tree([chunk(p, task) for p in ddf[_columns(ddf, kind, group)].to_delayed()])
+    return _tree(kind, [chunk(p, task) for p in ddf[_columns(ddf, kind, group)].to_delayed()])
 
 
 def _persons_together(
@@ -472,7 +455,7 @@ def _run(
         # Inside the reservation: the bounding's keys come from the budget's source, here.
         keys = budget.source.words(KEY_WORDS * len(parts)).astype("<u8").reshape(len(parts), -1)
         chunk = dask.delayed(partition_statistics, pure=False)
-        lazy = _tree([chunk(p, task, k.tobytes()) for p, k in zip(parts, keys, strict=True)])
+        lazy = _tree(kind, [chunk(p, task, k.tobytes()) for p, k in zip(parts, keys, strict=True)])
         (partial,) = dask.compute(lazy)
         return _exact(partial)
 

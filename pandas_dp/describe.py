@@ -58,8 +58,10 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
 
     planners: ClassVar = (plan_mean, plan_variance)
 
+    name: ClassVar[str] = "describe"
+
     epsilon: Fraction
-    columns: tuple[Hashable, ...]
+    labels: tuple[Hashable, ...]
     clips: tuple[Clip, ...]
     grids: tuple[F64, ...]
 
@@ -85,21 +87,21 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
         grids = tuple(check_quantile_grid(candidates[c]) for c in labels)
         return cls(epsilon, labels, clips, grids)
 
-    def read_columns(self) -> tuple[Hashable, ...]:
-        return self.columns
+    def columns(self) -> tuple[Hashable, ...]:
+        return self.labels
 
     def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
-        for column, grid in zip(self.columns, self.grids, strict=True):
+        for column, grid in zip(self.labels, self.grids, strict=True):
             check_column(df, column)
             if n_keys * grid.size > MAX_CELLS:
                 raise ValueError(
                     f"{n_keys} keys × {grid.size} candidates = {n_keys * grid.size} cells; at "
                     f"most {MAX_CELLS} are supported in one release. Use fewer keys or candidates."
                 )
-        return Rows(len(df), tuple(numeric_values(df, c) for c in self.columns))
+        return Rows(len(df), tuple(numeric_values(df, c) for c in self.labels))
 
     def plan(self, neighbours: Neighbours) -> tuple[Any, ...]:
-        share = self.epsilon / len(self.columns)
+        share = self.epsilon / len(self.labels)
         return tuple(
             (
                 plan_variance(clip, share * MOMENTS_SHARE, neighbours),
@@ -109,7 +111,7 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
         )
 
     def entry(self, plan: tuple[Any, ...], neighbours: Neighbours, keys: int | None) -> LedgerEntry:
-        k = len(self.columns)
+        k = len(self.labels)
         per = "" if k == 1 else f" of each of {k} columns (ε/{k} each)"
         sensitivity: list[float] = []
         scales: list[float] = []
@@ -120,11 +122,11 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
             sensitivity += [float(p.sensitivity * p.unit) for p in quantiles]
             scales += [p.noise_scale for p in quantiles]
         return ledger_entry(
-            "describe",
+            self.name,
             neighbours,
             keys,
             epsilon=self.epsilon,
-            columns=column_names(self.columns),
+            columns=column_names(self.labels),
             mechanism=(
                 f"count/mean/std: discrete_laplace on grid at 1/2{per}; "
                 f"25%/50%/75%: permute_and_flip at 1/6 each{per}"
@@ -141,7 +143,9 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
             stats.append(quantile_table(values, codes, n_keys, grid))
         return tuple(stats)
 
-    def finish(self, plan: tuple[Any, ...], stats: Stats, source: RandomSource) -> list[F64]:
+    def finish(
+        self, plan: tuple[Any, ...], stats: Stats, source: RandomSource, n_keys: int
+    ) -> list[F64]:
         out: list[F64] = []
         for i, ((moments, quantiles), grid) in enumerate(zip(plan, self.grids, strict=True)):
             sums, counts, bumps, table = stats[4 * i : 4 * i + 4]
@@ -160,9 +164,9 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
 
     def shape_one(self, answer: list[F64]) -> pd.DataFrame:
         return pd.DataFrame(
-            {c: a[0] for c, a in zip(self.columns, answer, strict=True)}, index=list(ROWS)
+            {c: a[0] for c, a in zip(self.labels, answer, strict=True)}, index=list(ROWS)
         )
 
     def shape_many(self, answer: list[F64], keys: pd.Index) -> pd.DataFrame:
         blocks = [pd.DataFrame(a, index=keys, columns=list(ROWS)) for a in answer]
-        return pd.concat(blocks, axis=1, keys=list(self.columns))
+        return pd.concat(blocks, axis=1, keys=list(self.labels))

@@ -11,9 +11,12 @@ pipeline in :mod:`pandas_dp.release` runs them in one fixed order::
 
     read → plan → encode keys → reserve ε → tally → commit → finish → shape
 
-``tally`` computes exact integer statistics that add up across row slices
-(:class:`Rows` slices), so a statistic computed on part of the data adds to
-another part's; ``finish`` alone draws noise.
+``tally`` computes exact integer statistics of a slice of rows
+(:class:`Rows` slices); ``combine`` joins two slices' statistics into those of
+both (an exact elementwise sum unless a kind says otherwise), so a partitioned
+backend tallies each part and combines; ``finish`` alone draws noise.  A kind
+is registered by existing: :data:`pandas_dp.release.KINDS` lists every
+concrete subclass of :class:`Kind`.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from .ledger import LedgerEntry
 from .noise import I64, Bools, RandomSource
 from .validation import ADJACENCIES
 
-__all__ = ["Kind", "Neighbours", "Rows", "Stats", "ledger_entry"]
+__all__ = ["Kind", "Neighbours", "Rows", "Stats", "exact_sum", "ledger_entry"]
 
 _Num = TypeVar("_Num", int, float, Fraction)
 One = TypeVar("One")
@@ -40,6 +43,17 @@ Many = TypeVar("Many")
 
 #: Exact integer statistics of a release: arrays that add up across row slices.
 Stats = tuple[I64, ...]
+
+
+def exact_sum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a + b`` exactly: int64 when it cannot wrap, Python integers (object arrays) otherwise."""
+    if a.dtype == np.int64 and b.dtype == np.int64:
+        reach = sum(max(int(x.max(initial=0)), -int(x.min(initial=0))) for x in (a, b))
+        if reach < 1 << 63:
+            out: np.ndarray = a + b
+            return out
+    wide: np.ndarray = a.astype(object) + b.astype(object)
+    return wide
 
 
 @dataclass(frozen=True)
@@ -239,15 +253,19 @@ class Kind(ABC, Generic[One, Many]):
     """A release kind: validated public arguments, and the steps only this kind knows.
 
     ``One`` is the type of an ungrouped answer, ``Many`` of a grouped one.
+    Every concrete subclass is a release kind of the pipeline (see
+    :data:`pandas_dp.release.KINDS`): nothing else lists it.
     """
 
+    #: The kind's name: the operation the ledger records (``groupby.`` prefixed when grouped).
+    name: ClassVar[str]
     #: The plan functions of this kind (pure functions of public parameters, cached).
     planners: ClassVar[tuple[Callable[..., Any], ...]] = ()
 
     epsilon: Any
 
-    def read_columns(self) -> tuple[Hashable, ...]:
-        """The columns this release reads (never the privacy unit's)."""
+    def columns(self) -> tuple[Hashable, ...]:
+        """The columns this release reads, besides the keys (never the privacy unit's)."""
         return ()
 
     def cells(self, rows: Rows) -> tuple[I64 | None, int]:
@@ -260,6 +278,14 @@ class Kind(ABC, Generic[One, Many]):
     def counts_rows(self) -> bool:
         """Whether this release is the frame's row count (public under substitute, own rows)."""
         return False
+
+    def combine(self, a: Stats, b: Stats) -> Stats:
+        """The statistics of two disjoint slices of rows together: by default their exact sum.
+
+        Elementwise, never wrapping (an array that would leave int64 comes
+        back as Python integers; the pipeline refuses it before ``finish``).
+        """
+        return tuple([exact_sum(x, y) for x, y in zip(a, b, strict=True)])
 
     @abstractmethod
     def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
@@ -278,11 +304,14 @@ class Kind(ABC, Generic[One, Many]):
 
     @abstractmethod
     def tally(self, plan: Any, rows: Rows, codes: I64 | None, n_keys: int) -> Stats:
-        """Exact integer statistics per key (code -1: dropped); they add up across row slices."""
+        """Exact integer statistics per key (code -1: dropped) of a slice of rows.
+
+        The statistics of two slices give those of both by :meth:`combine`.
+        """
 
     @abstractmethod
-    def finish(self, plan: Any, stats: Stats, source: RandomSource) -> Any:
-        """The noisy answer from the statistics: noise and post-processing only."""
+    def finish(self, plan: Any, stats: Stats, source: RandomSource, n_keys: int) -> Any:
+        """The noisy answer over ``n_keys`` keys from the statistics: noise and post-processing."""
 
     @abstractmethod
     def shape_one(self, answer: Any) -> One:

@@ -18,27 +18,28 @@ order that the privacy argument depends on::
       → shape (the pandas result)
 
 An ungrouped release is the one-key grouped release (``codes`` None, one key).
-The release kinds are listed once, in :data:`KINDS`; what is particular to a
-kind lives in its class (:mod:`pandas_dp.aggregate`, :mod:`pandas_dp.select`).
+What is particular to a kind lives in its class (:mod:`pandas_dp.aggregate`,
+:mod:`pandas_dp.select`, :mod:`pandas_dp.describe`); :data:`KINDS`, the
+registry, is every concrete subclass of :class:`~pandas_dp.kind.Kind` defined
+by the modules below this one: a kind is registered by existing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+import inspect
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar, overload
 
 import pandas as pd
 
-from .aggregate import Count, Histogram, Mean, Sum, Var
+from . import aggregate, describe, select
 from .bounding import bound_contributions, unit_codes
 from .budget import PrivacyBudget, require_binding
-from .describe import Describe
 from .keys import Grouping
 from .kind import Kind, Neighbours, Rows, Stats
 from .ledger import LedgerEntry
 from .noise import I64, RandomSource
-from .select import Argmax, Quantile
 from .validation import check_bound, check_column, check_rows
 
 __all__ = [
@@ -58,22 +59,41 @@ __all__ = [
 One = TypeVar("One")
 Many = TypeVar("Many")
 
-#: Every release kind: the one list the pipeline, the surfaces and the tests share.
-KINDS: tuple[type[Kind[Any, Any]], ...] = (
-    Count,
-    Sum,
-    Mean,
-    Argmax,
-    Quantile,
-    Var,
-    Histogram,
-    Describe,
-)
+#: The modules whose kinds are registered: a new kind in one of them is registered by
+#: existing (a new module of kinds is imported above and named here).
+KIND_MODULES = (aggregate, select, describe)
+
+
+def _concrete(base: type[Kind[Any, Any]]) -> Iterator[type[Kind[Any, Any]]]:
+    """Every concrete subclass of ``base``, depth first, in the order they were defined."""
+    for sub in base.__subclasses__():
+        if not inspect.isabstract(sub):
+            yield sub
+        yield from _concrete(sub)
+
+
+def registry(base: type[Kind[Any, Any]] = Kind) -> dict[str, type[Kind[Any, Any]]]:
+    """The concrete kinds of :data:`KIND_MODULES` by name; TypeError if two share a name."""
+    modules = {m.__name__ for m in KIND_MODULES}
+    found: dict[str, type[Kind[Any, Any]]] = {}
+    for kind in _concrete(base):
+        if kind.__module__ not in modules:
+            continue
+        name = getattr(kind, "name", None)
+        if not isinstance(name, str) or name in found:
+            raise TypeError(f"the release kind {kind.__qualname__} needs a name of its own.")
+        found[name] = kind
+    return found
+
+
+#: Every release kind, by name: the registry the pipeline, planning, the ledger's
+#: views and the tests derive from.  Nothing lists a kind by hand.
+KINDS = registry()
 
 
 def plan_caches() -> list[Any]:
     """The cached plan functions of every kind (tests clear them around each test)."""
-    return list(dict.fromkeys(p for kind in KINDS for p in kind.planners))
+    return list(dict.fromkeys(p for kind in KINDS.values() for p in kind.planners))
 
 
 @dataclass(frozen=True)
@@ -244,7 +264,9 @@ def release(
     """
     with budget.reserve(planned.entry):  # committed before any noise; returned if it raised
         stats = statistics()
-    answer = kind.finish(planned.plan, stats, budget.source)
+    answer = kind.finish(
+        planned.plan, stats, budget.source, 1 if group is None else len(group.keys)
+    )
     if group is None:
         return kind.shape_one(answer)
     return kind.shape_many(answer, group.keys)
@@ -303,7 +325,7 @@ def unit_column(
             f"{unit!r} is the privacy unit: grouping by it would release one answer per "
             "person. Group by another column, or use df.dp.per_unit(...) for per-person values."
         )
-    if unit in kind.read_columns():
+    if unit in kind.columns():
         raise ValueError(
             f"{unit!r} is the privacy unit; a release may not read it as a value or candidate."
         )

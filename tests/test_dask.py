@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ distributed = pytest.importorskip("distributed")
 
 import pandas_dp.dask as pdd  # noqa: E402  (after the skip: it imports dask)
 from pandas_dp import BudgetExceededError, MissingBudgetError, PandasDPError  # noqa: E402
+from pandas_dp.aggregate import Count  # noqa: E402
 from pandas_dp.kind import Neighbours  # noqa: E402
 
 DEPTS = ["Eng", "Ops", "Sales", "Legal"]  # Legal has no rows; "Other" and None are dropped
@@ -224,14 +226,14 @@ def test_parquet_files_with_other_categories_and_an_empty_file(tmp_path: Path) -
 
 def test_statistics_add_up_exactly_without_wrapping() -> None:
     big = np.array([2**62, -(2**62), 7], dtype=np.int64)
-    n, (summed,) = pdd.add_statistics((1, (big,)), (2, (big,)), (3, (big,)))
+    n, (summed,) = pdd.add_statistics(Count(Fraction(1)), (1, (big,)), (2, (big,)), (3, (big,)))
     assert n == 6
     assert summed.dtype == object  # int64 would have wrapped
     assert summed.tolist() == [3 * 2**62, -3 * 2**62, 21]
     with pytest.raises(OverflowError, match="64-bit"):
         pdd._exact((6, (summed,)))
     small = np.array([1, 2], dtype=np.int64)
-    n, (kept,) = pdd.add_statistics((1, (small,)), (1, (small,)))
+    n, (kept,) = pdd.add_statistics(Count(Fraction(1)), (1, (small,)), (1, (small,)))
     assert kept.dtype == np.int64
     assert pdd._exact((n, (np.array([2**62, 3], dtype=object),)))[0].dtype == np.int64
 

@@ -1,8 +1,9 @@
 """The release pipeline: every kind's statistics add up across row slices.
 
-For every kind of :data:`pandas_dp.release.KINDS` (the one list of kinds: a new
-kind fails here until it has examples), the statistics of row slices of a
-frame add up exactly to the whole frame's, and the same seed then gives the
+For every kind of :data:`pandas_dp.release.KINDS` (the registry: every
+concrete kind, so a new kind fails here until it has examples), the
+statistics of row slices of a frame, joined by the kind's ``combine``, are
+exactly the whole frame's, and the same seed then gives the
 same release as the pipeline does on the whole frame.  This is what lets a
 partitioned backend (Dask) sum per-partition statistics before the noise.
 """
@@ -70,7 +71,7 @@ CASES = [
     pytest.param(
         kind, example, grouped, id=f"{kind.__name__}-{i}-{'grouped' if grouped else 'one'}"
     )
-    for kind in release.KINDS
+    for kind in release.KINDS.values()
     for i, example in enumerate(EXAMPLES.get(kind, [None]))
     for grouped in (False, True)
 ]
@@ -115,7 +116,7 @@ def test_statistics_of_row_slices_add_up_and_give_the_same_release(
     for start, stop in _parts(len(frame)):
         part_codes = None if codes is None else codes[start:stop]
         part = kind.tally(plan, rows.slice(start, stop), part_codes, n_keys)
-        summed = part if summed is None else tuple(a + b for a, b in zip(summed, part, strict=True))
+        summed = part if summed is None else kind.combine(summed, part)
     assert summed is not None
     assert len(summed) == len(whole)
     for a, b in zip(summed, whole, strict=True):
@@ -125,7 +126,7 @@ def test_statistics_of_row_slices_add_up_and_give_the_same_release(
     df = frame.copy()
     df.dp.set_budget(epsilon=100, seed=31)
     expected = release.run(df, kind, group)
-    answer = kind.finish(plan, summed, SeededSource(31))
+    answer = kind.finish(plan, summed, SeededSource(31), n_keys)
     got = kind.shape_one(answer) if group is None else kind.shape_many(answer, group.keys)
     if isinstance(expected, pd.Series | pd.DataFrame):
         assert got.equals(expected)
@@ -133,6 +134,17 @@ def test_statistics_of_row_slices_add_up_and_give_the_same_release(
         assert got == expected
 
 
-def test_every_kind_is_in_the_pipeline_table_once() -> None:
-    assert len(set(release.KINDS)) == len(release.KINDS)
-    assert set(EXAMPLES) == set(release.KINDS)
+def test_the_registry_is_every_concrete_kind_by_its_name() -> None:
+    assert set(EXAMPLES) == set(release.KINDS.values())
+    assert all(name == kind.name for name, kind in release.KINDS.items())
+
+
+def test_a_new_kind_is_registered_by_existing_and_needs_a_name_of_its_own() -> None:
+    class Twice(Count):
+        pass  # a concrete kind that kept its parent's name
+
+    Twice.__module__ = Count.__module__
+    with pytest.raises(TypeError, match="Twice needs a name of its own"):
+        release.registry()
+    Twice.name = "twice"
+    assert release.registry()["twice"] is Twice
