@@ -49,8 +49,8 @@ import functools
 import hashlib
 import threading
 import weakref
-from collections.abc import Hashable, Iterable
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
 import dask
@@ -72,18 +72,10 @@ from .budget import (
 from .errors import MissingBudgetError, PandasDPError
 from .groupby import DPGroupedReleases
 from .keys import Grouping
-from .kind import Kind, Neighbours, Stats
+from .kind import Kind, Rows, Stats
 from .ledger import BudgetStore, Ledger, MemoryStore, check_name, open_ledger
-from .noise import U64, make_source
-from .release import (
-    NO_BOUNDS,
-    ContributionBounds,
-    bounded_tally,
-    contribution_bounds,
-    plan_release,
-    release,
-    unit_column,
-)
+from .noise import U64, RandomSource, make_source
+from .release import ContributionBounds, Spender, Task, bounded_tally, run
 from .rowwise import check_rowwise, is_boolean_dtype, is_string_dtype, query_values
 from .validation import (
     MAX_ROWS,
@@ -95,7 +87,7 @@ from .validation import (
     check_seed,
 )
 
-__all__ = ["DaskDPAccessor", "DaskDPGroupBy", "KeyedWords", "dask_statistics"]
+__all__ = ["DaskDPAccessor", "DaskDPGroupBy", "DaskFrame", "KeyedWords"]
 
 One = TypeVar("One")
 Many = TypeVar("Many")
@@ -132,12 +124,6 @@ _BOUND: dict[int, _Bound] = {}
 # Expression name of every bound collection -> the id of its budget (the lineage marker).
 _MARKED: dict[str, str] = {}
 _LOCK = threading.RLock()
-
-#: The neighbour relation's fields this backend implements; any other one set
-#: (one a later version adds to :class:`Neighbours`) is refused.
-_KNOWN_NEIGHBOURS = frozenset(
-    {"adjacency", "grouped", "n_public", "max_rows", "max_groups", "privacy_unit"}
-)
 
 
 def _binding(ddf: dd.DataFrame) -> _Bound | None:
@@ -221,20 +207,6 @@ def _refuse_rebinding(ddf: dd.DataFrame) -> None:
         )
 
 
-def _refuse_unknown_neighbours(neighbours: Neighbours) -> None:
-    """Fail closed on a neighbour relation this backend does not implement.
-
-    Any field of :class:`Neighbours` beyond those this module handles (see
-    ``_KNOWN_NEIGHBOURS``) that is set to a non-default value is refused
-    here, before anything is reserved.
-    """
-    for f in fields(neighbours):
-        if f.name not in _KNOWN_NEIGHBOURS and getattr(neighbours, f.name) != f.default:
-            raise NotImplementedError(
-                f"Releases with {f.name}= are not supported on Dask yet; compute on pandas."
-            )
-
-
 # ------------------------------------------------------------- statistics
 
 
@@ -269,44 +241,10 @@ class KeyedWords:
         return "KeyedWords(...)"
 
 
-class _Task:
-    """What a partition needs to tally its rows: public parameters only (shipped to workers).
-
-    With a privacy unit: its column and the release's bounds (each partition
-    then holds every row of the persons it holds).
-    """
-
-    __slots__ = ("group", "kind", "max_groups", "max_rows", "n_keys", "plan", "unit")
-
-    def __init__(
-        self,
-        kind: Kind[Any, Any],
-        plan: Any,
-        group: Grouping | None,
-        unit: Hashable | None = None,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> None:
-        self.kind = kind
-        self.plan = plan
-        self.group = group
-        self.n_keys = 1 if group is None else len(group.keys)
-        self.unit = unit
-        self.max_rows = max_rows
-        self.max_groups = max_groups
-
-    def __getstate__(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __setstate__(self, state: tuple[Any, ...]) -> None:
-        for name, value in zip(self.__slots__, state, strict=True):
-            setattr(self, name, value)
-
-
 Partial = tuple[int, Stats]
 
 
-def partition_statistics(part: pd.DataFrame, task: _Task, key: bytes | None = None) -> Partial:
+def partition_statistics(part: pd.DataFrame, task: Task, key: bytes | None = None) -> Partial:
     """One partition's row count and exact statistics: read, encode, bound and tally its rows.
 
     With a privacy unit, ``key`` (drawn on the client from the budget's
@@ -320,20 +258,9 @@ def partition_statistics(part: pd.DataFrame, task: _Task, key: bytes | None = No
         part = part.iloc[np.argsort(hashes, kind="stable")]
     rows = task.kind.read(part, task.n_keys)
     codes = None if task.group is None else task.group.codes(part)
-    if task.unit is None or key is None:
-        return len(part), task.kind.tally(task.plan, rows, codes, task.n_keys)
-    stats = bounded_tally(
-        task.kind,
-        task.plan,
-        rows,
-        codes,
-        task.n_keys,
-        unit_codes(part[task.unit]),
-        KeyedWords(key),
-        task.max_rows,
-        task.max_groups,
-    )
-    return len(part), stats
+    units = None if task.unit is None else unit_codes(part[task.unit])
+    source = None if key is None else KeyedWords(key)
+    return len(part), bounded_tally(task, rows, codes, units, source)
 
 
 def add_statistics(kind: Kind[Any, Any], *parts: Partial) -> Partial:
@@ -342,7 +269,7 @@ def add_statistics(kind: Kind[Any, Any], *parts: Partial) -> Partial:
 
 
 def _exact(partial: Partial) -> Stats:
-    """The summed statistics as int64 arrays, or an error (the reservation is returned)."""
+    """The combined statistics as int64 arrays, or an error (the reservation is returned)."""
     n, stats = partial
     if n >= MAX_ROWS:
         raise ValueError(f"frames of {MAX_ROWS} rows or more are not supported.")
@@ -356,12 +283,6 @@ def _exact(partial: Partial) -> Stats:
     return tuple(out)
 
 
-def _columns(ddf: dd.DataFrame, kind: Kind[Any, Any], group: Grouping | None) -> list[Hashable]:
-    """The columns a release reads: the keys and the kind's (else one, for the row count)."""
-    needed = list(dict.fromkeys([*(() if group is None else group.by), *kind.columns()]))
-    return needed or list(ddf._meta.columns[:1])
-
-
 def _tree(kind: Kind[Any, Any], parts: list[Any]) -> Any:
     """A Delayed of ``parts`` combined: a tree of :func:`add_statistics`, ``SPLIT_EVERY`` wide."""
     combine = dask.delayed(add_statistics, pure=False)
@@ -372,94 +293,69 @@ def _tree(kind: Kind[Any, Any], parts: list[Any]) -> Any:
     return parts[0]
 
 
-def dask_statistics(
-    ddf: dd.DataFrame, kind: Kind[Any, Any], plan: Any, group: Grouping | None
-) -> Any:
-    """The lazy exact statistics of ``kind`` over ``ddf``: a Delayed of ``(rows, stats)``.
+@dataclass(frozen=True)
+class DaskFrame:
+    """A Dask collection as a :class:`~pandas_dp.release.Frame` of :func:`~pandas_dp.release.run`.
 
-    One task per partition (projected to the columns the release reads), then
-    a tree of :func:`add_statistics` with ``SPLIT_EVERY`` inputs per task.
-    Nothing is computed here.
+    The schema is the collection's ``_meta`` (dtypes, never data); the
+    binding is the lineage binding of this module; the statistics are one
+    task per partition (projected to the columns the release reads: the
+    keys' and ``kind.columns()``), combined in a tree of ``kind.combine``,
+    ``SPLIT_EVERY`` inputs per task.  With a privacy unit, the partitions are
+    first shuffled on the unit (hash partitioning: every person's rows land in
+    one partition, whatever the input partitioning), and each task bounds its
+    persons with a key drawn, inside the reservation, from the budget's source.
     """
-    task = _Task(kind, plan, group)
-    chunk = dask.delayed(partition_statistics, pure=False)
-    return _tree(kind, [chunk(p, task) for p in ddf[_columns(ddf, kind, group)].to_delayed()])
 
+    ddf: dd.DataFrame
 
-def _persons_together(
-    ddf: dd.DataFrame, kind: Kind[Any, Any], group: Grouping | None, unit: Hashable
-) -> list[Any]:
-    """The partitions, as Delayed, of the columns read and the unit, shuffled on the unit.
+    def schema(self) -> pd.DataFrame:
+        meta: pd.DataFrame = self.ddf._meta
+        return meta
 
-    Hash partitioning on the unit column: all the rows of one person are in
-    one partition, whatever the input partitioning.  Nothing is computed here.
-    """
-    columns = [label for label in _columns(ddf, kind, group) if label != unit]
-    shuffled = ddf[[*columns, unit]].shuffle(on=unit)
-    return list(shuffled.to_delayed())
+    def binding(self) -> Spender:
+        bound = _require(self.ddf)
+        return Spender(bound.budget, bound.unit, bound.root)
 
+    def _columns(self, task: Task) -> list[Hashable]:
+        """The columns a release reads: the keys, then the kind's in the collection's order.
 
-@overload
-def _run(
-    ddf: dd.DataFrame, kind: Kind[One, Many], group: None, bounds: ContributionBounds = NO_BOUNDS
-) -> One: ...
+        Else the first column (the row count needs one); then the unit's, if any.
+        """
+        meta = self.ddf._meta
+        needed = [] if task.group is None else list(task.group.by)
+        read = set(task.kind.columns())
+        needed += [label for label in meta.columns if label in read and label not in needed]
+        needed = needed or list(meta.columns[:1])
+        if task.unit is None:
+            return needed
+        return [*(label for label in needed if label != task.unit), task.unit]
 
+    def statistics(self, task: Task, rows: Rows) -> Callable[[RandomSource], Stats]:
+        projected = self.ddf[self._columns(task)]
+        chunk = dask.delayed(partition_statistics, pure=False)
+        if task.unit is None:
+            lazy = _tree(task.kind, [chunk(p, task) for p in projected.to_delayed()])
 
-@overload
-def _run(
-    ddf: dd.DataFrame,
-    kind: Kind[One, Many],
-    group: Grouping,
-    bounds: ContributionBounds = NO_BOUNDS,
-) -> Many: ...
+            def statistics(source: RandomSource) -> Stats:
+                (partial,) = dask.compute(lazy)
+                return _exact(partial)
 
+            return statistics
 
-def _run(
-    ddf: dd.DataFrame,
-    kind: Kind[One, Many],
-    group: Grouping | None,
-    bounds: ContributionBounds = NO_BOUNDS,
-) -> One | Many:
-    """The pipeline of :func:`pandas_dp.release.run`, with the statistics computed by Dask."""
-    meta = ddf._meta
-    kind.read(meta, 1 if group is None else len(group.keys))  # columns and dtypes: no data
-    bound = _require(ddf)
-    budget = bound.budget
-    unit = bound.unit
-    max_rows, max_groups = contribution_bounds(bounds, budget, unit, group is not None)
-    if unit is not None:
-        unit_column(meta, unit, kind, group)
-    planned = plan_release(
-        kind,
-        group,
-        budget.adjacency,
-        root=bound.root,
-        unit=None if unit is None else str(unit),
-        max_rows=max_rows,
-        max_groups=max_groups,
-    )
-    _refuse_unknown_neighbours(planned.neighbours)
-    if unit is None:
-        lazy = dask_statistics(ddf, kind, planned.plan, group)
+        parts = list(projected.shuffle(on=task.unit).to_delayed())
 
-        def statistics() -> Stats:
+        def bounded_statistics(source: RandomSource) -> Stats:
+            # Inside the reservation: the bounding's keys come from the budget's source, here.
+            keys = source.words(KEY_WORDS * len(parts)).astype("<u8").reshape(len(parts), -1)
+            lazy = _tree(
+                task.kind,
+                [chunk(p, task, k.tobytes()) for p, k in zip(parts, keys, strict=True)],
+            )
             (partial,) = dask.compute(lazy)
             return _exact(partial)
 
-        return release(budget, kind, group, planned, statistics)
-
-    task = _Task(kind, planned.plan, group, unit, max_rows, max_groups)
-    parts = _persons_together(ddf, kind, group, unit)
-
-    def bounded_statistics() -> Stats:
-        # Inside the reservation: the bounding's keys come from the budget's source, here.
-        keys = budget.source.words(KEY_WORDS * len(parts)).astype("<u8").reshape(len(parts), -1)
-        chunk = dask.delayed(partition_statistics, pure=False)
-        lazy = _tree(kind, [chunk(p, task, k.tobytes()) for p, k in zip(parts, keys, strict=True)])
-        (partial,) = dask.compute(lazy)
-        return _exact(partial)
-
-    return release(budget, kind, group, planned, bounded_statistics)
+        return bounded_statistics
 
 
 # ---------------------------------------------------------------- surfaces
@@ -485,9 +381,9 @@ class DaskDPAccessor(DPReleases):
     the budget is bound to the collection object.
 
     The releases are those of :class:`pandas_dp.accessor.DPReleases`, shared
-    with ``df.dp``; here each runs by :func:`_run` (one pass over the
-    partitions), and histogram bins and crosstab keys are checked against the
-    collection's ``_meta`` (its dtypes, never its data).
+    with ``df.dp``; here each runs by :func:`~pandas_dp.release.run` over a
+    :class:`DaskFrame` (one pass over the partitions), and histogram bins and
+    crosstab keys are checked against the collection's ``_meta`` (its dtypes, never its data).
     """
 
     def __init__(self, ddf: dd.DataFrame) -> None:
@@ -593,7 +489,7 @@ class DaskDPAccessor(DPReleases):
     def _release(
         self, kind: Kind[One, Many], group: Grouping | None, bounds: ContributionBounds
     ) -> One | Many:
-        return _run(self._ddf, kind, group, bounds)
+        return run(DaskFrame(self._ddf), kind, group, bounds)
 
     def _schema(self) -> pd.DataFrame:
         meta: pd.DataFrame = self._ddf._meta  # dtypes only: bins and keys never read the data
@@ -901,7 +797,7 @@ class DaskDPGroupBy(DPGroupedReleases):
     As :class:`pandas_dp.DPGroupBy`: ``by`` and ``keys`` are checked against the
     collection's dtypes (never its data); each release returns a pandas Series
     or DataFrame indexed by exactly ``keys``.  The releases are those of
-    :class:`pandas_dp.groupby.DPGroupedReleases`, each run by :func:`_run`.
+    :class:`pandas_dp.groupby.DPGroupedReleases`, each run over a :class:`DaskFrame`.
     """
 
     def __init__(self, ddf: dd.DataFrame, by: object, keys: object) -> None:
@@ -909,4 +805,4 @@ class DaskDPGroupBy(DPGroupedReleases):
         self._group = Grouping.of(ddf._meta, by, keys)
 
     def _release(self, kind: Kind[Any, Many], bounds: ContributionBounds) -> Many:
-        return _run(self._ddf, kind, self._group, bounds)
+        return run(DaskFrame(self._ddf), kind, self._group, bounds)

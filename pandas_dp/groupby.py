@@ -19,7 +19,7 @@ from .aggregate import Count, Mean, Sum, Var
 from .describe import Describe
 from .keys import Grouping
 from .kind import Kind
-from .release import ContributionBounds, run
+from .release import ContributionBounds, PandasFrame, run
 from .select import Argmax, Quantile
 from .validation import Bounds, check_epsilon
 
@@ -708,4 +708,4 @@ class DPGroupBy(DPGroupedReleases):
         self._group = Grouping.of(df, by, keys)
 
     def _release(self, kind: Kind[Any, Many], bounds: ContributionBounds) -> Many:
-        return run(self._df, kind, self._group, bounds)
+        return run(PandasFrame(self._df), kind, self._group, bounds)

@@ -125,7 +125,7 @@ def test_statistics_of_row_slices_add_up_and_give_the_same_release(
     # The same seed gives the same release from the summed statistics as the pipeline.
     df = frame.copy()
     df.dp.set_budget(epsilon=100, seed=31)
-    expected = release.run(df, kind, group)
+    expected = release.run(release.PandasFrame(df), kind, group)
     answer = kind.finish(plan, summed, SeededSource(31), n_keys)
     got = kind.shape_one(answer) if group is None else kind.shape_many(answer, group.keys)
     if isinstance(expected, pd.Series | pd.DataFrame):
