@@ -29,8 +29,18 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .accuracy import check_ci, count_interval, mean_interval, sum_interval, variance_interval
-from .kind import Kind, Neighbours, Rows, Stats, ledger_entry
+from .accuracy import (
+    check_ci,
+    count_interval,
+    level_miss,
+    mean_interval,
+    mean_miss,
+    mean_pad,
+    noise_half_width,
+    sum_interval,
+    variance_interval,
+)
+from .kind import DEPENDS_ON_N, Kind, Neighbours, Rows, Stats, ledger_entry
 from .ledger import LedgerEntry
 from .noise import F64, I64, Bools, RandomSource, discrete_laplace, grid_exponent, integer_scale
 from .text import column_names, figures
@@ -336,6 +346,7 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
 
     name: ClassVar[str] = "count"
     planners: ClassVar = (plan_count,)
+    plannable: ClassVar[bool] = True
 
     epsilon: Fraction
     column: Hashable | None = None
@@ -343,6 +354,16 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ci", check_ci(self.ci))
+
+    @classmethod
+    def planned(cls, epsilon: Fraction, clip: Any) -> Count:
+        if clip is not None:
+            raise TypeError(f"a count takes no `clip`, got {given(clip)}.")
+        return cls(epsilon)
+
+    def half_width(self, plan: CountPlan, level: float, n: int | None = None) -> tuple[float, ...]:
+        """``t`` in rows: ``P(|noise| > t) <= 1 − level`` (0 for the public row count)."""
+        return (float(noise_half_width(plan.scale, level_miss(level))),)
 
     def counts_rows(self) -> bool:
         return self.column is None
@@ -437,6 +458,12 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
         object.__setattr__(self, "_bounds", tuple([bounds for _, bounds in clips]))
         object.__setattr__(self, "_names", column_names(columns))
         object.__setattr__(self, "ci", check_ci(self.ci))
+
+    @classmethod
+    def planned(cls, epsilon: Fraction, clip: Any) -> _Clipped:
+        if isinstance(clip, Mapping):
+            return cls(epsilon, None, clip)
+        return cls(epsilon, "column", clip)
 
     def columns(self) -> tuple[Hashable, ...]:
         return self._columns
@@ -539,6 +566,21 @@ class Sum(_Clipped):
     planners: ClassVar = (plan_sum,)
     name: ClassVar[str] = "sum"
     mechanism: ClassVar[str] = "discrete_laplace on grid"
+    plannable: ClassVar[bool] = True
+
+    def half_width(
+        self, plan: tuple[GridPlan, ...], level: float, n: int | None = None
+    ) -> tuple[float, ...]:
+        """``t·step`` per column (infinite when every row rounds to 0: see sum_interval)."""
+        miss = level_miss(level)
+        return tuple(
+            [
+                math.ldexp(float(noise_half_width(g.scale, miss)), g.exponent)
+                if g.scale
+                else math.inf
+                for g in plan
+            ]
+        )
 
     def _plan(self, bounds: Clip, epsilon: Fraction, neighbours: Neighbours) -> GridPlan:
         return plan_sum(bounds, epsilon, neighbours)
@@ -563,6 +605,29 @@ class Mean(_Clipped):
     planners: ClassVar = (plan_mean,)
     name: ClassVar[str] = "mean"
     mechanism: ClassVar[str] = "discrete_laplace on grid (complementary sums)"
+    plannable: ClassVar[bool] = True
+
+    def half_width(
+        self, plan: tuple[MeanPlan, ...], level: float, n: int | None = None
+    ) -> tuple[float, ...] | str:
+        """Per column, at ``n`` rows: ``(U − L)·t/(n·Q)`` plus one grid step, at most ``(U − L)/2``.
+
+        The half-width when the noisy complementary sums add up to the ``n``
+        rows' total and the mean is at least ``t`` grid steps from both bounds;
+        nearer a bound it is narrower.
+        """
+        if n is None:
+            return DEPENDS_ON_N
+        widths = []
+        for p, (lower, upper) in zip(plan, self._bounds, strict=True):
+            g = p.grid
+            if g.scale == 0:  # every row rounds to 0: the interval is the whole clip
+                widths.append((upper - lower) / 2)
+                continue
+            t = noise_half_width(g.scale, mean_miss(level))
+            spread = (upper - lower) * t / (n * g.q_hi) + mean_pad(lower, upper, g.exponent)
+            widths.append(min(spread, (upper - lower) / 2))
+        return tuple(widths)
 
     def _plan(self, bounds: Clip, epsilon: Fraction, neighbours: Neighbours) -> MeanPlan:
         return plan_mean(bounds, epsilon, neighbours)
@@ -836,6 +901,9 @@ class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
     def plan(self, neighbours: Neighbours) -> VarPlan:
         return plan_variance(self.clip, self.epsilon, neighbours)
 
+    def half_width(self, plan: VarPlan, level: float, n: int | None = None) -> str:
+        return DEPENDS_ON_N
+
     def entry(self, plan: VarPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         grid = plan.grid
         return ledger_entry(
@@ -899,6 +967,7 @@ class Histogram(Count):
     """
 
     name: ClassVar[str] = "histogram"
+    plannable: ClassVar[bool] = False  # always grouped: plan it as a grouped count
 
     column: Hashable | None = None
 

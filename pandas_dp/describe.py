@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .aggregate import grid_triples, noisy_triples, plan_mean, plan_variance, variance_estimates
-from .kind import Kind, Neighbours, Rows, Stats, ledger_entry
+from .kind import DEPENDS_ON_N, Kind, Neighbours, Rows, Stats, ledger_entry
 from .ledger import LedgerEntry
 from .noise import F64, I64, RandomSource
 from .select import (
@@ -109,6 +109,9 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
             )
             for clip in self.clips
         )
+
+    def half_width(self, plan: tuple[Any, ...], level: float, n: int | None = None) -> str:
+        return DEPENDS_ON_N
 
     def entry(self, plan: tuple[Any, ...], neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         k = len(self.labels)

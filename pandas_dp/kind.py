@@ -35,7 +35,7 @@ from .ledger import LedgerEntry
 from .noise import I64, Bools, RandomSource
 from .validation import ADJACENCIES
 
-__all__ = ["Kind", "Neighbours", "Rows", "Stats", "exact_sum", "ledger_entry"]
+__all__ = ["DEPENDS_ON_N", "Kind", "Neighbours", "Rows", "Stats", "exact_sum", "ledger_entry"]
 
 _Num = TypeVar("_Num", int, float, Fraction)
 One = TypeVar("One")
@@ -43,6 +43,10 @@ Many = TypeVar("Many")
 
 #: Exact integer statistics of a release: arrays that add up across row slices.
 Stats = tuple[I64, ...]
+
+#: The half-width of a release whose noise interval depends on the number of rows
+#: (never read from the data: plan it with an assumed ``n``).
+DEPENDS_ON_N = "depends on n"
 
 
 def exact_sum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -261,6 +265,8 @@ class Kind(ABC, Generic[One, Many]):
     name: ClassVar[str]
     #: The plan functions of this kind (pure functions of public parameters, cached).
     planners: ClassVar[tuple[Callable[..., Any], ...]] = ()
+    #: Whether :func:`pandas_dp.planning.half_width` plans it (built by :meth:`planned`).
+    plannable: ClassVar[bool] = False
 
     epsilon: Any
 
@@ -286,6 +292,24 @@ class Kind(ABC, Generic[One, Many]):
         back as Python integers; the pipeline refuses it before ``finish``).
         """
         return tuple([exact_sum(x, y) for x, y in zip(a, b, strict=True)])
+
+    @classmethod
+    def planned(cls, epsilon: Fraction, clip: Any) -> Kind[Any, Any]:
+        """The release :func:`pandas_dp.planning.half_width` plans (``plannable`` kinds).
+
+        ``clip``: None, a pair ``(lower, upper)`` or a mapping ``{column: pair}``,
+        as the planning call gives it; refused (TypeError) if this kind takes none.
+        """
+        raise TypeError(f"a {cls.name} is not planned by half_width.")
+
+    def half_width(self, plan: Any, level: float, n: int | None = None) -> tuple[float, ...] | str:
+        """The half-width of this release's ``ci=level`` interval, per column, from ``plan``.
+
+        Data-free.  :data:`DEPENDS_ON_N` if it depends on the number of rows
+        and ``n`` (an assumed number, per key) is None; ``""`` if the release
+        has no interval (a selection).  The ledger records it at level 0.95.
+        """
+        return ""
 
     @abstractmethod
     def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
