@@ -20,6 +20,7 @@ it covers the exact clipped mean).  Never the bias of clipping.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from decimal import Decimal
@@ -80,6 +81,7 @@ def _covers(t: int, s: float, log_miss: float) -> bool:
     return math.log(2.0) - (t + 1) / s - math.log1p(math.exp(-1.0 / s)) <= log_miss
 
 
+@functools.lru_cache(maxsize=4096)
 def noise_half_width(scale: Fraction | float, miss: float) -> int:
     """The smallest integer ``t >= 0`` with ``P(|Z| > t) <= miss``, ``Z ~ dLap(scale)``.
 

@@ -382,7 +382,8 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
 
     def entry(self, plan: CountPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         return ledger_entry(
-            self.name,
+            self,
+            plan,
             neighbours,
             keys,
             epsilon=self.epsilon if plan.sensitivity else Fraction(0),
@@ -480,7 +481,8 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
     def entry(self, plan: tuple[Any, ...], neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         grids = [self._grid(p) for p in plan]
         return ledger_entry(
-            self.name,
+            self,
+            plan,
             neighbours,
             keys,
             epsilon=self.epsilon,
@@ -907,9 +909,11 @@ class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
     def entry(self, plan: VarPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         grid = plan.grid
         return ledger_entry(
-            "std" if self.std else self.name,
+            self,
+            plan,
             neighbours,
             keys,
+            operation="std" if self.std else self.name,
             epsilon=self.epsilon,
             columns=column_names([self.column]),
             mechanism="discrete_laplace on grid (complementary sums ε/2, centred r(q) ε/2)",
@@ -973,7 +977,8 @@ class Histogram(Count):
 
     def entry(self, plan: CountPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         return ledger_entry(
-            self.name,
+            self,
+            plan,
             neighbours,
             keys,
             always_grouped=True,

@@ -35,7 +35,6 @@ from .ledger import (
     BudgetStore,
     LedgerEntry,
     MemoryStore,
-    half_width_text,
 )
 from .noise import RandomSource
 from .text import epsilon_text
@@ -211,8 +210,8 @@ class PrivacyBudget:
         """Every release so far, oldest first, with the cumulative epsilon spent.
 
         ``half_width_95`` states each release's noise: the half-width of its
-        95% interval (see :func:`pandas_dp.planning.entry_half_width`; text,
-        one figure per column, computed from the public fields when shown).
+        95% interval (see :meth:`pandas_dp.kind.Kind.half_width`; text, one
+        figure per column, computed from the plan when the release was made).
         """
         entries = self.entries
         frame = pd.DataFrame([e.as_record() for e in entries], columns=LEDGER_COLUMNS)
@@ -288,7 +287,7 @@ class PrivacyBudget:
             f"<td>{number}</td><td>{html.escape(entry.operation)}</td>"
             f"<td>{html.escape(', '.join(entry.columns)) or '—'}</td>"
             f"<td style='text-align:right'>{epsilon_text(entry.epsilon)}</td>"
-            f"<td style='text-align:right'>{html.escape(half_width_text(entry))}</td>"
+            f"<td style='text-align:right'>{html.escape(entry.half_width_95)}</td>"
             f"<td style='text-align:right'>{epsilon_text(spent_after)}</td>"
             "</tr>"
             for number, (entry, spent_after) in reversed(shown)

@@ -125,7 +125,8 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
             sensitivity += [float(p.sensitivity * p.unit) for p in quantiles]
             scales += [p.noise_scale for p in quantiles]
         return ledger_entry(
-            self.name,
+            self,
+            plan,
             neighbours,
             keys,
             epsilon=self.epsilon,

@@ -33,6 +33,7 @@ import pandas as pd
 
 from .ledger import LedgerEntry
 from .noise import I64, Bools, RandomSource
+from .text import numbers_text
 from .validation import ADJACENCIES
 
 __all__ = ["DEPENDS_ON_N", "Kind", "Neighbours", "Rows", "Stats", "exact_sum", "ledger_entry"]
@@ -201,28 +202,34 @@ class Neighbours:
 
 
 def ledger_entry(
-    operation: str,
+    kind: Kind[Any, Any],
+    plan: Any,
     neighbours: Neighbours,
     keys: int | None,
     *,
+    operation: str | None = None,
     always_grouped: bool = False,
     **fields: Any,
 ) -> LedgerEntry:
     """A release's ledger entry: the kind's ``fields`` and what the pipeline knows.
 
-    ``operation`` is recorded as ``groupby.operation`` for a release over
-    ``keys`` public keys (unless the operation is always one, as a histogram
-    over its bins); the adjacency, privacy unit and bounds come from
-    ``neighbours``.
+    ``operation`` (by default the kind's name) is recorded as
+    ``groupby.operation`` for a release over ``keys`` public keys (unless the
+    operation is always one, as a histogram over its bins); the adjacency,
+    privacy unit and bounds come from ``neighbours``, the half-width at 95%
+    from ``kind.half_width(plan, 0.95)``.
     """
+    name = kind.name if operation is None else operation
     grouped = keys is not None and not always_grouped
+    widths = kind.half_width(plan, 0.95)
     return LedgerEntry(
-        operation=f"groupby.{operation}" if grouped else operation,
+        operation=f"groupby.{name}" if grouped else name,
         adjacency=neighbours.adjacency,
         keys=keys,
         privacy_unit=neighbours.privacy_unit,
         max_rows=neighbours.max_rows,
         max_groups=neighbours.max_groups,
+        half_width_95=widths if isinstance(widths, str) else numbers_text(widths),
         **fields,
     )
 

@@ -55,7 +55,7 @@ __all__ = [
 #: ``PRAGMA application_id`` of a pandas_dp ledger (the bytes ``pdLg``).
 APPLICATION_ID: Final = 0x70644C67
 #: The schema version this code writes (``PRAGMA user_version``).
-SCHEMA_VERSION: Final = 4
+SCHEMA_VERSION: Final = 5
 
 #: Operations of the entries that are not releases (they spend nothing).
 CREATE: Final = "create"
@@ -116,6 +116,9 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "ALTER TABLE entries ADD COLUMN max_rows INTEGER",
         "ALTER TABLE entries ADD COLUMN max_groups INTEGER",
     ),
+    # 4 -> 5: each release's half-width at 95%, as text, computed from its plan when it
+    # was made. Entries written before version 5 read it blank.
+    ("ALTER TABLE entries ADD COLUMN half_width_95 TEXT",),
 )
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
@@ -177,8 +180,8 @@ def parse_fraction(text: object, what: str) -> Fraction:
 INSERT_ENTRY: Final = (
     "INSERT INTO entries (budget, time, operation, columns, clip, keys, epsilon, "
     "mechanism, adjacency, sensitivity, noise_scale, total, process, state, "
-    "privacy_unit, max_rows, max_groups) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "privacy_unit, max_rows, max_groups, half_width_95) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -202,6 +205,7 @@ def entry_row(name: str, entry: LedgerEntry, total: Fraction, state: str) -> tup
         entry.privacy_unit,
         entry.max_rows,
         entry.max_groups,
+        entry.half_width_95,
     )
 
 
@@ -217,7 +221,8 @@ class StoredEntry(NamedTuple):
 def stored_entry(row: tuple[object, ...]) -> StoredEntry:
     """The entry stored in ``row`` (the columns that ``Ledger._entries`` selects)."""
     time, operation, columns, clip, keys, epsilon, mechanism, adjacency = row[:8]
-    sensitivity, noise_scale, total, process, state, unit, max_rows, max_groups = row[8:]
+    sensitivity, noise_scale, total, process, state, unit, max_rows, max_groups = row[8:16]
+    half_width = row[16]
     try:
         entry = LedgerEntry(
             operation=str(operation),
@@ -233,6 +238,7 @@ def stored_entry(row: tuple[object, ...]) -> StoredEntry:
             privacy_unit=None if unit is None else str(unit),
             max_rows=None if max_rows is None else int(str(max_rows)),
             max_groups=None if max_groups is None else int(str(max_groups)),
+            half_width_95="" if half_width is None else str(half_width),
         )
     except (ValueError, TypeError) as err:  # json.JSONDecodeError is a ValueError
         raise CorruptLedgerError(

@@ -19,14 +19,11 @@ from typing import Any
 import pandas as pd
 
 from .accuracy import check_ci
-from .aggregate import Count, Sum, plan_count, plan_sum
 from .kind import DEPENDS_ON_N, Kind, Neighbours
-from .ledger import LedgerEntry, register_half_width
 from .release import KINDS as RELEASE_KINDS
-from .text import exact_number, figures
 from .validation import check_adjacency, check_bound, check_epsilon, given
 
-__all__ = ["KINDS", "entry_half_width", "epsilon_for", "half_width"]
+__all__ = ["KINDS", "epsilon_for", "half_width"]
 
 #: The kinds :func:`half_width` and :func:`epsilon_for` plan: the registry's plannable ones.
 KINDS = tuple(name for name, kind in RELEASE_KINDS.items() if kind.plannable)
@@ -275,73 +272,3 @@ def _targets(half_width: object, columns: tuple[Hashable, ...]) -> dict[Hashable
             raise ValueError(f"`half_width` must be a non-negative number, got {given(value)}.")
         out[col] = float(value)
     return out
-
-
-#: Releases whose half-width depends on the number of rows (never read from the data).
-_DEPENDS_ON_N = ("mean", "var", "std", "describe")
-
-
-def entry_half_width(entry: LedgerEntry, level: float = 0.95) -> str:
-    """The half-width at ``level`` of a recorded release, as the ledger's views show it.
-
-    Read from the entry's public fields only (operation, ε, clip, adjacency,
-    keys, privacy unit and bounds): the release's plan is rebuilt, and shown
-    only if it gives the sensitivity and noise scale the entry recorded.
-
-    Returns
-    -------
-    str
-        A count (or histogram, crosstab): its exact ``t``, the number
-        :func:`half_width` gives (``"0"`` for an exact count). A sum: ``t·step``
-        on the grid, one figure per column (``"; "`` apart), each exactly
-        :func:`half_width` of that column. ``"depends on n"`` for a mean,
-        variance, standard deviation or describe (plan it with
-        ``half_width("mean", n=...)``). Empty for a selection (argmax,
-        quantiles), for entries that are not releases, and for an entry whose
-        recorded figures its rebuilt plan does not reproduce.
-
-    Examples
-    --------
-    >>> from fractions import Fraction
-    >>> entry_half_width(LedgerEntry("count", Fraction(1, 2), sensitivity="1", noise_scale="2"))
-    '6'
-    >>> half_width("count", epsilon=0.5)
-    6.0
-    """
-    operation = entry.operation.removeprefix("groupby.")
-    grouped = entry.operation != operation or operation == "histogram"
-    if operation in _DEPENDS_ON_N:
-        return DEPENDS_ON_N
-    if operation not in ("count", "histogram", "sum"):
-        return ""
-    if entry.mechanism.startswith("exact"):  # the public row count: no noise
-        return "0"
-    try:
-        nb = Neighbours.of(
-            entry.adjacency,
-            grouped,
-            False,
-            entry.max_rows,
-            entry.max_groups,
-            entry.privacy_unit,
-        )
-        if operation == "sum":
-            if not entry.clip:
-                return ""
-            share = entry.epsilon / len(entry.clip)
-            grids = tuple([plan_sum(bounds, share, nb) for bounds in entry.clip])
-            sensitivity = figures(g.delta * g.step for g in grids)
-            scale = figures(g.scale * g.step for g in grids)
-            widths = Sum(entry.epsilon, None, dict(enumerate(entry.clip))).half_width(grids, level)
-        else:
-            plan = plan_count(entry.epsilon, nb)
-            sensitivity, scale = figures([plan.sensitivity]), figures([plan.scale])
-            widths = Count(entry.epsilon).half_width(plan, level)
-    except (ValueError, ZeroDivisionError):  # not a plan this version would make
-        return ""
-    if (sensitivity, scale) != (entry.sensitivity, entry.noise_scale):
-        return ""
-    return "; ".join(exact_number(w) for w in widths)
-
-
-register_half_width(entry_half_width)

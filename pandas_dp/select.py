@@ -562,9 +562,11 @@ class Argmax(Kind[Any, pd.Series | pd.DataFrame]):
     def entry(self, plan: SelectPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         columns = [self.column] if self.value is None else [self.column, self.value]
         return ledger_entry(
-            self.name if self.k == 1 else f"{self.name}(k={self.k})",
+            self,
+            plan,
             neighbours,
             keys,
+            operation=self.name if self.k == 1 else f"{self.name}(k={self.k})",
             epsilon=self.epsilon,
             columns=column_names(columns),
             mechanism="permute_and_flip",
@@ -633,9 +635,13 @@ class Quantile(Kind[float, pd.Series]):
 
     def entry(self, plan: SelectPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         return ledger_entry(
-            self.alias if self.alias == "median" else f"{self.alias}(q={float(self.q):g})",
+            self,
+            plan,
             neighbours,
             keys,
+            operation=self.alias
+            if self.alias == "median"
+            else f"{self.alias}(q={float(self.q):g})",
             epsilon=self.epsilon,
             columns=column_names([self.column]),
             mechanism="permute_and_flip",

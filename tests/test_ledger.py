@@ -467,14 +467,17 @@ def test_the_file_is_a_versioned_wal_ledger(path: Path) -> None:
 
 
 def write_old_ledger(path: Path, version: int) -> None:
-    """A ledger as schema ``version`` (1 to 3) wrote it, with one budget and one release."""
+    """A ledger as schema ``version`` (1 to 4) wrote it, with one budget and one release."""
     conn = sqlite3.connect(path)
     for step in MIGRATIONS[:version]:
         for statement in step:
             conn.execute(statement)
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     conn.execute(f"PRAGMA user_version = {version}")
-    conn.execute("INSERT INTO budgets VALUES ('hr', '2/1', '3/10', 'add_remove', '2025-01-01')")
+    conn.execute(
+        "INSERT INTO budgets (name, total, spent, adjacency, created) "
+        "VALUES ('hr', '2/1', '3/10', 'add_remove', '2025-01-01')"
+    )
     rows = [
         ("2025-01-01T00:00:00+00:00", "create", "[]", "[]", None, "0/1", ""),
         ("2025-01-02T00:00:00+00:00", "mean", '["salary"]', "[[0.0, 1.5]]", 4, "3/10", "dl"),
@@ -490,7 +493,7 @@ def write_old_ledger(path: Path, version: int) -> None:
     conn.close()
 
 
-@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
 def test_an_old_ledger_is_migrated_without_loss(path: Path, version: int) -> None:
     write_old_ledger(path, version)
     ledger = open_ledger(path)
@@ -503,9 +506,10 @@ def test_an_old_ledger_is_migrated_without_loss(path: Path, version: int) -> Non
     # the columns version 4 added: no privacy unit, one row per person
     assert history[["privacy_unit", "max_rows", "max_groups"]].isna().all().all()
     assert ledger.budgets().privacy_unit.isna().all()
+    assert list(history.half_width_95) == ["", ""]  # the column version 5 added: blank
     assert ledger.store("hr").spent() == Fraction(3, 10)
     with raw(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
     ledger.store("hr").charge(entry(Fraction(1, 10)))
     assert ledger.history("hr").process.iloc[-1] == os.getpid()
     token = ledger.store("hr").reserve(entry(Fraction(1, 10)))

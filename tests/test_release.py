@@ -22,7 +22,7 @@ from pandas_dp import release
 from pandas_dp.aggregate import Count, Histogram, Mean, Sum, Var
 from pandas_dp.describe import Describe
 from pandas_dp.keys import Grouping
-from pandas_dp.kind import Kind, Neighbours
+from pandas_dp.kind import DEPENDS_ON_N, Kind, Neighbours
 from pandas_dp.noise import SeededSource
 from pandas_dp.select import Argmax, Quantile
 
@@ -132,6 +132,22 @@ def test_statistics_of_row_slices_add_up_and_give_the_same_release(
         assert got.equals(expected)
     else:
         assert got == expected
+
+
+@pytest.mark.parametrize(("kind_type", "kind", "grouped"), CASES)
+def test_every_entry_records_the_half_width_its_plan_gives(
+    kind_type: type, kind: Kind[Any, Any], grouped: bool
+) -> None:
+    group = Grouping.of(pd.DataFrame({"dept": DEPTS}), "dept", DEPTS) if grouped else None
+    planned = release.plan_release(kind, group, "add_remove", root=False)
+    widths = kind.half_width(planned.plan, 0.95)
+    if isinstance(widths, tuple):  # a number per column
+        assert planned.entry.half_width_95 == "; ".join(repr(w).removesuffix(".0") for w in widths)
+        assert all(w > 0 for w in widths)
+    else:  # depends on n (planned with an assumed n), or a selection: none
+        assert planned.entry.half_width_95 == widths in (DEPENDS_ON_N, "")
+    if kind_type.plannable:
+        assert isinstance(kind.half_width(planned.plan, 0.95, n=100), tuple)
 
 
 def test_the_registry_is_every_concrete_kind_by_its_name() -> None:
