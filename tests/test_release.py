@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import pandas_dp
 from pandas_dp import release
 from pandas_dp.aggregate import Count, Histogram, Mean, Sum, Var
 from pandas_dp.describe import Describe
@@ -164,3 +165,14 @@ def test_a_new_kind_is_registered_by_existing_and_needs_a_name_of_its_own() -> N
         release.registry()
     Twice.name = "twice"
     assert release.registry()["twice"] is Twice
+
+
+def test_the_package_map_names_every_kind_in_its_modules_row() -> None:
+    """The map in ``pandas_dp/__init__.py`` lists each module's kinds: a new one must join it."""
+    rows = {}
+    for line in (pandas_dp.__doc__ or "").splitlines():
+        if line.startswith("``"):
+            module, _, text = line.partition("  ")
+            rows[module.strip("`")] = text
+    for name, kind in release.KINDS.items():
+        assert name in rows[kind.__module__.rpartition(".")[2]], (name, kind.__module__)
