@@ -63,6 +63,7 @@ def check_ci(ci: object, name: str = "ci") -> float | None:
     return level
 
 
+@functools.lru_cache(maxsize=256)
 def level_miss(level: float) -> float:
     """``1 − level`` read from the shortest decimal of ``level`` (0.95 misses 1/20)."""
     return float(1 - Fraction(repr(level)))
@@ -151,6 +152,7 @@ def mean_pad(lower: float, upper: float, exponent: int) -> float:
     return math.ldexp(1.0, exponent) + 4.0 * math.ulp(max(abs(lower), abs(upper)))
 
 
+@functools.lru_cache(maxsize=256)
 def mean_miss(level: float) -> float:
     """Each of the mean's two independent noises misses with ``1 − sqrt(level)``.
 
