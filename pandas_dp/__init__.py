@@ -23,7 +23,8 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``release``               the pipeline every release runs, and the table of kinds
 ``describe``              describe: count/mean/std and quartiles of columns, one kind
 ``select``                argmax_exp, top-k, quantiles: plans, score tables, kinds
-``aggregate``             count / sum / mean / var / histogram: plans, statistics, kinds
+``variance``              var / std: the variance's plan, statistics and kind
+``aggregate``             count / sum / mean / histogram: plans, statistics, kinds
 ``accuracy``              noise intervals: exact discrete Laplace quantiles (data-free)
 ``kind``                  Neighbours (the neighbour relation), Rows, the Kind base
 ``bounding``              privacy unit: at most max_rows rows / max_groups keys per person

@@ -18,7 +18,7 @@ from typing import Any, TypeVar, overload
 import numpy as np
 import pandas as pd
 
-from .aggregate import Count, Histogram, Mean, Sum, Var
+from .aggregate import Count, Histogram, Mean, Sum
 from .budget import (
     PrivacyBudget,
     attach,
@@ -52,6 +52,7 @@ from .validation import (
     check_privacy_unit,
     check_seed,
 )
+from .variance import Var
 
 __all__ = ["DPAccessor", "DPReleases"]
 
@@ -602,7 +603,7 @@ class DPReleases:
         add_remove, ``2(U − L)`` under substitute) and the centred second
         moment ``round(q(Q − q)/Q) − o`` to a third sum (ε/2; range
         ``≈ (U − L)/8``). Count, mean and variance all come from these three
-        (see :func:`pandas_dp.aggregate.plan_variance` for the proof of the
+        (see :func:`pandas_dp.variance.plan_variance` for the proof of the
         sensitivity). Public: ``clip``, ``epsilon``.
 
         With ``ci``: each of the three noises lies within its exact discrete

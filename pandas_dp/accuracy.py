@@ -224,7 +224,7 @@ def variance_interval(
     """Bounds on the clipped sample standard deviation (``ddof=1``) from the noisy triple.
 
     ``a, b, c`` are the released ``A′, B′, C′`` of
-    :func:`pandas_dp.aggregate.noisy_triples` (grid step ``g = 2**exponent``,
+    :func:`pandas_dp.variance.noisy_triples` (grid step ``g = 2**exponent``,
     ``Q = top``, ``o = offset``; ``A, B`` with noise of scale ``scale``, ``C``
     of ``scale3``).  Returns ``(lo, hi)``, with ``0 <= lo <= hi <= (U −
     L)/sqrt(2)``; the variance's interval is ``[lo², hi²]``.

@@ -1,7 +1,7 @@
 """``describe``: pandas' summary rows of numeric columns as one private release.
 
 Per column, one joint release gives count, mean and std (the variance's
-triple, :func:`pandas_dp.aggregate.plan_variance`), and one score table on the
+triple, :func:`pandas_dp.variance.plan_variance`), and one score table on the
 public candidate grid gives the 25 %, 50 % and 75 % points (permute-and-flip,
 :func:`pandas_dp.select.plan_quantile`).  The statistics add up across row
 slices like every other kind's; the ledger records one entry that states the
@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .aggregate import grid_triples, noisy_triples, plan_mean, plan_variance, variance_estimates
+from .aggregate import plan_mean
 from .kind import DEPENDS_ON_N, Kind, Neighbours, Rows, Stats, ledger_entry
 from .ledger import LedgerEntry
 from .noise import F64, I64, RandomSource
@@ -32,6 +32,7 @@ from .select import (
 )
 from .text import column_names, figures
 from .validation import Clip, check_clip, check_column, check_quantile_grid, numeric_values
+from .variance import grid_triples, noisy_triples, plan_variance, variance_estimates
 
 __all__ = ["QUANTILES", "ROWS", "Describe"]
 

@@ -15,13 +15,14 @@ from typing import Any, TypeVar, overload
 
 import pandas as pd
 
-from .aggregate import Count, Mean, Sum, Var
+from .aggregate import Count, Mean, Sum
 from .describe import Describe
 from .keys import Grouping
 from .kind import Kind
 from .release import ContributionBounds, PandasFrame, run
 from .select import Argmax, Quantile
 from .validation import Bounds, check_epsilon
+from .variance import Var
 
 __all__ = ["DPGroupBy", "DPGroupedReleases"]
 
@@ -560,7 +561,7 @@ class DPGroupedReleases:
         ``U − L`` under add_remove, ``2(U − L)`` under substitute, where a row
         may move between keys) and of a centred second moment (ε/2; about
         ``(U − L)/8``, doubled under substitute). See
-        :func:`pandas_dp.aggregate.plan_variance` for the proof.
+        :func:`pandas_dp.variance.plan_variance` for the proof.
         """
         kind = Var.of(check_epsilon(epsilon), column, clip, std=False, ci=ci)
         return self._release(kind, ContributionBounds(max_rows, max_groups))

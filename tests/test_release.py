@@ -20,12 +20,13 @@ import pytest
 
 import pandas_dp
 from pandas_dp import release
-from pandas_dp.aggregate import Count, Histogram, Mean, Sum, Var
+from pandas_dp.aggregate import Count, Histogram, Mean, Sum
 from pandas_dp.describe import Describe
 from pandas_dp.keys import Grouping
 from pandas_dp.kind import DEPENDS_ON_N, Kind, Neighbours
 from pandas_dp.noise import SeededSource
 from pandas_dp.select import Argmax, Quantile
+from pandas_dp.variance import Var
 
 EPS = Fraction(1)
 DEPTS = ["Eng", "Ops", "Sales", "Legal"]  # Legal has no rows
