@@ -72,7 +72,7 @@ def test_the_python_blocks_of_a_section_run_as_written(
         return group
 
     monkeypatch.setattr(Grouping, "of", classmethod(of))
-    namespace: dict[str, object] = {"__name__": "__main__"}
+    namespace: dict[str, object] = {"__name__": "__main__"}  # a script's main guard runs
     for line, code in blocks:
         exec(compile(code, f"{README}:{line}", "exec"), namespace)
 
