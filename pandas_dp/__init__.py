@@ -20,13 +20,13 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``accessor``              ``df.dp``: argument surface, set_budget, row-wise derivations
 ``groupby``               ``df.dp.groupby(by, keys=...)``: the grouped surface
 ``planning``              half_width / epsilon_for: accuracy planned before spending
-``release``               the pipeline every release runs, and the table of kinds
+``release``               run: every release over a backend (Frame); the registry of kinds
 ``describe``              describe: count/mean/std and quartiles of columns, one kind
 ``select``                argmax_exp, top-k, quantiles: plans, score tables, kinds
 ``variance``              var / std: the variance's plan, statistics and kind
-``aggregate``             count / sum / mean / histogram: plans, statistics, kinds
+``aggregate``             counts and clipped sums: plans, statistics, kinds
 ``accuracy``              noise intervals: exact discrete Laplace quantiles (data-free)
-``kind``                  Neighbours (the neighbour relation), Rows, the Kind base
+``kind``                  Neighbours (the neighbour relation), Rows, the Kind contract
 ``bounding``              privacy unit: at most max_rows rows / max_groups keys per person
 ``budget``                PrivacyBudget (reserve, commit), frame binding, marker
 ``keys``                  public keys and candidates: normalise, check, encode

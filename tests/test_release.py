@@ -168,12 +168,12 @@ def test_a_new_kind_is_registered_by_existing_and_needs_a_name_of_its_own() -> N
     assert release.registry()["twice"] is Twice
 
 
-def test_the_package_map_names_every_kind_in_its_modules_row() -> None:
-    """The map in ``pandas_dp/__init__.py`` lists each module's kinds: a new one must join it."""
+def test_the_package_map_says_which_modules_hold_the_kinds() -> None:
+    """The map in ``pandas_dp/__init__.py`` names no kind by hand: it says where kinds live."""
     rows = {}
     for line in (pandas_dp.__doc__ or "").splitlines():
         if line.startswith("``"):
             module, _, text = line.partition("  ")
             rows[module.strip("`")] = text
-    for name, kind in release.KINDS.items():
-        assert name in rows[kind.__module__.rpartition(".")[2]], (name, kind.__module__)
+    for kind in release.KINDS.values():
+        assert "kind" in rows[kind.__module__.rpartition(".")[2]], kind.__module__
