@@ -18,7 +18,7 @@ from typing import Any, TypeVar, overload
 import numpy as np
 import pandas as pd
 
-from .aggregate import Count, Histogram, Mean, Sum
+from .aggregate import Count, Histogram, Mean, Nunique, Sum
 from .budget import (
     PrivacyBudget,
     attach,
@@ -172,6 +172,42 @@ class DPReleases:
         """
         return self._release(
             Count(check_epsilon(epsilon), column, ci), None, ContributionBounds(max_rows)
+        )
+
+    def nunique(self, column: Hashable, *, epsilon: float, max_rows: int | None = None) -> int:
+        """Noisy number of distinct non-missing values of ``column`` (``df[column].nunique()``).
+
+        Parameters
+        ----------
+        column : label
+            The column whose distinct values are counted.
+        epsilon : float
+            Privacy cost, keyword-only.
+        max_rows : int, optional
+            With a privacy unit: at most this many rows of one person are used
+            (the rest are dropped at random). Defaults to
+            ``set_budget(max_rows=...)``; refused on a frame whose rows are persons.
+
+        Returns
+        -------
+        int
+            Exact distinct count plus discrete Laplace noise; may be negative when tiny.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        Sensitivity 1 under both adjacencies: adding or removing a row, or
+        changing its value, moves the distinct count by at most one. With a
+        privacy unit, ``max_rows`` (a person's ``k`` rows changed: at most
+        ``k`` values leave and ``k`` arrive). Discrete Laplace noise of scale
+        Δ/ε. Values are compared by a 64-bit hash of each (see
+        :class:`pandas_dp.aggregate.Nunique`).
+        """
+        return self._release(
+            Nunique(check_epsilon(epsilon), column), None, ContributionBounds(max_rows)
         )
 
     @overload

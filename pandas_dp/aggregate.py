@@ -696,3 +696,99 @@ class Histogram(Count):
         if self.ci is None:
             return pd.Series(answer, index=keys, name="count")
         return interval_many(answer, keys)
+
+
+# ------------------------------------------------------------------ distinct values
+
+
+@functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
+def plan_nunique(epsilon: Fraction, neighbours: Neighbours) -> CountPlan:
+    """Discrete Laplace on distinct counts: ``Δ`` as :class:`Nunique` states it.
+
+    Ungrouped, ``Δ`` is the rows one person may contribute (1, or
+    ``max_rows``) under both adjacencies: removing ``k`` rows lowers the
+    distinct count by at most ``k``, adding ``k`` raises it by at most ``k``,
+    so changing them moves it by at most ``k``.  Grouped, a count's ``Δ`` (L1
+    over keys): a changed row may leave one key's values and reach another's.
+    """
+    sensitivity = neighbours.count_sensitivity() if neighbours.grouped else neighbours.contributions
+    integer_scale(sensitivity, epsilon)  # refuses, before the spend, a scale too large to draw
+    return CountPlan(sensitivity, epsilon)
+
+
+def distinct_pairs(keys: I64, hashes: I64) -> Stats:
+    """The distinct ``(key, value hash)`` pairs, sorted by key then hash."""
+    order = np.lexsort((hashes, keys))
+    keys, hashes = keys[order], hashes[order]
+    first = np.ones(keys.size, dtype=np.bool_)
+    first[1:] = (keys[1:] != keys[:-1]) | (hashes[1:] != hashes[:-1])
+    return keys[first], hashes[first]
+
+
+@dataclass(frozen=True)
+class Nunique(Kind[int, pd.Series]):
+    """Distinct non-missing values of ``column`` per key (``Series.nunique()``): discrete Laplace.
+
+    Values are compared by a 64-bit hash (``pd.util.hash_pandas_object``, the
+    same in every process), so the statistics of two slices of rows combine
+    by a union of their distinct ``(key, hash)`` pairs; two values whose
+    hashes collide (chance about ``d²/2**65`` for ``d`` distinct values)
+    count once, which never raises the sensitivity.
+    """
+
+    name: ClassVar[str] = "nunique"
+    planners: ClassVar = (plan_nunique,)
+
+    epsilon: Fraction
+    column: Hashable
+
+    def columns(self) -> tuple[Hashable, ...]:
+        return (self.column,)
+
+    def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
+        check_column(df, self.column)
+        return Rows(len(df), (df[self.column],))
+
+    def plan(self, neighbours: Neighbours) -> CountPlan:
+        return plan_nunique(self.epsilon, neighbours)
+
+    def half_width(self, plan: CountPlan, level: float, n: int | None = None) -> tuple[float, ...]:
+        return (float(noise_half_width(plan.scale, level_miss(level))),)
+
+    def entry(self, plan: CountPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
+        return ledger_entry(
+            self,
+            plan,
+            neighbours,
+            keys,
+            epsilon=self.epsilon,
+            columns=column_names([self.column]),
+            mechanism="discrete_laplace",
+            sensitivity=plan.texts[0],
+            noise_scale=plan.texts[1],
+        )
+
+    def tally(self, plan: CountPlan, rows: Rows, codes: I64 | None, n_keys: int) -> Stats:
+        values = rows.arrays[0]
+        valid = values.notna().to_numpy(dtype=np.bool_)
+        present = values[valid]
+        if present.dtype.kind == "f":
+            present = present + 0.0  # -0.0 is 0.0, as for Series.nunique
+        hashes = pd.util.hash_pandas_object(present, index=False).to_numpy().view(np.int64)
+        keys = np.zeros(hashes.size, dtype=np.int64) if codes is None else codes[valid]
+        kept = keys >= 0
+        return distinct_pairs(keys[kept], hashes[kept])
+
+    def combine(self, a: Stats, b: Stats) -> Stats:
+        """The union of two slices' distinct pairs (a value in both counts once)."""
+        return distinct_pairs(np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]]))
+
+    def finish(self, plan: CountPlan, stats: Stats, source: RandomSource, n_keys: int) -> I64:
+        counts = np.bincount(stats[0], minlength=n_keys).astype(np.int64)
+        return release_counts(source, counts, plan)
+
+    def shape_one(self, answer: I64) -> int:
+        return int(answer[0])
+
+    def shape_many(self, answer: I64, keys: pd.Index) -> pd.Series:
+        return pd.Series(answer, index=keys, name=self.column)

@@ -15,7 +15,7 @@ from typing import Any, TypeVar, overload
 
 import pandas as pd
 
-from .aggregate import Count, Mean, Sum
+from .aggregate import Count, Mean, Nunique, Sum
 from .describe import Describe
 from .keys import Grouping
 from .kind import Kind
@@ -138,6 +138,52 @@ class DPGroupedReleases:
         return self._release(
             Count(check_epsilon(epsilon), column, ci),
             ContributionBounds(max_rows, max_groups),
+        )
+
+    def nunique(
+        self,
+        column: Hashable,
+        *,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series:
+        """Noisy number of distinct non-missing values of ``column`` per key.
+
+        Parameters
+        ----------
+        column : label
+            The column whose distinct values are counted in each key.
+        epsilon : float
+            Privacy cost of the whole release (all keys), keyword-only.
+        max_rows : int, optional
+            With a privacy unit: at most this many rows of one person are used
+            in each key (the rest are dropped at random). Defaults to
+            ``set_budget(max_rows=...)``; refused on a frame whose rows are persons.
+        max_groups : int, optional
+            With a privacy unit: at most this many keys of one person are used
+            (chosen at random). Defaults to ``set_budget(max_groups=...)``.
+
+        Returns
+        -------
+        pandas.Series
+            Integer distinct counts indexed by ``keys`` (0 plus noise for a key
+            without rows); may be negative for tiny groups.
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+
+        Notes
+        -----
+        Costs ``epsilon`` once. As a count per key: L1 sensitivity 1
+        (add_remove) or 2 (substitute: a changed row may leave one key's
+        values and reach another's); with a privacy unit
+        ``max_groups·max_rows``, twice that under substitute. Discrete
+        Laplace noise, scale Δ/ε.
+        """
+        return self._release(
+            Nunique(check_epsilon(epsilon), column), ContributionBounds(max_rows, max_groups)
         )
 
     @overload

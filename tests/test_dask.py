@@ -127,6 +127,8 @@ RECIPES: dict[str, Callable[[Any], Any]] = {
     "grouped_std_ci": lambda d: d.dp.groupby("cat", keys=["a", "b", "c", "d"]).std(
         "salary", clip=CLIP, epsilon=0.5, ci=0.5
     ),
+    "nunique": lambda d: d.dp.nunique("age", epsilon=0.5),
+    "grouped_nunique": lambda d: d.dp.groupby("dept", keys=DEPTS).nunique("cat", epsilon=0.5),
 }
 
 _OFFSET = iter(range(10**6, 10**9, 10**5))
@@ -610,6 +612,10 @@ def test_with_a_privacy_unit_releases_run_as_on_pandas(orders: pd.DataFrame) -> 
             candidates={"amount": np.linspace(0, 600, 13)},
             epsilon=1e9,
             max_groups=2,
+        ),
+        lambda d: d.dp.nunique("region", epsilon=1e9),
+        lambda d: d.dp.groupby("region", keys=["N", "S"]).nunique(
+            "amount", epsilon=1e9, max_groups=2
         ),
     ]
     for call in calls:

@@ -20,7 +20,7 @@ import pytest
 
 import pandas_dp
 from pandas_dp import release
-from pandas_dp.aggregate import Count, Histogram, Mean, Sum
+from pandas_dp.aggregate import Count, Histogram, Mean, Nunique, Sum
 from pandas_dp.describe import Describe
 from pandas_dp.keys import Grouping
 from pandas_dp.kind import DEPENDS_ON_N, Kind, Neighbours
@@ -59,6 +59,7 @@ EXAMPLES: dict[type[Kind[Any, Any]], list[Kind[Any, Any]]] = {
         Var.of(EPS, "age", (18.0, 70.0), std=True),
     ],
     Histogram: [Histogram(EPS, "age")],
+    Nunique: [Nunique(EPS, "age"), Nunique(EPS, "dept")],
     Describe: [
         Describe.of(
             EPS,
