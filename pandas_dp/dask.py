@@ -26,8 +26,25 @@ from it by ``ddf.dp.filter/query/assign/select/persist/repartition``; every
 expression name of a bound collection is recorded, so any other collection
 whose expression graph contains one (``ddf[mask]``, ``dd.concat``, merges,
 ``map_partitions``, ``repartition``, a re-read of the same files) is marked
-and refused with the fix named.  A plain ``ddf.persist()`` gets new keys and
-loses its lineage: it is unbound and unmarked (a documented hole).
+and refused with the fix named.  So is a collection made of a pandas frame
+that carries the ``attrs`` marker of a budget of this process
+(``dd.from_pandas(df)`` with any partitioning, ``dd.from_delayed``, parquet
+written from it): it spends only after ``ddf.dp.inherit(df)``.  A plain
+``ddf.persist()`` gets new keys and loses its lineage: it is unbound and
+unmarked (a documented hole).  A mask or an assigned column must line up with
+the collection's rows: its expression graph may reach the collection only
+through row-wise expressions (``_ROWWISE``); a shuffle, sort, new index,
+repartition or another collection on the way is refused before anything runs.
+
+Spending follows :func:`pandas_dp.release.release`: ε is reserved before
+``compute()`` and returned if the computation raised, except once the exact
+statistics may have been seen.  Whatever sees task results (a Dask callback,
+a scheduler plugin, the dashboard) sees a partition's exact statistics when
+its tally returns, so an error after any tally returned keeps the ε spent
+(:func:`_compute`).  On the synchronous and threaded schedulers the tallies
+are counted in this process; on process or distributed workers nothing can
+show that none returned, so there the ε stays spent once ``compute()`` has
+started.
 
 With a privacy unit (``set_budget(..., privacy_unit="customer_id")``) the
 rows of one person may sit in any partition, so a release first shuffles the
@@ -49,7 +66,8 @@ import functools
 import hashlib
 import threading
 import weakref
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar, overload
 
@@ -57,7 +75,11 @@ import dask
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
+from dask.base import get_scheduler
 from dask.dataframe.extensions import register_dataframe_accessor
+from dask.delayed import Delayed
+from dask.local import get_sync
+from dask.threaded import get as threaded_get
 
 from .accessor import DPReleases
 from .bounding import unit_codes
@@ -65,7 +87,9 @@ from .budget import (
     PrivacyBudget,
     bind,
     binding_of,
+    keep_spent,
     live_budget,
+    marker_of,
     named_memory_store,
     require_binding,
 )
@@ -104,6 +128,23 @@ Many = TypeVar("Many")
 SPLIT_EVERY = 8
 #: Words of the budget's source drawn per partition for its bounding (a 256-bit key).
 KEY_WORDS = 4
+
+
+class _Count:
+    """A count that only grows, shared by threads: the tallies that returned in this process."""
+
+    __slots__ = ("_lock", "value")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.value = 0
+
+    def add(self) -> None:
+        with self._lock:
+            self.value += 1
+
+
+_TALLIES = _Count()
 
 # ------------------------------------------------------------------ binding
 
@@ -160,20 +201,52 @@ def _bind(ddf: dd.DataFrame, budget: PrivacyBudget, *, root: bool, unit: Hashabl
         _MARKED[ddf._name] = budget.id
 
 
+def _pandas_parts(node: Any) -> Iterator[Any]:
+    """The pandas objects one expression is made of: its metadata and its literal inputs.
+
+    ``dd.from_pandas(df)`` holds ``df``; ``dd.from_delayed`` holds Delayed
+    objects whose graphs may hold frames; a frame read from parquet written
+    from a marked frame has the marker in its metadata.
+    """
+    try:
+        meta = node._meta
+    except Exception:  # an expression without metadata (a literal): its operands still count
+        meta = None
+    yield meta
+    walked = {id(dependency) for dependency in node.dependencies()}
+    for operand in node.operands:
+        if id(operand) in walked:
+            continue
+        if isinstance(operand, Delayed):  # dd.from_delayed([...]): the frames in its graph
+            for task in operand.__dask_graph__().values():
+                arguments = (*getattr(task, "args", ()), *getattr(task, "kwargs", {}).values())
+                for value in (task, *arguments):
+                    yield getattr(value, "value", value)  # a literal's value, or the object
+        else:
+            yield operand  # dd.from_pandas(df) holds df (wrapped: attributes pass through)
+
+
 def _marked_by(ddf: dd.DataFrame) -> PrivacyBudget | None:
-    """The live budget whose collection appears in ``ddf``'s expression graph, if any."""
+    """The live budget ``ddf`` comes from, if any: by lineage or by a pandas frame's marker.
+
+    Either a bound collection appears in ``ddf``'s expression graph, or a
+    pandas object it is made of (``dd.from_pandas(df)``, ``dd.from_delayed``,
+    parquet written from a bound frame) carries the ``attrs`` marker of a
+    budget created in this process.
+    """
     for node in ddf.expr.walk():
         budget_id = _MARKED.get(node._name)
         if budget_id is not None:
             found = live_budget(budget_id)
             if found is not None:
                 return found
+        for part in _pandas_parts(node):
+            if isinstance(getattr(part, "attrs", None), dict):
+                marker = marker_of(part)
+                found = None if marker is None else live_budget(str(marker["budget"]))
+                if found is not None:
+                    return found
     return None
-
-
-def _leaves(ddf: dd.DataFrame | dd.Series) -> set[str]:
-    """The names of the inputs (expressions without operands) of a collection's graph."""
-    return {node._name for node in ddf.expr.walk() if not node.dependencies()}
 
 
 def _require(ddf: dd.DataFrame) -> _Bound:
@@ -192,10 +265,12 @@ def _require(ddf: dd.DataFrame) -> _Bound:
         raise MissingBudgetError(
             "This Dask collection cannot spend a privacy budget. It was derived from a protected "
             "collection by a Dask operation (ddf[mask], concat, merge, map_partitions, "
-            "repartition, groupby, a re-read of the same files, ...), which may mix or repeat "
-            "people. Derive it with ddf.dp.filter(...) / ddf.dp.query(...) / ddf.dp.assign(...) "
-            "/ ddf.dp.select(...) / ddf.dp.persist() / ddf.dp.repartition(...), or call "
-            "result.dp.inherit(ddf) if it still has at most one row per person."
+            "repartition, groupby, a re-read of the same files, ...), or made from a protected "
+            "pandas frame (dd.from_pandas(df), dd.from_delayed, parquet written from it), which "
+            "may mix or repeat people. Derive it with ddf.dp.filter(...) / ddf.dp.query(...) / "
+            "ddf.dp.assign(...) / ddf.dp.select(...) / ddf.dp.persist() / "
+            "ddf.dp.repartition(...), or call result.dp.inherit(ddf) (or "
+            "result.dp.inherit(df), the pandas frame) if it still has at most one row per person."
         )
     raise MissingBudgetError(
         "This Dask collection has no privacy budget. Attach one first, on the collection that "
@@ -213,11 +288,12 @@ def _refuse_rebinding(ddf: dd.DataFrame) -> None:
     if live is not None:
         named = f" {live.name!r}" if live.name else ""
         raise PandasDPError(
-            "This collection reads the data of, or was derived from, a collection whose privacy "
-            f"budget{named} was created in this process: a new budget would reset the accounting "
-            "for the same people. Continue that budget with result.dp.inherit(source); to resume "
-            "a budget across sessions, use a named ledger budget: "
-            "set_budget(epsilon=..., ledger=..., name=...)."
+            "This collection reads the data of, or was derived from, a collection or pandas frame "
+            f"(dd.from_pandas(df), ...) whose privacy budget{named} was created in this process: "
+            "a new budget would reset the accounting for the same people. Continue that budget "
+            "with ddf.dp.inherit(source), where source is that collection or the pandas frame "
+            "(ddf.dp.inherit(df)); to resume a budget across sessions, use a named ledger "
+            "budget: set_budget(epsilon=..., ledger=..., name=...)."
         )
 
 
@@ -321,7 +397,9 @@ def partition_statistics(part: pd.DataFrame, task: _Task, key: bytes | None = No
     rows = task.kind.read(part, task.n_keys)
     codes = None if task.group is None else task.group.codes(part)
     if task.unit is None or key is None:
-        return len(part), task.kind.tally(task.plan, rows, codes, task.n_keys)
+        stats = task.kind.tally(task.plan, rows, codes, task.n_keys)
+        _TALLIES.add()  # before the exact statistics leave this function (see _compute)
+        return len(part), stats
     stats = bounded_tally(
         task.kind,
         task.plan,
@@ -333,6 +411,7 @@ def partition_statistics(part: pd.DataFrame, task: _Task, key: bytes | None = No
         task.max_rows,
         task.max_groups,
     )
+    _TALLIES.add()
     return len(part), stats
 
 
@@ -403,6 +482,41 @@ def dask_statistics(
     return _tree([chunk(p, task) for p in ddf[_columns(ddf, kind, group)].to_delayed()])
 
 
+def _observed_here(lazy: Any) -> bool:
+    """Whether ``lazy``'s tasks run in this process: the synchronous or threaded scheduler."""
+    scheduler = get_scheduler(collections=[lazy])
+    if scheduler is get_sync:
+        return True
+    pool = dask.config.get("pool", None)
+    return scheduler is threaded_get and (pool is None or isinstance(pool, ThreadPoolExecutor))
+
+
+def _compute(lazy: Any) -> Stats:
+    """Compute the exact statistics; an error once any tally has returned keeps ε spent.
+
+    Whatever sees task results (a Dask callback, a scheduler plugin, the
+    dashboard) sees a partition's exact statistics as soon as its tally
+    returns, and then the sum.  So an error raised after that keeps the
+    reservation (:func:`~pandas_dp.budget.keep_spent`): returning ε would
+    make those statistics free.  On the synchronous and threaded schedulers
+    the tallies are counted in this process (any tally of any release: a
+    concurrent release can only keep more spent); where tasks run elsewhere
+    (processes, ``distributed``) no task can be shown not to have returned,
+    so the ε stays spent once ``compute()`` has started.  An error before
+    any tally returned (a failing read, or any task upstream of every tally)
+    returns it.
+    """
+    counted = _observed_here(lazy)
+    before = _TALLIES.value
+    try:
+        (partial,) = dask.compute(lazy)
+        return _exact(partial)
+    except BaseException as error:
+        if not counted or _TALLIES.value != before:
+            keep_spent(error)
+        raise
+
+
 def _persons_together(
     ddf: dd.DataFrame, kind: Kind[Any, Any], group: Grouping | None, unit: Hashable
 ) -> list[Any]:
@@ -459,11 +573,7 @@ def _run(
     if unit is None:
         lazy = dask_statistics(ddf, kind, planned.plan, group)
 
-        def statistics() -> Stats:
-            (partial,) = dask.compute(lazy)
-            return _exact(partial)
-
-        return release(budget, kind, group, planned, statistics)
+        return release(budget, kind, group, planned, lambda: _compute(lazy))
 
     task = _Task(kind, planned.plan, group, unit, max_rows, max_groups)
     parts = _persons_together(ddf, kind, group, unit)
@@ -472,9 +582,9 @@ def _run(
         # Inside the reservation: the bounding's keys come from the budget's source, here.
         keys = budget.source.words(KEY_WORDS * len(parts)).astype("<u8").reshape(len(parts), -1)
         chunk = dask.delayed(partition_statistics, pure=False)
-        lazy = _tree([chunk(p, task, k.tobytes()) for p, k in zip(parts, keys, strict=True)])
-        (partial,) = dask.compute(lazy)
-        return _exact(partial)
+        return _compute(
+            _tree([chunk(p, task, k.tobytes()) for p, k in zip(parts, keys, strict=True)])
+        )
 
     return release(budget, kind, group, planned, bounded_statistics)
 
@@ -482,14 +592,70 @@ def _run(
 # ---------------------------------------------------------------- surfaces
 
 
+#: The dask-expr expressions that keep every row in its partition, at its place, with its
+#: index label, and compute a row's value from that row alone.  A mask or an assigned
+#: column whose expression is built only of these over the collection itself lines up
+#: with its rows; any other one (set_index, shuffle, sort_values, repartition,
+#: reset_index, a filter, map_partitions, the index, another input, or an expression a
+#: later Dask adds) may put other rows, or other labels, where the collection's rows are.
+_ROWWISE = frozenset(
+    {
+        # selection and arithmetic: ddf.x, ddf.x + 1, ddf.x > 0.5, (ddf.a > 1) & ddf.b, ~m
+        "Projection", "Add", "Sub", "Mul", "Div", "FloorDiv", "Mod", "Pow", "And", "Or", "XOr",
+        "EQ", "NE", "LT", "LE", "GT", "GE", "MethodOperator", "Invert", "Neg", "Pos", "Abs",
+        "EQSeries", "NESeries", "LTSeries", "LESeries", "GTSeries", "GESeries",
+        "EQFrame", "NEFrame", "LTFrame", "LEFrame", "GTFrame", "GEFrame",
+        # elementwise methods: isin, between, fillna, astype, .str / .dt / .cat, map, eval, ...
+        "Isin", "Between", "Clip", "Round", "Sqrt", "Fillna", "IsNa", "NotNull", "AsType",
+        "Where", "Mask", "Replace", "CaseWhen", "ToNumeric", "ToDatetime", "ToTimedelta",
+        "FunctionMap", "PropertyMap", "SplitMap", "AsUnknown", "ArrowStringConversion",
+        "Map", "Apply", "Eval", "Assign", "Drop",
+    }
+)  # fmt: skip
+
+
+def _rowwise(node: Any) -> bool:
+    """Whether one expression keeps each row in place and computes it from that row alone."""
+    kind = type(node)
+    if not kind.__module__.startswith("dask."):
+        return False
+    if kind.__name__ == "_DelayedExpr":  # a literal: isin's list of values
+        graph = dict(node.obj.__dask_graph__())
+        return len(graph) == 1 and type(graph[node.obj.key]).__name__ == "DataNode"
+    if kind.__name__ == "Map" and len(node.dependencies()) != 1:
+        return False  # ddf.a.map(ddf.b): a lookup in other rows, by value
+    return kind.__name__ in _ROWWISE
+
+
 def _same_rows(value: Any, ddf: dd.DataFrame, argument: str) -> None:
-    """Refuse a Dask Series computed from another collection than ``ddf`` (it may join rows)."""
-    if not _leaves(value) <= _leaves(ddf):
-        raise ValueError(
-            f"`{argument}` must be computed from this collection's own columns (e.g. "
-            "ddf.amount > 0): a series of another collection would be joined on the index, "
-            "which may repeat or mix people."
-        )
+    """Refuse a Dask Series that may not line up with ``ddf``'s rows (before anything runs).
+
+    Every path of ``value``'s expression graph must lead to ``ddf``'s own
+    expression through row-wise expressions only (see ``_ROWWISE``): Dask
+    lines a mask or a column up with the collection partition by partition
+    and, inside a partition, by index label, so a series that went through a
+    shuffle, a sort, a new index or another collection would select or set
+    other persons' rows.  Anything not known to be row-wise is refused.
+    """
+    target = ddf._name
+    stack, seen = [value.expr], set()
+    while stack:
+        node = stack.pop()
+        if node._name == target or node._name in seen:
+            continue
+        seen.add(node._name)
+        if not _rowwise(node):
+            raise ValueError(
+                f"`{argument}` must be computed row by row from this collection's own columns, "
+                "e.g. ddf.amount > 0, (ddf.a > 1) & ddf.b.isin([...]) or ddf.s.str.len() > 2; "
+                f"it goes through {type(node).__name__}, which may move rows, change their "
+                "index or come from another collection (set_index, shuffle, sort_values, "
+                "repartition, reset_index, ddf[mask], map_partitions, another collection), so "
+                "it could line other persons' values up with these rows. Build it from this "
+                "collection itself, e.g. ddf.dp.filter(lambda d: d.amount > 0), or use "
+                "ddf.dp.query(...)."
+            )
+        stack.extend(node.dependencies())
 
 
 @register_dataframe_accessor("dp")
@@ -678,7 +844,10 @@ class DaskDPAccessor(DPReleases):
         TypeError
             If ``mask`` is not a boolean Dask Series.
         ValueError
-            If ``mask`` is computed from another collection.
+            If ``mask`` is not built row by row from this collection itself:
+            it goes through ``set_index``, ``shuffle``, ``sort_values``,
+            ``repartition``, ``reset_index``, ``ddf[mask]``, ``map_partitions``
+            or another collection, which may line other rows up with these.
         """
         if callable(mask):
             mask = mask(self._ddf)
@@ -694,8 +863,10 @@ class DaskDPAccessor(DPReleases):
             )
         _same_rows(mask, self._ddf, "mask")
         if mask.dtype != np.bool_:
-            mask = mask.fillna(False).astype(bool)
-        return self._derive(self._ddf[mask], same_rows=False)
+            mask = mask.fillna(False)
+        # `& True`: Dask's optimizer moves a filter whose mask ends in astype onto the mask
+        # itself (ddf[m.astype(bool)] computes a Series of m), so the mask ends in an `and`.
+        return self._derive(self._ddf[mask & True], same_rows=False)
 
     def query(self, expr: str, **kwargs: Any) -> dd.DataFrame:
         """The rows where the row-wise boolean expression ``expr`` holds.
@@ -734,12 +905,18 @@ class DaskDPAccessor(DPReleases):
         ----------
         **columns
             A scalar, a callable that takes the collection, or a Dask Series
-            computed row-wise from this collection's own columns.
+            computed row-wise from this collection's own columns (as the
+            ``mask`` of :meth:`filter`).
 
         Returns
         -------
         dask.dataframe.DataFrame
             Bound to this budget (still its root if this one is).
+
+        Raises
+        ------
+        ValueError
+            If a Series is not built row by row from this collection itself.
         """
         for label, value in columns.items():
             if callable(value):
