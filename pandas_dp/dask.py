@@ -97,7 +97,7 @@ from .errors import MissingBudgetError, PandasDPError
 from .groupby import DPGroupedReleases
 from .keys import Grouping
 from .kind import Kind, Neighbours, Stats
-from .ledger import BudgetStore, Ledger, MemoryStore, check_name, open_ledger
+from .ledger import BudgetStore, MemoryStore, check_name
 from .noise import U64, make_source
 from .release import (
     NO_BOUNDS,
@@ -109,6 +109,7 @@ from .release import (
     unit_column,
 )
 from .rowwise import check_rowwise, is_boolean_dtype, is_string_dtype, query_values
+from .sqlite_ledger import Ledger, open_ledger
 from .validation import (
     MAX_ROWS,
     check_adjacency,
