@@ -33,7 +33,7 @@ written from it): it spends only after ``ddf.dp.inherit(df)``.  A plain
 ``ddf.persist()`` gets new keys and loses its lineage: it is unbound and
 unmarked (a documented hole).  A mask or an assigned column must line up with
 the collection's rows: its expression graph may reach the collection only
-through row-wise expressions (``_ROWWISE``); a shuffle, sort, new index,
+through row-wise expressions (:mod:`pandas_dp.dask_graph`); a shuffle, sort, new index,
 repartition or another collection on the way is refused before anything runs.
 
 Spending follows :func:`pandas_dp.release.release`: ε is reserved before
@@ -66,8 +66,7 @@ import functools
 import hashlib
 import threading
 import weakref
-from collections.abc import Hashable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar, overload
 
@@ -75,11 +74,7 @@ import dask
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
-from dask.base import get_scheduler
 from dask.dataframe.extensions import register_dataframe_accessor
-from dask.delayed import Delayed
-from dask.local import get_sync
-from dask.threaded import get as threaded_get
 
 from .accessor import DPReleases
 from .bounding import unit_codes
@@ -93,6 +88,7 @@ from .budget import (
     named_memory_store,
     require_binding,
 )
+from .dask_graph import TALLIES, pandas_parts, runs_here, same_rows
 from .errors import MissingBudgetError, PandasDPError
 from .groupby import DPGroupedReleases
 from .keys import Grouping
@@ -129,23 +125,6 @@ Many = TypeVar("Many")
 SPLIT_EVERY = 8
 #: Words of the budget's source drawn per partition for its bounding (a 256-bit key).
 KEY_WORDS = 4
-
-
-class _Count:
-    """A count that only grows, shared by threads: the tallies that returned in this process."""
-
-    __slots__ = ("_lock", "value")
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.value = 0
-
-    def add(self) -> None:
-        with self._lock:
-            self.value += 1
-
-
-_TALLIES = _Count()
 
 # ------------------------------------------------------------------ binding
 
@@ -202,31 +181,6 @@ def _bind(ddf: dd.DataFrame, budget: PrivacyBudget, *, root: bool, unit: Hashabl
         _MARKED[ddf._name] = budget.id
 
 
-def _pandas_parts(node: Any) -> Iterator[Any]:
-    """The pandas objects one expression is made of: its metadata and its literal inputs.
-
-    ``dd.from_pandas(df)`` holds ``df``; ``dd.from_delayed`` holds Delayed
-    objects whose graphs may hold frames; a frame read from parquet written
-    from a marked frame has the marker in its metadata.
-    """
-    try:
-        meta = node._meta
-    except Exception:  # an expression without metadata (a literal): its operands still count
-        meta = None
-    yield meta
-    walked = {id(dependency) for dependency in node.dependencies()}
-    for operand in node.operands:
-        if id(operand) in walked:
-            continue
-        if isinstance(operand, Delayed):  # dd.from_delayed([...]): the frames in its graph
-            for task in operand.__dask_graph__().values():
-                arguments = (*getattr(task, "args", ()), *getattr(task, "kwargs", {}).values())
-                for value in (task, *arguments):
-                    yield getattr(value, "value", value)  # a literal's value, or the object
-        else:
-            yield operand  # dd.from_pandas(df) holds df (wrapped: attributes pass through)
-
-
 def _marked_by(ddf: dd.DataFrame) -> PrivacyBudget | None:
     """The live budget ``ddf`` comes from, if any: by lineage or by a pandas frame's marker.
 
@@ -241,7 +195,7 @@ def _marked_by(ddf: dd.DataFrame) -> PrivacyBudget | None:
             found = live_budget(budget_id)
             if found is not None:
                 return found
-        for part in _pandas_parts(node):
+        for part in pandas_parts(node):
             if isinstance(getattr(part, "attrs", None), dict):
                 marker = marker_of(part)
                 found = None if marker is None else live_budget(str(marker["budget"]))
@@ -399,7 +353,7 @@ def partition_statistics(part: pd.DataFrame, task: _Task, key: bytes | None = No
     codes = None if task.group is None else task.group.codes(part)
     if task.unit is None or key is None:
         stats = task.kind.tally(task.plan, rows, codes, task.n_keys)
-        _TALLIES.add()  # before the exact statistics leave this function (see _compute)
+        TALLIES.add()  # before the exact statistics leave this function (see _compute)
         return len(part), stats
     stats = bounded_tally(
         task.kind,
@@ -412,7 +366,7 @@ def partition_statistics(part: pd.DataFrame, task: _Task, key: bytes | None = No
         task.max_rows,
         task.max_groups,
     )
-    _TALLIES.add()
+    TALLIES.add()
     return len(part), stats
 
 
@@ -483,15 +437,6 @@ def dask_statistics(
     return _tree([chunk(p, task) for p in ddf[_columns(ddf, kind, group)].to_delayed()])
 
 
-def _observed_here(lazy: Any) -> bool:
-    """Whether ``lazy``'s tasks run in this process: the synchronous or threaded scheduler."""
-    scheduler = get_scheduler(collections=[lazy])
-    if scheduler is get_sync:
-        return True
-    pool = dask.config.get("pool", None)
-    return scheduler is threaded_get and (pool is None or isinstance(pool, ThreadPoolExecutor))
-
-
 def _compute(lazy: Any) -> Stats:
     """Compute the exact statistics; an error once any tally has returned keeps ε spent.
 
@@ -507,13 +452,13 @@ def _compute(lazy: Any) -> Stats:
     any tally returned (a failing read, or any task upstream of every tally)
     returns it.
     """
-    counted = _observed_here(lazy)
-    before = _TALLIES.value
+    counted = runs_here(lazy)
+    before = TALLIES.value
     try:
         (partial,) = dask.compute(lazy)
         return _exact(partial)
     except BaseException as error:
-        if not counted or _TALLIES.value != before:
+        if not counted or TALLIES.value != before:
             keep_spent(error)
         raise
 
@@ -591,72 +536,6 @@ def _run(
 
 
 # ---------------------------------------------------------------- surfaces
-
-
-#: The dask-expr expressions that keep every row in its partition, at its place, with its
-#: index label, and compute a row's value from that row alone.  A mask or an assigned
-#: column whose expression is built only of these over the collection itself lines up
-#: with its rows; any other one (set_index, shuffle, sort_values, repartition,
-#: reset_index, a filter, map_partitions, the index, another input, or an expression a
-#: later Dask adds) may put other rows, or other labels, where the collection's rows are.
-_ROWWISE = frozenset(
-    {
-        # selection and arithmetic: ddf.x, ddf.x + 1, ddf.x > 0.5, (ddf.a > 1) & ddf.b, ~m
-        "Projection", "Add", "Sub", "Mul", "Div", "FloorDiv", "Mod", "Pow", "And", "Or", "XOr",
-        "EQ", "NE", "LT", "LE", "GT", "GE", "MethodOperator", "Invert", "Neg", "Pos", "Abs",
-        "EQSeries", "NESeries", "LTSeries", "LESeries", "GTSeries", "GESeries",
-        "EQFrame", "NEFrame", "LTFrame", "LEFrame", "GTFrame", "GEFrame",
-        # elementwise methods: isin, between, fillna, astype, .str / .dt / .cat, map, eval, ...
-        "Isin", "Between", "Clip", "Round", "Sqrt", "Fillna", "IsNa", "NotNull", "AsType",
-        "Where", "Mask", "Replace", "CaseWhen", "ToNumeric", "ToDatetime", "ToTimedelta",
-        "FunctionMap", "PropertyMap", "SplitMap", "AsUnknown", "ArrowStringConversion",
-        "Map", "Apply", "Eval", "Assign", "Drop",
-    }
-)  # fmt: skip
-
-
-def _rowwise(node: Any) -> bool:
-    """Whether one expression keeps each row in place and computes it from that row alone."""
-    kind = type(node)
-    if not kind.__module__.startswith("dask."):
-        return False
-    if kind.__name__ == "_DelayedExpr":  # a literal: isin's list of values
-        graph = dict(node.obj.__dask_graph__())
-        return len(graph) == 1 and type(graph[node.obj.key]).__name__ == "DataNode"
-    if kind.__name__ == "Map" and len(node.dependencies()) != 1:
-        return False  # ddf.a.map(ddf.b): a lookup in other rows, by value
-    return kind.__name__ in _ROWWISE
-
-
-def _same_rows(value: Any, ddf: dd.DataFrame, argument: str) -> None:
-    """Refuse a Dask Series that may not line up with ``ddf``'s rows (before anything runs).
-
-    Every path of ``value``'s expression graph must lead to ``ddf``'s own
-    expression through row-wise expressions only (see ``_ROWWISE``): Dask
-    lines a mask or a column up with the collection partition by partition
-    and, inside a partition, by index label, so a series that went through a
-    shuffle, a sort, a new index or another collection would select or set
-    other persons' rows.  Anything not known to be row-wise is refused.
-    """
-    target = ddf._name
-    stack, seen = [value.expr], set()
-    while stack:
-        node = stack.pop()
-        if node._name == target or node._name in seen:
-            continue
-        seen.add(node._name)
-        if not _rowwise(node):
-            raise ValueError(
-                f"`{argument}` must be computed row by row from this collection's own columns, "
-                "e.g. ddf.amount > 0, (ddf.a > 1) & ddf.b.isin([...]) or ddf.s.str.len() > 2; "
-                f"it goes through {type(node).__name__}, which may move rows, change their "
-                "index or come from another collection (set_index, shuffle, sort_values, "
-                "repartition, reset_index, ddf[mask], map_partitions, another collection), so "
-                "it could line other persons' values up with these rows. Build it from this "
-                "collection itself, e.g. ddf.dp.filter(lambda d: d.amount > 0), or use "
-                "ddf.dp.query(...)."
-            )
-        stack.extend(node.dependencies())
 
 
 @register_dataframe_accessor("dp")
@@ -862,7 +741,7 @@ class DaskDPAccessor(DPReleases):
                 f"`mask` must be a boolean Series (numpy bool, pandas 'boolean' or "
                 f"'bool[pyarrow]'), got dtype {mask.dtype}."
             )
-        _same_rows(mask, self._ddf, "mask")
+        same_rows(mask, self._ddf, "mask")
         if mask.dtype != np.bool_:
             mask = mask.fillna(False)
         # `& True`: Dask's optimizer moves a filter whose mask ends in astype onto the mask
@@ -924,7 +803,7 @@ class DaskDPAccessor(DPReleases):
                 value = value(self._ddf)
                 columns[label] = value
             if isinstance(value, dd.Series):
-                _same_rows(value, self._ddf, label)
+                same_rows(value, self._ddf, label)
             elif not np.isscalar(value):
                 raise TypeError(
                     f"`{label}` must be a scalar, a callable, or a Dask Series computed from this "
