@@ -26,25 +26,18 @@ from it by ``ddf.dp.filter/query/assign/select/persist/repartition``; every
 expression name of a bound collection is recorded, so any other collection
 whose expression graph contains one (``ddf[mask]``, ``dd.concat``, merges,
 ``map_partitions``, ``repartition``, a re-read of the same files) is marked
-and refused with the fix named.  So is a collection made of a pandas frame
-that carries the ``attrs`` marker of a budget of this process
-(``dd.from_pandas(df)`` with any partitioning, ``dd.from_delayed``, parquet
-written from it): it spends only after ``ddf.dp.inherit(df)``.  A plain
-``ddf.persist()`` gets new keys and loses its lineage: it is unbound and
-unmarked (a documented hole).  A mask or an assigned column must line up with
-the collection's rows: its expression graph may reach the collection only
-through row-wise expressions (:mod:`pandas_dp.dask_graph`); a shuffle, sort, new index,
-repartition or another collection on the way is refused before anything runs.
+and refused with the fix named; so is one made of a pandas frame carrying the
+marker of a budget of this process (``dd.from_pandas(df)``, ...): it spends
+only after ``ddf.dp.inherit(df)``.  A plain ``ddf.persist()`` gets new keys
+and loses its lineage: it is unbound and unmarked (a documented hole).  A mask
+or an assigned column may reach the collection only through row-wise
+expressions (:mod:`pandas_dp.dask_graph`), refused before anything runs.
 
-Spending follows :func:`pandas_dp.release.release`: ε is reserved before
-``compute()`` and returned if the computation raised, except once the exact
-statistics may have been seen.  Whatever sees task results (a Dask callback,
-a scheduler plugin, the dashboard) sees a partition's exact statistics when
-its tally returns, so an error after any tally returned keeps the ε spent
-(:func:`_compute`).  On the synchronous and threaded schedulers the tallies
-are counted in this process; on process or distributed workers nothing can
-show that none returned, so there the ε stays spent once ``compute()`` has
-started.
+ε is reserved before ``compute()`` and returned if it raised, unless the exact
+statistics may have been seen: whatever sees task results (a callback, the
+dashboard) sees a partition's statistics when its tally returns, so an error
+after any tally returned keeps ε spent (:func:`_compute`); on process or
+distributed workers, where tallies cannot be counted, once compute started.
 
 With a privacy unit (``set_budget(..., privacy_unit="customer_id")``) the
 rows of one person may sit in any partition, so a release first shuffles the
@@ -70,11 +63,17 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar, overload
 
-import dask
-import dask.dataframe as dd
 import numpy as np
 import pandas as pd
-from dask.dataframe.extensions import register_dataframe_accessor
+
+try:
+    import dask
+    import dask.dataframe as dd
+    from dask.dataframe.extensions import register_dataframe_accessor
+except ImportError as error:
+    raise ImportError(
+        'pandas_dp.dask needs Dask: in your clone of pandas_dp, run pip install ".[dask]"'
+    ) from error
 
 from .accessor import DPReleases
 from .bounding import unit_codes
@@ -104,7 +103,7 @@ from .release import (
     release,
     unit_column,
 )
-from .rowwise import check_rowwise, is_boolean_dtype, is_string_dtype, query_values
+from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values
 from .sqlite_ledger import Ledger, open_ledger
 from .validation import (
     MAX_ROWS,
@@ -182,12 +181,9 @@ def _bind(ddf: dd.DataFrame, budget: PrivacyBudget, *, root: bool, unit: Hashabl
 
 
 def _marked_by(ddf: dd.DataFrame) -> PrivacyBudget | None:
-    """The live budget ``ddf`` comes from, if any: by lineage or by a pandas frame's marker.
+    """The live budget ``ddf`` comes from: a bound collection in its graph, or a frame's marker.
 
-    Either a bound collection appears in ``ddf``'s expression graph, or a
-    pandas object it is made of (``dd.from_pandas(df)``, ``dd.from_delayed``,
-    parquet written from a bound frame) carries the ``attrs`` marker of a
-    budget created in this process.
+    The marker is in the ``attrs`` of a pandas object it is made of (``dd.from_pandas(df)``, ...).
     """
     for node in ddf.expr.walk():
         budget_id = _MARKED.get(node._name)
@@ -440,17 +436,9 @@ def dask_statistics(
 def _compute(lazy: Any) -> Stats:
     """Compute the exact statistics; an error once any tally has returned keeps ε spent.
 
-    Whatever sees task results (a Dask callback, a scheduler plugin, the
-    dashboard) sees a partition's exact statistics as soon as its tally
-    returns, and then the sum.  So an error raised after that keeps the
-    reservation (:func:`~pandas_dp.budget.keep_spent`): returning ε would
-    make those statistics free.  On the synchronous and threaded schedulers
-    the tallies are counted in this process (any tally of any release: a
-    concurrent release can only keep more spent); where tasks run elsewhere
-    (processes, ``distributed``) no task can be shown not to have returned,
-    so the ε stays spent once ``compute()`` has started.  An error before
-    any tally returned (a failing read, or any task upstream of every tally)
-    returns it.
+    Tallies are counted in this process (synchronous and threaded schedulers;
+    any release's: a concurrent one can only keep more spent); elsewhere none
+    can be shown not to have returned, so ε stays spent once this started.
     """
     counted = runs_here(lazy)
     before = TALLIES.value
@@ -728,6 +716,14 @@ class DaskDPAccessor(DPReleases):
             it goes through ``set_index``, ``shuffle``, ``sort_values``,
             ``repartition``, ``reset_index``, ``ddf[mask]``, ``map_partitions``
             or another collection, which may line other rows up with these.
+
+        Notes
+        -----
+        Costs nothing, as :meth:`pandas_dp.DPAccessor.filter`. Each row's entry
+        may depend only on that row and on public constants, which the library
+        cannot check: never ``ddf.x > ddf.x.mean()``, nor a row's position (the
+        index of a ``read_csv`` collection, the common ``index % k`` split),
+        which moves when one person is added earlier in a file.
         """
         if callable(mask):
             mask = mask(self._ddf)
@@ -744,8 +740,9 @@ class DaskDPAccessor(DPReleases):
         same_rows(mask, self._ddf, "mask")
         if mask.dtype != np.bool_:
             mask = mask.fillna(False)
-        # `& True`: Dask's optimizer moves a filter whose mask ends in astype onto the mask
-        # itself (ddf[m.astype(bool)] computes a Series of m), so the mask ends in an `and`.
+        # `& True`, not .astype(bool): Dask's optimizer moves a filter whose mask ends in
+        # astype onto the mask itself (ddf[m.astype(bool)] computes the mask, not the rows),
+        # and a caller's mask may end in astype too; so the mask ends in an `and`.
         return self._derive(self._ddf[mask & True], same_rows=False)
 
     def query(self, expr: str, **kwargs: Any) -> dd.DataFrame:
@@ -754,26 +751,35 @@ class DaskDPAccessor(DPReleases):
         Parameters
         ----------
         expr : str
-            A row-wise expression, checked as in :meth:`pandas_dp.DPAccessor.query`;
-            ``@name`` takes a public value from the caller's scope.
+            A row-wise expression, checked on the collection's metadata as in
+            :meth:`pandas_dp.DPAccessor.query` (never the index, no ``object``
+            column); ``@name`` takes a public scalar from the caller's scope (a
+            list of them only after ``in`` / ``not in`` / ``==`` / ``!=``).
         **kwargs
-            Passed to ``DataFrame.eval`` on each partition (``parser``, ``engine``).
+            Passed to ``DataFrame.eval`` on each partition (``parser``, ``engine``,
+            ``local_dict``).
 
         Returns
         -------
         dask.dataframe.DataFrame
             The selected rows, bound to this budget, as with :meth:`filter`.
+
+        Raises
+        ------
+        ValueError, TypeError, KeyError
+            As :meth:`pandas_dp.DPAccessor.query`, before any task runs. An
+            expression that fails on any rows of its dtypes fails here, with one
+            fixed message; what fails only on some values fails in a task.
         """
         if not isinstance(expr, str):
             raise TypeError(f"`expr` must be a string, got {type(expr).__name__}.")
         if "inplace" in kwargs:
             raise TypeError("`inplace` is not supported: ddf.dp.query returns a new collection.")
-        meta = self._ddf._meta
-        strings = [label for label, dtype in meta.dtypes.items() if is_string_dtype(dtype)]
-        check_rowwise(expr, parser=kwargs.get("parser", "pandas"), string_columns=strings)
-        local = query_values(expr, kwargs.get("parser", "pandas"), kwargs, 1)
-        kwargs.pop("local_dict", None)
-        mask = self._ddf.eval(expr, local_dict=local, **kwargs)
+        check_rowwise(expr, parser=kwargs.get("parser", "pandas"), frame=self._ddf._meta)
+        kwargs["local_dict"] = query_values(expr, kwargs.get("parser", "pandas"), kwargs, 1)
+        # Made-up rows of the same dtypes first: what fails on any rows fails here, not in a task.
+        evaluate(self._ddf._meta_nonempty, expr, kwargs)
+        mask = evaluate(self._ddf, expr, kwargs)
         if not isinstance(mask, dd.Series) or not is_boolean_dtype(mask.dtype):
             raise TypeError(f"`expr` must evaluate to a boolean per row, got {expr!r}.")
         return self.filter(mask)
@@ -797,6 +803,13 @@ class DaskDPAccessor(DPReleases):
         ------
         ValueError
             If a Series is not built row by row from this collection itself.
+
+        Notes
+        -----
+        Costs nothing. Each row's value may depend only on that row and on
+        public constants, which the library cannot check: never
+        ``ddf.x - ddf.x.mean()``, nor a row's position (the common ``index % k``
+        split), which moves when one person is added earlier in a file.
         """
         for label, value in columns.items():
             if callable(value):
