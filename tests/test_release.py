@@ -1,10 +1,14 @@
-"""The release pipeline: every kind's statistics add up across row slices.
+"""The release pipeline, for every kind of :data:`pandas_dp.release.KINDS`.
 
-For every kind of :data:`pandas_dp.release.KINDS` (the one list of kinds: a new
-kind fails here until it has examples), the statistics of row slices of a
-frame add up exactly to the whole frame's, and the same seed then gives the
-same release as the pipeline does on the whole frame.  This is what lets a
-partitioned backend (Dask) sum per-partition statistics before the noise.
+The one list of kinds: a new kind fails here until it has examples.
+
+- The statistics of row slices of a frame add up exactly to the whole
+  frame's, and the same seed then gives the same release as the pipeline does
+  on the whole frame.  This is what lets a partitioned backend (Dask) sum
+  per-partition statistics before the noise.
+- The parts of every release's plan realise, added up, the ε its ledger entry
+  charges (no more, and not needlessly less).
+- A release that fails after drawing its noise keeps its charge.
 """
 
 from __future__ import annotations
