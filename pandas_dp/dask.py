@@ -65,6 +65,7 @@ from .budget import (
     PrivacyBudget,
     bind,
     binding_of,
+    claim_root,
     live_budget,
     named_memory_store,
     require_binding,
@@ -573,9 +574,14 @@ class DaskDPAccessor(DPReleases):
         with _LOCK:
             _refuse_rebinding(self._ddf)
             store: BudgetStore
+            # A collection's row count is not known without computing it: a ledger budget
+            # stores none from Dask, and a Dask collection is its root only when it created
+            # the budget (claim_root).
+            where, stored_root = None if name is None else "memory", True
             if ledger is not None and name is not None:
                 book = ledger if isinstance(ledger, Ledger) else open_ledger(ledger)
                 store = book.attach(name, total=total, adjacency=adjacency, privacy_unit=unit_text)
+                where, stored_root = f"ledger:{book.path.resolve()}", store.root
             elif name is not None:
                 store = named_memory_store(name, total, adjacency, unit_text)
             else:
@@ -590,7 +596,8 @@ class DaskDPAccessor(DPReleases):
                 max_rows=rows,
                 max_groups=groups,
             )
-            _bind(self._ddf, budget, root=True, unit=unit)
+            root = claim_root(name, where, stored=stored_root)
+            _bind(self._ddf, budget, root=root, unit=unit)
         return budget
 
     @property

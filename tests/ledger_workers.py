@@ -31,6 +31,9 @@ from pandas_dp.sqlite_ledger import open_ledger
 
 #: A charge that is exact in binary and in decimal: 0.125 = 1/8.
 CHARGE = 0.125
+#: Seconds a child waits for the ledger's lock: an upper bound that a loaded machine never
+#: reaches (the ledger's default, 60 s, was once reached by eight children on two busy cores).
+LOCK_WAIT = 600.0
 
 P = ParamSpec("P")
 
@@ -63,8 +66,9 @@ def spend_many(
 ) -> None:
     """Re-attach ``name`` in this new process, wait for all, then try ``attempts`` charges."""
     df = _frame()
-    df.dp.set_budget(epsilon=total, ledger=path, name=name, seed=os.getpid())
-    barrier.wait(timeout=600)
+    ledger = open_ledger(path, timeout=LOCK_WAIT)
+    df.dp.set_budget(epsilon=total, ledger=ledger, name=name, seed=os.getpid())
+    barrier.wait(timeout=LOCK_WAIT)
     succeeded = refused = 0
     for _ in range(attempts):
         try:
@@ -133,3 +137,16 @@ def show_ledger_as(outbox: Connection, uid: int, gid: int, path: str) -> None:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(["ledger", path])
     outbox.send(("result", (code, out.getvalue(), err.getvalue())))
+
+
+@reports
+def count_rows(outbox: Connection, path: str, name: str, rows: int) -> None:
+    """Attach ``name`` (substitute) to a frame of ``rows`` rows, the first in this process; count.
+
+    Reports the count's ledger entry: its mechanism and epsilon.
+    """
+    df = pd.DataFrame({"x": [1.0] * rows})
+    budget = df.dp.set_budget(epsilon=10, adjacency="substitute", ledger=path, name=name)
+    df.dp.count(epsilon=CHARGE)
+    last = budget.entries[-1]
+    outbox.send(("result", (last.mechanism, last.epsilon)))
