@@ -123,13 +123,20 @@ def reserve_and_die(outbox: Connection, path: str, name: str, epsilon: Fraction)
 
 
 @reports
-def show_ledger_as(outbox: Connection, uid: int, gid: int, path: str) -> None:
-    """Run ``python -m pandas_dp ledger PATH`` as the user ``uid`` (who cannot write the folder)."""
+def show_ledger_as(outbox: Connection, uid: int, gid: int, path: str, warm_up: str) -> None:
+    """Run ``python -m pandas_dp ledger PATH`` as the user ``uid`` (who cannot write the folder).
+
+    The CLI first reads ``warm_up``, another ledger, as this process's own user: so every
+    module the CLI imports (pandas loads some only when printing) is imported while the
+    interpreter and the package can be read, even from a folder private to that user.
+    """
     import contextlib
     import io
 
     from pandas_dp.__main__ import main
 
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["ledger", warm_up]) == 0
     os.setgroups([])
     os.setgid(gid)
     os.setuid(uid)

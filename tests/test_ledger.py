@@ -1111,22 +1111,30 @@ def test_reading_only_reads_an_old_ledger_without_upgrading_it(
 
 @posix_only
 def test_the_cli_reads_a_ledger_in_a_folder_it_cannot_write(
-    workers: ModuleType, spawn: Callable[..., Child]
+    workers: ModuleType, spawn: Callable[..., Child], path: Path
 ) -> None:
     # As root, chmod stops no write: run the CLI as an unprivileged user instead, on a
     # folder in the system's temporary folder (pytest's own are private to root).
     folder = Path(tempfile.mkdtemp(prefix="pandas-dp-read-only-"))
     try:
-        check_cli_reads_only(folder, workers, spawn)
+        check_cli_reads_only(folder, workers, spawn, warm_up=path)
     finally:
         folder.chmod(0o755)
         shutil.rmtree(folder)
 
 
-def check_cli_reads_only(folder: Path, workers: ModuleType, spawn: Callable[..., Child]) -> None:
+def others_may_enter(folder: Path) -> bool:
+    """Whether a user other than the owner may enter ``folder`` (every folder above it too)."""
+    return all(part.stat().st_mode & 0o001 for part in [folder, *folder.parents])
+
+
+def check_cli_reads_only(
+    folder: Path, workers: ModuleType, spawn: Callable[..., Child], warm_up: Path
+) -> None:
     path = folder / "privacy-ledger.sqlite"
-    with open_ledger(path) as ledger:
-        ledger.attach("hr", total=1).charge(entry(Fraction(1, 4)))
+    for where in (path, warm_up):
+        with open_ledger(where) as ledger:
+            ledger.attach("hr", total=1).charge(entry(Fraction(1, 4)))
     before = folder_state(folder)
     if os.geteuid() == 0:
         try:
@@ -1137,7 +1145,14 @@ def check_cli_reads_only(folder: Path, workers: ModuleType, spawn: Callable[...,
             pytest.skip("running as root and there is no unprivileged user 'nobody' to read as")
         folder.chmod(0o755)  # nobody may enter the folder, and write nothing in it
         path.chmod(0o644)
-        child = spawn(workers.show_ledger_as, nobody.pw_uid, nobody.pw_gid, str(path))
+        if not others_may_enter(folder.parent):
+            pytest.skip(
+                f"the temporary folder {str(folder.parent)!r} is private: the user nobody "
+                "cannot reach a ledger there"
+            )
+        # the child imports what the CLI needs before it drops to nobody, who may not be able to
+        # read the interpreter or this clone (a private folder): only the ledger is read as nobody
+        child = spawn(workers.show_ledger_as, nobody.pw_uid, nobody.pw_gid, str(path), str(warm_up))
         [(code, out, err)] = receive([child], "result")  # type: ignore[misc]
     else:
         folder.chmod(0o555)
