@@ -86,7 +86,7 @@ def spend_until_killed(
 ) -> None:
     """Release counts forever; count each one *after* it is released; report at ``threshold``."""
     df = _frame()
-    df.dp.set_budget(epsilon=1000, ledger=path, name=name)
+    df.dp.set_budget(epsilon=1000, ledger=open_ledger(path, timeout=LOCK_WAIT), name=name)
     while True:
         df.dp.count(epsilon=CHARGE)
         released.value += 1
@@ -100,7 +100,7 @@ def spend_across_fork(outbox: Connection, path: str, name: str) -> None:
     from pandas_dp import sqlite_ledger
 
     df = _frame()
-    df.dp.set_budget(epsilon=10, ledger=path, name=name)
+    df.dp.set_budget(epsilon=10, ledger=open_ledger(path, timeout=LOCK_WAIT), name=name)
     df.dp.count(epsilon=CHARGE)
     child = os.fork()
     if child == 0:  # pragma: no cover - runs in the forked child
@@ -116,7 +116,7 @@ def spend_across_fork(outbox: Connection, path: str, name: str) -> None:
 @reports
 def reserve_and_die(outbox: Connection, path: str, name: str, epsilon: Fraction) -> None:
     """Reserve ``epsilon`` of ``name``, report the token, and die by SIGKILL before committing."""
-    with open_ledger(path) as ledger:
+    with open_ledger(path, timeout=LOCK_WAIT) as ledger:
         token = ledger.store(name).reserve(LedgerEntry("sum", epsilon, columns=("x",)))
         outbox.send(("reserved", token))
         os.kill(os.getpid(), signal.SIGKILL)
@@ -153,7 +153,9 @@ def count_rows(outbox: Connection, path: str, name: str, rows: int) -> None:
     Reports the count's ledger entry: its mechanism and epsilon.
     """
     df = pd.DataFrame({"x": [1.0] * rows})
-    budget = df.dp.set_budget(epsilon=10, adjacency="substitute", ledger=path, name=name)
+    budget = df.dp.set_budget(
+        epsilon=10, adjacency="substitute", ledger=open_ledger(path, timeout=LOCK_WAIT), name=name
+    )
     df.dp.count(epsilon=CHARGE)
     last = budget.entries[-1]
     outbox.send(("result", (last.mechanism, last.epsilon)))
