@@ -852,6 +852,7 @@ class DPReleases:
         candidates: Any,
         epsilon: float,
         max_rows: int | None = None,
+        ci: None = None,
     ) -> pd.DataFrame:
         """pandas' ``describe`` rows of numeric columns, privately: count, mean, std, quartiles.
 
@@ -871,6 +872,8 @@ class DPReleases:
             (in each key, and for a selection in each candidate; the rest are
             dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
             on a frame whose rows are persons.
+        ci : None
+            Not available (a level raises TypeError saying why): see Notes.
 
         Returns
         -------
@@ -895,11 +898,12 @@ class DPReleases:
         would be close to a uniform pick, not an estimate; the quantile grid
         and the clip bounds are the honest public range.
 
-        There is no ``ci=`` on ``describe``: its rows mix noisy sums with
-        permute-and-flip selections, which have no interval of this kind.
-        Use ``count``, ``mean`` or ``std`` with ``ci=`` for intervals.
+        There is no ``ci=`` on ``describe``: its quartiles are picked by a
+        selection mechanism (permute-and-flip), which adds no noise to a
+        statistic and so has no noise interval. For intervals, release per
+        column: :meth:`count`, :meth:`mean` or :meth:`std` with ``ci=``.
         """
-        kind = Describe.of(check_epsilon(epsilon), columns, clip, candidates)
+        kind = Describe.of(check_epsilon(epsilon), columns, clip, candidates, ci)
         return self._release(kind, None, ContributionBounds(max_rows))
 
     def rows_per_unit(self, q: float = 0.9, *, candidates: Any = None, epsilon: float) -> int:

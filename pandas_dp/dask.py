@@ -53,11 +53,17 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar, overload
 
-import dask
-import dask.dataframe as dd
 import numpy as np
 import pandas as pd
-from dask.dataframe.extensions import register_dataframe_accessor
+
+try:
+    import dask
+    import dask.dataframe as dd
+    from dask.dataframe.extensions import register_dataframe_accessor
+except ImportError as error:
+    raise ImportError(
+        'pandas_dp.dask needs Dask: in your clone of pandas_dp, run pip install ".[dask]"'
+    ) from error
 
 from .accessor import DPReleases
 from .bounding import unit_codes
