@@ -1,10 +1,11 @@
 """The privacy budget and frame binding.
 
 One :class:`PrivacyBudget` is attached to one frame by ``df.dp.set_budget``.
-Its accounting lives in a store of :mod:`pandas_dp.ledger` (in memory, or
-SQLite for budgets in a ledger file), behind one interface and one rule,
-``check_fits``: a charge that would exceed the total is refused whole, before
-any noise is drawn.  Releases reserve through :meth:`PrivacyBudget.reserve`.
+Its accounting lives in a store (in memory, or SQLite for budgets in a ledger
+file: :mod:`pandas_dp.sqlite_ledger`), behind one interface,
+:class:`pandas_dp.ledger.BudgetStore`, and one rule, ``check_fits``: a charge
+that would exceed the total is refused whole, before any noise is drawn.
+Releases reserve through :meth:`PrivacyBudget.reserve`.
 
 Binding is fail-closed.  The budget is held by the frame *object* (never in
 ``attrs``, which pandas copies into frames whose rows mix or repeat people);
@@ -47,6 +48,8 @@ __all__ = [
     "bind",
     "binding_of",
     "budget_lock",
+    "claim_root",
+    "keep_spent",
     "marker_of",
     "named_memory_store",
     "require_binding",
@@ -127,8 +130,30 @@ def named_memory_store(
     return store
 
 
+#: Set on an error raised inside a reservation once the exact statistics may have been
+#: seen (see :func:`keep_spent`): the reservation is then committed, not returned.
+_KEEP_SPENT = "_pandas_dp_keep_spent"
+
+
+def keep_spent(error: BaseException) -> None:
+    """Let the reservation ``error`` ends stay spent: the exact statistics may have been seen.
+
+    For an error raised after a computation's partial results existed (a Dask
+    task that tallied a partition had returned, and a callback or a worker
+    may have recorded it): returning the ε would make those statistics free.
+    """
+    setattr(error, _KEEP_SPENT, True)
+    error.add_note(
+        "pandas_dp: the epsilon reserved for this release stays spent: part of its exact "
+        "statistics had been computed when this error was raised."
+    )
+
+
 class Reservation:
-    """A pending reservation: committed when its ``with`` block ends, returned if it raised."""
+    """A pending reservation: committed when its ``with`` block ends, returned if it raised.
+
+    Committed as well when the error is marked by :func:`keep_spent`.
+    """
 
     __slots__ = ("_store", "_token")
 
@@ -145,7 +170,7 @@ class Reservation:
         value: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        if kind is None:
+        if kind is None or getattr(value, _KEEP_SPENT, False):
             self._store.commit(self._token)
         else:
             self._store.cancel(self._token)
@@ -443,23 +468,40 @@ def budget_lock() -> threading.RLock:
 _ATTACHED: set[tuple[str, str]] = set()
 
 
-def attach(df: pd.DataFrame, budget: PrivacyBudget, *, where: str | None = None) -> None:
+def claim_root(name: str | None, where: str | None, *, stored: bool = True) -> bool:
+    """Whether the frame now attached to budget ``name`` (in ``where``) is its root frame.
+
+    Root means: the rows the budget was set on, whose row count is public
+    under substitute (a count released there is exact and free).  A new
+    unnamed budget's frame is its root.  A named budget's root is the first
+    frame attached to it in this process, and only if its store agrees
+    (``stored``): a ledger budget created by this attach, or whose stored
+    public row count equals this frame's (:meth:`pandas_dp.sqlite_ledger.Ledger.attach`),
+    so that a subset attached first in a new process does not become root.
+    A frame attached to the same name again in this process (the data read
+    afresh) continues the accounting but is never root.  Once per attach.
+    """
+    if name is None or where is None:
+        return stored
+    with _BINDING_LOCK:
+        key = (where, name)
+        first = key not in _ATTACHED
+        _ATTACHED.add(key)
+    return first and stored
+
+
+def attach(
+    df: pd.DataFrame, budget: PrivacyBudget, *, where: str | None = None, stored_root: bool = True
+) -> None:
     """Bind ``df`` as the frame ``budget`` was set on, atomically with the check that it may be.
 
     ``where`` names the store of a named budget (a ledger file, or the
-    process's memory).  The first frame attached to a named budget in this
-    process is its root; a frame attached to the same name again (the data
-    read afresh) continues the accounting but is never root: under substitute
-    its row count is not taken as public.
+    process's memory); whether ``df`` is the budget's root is
+    :func:`claim_root`'s answer (``stored_root``: what the store says).
     """
     with _BINDING_LOCK:
         refuse_rebinding(df)
-        root = True
-        if budget.name is not None and where is not None:
-            key = (where, budget.name)
-            root = key not in _ATTACHED
-            _ATTACHED.add(key)
-        bind(df, budget, root=root)
+        bind(df, budget, root=claim_root(budget.name, where, stored=stored_root))
 
 
 def require_binding(df: pd.DataFrame) -> FrameBinding:
