@@ -97,6 +97,134 @@ class DPReleases:
         """
         raise NotImplementedError
 
+    def _refuse_rebinding(self) -> None:
+        """Refuse ``set_budget`` on data that has, or came from, a budget of this process."""
+        raise NotImplementedError
+
+    def _attach(self, budget: PrivacyBudget, where: str | None) -> None:
+        """Bind the data as the one ``budget`` was set on, atomically with the refusal.
+
+        ``where`` names the store of a named budget (``"memory"`` or
+        ``"ledger:<path>"``), None for an unnamed one.
+        """
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ budget
+
+    def set_budget(
+        self,
+        *,
+        epsilon: float,
+        adjacency: str = "add_remove",
+        seed: int | None = None,
+        ledger: str | os.PathLike[str] | Ledger | None = None,
+        name: str | None = None,
+        privacy_unit: Hashable | None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> PrivacyBudget:
+        """Attach a privacy budget of total ``epsilon`` to this frame (or Dask collection).
+
+        Parameters
+        ----------
+        epsilon : float
+            The total privacy loss all releases of this frame may spend.
+        adjacency : {"add_remove", "substitute"}
+            What a neighbouring dataset is: one person added or removed (the
+            row count is private; default), or one person's row changed (the
+            row count is public).
+        seed : int, optional
+            A reproducible noise stream for tests and teaching. **Not private**:
+            anyone who knows the seed can subtract the noise. By default noise
+            comes from the operating system's CSPRNG.
+        ledger : str, path-like or Ledger, optional
+            A ledger file (see :func:`pandas_dp.open_ledger`) that keeps the
+            budget ``name`` beyond this process: later runs and other processes
+            that attach the same name continue from what was spent. Needs
+            ``name``.
+        name : str, optional
+            The budget's name, e.g. ``"hr.salaries"``. With ``ledger``, its
+            name in the file. Without, an in-memory budget named for the life
+            of this process: attaching the same name again (to the data read
+            afresh, say) continues it instead of starting over.
+        privacy_unit : label, optional
+            The column that identifies a person (``"customer_id"``) when one
+            person may have many rows (orders, events). Neighbouring datasets
+            then differ in all the rows of one person, and every release bounds
+            each person's contribution first (``max_rows``, ``max_groups``).
+            Rows whose unit id is missing are dropped. Default: one row is one
+            person.
+        max_rows, max_groups : int, optional
+            Default bounds for the releases of a frame with ``privacy_unit``
+            (a release may override them): at most ``max_rows`` rows of one
+            person in each cell (the frame, one key, one candidate), at most
+            ``max_groups`` keys of one person in a grouped release.
+
+        Returns
+        -------
+        PrivacyBudget
+            It stays in this (client) process: it refuses to be pickled.
+
+        Raises
+        ------
+        PandasDPError
+            If the frame already has a budget, or was derived from a frame whose
+            budget was created in this process (a new budget would reset the
+            accounting, and the same named budget would make this frame its
+            root): call ``df.dp.inherit()`` instead.
+        pandas_dp.errors.BudgetMismatchError
+            If the named budget exists with another total, adjacency or privacy
+            unit (raise a
+            ledger total with ``open_ledger(path).raise_total(name, new_total)``).
+        pandas_dp.errors.LedgerError
+            If the ledger cannot be opened, is not a ledger, is damaged, or stays
+            locked past its timeout; nothing is attached.
+
+        Notes
+        -----
+        An in-memory budget (named or not) spends only in the process that
+        created it; in a forked child it raises ``BudgetProcessError``. Share
+        one budget between processes with ``ledger`` and ``name``. A Dask
+        collection's budget is bound to the collection object it was set on
+        and to the collections derived from it by ``ddf.dp``
+        (see :mod:`pandas_dp.dask`).
+        """
+        total = check_epsilon(epsilon)
+        adjacency = check_adjacency(adjacency)
+        seed = check_seed(seed)
+        if ledger is not None and name is None:
+            raise TypeError(
+                "`ledger` needs a `name`: the budget's name in the file, e.g. "
+                f"ledger='privacy-ledger.sqlite', name='hr.salaries'; got ledger={ledger!r}."
+            )
+        if name is not None:
+            name = check_name(name)
+        unit, rows, groups = check_privacy_unit(self._schema(), privacy_unit, max_rows, max_groups)
+        unit_text = None if unit is None else str(unit)
+        self._refuse_rebinding()  # before a ledger file is created or touched
+        store: BudgetStore
+        where = None if name is None else "memory"
+        if ledger is not None and name is not None:
+            book = ledger if isinstance(ledger, Ledger) else open_ledger(ledger)
+            store = book.attach(name, total=total, adjacency=adjacency, privacy_unit=unit_text)
+            where = f"ledger:{book.path.resolve()}"
+        elif name is not None:
+            store = named_memory_store(name, total, adjacency, unit_text)
+        else:
+            store = MemoryStore(total)
+        budget = PrivacyBudget(
+            store,
+            adjacency=adjacency,
+            source=make_source(seed),
+            seed=seed,
+            name=name,
+            privacy_unit=unit,
+            max_rows=rows,
+            max_groups=groups,
+        )
+        self._attach(budget, where)
+        return budget
+
     # ---------------------------------------------------------------- releases
 
     @overload
@@ -945,118 +1073,6 @@ class DPAccessor(DPReleases):
     def __init__(self, pandas_obj: pd.DataFrame) -> None:
         self._df = pandas_obj
 
-    # ------------------------------------------------------------------ budget
-
-    def set_budget(
-        self,
-        *,
-        epsilon: float,
-        adjacency: str = "add_remove",
-        seed: int | None = None,
-        ledger: str | os.PathLike[str] | Ledger | None = None,
-        name: str | None = None,
-        privacy_unit: Hashable | None = None,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> PrivacyBudget:
-        """Attach a privacy budget of total ``epsilon`` to this frame.
-
-        Parameters
-        ----------
-        epsilon : float
-            The total privacy loss all releases of this frame may spend.
-        adjacency : {"add_remove", "substitute"}
-            What a neighbouring dataset is: one person added or removed (the
-            row count is private; default), or one person's row changed (the
-            row count is public).
-        seed : int, optional
-            A reproducible noise stream for tests and teaching. **Not private**:
-            anyone who knows the seed can subtract the noise. By default noise
-            comes from the operating system's CSPRNG.
-        ledger : str, path-like or Ledger, optional
-            A ledger file (see :func:`pandas_dp.open_ledger`) that keeps the
-            budget ``name`` beyond this process: later runs and other processes
-            that attach the same name continue from what was spent. Needs
-            ``name``.
-        name : str, optional
-            The budget's name, e.g. ``"hr.salaries"``. With ``ledger``, its
-            name in the file. Without, an in-memory budget named for the life
-            of this process: attaching the same name again (to the data read
-            afresh, say) continues it instead of starting over.
-        privacy_unit : label, optional
-            The column that identifies a person (``"customer_id"``) when one
-            person may have many rows (orders, events). Neighbouring datasets
-            then differ in all the rows of one person, and every release bounds
-            each person's contribution first (``max_rows``, ``max_groups``).
-            Rows whose unit id is missing are dropped. Default: one row is one
-            person.
-        max_rows, max_groups : int, optional
-            Default bounds for the releases of a frame with ``privacy_unit``
-            (a release may override them): at most ``max_rows`` rows of one
-            person in each cell (the frame, one key, one candidate), at most
-            ``max_groups`` keys of one person in a grouped release.
-
-        Returns
-        -------
-        PrivacyBudget
-
-        Raises
-        ------
-        PandasDPError
-            If the frame already has a budget, or was derived from a frame whose
-            budget was created in this process (a new budget would reset the
-            accounting, and the same named budget would make this frame its
-            root): call ``df.dp.inherit()`` instead.
-        pandas_dp.errors.BudgetMismatchError
-            If the named budget exists with another total, adjacency or privacy
-            unit (raise a
-            ledger total with ``open_ledger(path).raise_total(name, new_total)``).
-        pandas_dp.errors.LedgerError
-            If the ledger cannot be opened, is not a ledger, is damaged, or stays
-            locked past its timeout; nothing is attached.
-
-        Notes
-        -----
-        An in-memory budget (named or not) spends only in the process that
-        created it; in a forked child it raises ``BudgetProcessError``. Share
-        one budget between processes with ``ledger`` and ``name``.
-        """
-        total = check_epsilon(epsilon)
-        adjacency = check_adjacency(adjacency)
-        seed = check_seed(seed)
-        if ledger is not None and name is None:
-            raise TypeError(
-                "`ledger` needs a `name`: the budget's name in the file, e.g. "
-                f"ledger='privacy-ledger.sqlite', name='hr.salaries'; got ledger={ledger!r}."
-            )
-        if name is not None:
-            name = check_name(name)
-        unit, rows, groups = check_privacy_unit(self._df, privacy_unit, max_rows, max_groups)
-        unit_text = None if unit is None else str(unit)
-        refuse_rebinding(self._df)  # before a ledger file is created or touched
-        store: BudgetStore
-        where = None if name is None else "memory"
-        if ledger is not None and name is not None:
-            book = ledger if isinstance(ledger, Ledger) else open_ledger(ledger)
-            store = book.attach(name, total=total, adjacency=adjacency, privacy_unit=unit_text)
-            where = f"ledger:{book.path.resolve()}"
-        elif name is not None:
-            store = named_memory_store(name, total, adjacency, unit_text)
-        else:
-            store = MemoryStore(total)
-        budget = PrivacyBudget(
-            store,
-            adjacency=adjacency,
-            source=make_source(seed),
-            seed=seed,
-            name=name,
-            privacy_unit=unit,
-            max_rows=rows,
-            max_groups=groups,
-        )
-        attach(self._df, budget, where=where)
-        return budget
-
     @property
     def budget(self) -> PrivacyBudget:
         """The frame's :class:`PrivacyBudget` (MissingBudgetError if it has none)."""
@@ -1398,6 +1414,12 @@ class DPAccessor(DPReleases):
 
     def _schema(self) -> pd.DataFrame:
         return self._df
+
+    def _refuse_rebinding(self) -> None:
+        refuse_rebinding(self._df)
+
+    def _attach(self, budget: PrivacyBudget, where: str | None) -> None:
+        attach(self._df, budget, where=where)
 
     def _people(self, what: str) -> DPAccessor:
         binding = require_binding(self._df)
