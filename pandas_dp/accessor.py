@@ -37,11 +37,12 @@ from .errors import MissingBudgetError, PandasDPError
 from .groupby import DPGroupBy
 from .keys import Bins, CrossKeys, Grouping
 from .kind import Kind
-from .ledger import BudgetStore, Ledger, MemoryStore, check_name, open_ledger
+from .ledger import BudgetStore, MemoryStore, check_name
 from .noise import make_source
 from .release import NO_BOUNDS, ContributionBounds, run
 from .rowwise import check_rowwise, is_boolean_dtype, is_string_dtype, query_values, row_mask
 from .select import Quantile
+from .sqlite_ledger import Ledger, open_ledger
 from .surface import Releases, Ungrouped
 from .validation import (
     check_adjacency,

@@ -1,10 +1,11 @@
 """The privacy budget and frame binding.
 
 One :class:`PrivacyBudget` is attached to one frame by ``df.dp.set_budget``.
-Its accounting lives in a store of :mod:`pandas_dp.ledger` (in memory, or
-SQLite for budgets in a ledger file), behind one interface and one rule,
-``check_fits``: a charge that would exceed the total is refused whole, before
-any noise is drawn.  Releases reserve through :meth:`PrivacyBudget.reserve`.
+Its accounting lives in a store (in memory, or SQLite for budgets in a ledger
+file: :mod:`pandas_dp.sqlite_ledger`), behind one interface,
+:class:`pandas_dp.ledger.BudgetStore`, and one rule, ``check_fits``: a charge
+that would exceed the total is refused whole, before any noise is drawn.
+Releases reserve through :meth:`PrivacyBudget.reserve`.
 
 Binding is fail-closed.  The budget is held by the frame *object* (never in
 ``attrs``, which pandas copies into frames whose rows mix or repeat people);
