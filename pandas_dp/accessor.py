@@ -157,7 +157,9 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
             The budget's name, e.g. ``"hr.salaries"``. With ``ledger``, its
             name in the file. Without, an in-memory budget named for the life
             of this process: attaching the same name again (to the data read
-            afresh, say) continues it instead of starting over.
+            afresh, say) continues it instead of starting over. Only the first
+            frame (or collection) attached to a name in a process is its root:
+            under substitute, a later one's row count is not taken as public.
         privacy_unit : label, optional
             The column that identifies a person (``"customer_id"``) when one
             person may have many rows (orders, events). Neighbouring datasets

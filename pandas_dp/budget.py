@@ -48,6 +48,7 @@ __all__ = [
     "bind",
     "binding_of",
     "budget_lock",
+    "first_attachment",
     "marker_of",
     "named_memory_store",
     "require_binding",
@@ -455,12 +456,22 @@ def attach(df: pd.DataFrame, budget: PrivacyBudget, *, where: str | None = None)
     """
     with _BINDING_LOCK:
         refuse_rebinding(df)
-        root = True
-        if budget.name is not None and where is not None:
-            key = (where, budget.name)
-            root = key not in _ATTACHED
-            _ATTACHED.add(key)
-        bind(df, budget, root=root)
+        bind(df, budget, root=first_attachment(budget, where))
+
+
+def first_attachment(budget: PrivacyBudget, where: str | None) -> bool:
+    """Whether this attach of ``budget`` is its first in this process (its data is then root).
+
+    An unnamed budget is attached once.  A named one (``where`` names its
+    store) is root only at its first attach in this process, on either engine.
+    """
+    if budget.name is None or where is None:
+        return True
+    key = (where, budget.name)
+    with _BINDING_LOCK:
+        root = key not in _ATTACHED
+        _ATTACHED.add(key)
+    return root
 
 
 def require_binding(df: pd.DataFrame) -> FrameBinding:

@@ -65,6 +65,7 @@ from .budget import (
     PrivacyBudget,
     bind,
     binding_of,
+    first_attachment,
     live_budget,
     require_binding,
 )
@@ -534,7 +535,8 @@ class DaskDPAccessor(DPReleases):
     def _attach(self, budget: PrivacyBudget, where: str | None) -> None:
         with _LOCK:
             _refuse_rebinding(self._ddf)
-            _bind(self._ddf, budget, root=True, unit=budget.privacy_unit)
+            root = first_attachment(budget, where)
+            _bind(self._ddf, budget, root=root, unit=budget.privacy_unit)
 
     def _people(self, what: str) -> DaskDPAccessor:
         bound = _require(self._ddf)

@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 import threading
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -855,3 +856,17 @@ def test_a_collection_changed_in_place_spends_nothing_until_inherit() -> None:
 def test_set_budget_is_one_path_for_both_engines() -> None:
     """One set_budget, over the engine's hooks (binding), so the engines cannot drift apart."""
     assert pdd.DaskDPAccessor.set_budget is pandas_dp.DPAccessor.set_budget
+
+
+def test_a_collection_attached_to_a_live_name_again_is_never_root() -> None:
+    """As on pandas: only the first attach of a named budget in a process is its root."""
+    name = f"dask-{uuid.uuid4().hex}"  # named in-memory budgets live for the process
+    df = pd.DataFrame({"x": [1.0, 2.0, 3.0]})
+    budget = fresh(df, 2).dp.set_budget(epsilon=10, adjacency="substitute", name=name, seed=1)
+    # every person twice, and no lineage or marker to tell (the values round trip through numpy)
+    dup = fresh(pd.DataFrame(pd.concat([df, df]).to_numpy(), columns=["x"]), 2)
+    again = dup.dp.set_budget(epsilon=10, adjacency="substitute", name=name, seed=2)
+    dup.dp.count(epsilon=1)
+    assert again is not budget
+    assert again.spent == 1  # charged, with noise: not taken as the public row count
+    assert again.entries[-1].sensitivity == "1"
