@@ -139,6 +139,12 @@ def doc(**fields: str) -> Callable[[F], F]:
     return mark
 
 
+#: What an ungrouped sum or mean returns.
+_PER_COLUMN = """\
+    float, or pandas.Series indexed by column for a mapping
+        With ``ci``: a Series indexed ``["estimate", "lower", "upper"]``
+        (for a mapping, with the column name as the outer level)."""
+
 #: Each release of :class:`pandas_dp.surface.Releases`: its template and its own fields.
 RELEASES: dict[str, tuple[str, dict[str, Field]]] = {}
 
@@ -166,7 +172,8 @@ def for_scope(owner: type, method: Callable[..., Any], scope: Scope) -> Callable
     ``Releases[Ungrouped]`` (or ``Releases[Grouped]``) give, so ``help()`` and
     ``inspect.signature`` show what mypy checks.
     """
-    assert isinstance(method, types.FunctionType)
+    if not isinstance(method, types.FunctionType):
+        raise TypeError(f"`method` must be a function, got {type(method).__name__}.")
     template, own = RELEASES[method.__name__]
     pick = 0 if scope == "ungrouped" else 1
     fields = {**PARAGRAPHS, **SCOPE_FIELDS[scope]}
@@ -271,10 +278,7 @@ _release(
         "Noisy sum of ``column`` per key after clipping to the public bounds ``clip``.",
     ),
     returns=(
-        """\
-            float, or pandas.Series indexed by column for a mapping
-                With ``ci``: a Series indexed ``["estimate", "lower", "upper"]``
-                (for a mapping, with the column name as the outer level).""",
+        _PER_COLUMN,
         """\
             pandas.Series or pandas.DataFrame
                 Indexed by ``keys``; a DataFrame (one column per column) for a
@@ -333,10 +337,7 @@ _release(
         "Noisy mean of ``column`` per key after clipping to ``clip``; always inside it.",
     ),
     returns=(
-        """\
-            float, or pandas.Series indexed by column for a mapping
-                With ``ci``: a Series indexed ``["estimate", "lower", "upper"]``
-                (for a mapping, with the column name as the outer level).""",
+        _PER_COLUMN,
         """\
             pandas.Series or pandas.DataFrame
                 Indexed by ``keys``; a DataFrame (one column per column) for a
