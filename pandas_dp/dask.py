@@ -53,11 +53,17 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar, overload
 
-import dask
-import dask.dataframe as dd
 import numpy as np
 import pandas as pd
-from dask.dataframe.extensions import register_dataframe_accessor
+
+try:
+    import dask
+    import dask.dataframe as dd
+    from dask.dataframe.extensions import register_dataframe_accessor
+except ImportError as error:
+    raise ImportError(
+        'pandas_dp.dask needs Dask: in your clone of pandas_dp, run pip install ".[dask]"'
+    ) from error
 
 from .accessor import DPReleases
 from .bounding import unit_codes
@@ -83,7 +89,7 @@ from .release import (
     release,
     unit_column,
 )
-from .rowwise import check_rowwise, is_boolean_dtype, is_string_dtype, query_values
+from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values
 from .validation import (
     MAX_ROWS,
     check_column,
@@ -601,6 +607,14 @@ class DaskDPAccessor(DPReleases):
             If ``mask`` is not a boolean Dask Series.
         ValueError
             If ``mask`` is computed from another collection.
+
+        Notes
+        -----
+        Costs nothing, as :meth:`pandas_dp.DPAccessor.filter`. Each row's entry
+        may depend only on that row and on public constants, which the library
+        cannot check: never ``ddf.x > ddf.x.mean()``, nor a row's position (the
+        index of a ``read_csv`` collection, the common ``index % k`` split),
+        which moves when one person is added earlier in a file.
         """
         if callable(mask):
             mask = mask(self._ddf)
@@ -616,7 +630,9 @@ class DaskDPAccessor(DPReleases):
             )
         _same_rows(mask, self._ddf, "mask")
         if mask.dtype != np.bool_:
-            mask = mask.fillna(False).astype(bool)
+            # Not .astype(bool): Dask's optimizer moves that cast above the filter
+            # (ddf[m.astype(bool)] computes the mask itself, not the rows).
+            mask = mask.fillna(False)
         return self._derive(self._ddf[mask], same_rows=False)
 
     def query(self, expr: str, **kwargs: Any) -> dd.DataFrame:
@@ -625,26 +641,35 @@ class DaskDPAccessor(DPReleases):
         Parameters
         ----------
         expr : str
-            A row-wise expression, checked as in :meth:`pandas_dp.DPAccessor.query`;
-            ``@name`` takes a public value from the caller's scope.
+            A row-wise expression, checked on the collection's metadata as in
+            :meth:`pandas_dp.DPAccessor.query` (never the index, no ``object``
+            column); ``@name`` takes a public scalar from the caller's scope (a
+            list of them only after ``in`` / ``not in`` / ``==`` / ``!=``).
         **kwargs
-            Passed to ``DataFrame.eval`` on each partition (``parser``, ``engine``).
+            Passed to ``DataFrame.eval`` on each partition (``parser``, ``engine``,
+            ``local_dict``).
 
         Returns
         -------
         dask.dataframe.DataFrame
             The selected rows, bound to this budget, as with :meth:`filter`.
+
+        Raises
+        ------
+        ValueError, TypeError, KeyError
+            As :meth:`pandas_dp.DPAccessor.query`, before any task runs. An
+            expression that fails on any rows of its dtypes fails here, with one
+            fixed message; what fails only on some values fails in a task.
         """
         if not isinstance(expr, str):
             raise TypeError(f"`expr` must be a string, got {type(expr).__name__}.")
         if "inplace" in kwargs:
             raise TypeError("`inplace` is not supported: ddf.dp.query returns a new collection.")
-        meta = self._ddf._meta
-        strings = [label for label, dtype in meta.dtypes.items() if is_string_dtype(dtype)]
-        check_rowwise(expr, parser=kwargs.get("parser", "pandas"), string_columns=strings)
-        local = query_values(expr, kwargs.get("parser", "pandas"), kwargs, 1)
-        kwargs.pop("local_dict", None)
-        mask = self._ddf.eval(expr, local_dict=local, **kwargs)
+        check_rowwise(expr, parser=kwargs.get("parser", "pandas"), frame=self._ddf._meta)
+        kwargs["local_dict"] = query_values(expr, kwargs.get("parser", "pandas"), kwargs, 1)
+        # Made-up rows of the same dtypes first: what fails on any rows fails here, not in a task.
+        evaluate(self._ddf._meta_nonempty, expr, kwargs)
+        mask = evaluate(self._ddf, expr, kwargs)
         if not isinstance(mask, dd.Series) or not is_boolean_dtype(mask.dtype):
             raise TypeError(f"`expr` must evaluate to a boolean per row, got {expr!r}.")
         return self.filter(mask)
@@ -662,6 +687,13 @@ class DaskDPAccessor(DPReleases):
         -------
         dask.dataframe.DataFrame
             Bound to this budget (still its root if this one is).
+
+        Notes
+        -----
+        Costs nothing. Each row's value may depend only on that row and on
+        public constants, which the library cannot check: never
+        ``ddf.x - ddf.x.mean()``, nor a row's position (the common ``index % k``
+        split), which moves when one person is added earlier in a file.
         """
         for label, value in columns.items():
             if callable(value):

@@ -679,6 +679,8 @@ _release(
     $epsilon_split
     $max_rows
     $max_groups
+    ci : None
+        Not available (a level raises TypeError saying why): see Notes.
 
     Returns
     -------
@@ -716,9 +718,10 @@ _release(
             apart, so they would be close to a uniform pick, not an estimate; the
             quantile grid and the clip bounds are the honest public range.
 
-            There is no ``ci=`` on ``describe``: its rows mix noisy sums with
-            permute-and-flip selections, which have no interval of this kind.
-            Use ``count``, ``mean`` or ``std`` with ``ci=`` for intervals.""",
+            There is no ``ci=`` on ``describe``: its quartiles are picked by a
+            selection mechanism (permute-and-flip), which adds no noise to a
+            statistic and so has no noise interval. For intervals, release per
+            column: :meth:`count`, :meth:`mean` or :meth:`std` with ``ci=``.""",
         """\
             Costs ``epsilon`` once for all keys (each row is in one key), split as
             the ungrouped ``describe`` splits it: equally across the columns, and
@@ -731,7 +734,8 @@ _release(
             somewhere inside the clip, a std of 0 when the noisy count is 0, and
             quartiles picked almost uniformly from the grid (not even in order).
             min and max are left out. No ``ci=``, as in the ungrouped
-            ``describe``: use :meth:`count`, :meth:`mean` or :meth:`std` with
-            ``ci=``.""",
+            ``describe`` (its quartiles come from a selection mechanism, which
+            has no noise interval): use :meth:`count`, :meth:`mean` or
+            :meth:`std` with ``ci=``.""",
     ),
 )

@@ -516,6 +516,7 @@ class Releases(Generic[S]):
         candidates: Any,
         epsilon: float,
         max_rows: int | None = None,
+        ci: None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -528,6 +529,7 @@ class Releases(Generic[S]):
         epsilon: float,
         max_rows: int | None = None,
         max_groups: int | None = None,
+        ci: None = None,
     ) -> pd.DataFrame: ...
 
     def describe(
@@ -539,6 +541,7 @@ class Releases(Generic[S]):
         epsilon: float,
         max_rows: int | None = None,
         max_groups: int | None = None,
+        ci: None = None,
     ) -> Any:
-        kind = Describe.of(check_epsilon(epsilon), columns, clip, candidates)
+        kind = Describe.of(check_epsilon(epsilon), columns, clip, candidates, ci)
         return self._spend(kind, max_rows, max_groups)

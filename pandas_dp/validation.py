@@ -180,16 +180,21 @@ def check_clip_map(clip: object) -> dict[Hashable, Clip]:
 _COLUMNS_SHOWN = 30
 
 
-def _missing_column(df: pd.DataFrame, column: Hashable) -> str:
-    """Which column is missing, the close names, and the frame's columns (schema, not data)."""
+def _columns_of(df: pd.DataFrame) -> str:
+    """The frame's column labels, for a message (schema, not data)."""
     labels = list(df.columns)
     shown = ", ".join(repr(label) for label in labels[:_COLUMNS_SHOWN])
     if len(labels) > _COLUMNS_SHOWN:
         shown += f", ... ({len(labels) - _COLUMNS_SHOWN} more)"
-    names = {str(label): label for label in labels}
+    return f"Its columns: [{shown}]."
+
+
+def _missing_column(df: pd.DataFrame, column: Hashable) -> str:
+    """Which column is missing, the close names, and the frame's columns (schema, not data)."""
+    names = {str(label): label for label in df.columns}
     close = difflib.get_close_matches(str(column), list(names), n=3)
     hint = f" Did you mean {' or '.join(repr(names[c]) for c in close)}?" if close else ""
-    return f"column {column!r} is not in the frame.{hint} Its columns: [{shown}]."
+    return f"column {column!r} is not in the frame.{hint} {_columns_of(df)}"
 
 
 #: int64 sums of rows below 2**31 are exact, and integer scores too, below this many rows.
@@ -207,6 +212,15 @@ def check_column(df: pd.DataFrame, column: object) -> Hashable:
     if not isinstance(column, Hashable):
         raise TypeError(f"`column` must be a column label, got {given(column)}.")
     if column not in df.columns:
+        if isinstance(column, numbers.Number) and not isinstance(column, bool | np.bool_):
+            # df.dp.count(0.1): ε passed where the column goes (or the column left out).
+            eps = repr(column.item() if isinstance(column, np.generic) else column)
+            raise TypeError(
+                f"`epsilon` is keyword-only: write df.dp.count(epsilon={eps}), not "
+                f"df.dp.count({eps}). The number {eps} was read as a column label and the "
+                "frame has no such column (a release that reads a column takes it first: "
+                f"df.dp.mean(column, clip=..., epsilon={eps})). {_columns_of(df)}"
+            )
         raise MissingColumnError(_missing_column(df, column))
     if not isinstance(df.columns.get_loc(column), int | np.integer):
         # df[column] would be a frame (a duplicated label, or part of a MultiIndex

@@ -3,7 +3,7 @@
 The main test runs the pandas recipes against ``ddf.dp`` with the same seed and
 compares the results exactly, for several partitionings and schedulers and
 on a ``distributed.LocalCluster`` with process workers.  Skipped when dask is
-not installed (``pip install "pandas-dp[dask]"``).
+not installed (``pip install ".[dask]"`` from the clone).
 """
 
 from __future__ import annotations
@@ -870,3 +870,15 @@ def test_a_collection_attached_to_a_live_name_again_is_never_root() -> None:
     assert again is not budget
     assert again.spent == 1  # charged, with noise: not taken as the public row count
     assert again.entries[-1].sensitivity == "1"
+
+
+def test_without_dask_the_import_error_gives_the_install_command() -> None:
+    code = "import sys; sys.modules['dask'] = None; import pandas_dp.dask"
+    root = Path(__file__).resolve().parents[1]
+    child = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=False
+    )
+    assert child.returncode == 1
+    last = child.stderr.rstrip().splitlines()[-1]
+    assert last.startswith("ImportError: pandas_dp.dask needs Dask: in your clone of pandas_dp, ")
+    assert last.endswith('run pip install ".[dask]"')
