@@ -112,11 +112,16 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
         """Refuse ``set_budget`` on data that has, or came from, a budget of this process."""
         raise NotImplementedError
 
-    def _attach(self, budget: PrivacyBudget, where: str | None) -> None:
+    def _rows(self) -> int | None:
+        """The number of rows, if known without computing anything (None on Dask)."""
+        raise NotImplementedError
+
+    def _attach(self, budget: PrivacyBudget, where: str | None, stored_root: bool) -> None:
         """Bind the data as the one ``budget`` was set on, atomically with the refusal.
 
         ``where`` names the store of a named budget (``"memory"`` or
-        ``"ledger:<path>"``), None for an unnamed one.
+        ``"ledger:<path>"``), None for an unnamed one; ``stored_root`` is what
+        the store says of the root (:func:`pandas_dp.budget.claim_root`).
         """
         raise NotImplementedError
 
@@ -216,11 +221,20 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
         unit_text = None if unit is None else str(unit)
         self._refuse_rebinding()  # before a ledger file is created or touched
         store: BudgetStore
-        where = None if name is None else "memory"
+        where, stored_root = None if name is None else "memory", True
         if ledger is not None and name is not None:
             book = ledger if isinstance(ledger, Ledger) else open_ledger(ledger)
-            store = book.attach(name, total=total, adjacency=adjacency, privacy_unit=unit_text)
-            where = f"ledger:{book.path.resolve()}"
+            # the row count is public only under substitute, one row per person (and
+            # stored only where known without computing: not for a Dask collection)
+            public = adjacency == "substitute" and unit is None
+            store = book.attach(
+                name,
+                total=total,
+                adjacency=adjacency,
+                privacy_unit=unit_text,
+                public_rows=self._rows() if public else None,
+            )
+            where, stored_root = f"ledger:{book.path.resolve()}", store.root
         elif name is not None:
             store = named_memory_store(name, total, adjacency, unit_text)
         else:
@@ -235,7 +249,7 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
             max_rows=rows,
             max_groups=groups,
         )
-        self._attach(budget, where)
+        self._attach(budget, where, stored_root)
         return budget
 
     # ---------------------------------------------------------------- releases
@@ -808,8 +822,11 @@ class DPAccessor(DPReleases):
     def _refuse_rebinding(self) -> None:
         refuse_rebinding(self._df)
 
-    def _attach(self, budget: PrivacyBudget, where: str | None) -> None:
-        attach(self._df, budget, where=where)
+    def _rows(self) -> int | None:
+        return len(self._df)
+
+    def _attach(self, budget: PrivacyBudget, where: str | None, stored_root: bool) -> None:
+        attach(self._df, budget, where=where, stored_root=stored_root)
 
     def _people(self, what: str) -> DPAccessor:
         binding = require_binding(self._df)

@@ -81,7 +81,7 @@ from .budget import (
     PrivacyBudget,
     bind,
     binding_of,
-    first_attachment,
+    claim_root,
     keep_spent,
     live_budget,
     marker_of,
@@ -565,10 +565,13 @@ class DaskDPAccessor(DPReleases):
     def _refuse_rebinding(self) -> None:
         _refuse_rebinding(self._ddf)
 
-    def _attach(self, budget: PrivacyBudget, where: str | None) -> None:
+    def _rows(self) -> int | None:
+        return None  # not known without computing the collection
+
+    def _attach(self, budget: PrivacyBudget, where: str | None, stored_root: bool) -> None:
         with _LOCK:
             _refuse_rebinding(self._ddf)
-            root = first_attachment(budget, where)
+            root = claim_root(budget.name, where, stored=stored_root)
             _bind(self._ddf, budget, root=root, unit=budget.privacy_unit)
 
     def _people(self, what: str) -> DaskDPAccessor:

@@ -15,7 +15,6 @@ import re
 import subprocess
 import sys
 import threading
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -312,6 +311,24 @@ def test_a_re_read_of_the_same_data_is_marked(frame: pd.DataFrame) -> None:
     again = dd.from_pandas(rows, npartitions=2)  # the same name: the same data
     with pytest.raises(PandasDPError, match="reset the accounting"):
         again.dp.set_budget(epsilon=10)
+
+
+@pytest.mark.parametrize("ledger", [False, True], ids=["memory", "ledger"])
+def test_a_named_budget_attached_again_is_not_root(
+    frame: pd.DataFrame, tmp_path: Path, ledger: bool
+) -> None:
+    """As on pandas: only the first collection attached to a name in a process counts n free."""
+    where = {"ledger": tmp_path / "l.sqlite"} if ledger else {}
+    name = f"dask.root.{next(_OFFSET)}"
+    first = fresh(frame, 2)
+    first.dp.set_budget(epsilon=10, adjacency="substitute", name=name, **where)
+    assert first.dp.count(epsilon=1) == len(frame)
+    assert first.dp.budget.spent == 0
+    subset = fresh(frame.iloc[: len(frame) // 2], 2)  # the data read afresh, fewer rows
+    subset.dp.set_budget(epsilon=10, adjacency="substitute", name=name, **where)
+    subset.dp.count(epsilon=1)
+    assert subset.dp.budget.spent == 1
+    assert subset.dp.budget.entries[-1].mechanism == "discrete_laplace"
 
 
 def test_a_plain_persist_is_unbound_and_unmarked(frame: pd.DataFrame) -> None:
@@ -1068,20 +1085,6 @@ def test_a_collection_changed_in_place_spends_nothing_until_inherit() -> None:
 def test_set_budget_is_one_path_for_both_engines() -> None:
     """One set_budget, over the engine's hooks (binding), so the engines cannot drift apart."""
     assert pdd.DaskDPAccessor.set_budget is pandas_dp.DPAccessor.set_budget
-
-
-def test_a_collection_attached_to_a_live_name_again_is_never_root() -> None:
-    """As on pandas: only the first attach of a named budget in a process is its root."""
-    name = f"dask-{uuid.uuid4().hex}"  # named in-memory budgets live for the process
-    df = pd.DataFrame({"x": [1.0, 2.0, 3.0]})
-    budget = fresh(df, 2).dp.set_budget(epsilon=10, adjacency="substitute", name=name, seed=1)
-    # every person twice, and no lineage or marker to tell (the values round trip through numpy)
-    dup = fresh(pd.DataFrame(pd.concat([df, df]).to_numpy(), columns=["x"]), 2)
-    again = dup.dp.set_budget(epsilon=10, adjacency="substitute", name=name, seed=2)
-    dup.dp.count(epsilon=1)
-    assert again is not budget
-    assert again.spent == 1  # charged, with noise: not taken as the public row count
-    assert again.entries[-1].sensitivity == "1"
 
 
 def test_without_dask_the_import_error_gives_the_install_command() -> None:
