@@ -25,7 +25,6 @@ from .budget import (
     bind,
     binding_of,
     budget_lock,
-    column_token,
     live_budget,
     marker_of,
     named_memory_store,
@@ -1368,8 +1367,7 @@ class DPAccessor(DPReleases):
             if own is not None:
                 if own.budget is not budget:
                     raise PandasDPError("This frame already spends another privacy budget.")
-                unchanged = own.unit is None or column_token(self._df, own.unit) == own.unit_token
-                if own.index is self._df.index and unchanged:
+                if own.index is self._df.index and own.unit_unchanged(self._df):
                     return self._df  # nothing changed in place: keep what it was
                 unit = own.unit
             marker = marker_of(self._df)
