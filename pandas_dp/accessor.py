@@ -49,6 +49,7 @@ from .validation import (
     check_per_unit,
     check_privacy_unit,
     check_seed,
+    check_unit_ids,
 )
 
 __all__ = ["DPAccessor", "DPReleases"]
@@ -1307,9 +1308,14 @@ class DPAccessor(DPReleases):
         Parameters
         ----------
         **aggregations
-            ``name=(column, function)`` pairs as in ``DataFrame.groupby.agg``;
-            any aggregation function (``"sum"``, ``"size"``, ``"max"``, a
-            callable, ...). Each function sees the rows of one person only.
+            ``name=(column, function)`` pairs as in ``DataFrame.groupby.agg``,
+            with a function that reduces a person's rows to one value: a
+            reduction's name (``"sum"``, ``"mean"``, ``"count"``, ``"size"``,
+            ``"min"``, ``"max"``, ``"median"``, ``"std"``, ``"var"``,
+            ``"nunique"``, ``"first"``, ``"last"``, ...; see
+            :data:`pandas_dp.validation.PER_UNIT_AGGREGATIONS`) or a callable
+            that returns a scalar. Each function sees the rows of one person
+            only.
 
         Returns
         -------
@@ -1321,18 +1327,34 @@ class DPAccessor(DPReleases):
         MissingBudgetError
             If this frame has no budget it may spend.
         TypeError
-            If the frame has no privacy unit, or no aggregation is given.
+            If the frame has no privacy unit, its unit column is not of an
+            integer, string or categorical dtype, no aggregation is given, or
+            a callable returns a non-scalar for a person.
+        ValueError
+            If an aggregation does not reduce (a transform such as
+            ``"cumsum"``, ``"rank"``, ``"shift"``, ``"diff"``, ``"cumcount"``,
+            a filter such as ``"head"``, or ``"idxmax"``, a row label), or the
+            result is not one row per person.
 
         Notes
         -----
         Releases nothing and costs nothing. Each person is one row of the
         result, so a release on it has the one-row sensitivities; under
-        substitute its row count is the public number of persons.
+        substitute its row count is the public number of persons. That is
+        why only reducing aggregations are accepted, and the result's index
+        is checked to be the persons before it is bound: a transform keeps
+        one row per input row, and bound as persons a 30-row person would
+        move a count by 30 at a sensitivity of 1.
         """
         binding = require_binding(self._df)
-        check_per_unit(binding.unit, aggregations, self._df, "frame")
+        checked = check_per_unit(binding.unit, aggregations, self._df, "frame")
         persons = self._df.groupby(self._df[binding.unit], dropna=True, sort=False)
-        result: pd.DataFrame = persons.agg(**aggregations)
+        result: pd.DataFrame = persons.agg(**checked)
+        if not result.index.equals(persons.size().index):
+            raise ValueError(
+                "per_unit() must give one row per person, indexed by the unit; these "
+                "aggregations did not. Use functions that reduce a person's rows to one value."
+            )
         bind(result, binding.budget, root=binding.is_root(self._df), unit=None)
         return result
 
@@ -1404,6 +1426,7 @@ class DPAccessor(DPReleases):
                 f"{what} needs a privacy unit: this frame has one row per person. "
                 "Attach the budget with set_budget(..., privacy_unit='customer_id')."
             )
+        check_unit_ids(self._df[binding.unit].dtype, binding.unit)
         counts = self._df.groupby(self._df[binding.unit], dropna=True, sort=False).size()
         people = counts.rename("rows").to_frame()
         bind(people, binding.budget, root=binding.is_root(self._df), unit=None)

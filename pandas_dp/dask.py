@@ -93,6 +93,7 @@ from .validation import (
     check_per_unit,
     check_privacy_unit,
     check_seed,
+    check_unit_ids,
 )
 
 __all__ = ["DaskDPAccessor", "DaskDPGroupBy", "KeyedWords", "dask_statistics"]
@@ -174,6 +175,25 @@ def _marked_by(ddf: dd.DataFrame) -> PrivacyBudget | None:
 def _leaves(ddf: dd.DataFrame | dd.Series) -> set[str]:
     """The names of the inputs (expressions without operands) of a collection's graph."""
     return {node._name for node in ddf.expr.walk() if not node.dependencies()}
+
+
+def _check_unit_ids(ddf: dd.DataFrame, unit: Hashable) -> None:
+    """Refuse a unit column whose ids may not be one type, before anything runs.
+
+    Checked on the collection's dtype and on the pandas frames it was made
+    from: ``dd.from_pandas`` turns an object column into strings, so ids
+    ``1``, ``1.0`` and ``True`` (one person to pandas) become three persons
+    under a ``string`` dtype.  Dtypes only, never values.
+    """
+    check_unit_ids(ddf._meta[check_column(ddf._meta, unit)].dtype, unit)
+    for node in ddf.expr.walk():
+        for operand in node.operands:
+            # from_pandas holds its frame wrapped (dask's _BackendData keeps it in ``_data``)
+            frame = getattr(operand, "__dict__", {}).get("_data", operand)
+            if isinstance(frame, pd.DataFrame):
+                for label, dtype in frame.dtypes.items():
+                    if label == unit:
+                        check_unit_ids(dtype, unit)
 
 
 def _require(ddf: dd.DataFrame) -> _Bound:
@@ -446,6 +466,7 @@ def _run(
     max_rows, max_groups = contribution_bounds(bounds, budget, unit, group is not None)
     if unit is not None:
         unit_column(meta, unit, kind, group)
+        _check_unit_ids(ddf, unit)
     planned = plan_release(
         kind,
         group,
@@ -568,6 +589,8 @@ class DaskDPAccessor(DPReleases):
         if name is not None:
             name = check_name(name)
         unit, rows, groups = check_privacy_unit(self._ddf._meta, privacy_unit, max_rows, max_groups)
+        if unit is not None:
+            _check_unit_ids(self._ddf, unit)
         unit_text = None if unit is None else str(unit)
         with _LOCK:
             _refuse_rebinding(self._ddf)
@@ -623,6 +646,7 @@ class DaskDPAccessor(DPReleases):
                 f"{what} needs a privacy unit: this collection has one row per person. "
                 "Attach the budget with set_budget(..., privacy_unit='customer_id')."
             )
+        _check_unit_ids(self._ddf, bound.unit)
         people = self._ddf.groupby(bound.unit, dropna=True).size().rename("rows").to_frame()
         with _LOCK:
             _bind(people, bound.budget, root=bound.root, unit=None)
@@ -829,8 +853,12 @@ class DaskDPAccessor(DPReleases):
         Parameters
         ----------
         **aggregations
-            ``name=(column, function)`` pairs, with the functions Dask's
-            ``groupby.agg`` supports (``"sum"``, ``"size"``, ``"max"``, ...).
+            ``name=(column, function)`` pairs; each function is the name of a
+            reduction that Dask's ``groupby.agg`` supports (``"sum"``,
+            ``"mean"``, ``"count"``, ``"size"``, ``"min"``, ``"max"``,
+            ``"first"``, ``"last"``, ``"std"``, ``"var"``, ``"prod"``,
+            ``"median"``). Transforms (``"cumsum"``, ``"rank"``, ...) and
+            callables are refused before anything runs.
 
         Returns
         -------
@@ -842,16 +870,33 @@ class DaskDPAccessor(DPReleases):
         MissingBudgetError
             If this collection has no budget it may spend.
         TypeError
-            If the collection has no privacy unit, or no aggregation is given.
+            If the collection has no privacy unit, its unit column is not of
+            an integer, string or categorical dtype (or was made by
+            ``dd.from_pandas`` from an object column), no aggregation is given,
+            or a function is not given by name.
+        ValueError
+            If an aggregation does not reduce a person's rows to one value.
 
         Notes
         -----
         Releases nothing and costs nothing. Dask's groupby-aggregation
         brings each person's rows together (a tree reduction or a shuffle).
+        Only reductions are accepted: bound as one row per person, a
+        transform's one row per input row would let a 30-row person move a
+        count by 30 at a sensitivity of 1.
         """
         bound = _require(self._ddf)
-        check_per_unit(bound.unit, aggregations, self._ddf._meta, "collection")
-        result = self._ddf.groupby(bound.unit, dropna=True).agg(**aggregations)
+        checked = check_per_unit(
+            bound.unit, aggregations, self._ddf._meta, "collection", callables=False
+        )
+        assert bound.unit is not None  # checked above
+        _check_unit_ids(self._ddf, bound.unit)
+        result = self._ddf.groupby(bound.unit, dropna=True).agg(**checked)
+        if result._meta.index.name != bound.unit:
+            raise ValueError(
+                "per_unit() must give one row per person, indexed by the unit; these "
+                "aggregations did not. Use functions that reduce a person's rows to one value."
+            )
         with _LOCK:
             _bind(result, bound.budget, root=bound.root, unit=None)
         return result
