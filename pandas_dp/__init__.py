@@ -17,6 +17,7 @@ Map of the package, top to bottom: each module imports only modules below it.
 ========================  ====================================================
 ``__main__``              ``python -m pandas_dp demo`` and ``... ledger FILE``
 ``dask``                  ``ddf.dp`` on Dask (``import pandas_dp.dask``; never imported here)
+``dask_graph``            what a Dask collection is made of: markers, row alignment, schedulers
 ``accessor``              ``df.dp``: argument surface, set_budget, row-wise derivations
 ``groupby``               ``df.dp.groupby(by, keys=...)``: the grouped surface
 ``planning``              half_width / epsilon_for: accuracy planned before spending
@@ -29,7 +30,9 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``bounding``              privacy unit: at most max_rows rows / max_groups keys per person
 ``budget``                PrivacyBudget (reserve, commit), frame binding, marker
 ``keys``                  public keys and candidates: normalise, check, encode
-``ledger``                accounting: LedgerEntry, check_fits, MemoryStore, SQLite
+``sqlite_ledger``         named budgets in a SQLite file: Ledger, SqliteStore, open_ledger
+``ledger_format``         the ledger file's schema, migrations, stored values, views
+``ledger``                accounting core: LedgerEntry, check_fits, BudgetStore, MemoryStore
 ``validation``            argument checks that return normalised values
 ``errors``                every exception type
 ``rowwise``               the row-wise expression check of ``df.dp.query``, masks
@@ -49,8 +52,9 @@ from .accessor import DPAccessor
 from .budget import PrivacyBudget
 from .errors import BudgetExceededError, MissingBudgetError, PandasDPError
 from .groupby import DPGroupBy
-from .ledger import Ledger, LedgerEntry, open_ledger
+from .ledger import LedgerEntry
 from .planning import epsilon_for, half_width
+from .sqlite_ledger import Ledger, open_ledger
 
 __all__ = [
     "BudgetExceededError",

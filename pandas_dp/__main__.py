@@ -13,8 +13,9 @@ from collections.abc import Sequence
 import pandas as pd
 
 from . import datasets, dp
-from .errors import BudgetExceededError
-from .ledger import SEEDED, LedgerError, open_ledger
+from .errors import BudgetExceededError, LedgerError
+from .ledger import SEEDED
+from .sqlite_ledger import open_ledger
 
 CLIP = (0, 250_000)
 

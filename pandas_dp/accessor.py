@@ -36,16 +36,18 @@ from .errors import MissingBudgetError, PandasDPError
 from .groupby import DPGroupBy
 from .keys import Bins, CrossKeys, Grouping
 from .kind import Kind
-from .ledger import BudgetStore, Ledger, MemoryStore, check_name, open_ledger
+from .ledger import BudgetStore, MemoryStore, check_name
 from .noise import make_source
 from .release import NO_BOUNDS, ContributionBounds, run
-from .rowwise import check_rowwise, is_boolean_dtype, is_string_dtype, query_values, row_mask
+from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values, row_mask
 from .select import Argmax, Quantile
+from .sqlite_ledger import Ledger, open_ledger
 from .validation import (
     Bounds,
     check_adjacency,
     check_column,
     check_epsilon,
+    check_per_person,
     check_per_unit,
     check_privacy_unit,
     check_seed,
@@ -851,6 +853,7 @@ class DPReleases:
         candidates: Any,
         epsilon: float,
         max_rows: int | None = None,
+        ci: None = None,
     ) -> pd.DataFrame:
         """pandas' ``describe`` rows of numeric columns, privately: count, mean, std, quartiles.
 
@@ -870,6 +873,8 @@ class DPReleases:
             (in each key, and for a selection in each candidate; the rest are
             dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
             on a frame whose rows are persons.
+        ci : None
+            Not available (a level raises TypeError saying why): see Notes.
 
         Returns
         -------
@@ -894,11 +899,12 @@ class DPReleases:
         would be close to a uniform pick, not an estimate; the quantile grid
         and the clip bounds are the honest public range.
 
-        There is no ``ci=`` on ``describe``: its rows mix noisy sums with
-        permute-and-flip selections, which have no interval of this kind.
-        Use ``count``, ``mean`` or ``std`` with ``ci=`` for intervals.
+        There is no ``ci=`` on ``describe``: its quartiles are picked by a
+        selection mechanism (permute-and-flip), which adds no noise to a
+        statistic and so has no noise interval. For intervals, release per
+        column: :meth:`count`, :meth:`mean` or :meth:`std` with ``ci=``.
         """
-        kind = Describe.of(check_epsilon(epsilon), columns, clip, candidates)
+        kind = Describe.of(check_epsilon(epsilon), columns, clip, candidates, ci)
         return self._release(kind, None, ContributionBounds(max_rows))
 
     def rows_per_unit(self, q: float = 0.9, *, candidates: Any = None, epsilon: float) -> int:
@@ -1150,10 +1156,14 @@ class DPAccessor(DPReleases):
         is row-wise: the library cannot inspect how ``mask`` was computed, so a
         mask computed across rows (``df.x > df.x.mean()``, ``df.x.rank() < 10``)
         silently breaks the guarantee. Compute such a threshold privately
-        (e.g. with :meth:`quantile`) and compare with it. Acceptance depends on
-        the mask's dtype alone, never on whether it holds a missing value.
-        Overwriting a row's values in place (``df.iloc[1] = df.iloc[0]``)
-        cannot be detected either.
+        (e.g. with :meth:`quantile`) and compare with it. Row position is not
+        a property of a row either: a mask made from the index or a row number
+        (``df.index % 2 == 0``, the common ``index % k`` split, ``np.arange``,
+        ``cumcount``) depends on every earlier row, since one person added near
+        the top of a file shifts everyone after them; split on a column of the
+        row itself (a person id) instead. Acceptance depends on the mask's dtype
+        alone, never on whether it holds a missing value. Overwriting a row's
+        values in place (``df.iloc[1] = df.iloc[0]``) cannot be detected either.
         """
         if callable(mask):
             mask = mask(self._df)
@@ -1170,8 +1180,9 @@ class DPAccessor(DPReleases):
             ``"age >= 18 and dept in ['Eng', 'Ops']"``. Only row-wise operations
             are allowed: comparisons (also chained), arithmetic, ``and``/``or``/
             ``not`` and ``&``/``|``/``~``, ``in``/``not in`` a list of constants,
-            constants, column names (backticks for other names), ``@name`` for a
-            public value of the caller, the methods ``isin``, ``between``,
+            constants, column names (backticks for other names; never the
+            index), ``@name`` for a public value of the caller (see Notes), the
+            methods ``isin``, ``between``,
             ``isna``, ``notna``, ``isnull``, ``notnull``, ``abs``, elementwise
             ``.str`` methods on string columns (``contains``, ``startswith``,
             ``len``, ``lower``, ...), ``.dt`` fields (``year``, ``month``,
@@ -1193,12 +1204,19 @@ class DPAccessor(DPReleases):
             If ``expr`` uses anything that is not row-wise: a reduction or a
             look across rows (``x.mean()``, ``x.max()``, ``x.quantile(0.9)``,
             ``x.rank()``, ``x.shift()``, ``x.cumsum()``, ``x[0]``,
-            ``y in x``, ...) or anything else off the list above. The message
-            names it. Nothing is evaluated, nothing is spent.
+            ``y in x``, ...) or anything else off the list above; a name that
+            resolves to the index (``index``, ``ilevel_0``, an index level's
+            name, also in backticks); an ``@name`` that is not a public scalar
+            where one is needed. The message names it. Nothing is evaluated,
+            nothing is spent.
         TypeError
-            If ``expr`` is not a string, is an assignment, uses ``.str`` on a
-            column that is not of a string dtype, or does not evaluate to one
-            boolean per row; or if ``inplace`` is given.
+            If ``expr`` is not a string, is an assignment, reads a column of
+            dtype ``object``, uses ``.str`` on a column that is not of a string
+            dtype, cannot be evaluated (one fixed message, whatever pandas
+            raised), or does not evaluate to one boolean per row; or if
+            ``inplace`` is given.
+        KeyError
+            If ``expr`` names something that is neither a column nor a constant.
         SyntaxError
             If ``expr`` does not parse.
         MissingBudgetError
@@ -1212,22 +1230,32 @@ class DPAccessor(DPReleases):
         could change by many where the release assumes one. To compare with a
         statistic, compute it privately and pass it in:
         ``cut = df.dp.quantile("x", 0.9, candidates=grid, epsilon=0.1)``, then
-        ``df.dp.query("x > @cut")``. ``@name`` values are taken to be public
-        constants; the library cannot check how they were computed. A missing
-        value in the result counts as False (as in SQL), and acceptance depends
-        on the result's dtype alone, never on the data.
+        ``df.dp.query("x > @cut")``. An ``@name`` must be a scalar (a number,
+        string, bool, None, date or time, numpy scalar); a list, tuple or set
+        of scalars only after ``in`` / ``not in`` or in ``isin(...)``, and a
+        list after ``==`` / ``!=`` (which pandas reads as ``in``). Anything else
+        is refused: it could hold one value per row. The library cannot check
+        how a scalar was computed: it is taken to be public.
+
+        Names are resolved as ``DataFrame.eval`` resolves them, columns first:
+        a name that then resolves to the index is refused, because a row's
+        position (a ``RangeIndex``, what ``read_csv`` gives) depends on every
+        earlier row, and ``"index % 2 == 0"`` would let one person move many
+        rows. A column of type ``object`` is refused, since whether an
+        operation on it works would depend on the values it holds; convert it
+        first. A missing value in the result counts as False (as in SQL), and
+        acceptance depends on the dtypes alone, never on the data.
         """
         if not isinstance(expr, str):
             raise TypeError(f"`expr` must be a string, got {type(expr).__name__}.")
         if "inplace" in kwargs:
             raise TypeError("`inplace` is not supported: df.dp.query returns a new frame.")
-        strings = [label for label, dtype in self._df.dtypes.items() if is_string_dtype(dtype)]
         parser = kwargs.get("parser", "pandas")
-        check_rowwise(expr, parser=parser, string_columns=strings)
+        check_rowwise(expr, parser=parser, frame=self._df)
         # ``@name`` from the caller's scope (as DataFrame.query does) or local_dict; checked.
         level = kwargs.pop("level", 0)
         kwargs["local_dict"] = query_values(expr, parser, kwargs, 1 + level)
-        mask = self._df.eval(expr, **kwargs)
+        mask = evaluate(self._df, expr, kwargs)
         if not isinstance(mask, pd.Series | np.ndarray) or not is_boolean_dtype(mask.dtype):
             raise TypeError(f"`expr` must evaluate to a boolean per row, got {expr!r}.")
         return self.filter(mask)
@@ -1264,9 +1292,13 @@ class DPAccessor(DPReleases):
         a column computed across rows (``df.x - df.x.mean()``, ``df.x.rank()``,
         ``df.x.shift()``) silently breaks the guarantee of every later release
         that reads it. Compute such a statistic privately (e.g. with
-        :meth:`mean` or :meth:`quantile`) and use it as a constant. Overwriting
-        a row's values in place (``df.iloc[1] = df.iloc[0]``) cannot be detected
-        either.
+        :meth:`mean` or :meth:`quantile`) and use it as a constant. A row's
+        position is not a property of the row: a column made from the index or
+        a row number (``df.index % 2``, the common ``index % k`` split,
+        ``np.arange(len(df))``) depends on every earlier row (one person added
+        near the top of a file shifts everyone after them), and breaks the
+        guarantee in the same way. Overwriting a row's values in place
+        (``df.iloc[1] = df.iloc[0]``) cannot be detected either.
         """
         unit = self._unit()
         if unit is not None and unit in columns:
@@ -1347,14 +1379,10 @@ class DPAccessor(DPReleases):
         move a count by 30 at a sensitivity of 1.
         """
         binding = require_binding(self._df)
-        checked = check_per_unit(binding.unit, aggregations, self._df, "frame")
+        checked = check_per_unit(binding.unit, aggregations, self._df, "pandas")
         persons = self._df.groupby(self._df[binding.unit], dropna=True, sort=False)
         result: pd.DataFrame = persons.agg(**checked)
-        if not result.index.equals(persons.size().index):
-            raise ValueError(
-                "per_unit() must give one row per person, indexed by the unit; these "
-                "aggregations did not. Use functions that reduce a person's rows to one value."
-            )
+        check_per_person(result.index.equals(persons.size().index))
         bind(result, binding.budget, root=binding.is_root(self._df), unit=None)
         return result
 

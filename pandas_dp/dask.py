@@ -26,8 +26,18 @@ from it by ``ddf.dp.filter/query/assign/select/persist/repartition``; every
 expression name of a bound collection is recorded, so any other collection
 whose expression graph contains one (``ddf[mask]``, ``dd.concat``, merges,
 ``map_partitions``, ``repartition``, a re-read of the same files) is marked
-and refused with the fix named.  A plain ``ddf.persist()`` gets new keys and
-loses its lineage: it is unbound and unmarked (a documented hole).
+and refused with the fix named; so is one made of a pandas frame carrying the
+marker of a budget of this process (``dd.from_pandas(df)``, ...): it spends
+only after ``ddf.dp.inherit(df)``.  A plain ``ddf.persist()`` gets new keys
+and loses its lineage: it is unbound and unmarked (a documented hole).  A mask
+or an assigned column may reach the collection only through row-wise
+expressions (:mod:`pandas_dp.dask_graph`), refused before anything runs.
+
+ε is reserved before ``compute()`` and returned if it raised, unless the exact
+statistics may have been seen: whatever sees task results (a callback, the
+dashboard) sees a partition's statistics when its tally returns, so an error
+after any tally returned keeps ε spent (:func:`_compute`); on process or
+distributed workers, where tallies cannot be counted, once compute started.
 
 With a privacy unit (``set_budget(..., privacy_unit="customer_id")``) the
 rows of one person may sit in any partition, so a release first shuffles the
@@ -53,11 +63,17 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar, overload
 
-import dask
-import dask.dataframe as dd
 import numpy as np
 import pandas as pd
-from dask.dataframe.extensions import register_dataframe_accessor
+
+try:
+    import dask
+    import dask.dataframe as dd
+    from dask.dataframe.extensions import register_dataframe_accessor
+except ImportError as error:
+    raise ImportError(
+        'pandas_dp.dask needs Dask: in your clone of pandas_dp, run pip install ".[dask]"'
+    ) from error
 
 from .accessor import DPReleases
 from .bounding import unit_codes
@@ -65,15 +81,18 @@ from .budget import (
     PrivacyBudget,
     bind,
     binding_of,
+    keep_spent,
     live_budget,
+    marker_of,
     named_memory_store,
     require_binding,
 )
+from .dask_graph import TALLIES, check_unit_sources, pandas_parts, runs_here, same_rows
 from .errors import MissingBudgetError, PandasDPError
 from .groupby import DPGroupedReleases
 from .keys import Grouping
 from .kind import Kind, Neighbours, Stats
-from .ledger import BudgetStore, Ledger, MemoryStore, check_name, open_ledger
+from .ledger import BudgetStore, MemoryStore, check_name
 from .noise import U64, make_source
 from .release import (
     NO_BOUNDS,
@@ -84,7 +103,8 @@ from .release import (
     release,
     unit_column,
 )
-from .rowwise import check_rowwise, is_boolean_dtype, is_string_dtype, query_values
+from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values
+from .sqlite_ledger import Ledger, open_ledger
 from .validation import (
     MAX_ROWS,
     check_adjacency,
@@ -93,7 +113,6 @@ from .validation import (
     check_per_unit,
     check_privacy_unit,
     check_seed,
-    check_unit_ids,
 )
 
 __all__ = ["DaskDPAccessor", "DaskDPGroupBy", "KeyedWords", "dask_statistics"]
@@ -156,44 +175,30 @@ def _forget(key: int, ref: weakref.ref[dd.DataFrame]) -> None:
 def _bind(ddf: dd.DataFrame, budget: PrivacyBudget, *, root: bool, unit: Hashable | None) -> None:
     key = id(ddf)
     ref = weakref.ref(ddf, lambda r: _forget(key, r))
+    check_unit_sources(ddf, unit)  # once bound, a unit changed in place stops the collection
     with _LOCK:
         _BOUND[key] = _Bound(ref, budget, root, unit, ddf._name)
         _MARKED[ddf._name] = budget.id
 
 
 def _marked_by(ddf: dd.DataFrame) -> PrivacyBudget | None:
-    """The live budget whose collection appears in ``ddf``'s expression graph, if any."""
+    """The live budget ``ddf`` comes from: a bound collection in its graph, or a frame's marker.
+
+    The marker is in the ``attrs`` of a pandas object it is made of (``dd.from_pandas(df)``, ...).
+    """
     for node in ddf.expr.walk():
         budget_id = _MARKED.get(node._name)
         if budget_id is not None:
             found = live_budget(budget_id)
             if found is not None:
                 return found
+        for part in pandas_parts(node):
+            if isinstance(getattr(part, "attrs", None), dict):
+                marker = marker_of(part)
+                found = None if marker is None else live_budget(str(marker["budget"]))
+                if found is not None:
+                    return found
     return None
-
-
-def _leaves(ddf: dd.DataFrame | dd.Series) -> set[str]:
-    """The names of the inputs (expressions without operands) of a collection's graph."""
-    return {node._name for node in ddf.expr.walk() if not node.dependencies()}
-
-
-def _check_unit_ids(ddf: dd.DataFrame, unit: Hashable) -> None:
-    """Refuse a unit column whose ids may not be one type, before anything runs.
-
-    Checked on the collection's dtype and on the pandas frames it was made
-    from: ``dd.from_pandas`` turns an object column into strings, so ids
-    ``1``, ``1.0`` and ``True`` (one person to pandas) become three persons
-    under a ``string`` dtype.  Dtypes only, never values.
-    """
-    check_unit_ids(ddf._meta[check_column(ddf._meta, unit)].dtype, unit)
-    for node in ddf.expr.walk():
-        for operand in node.operands:
-            # from_pandas holds its frame wrapped (dask's _BackendData keeps it in ``_data``)
-            frame = getattr(operand, "__dict__", {}).get("_data", operand)
-            if isinstance(frame, pd.DataFrame):
-                for label, dtype in frame.dtypes.items():
-                    if label == unit:
-                        check_unit_ids(dtype, unit)
 
 
 def _require(ddf: dd.DataFrame) -> _Bound:
@@ -212,10 +217,12 @@ def _require(ddf: dd.DataFrame) -> _Bound:
         raise MissingBudgetError(
             "This Dask collection cannot spend a privacy budget. It was derived from a protected "
             "collection by a Dask operation (ddf[mask], concat, merge, map_partitions, "
-            "repartition, groupby, a re-read of the same files, ...), which may mix or repeat "
-            "people. Derive it with ddf.dp.filter(...) / ddf.dp.query(...) / ddf.dp.assign(...) "
-            "/ ddf.dp.select(...) / ddf.dp.persist() / ddf.dp.repartition(...), or call "
-            "result.dp.inherit(ddf) if it still has at most one row per person."
+            "repartition, groupby, a re-read of the same files, ...), or made from a protected "
+            "pandas frame (dd.from_pandas(df), dd.from_delayed, parquet written from it), which "
+            "may mix or repeat people. Derive it with ddf.dp.filter(...) / ddf.dp.query(...) / "
+            "ddf.dp.assign(...) / ddf.dp.select(...) / ddf.dp.persist() / "
+            "ddf.dp.repartition(...), or call result.dp.inherit(ddf) (or "
+            "result.dp.inherit(df), the pandas frame) if it still has at most one row per person."
         )
     raise MissingBudgetError(
         "This Dask collection has no privacy budget. Attach one first, on the collection that "
@@ -233,11 +240,12 @@ def _refuse_rebinding(ddf: dd.DataFrame) -> None:
     if live is not None:
         named = f" {live.name!r}" if live.name else ""
         raise PandasDPError(
-            "This collection reads the data of, or was derived from, a collection whose privacy "
-            f"budget{named} was created in this process: a new budget would reset the accounting "
-            "for the same people. Continue that budget with result.dp.inherit(source); to resume "
-            "a budget across sessions, use a named ledger budget: "
-            "set_budget(epsilon=..., ledger=..., name=...)."
+            "This collection reads the data of, or was derived from, a collection or pandas frame "
+            f"(dd.from_pandas(df), ...) whose privacy budget{named} was created in this process: "
+            "a new budget would reset the accounting for the same people. Continue that budget "
+            "with ddf.dp.inherit(source), where source is that collection or the pandas frame "
+            "(ddf.dp.inherit(df)); to resume a budget across sessions, use a named ledger "
+            "budget: set_budget(epsilon=..., ledger=..., name=...)."
         )
 
 
@@ -341,7 +349,9 @@ def partition_statistics(part: pd.DataFrame, task: _Task, key: bytes | None = No
     rows = task.kind.read(part, task.n_keys)
     codes = None if task.group is None else task.group.codes(part)
     if task.unit is None or key is None:
-        return len(part), task.kind.tally(task.plan, rows, codes, task.n_keys)
+        stats = task.kind.tally(task.plan, rows, codes, task.n_keys)
+        TALLIES.add()  # before the exact statistics leave this function (see _compute)
+        return len(part), stats
     stats = bounded_tally(
         task.kind,
         task.plan,
@@ -353,6 +363,7 @@ def partition_statistics(part: pd.DataFrame, task: _Task, key: bytes | None = No
         task.max_rows,
         task.max_groups,
     )
+    TALLIES.add()
     return len(part), stats
 
 
@@ -423,6 +434,24 @@ def dask_statistics(
     return _tree([chunk(p, task) for p in ddf[_columns(ddf, kind, group)].to_delayed()])
 
 
+def _compute(lazy: Any) -> Stats:
+    """Compute the exact statistics; an error once any tally has returned keeps ε spent.
+
+    Tallies are counted in this process (synchronous and threaded schedulers;
+    any release's: a concurrent one can only keep more spent); elsewhere none
+    can be shown not to have returned, so ε stays spent once this started.
+    """
+    counted = runs_here(lazy)
+    before = TALLIES.value
+    try:
+        (partial,) = dask.compute(lazy)
+        return _exact(partial)
+    except BaseException as error:
+        if not counted or TALLIES.value != before:
+            keep_spent(error)
+        raise
+
+
 def _persons_together(
     ddf: dd.DataFrame, kind: Kind[Any, Any], group: Grouping | None, unit: Hashable
 ) -> list[Any]:
@@ -466,7 +495,6 @@ def _run(
     max_rows, max_groups = contribution_bounds(bounds, budget, unit, group is not None)
     if unit is not None:
         unit_column(meta, unit, kind, group)
-        _check_unit_ids(ddf, unit)
     planned = plan_release(
         kind,
         group,
@@ -480,11 +508,7 @@ def _run(
     if unit is None:
         lazy = dask_statistics(ddf, kind, planned.plan, group)
 
-        def statistics() -> Stats:
-            (partial,) = dask.compute(lazy)
-            return _exact(partial)
-
-        return release(budget, kind, group, planned, statistics)
+        return release(budget, kind, group, planned, lambda: _compute(lazy))
 
     task = _Task(kind, planned.plan, group, unit, max_rows, max_groups)
     parts = _persons_together(ddf, kind, group, unit)
@@ -493,24 +517,14 @@ def _run(
         # Inside the reservation: the bounding's keys come from the budget's source, here.
         keys = budget.source.words(KEY_WORDS * len(parts)).astype("<u8").reshape(len(parts), -1)
         chunk = dask.delayed(partition_statistics, pure=False)
-        lazy = _tree([chunk(p, task, k.tobytes()) for p, k in zip(parts, keys, strict=True)])
-        (partial,) = dask.compute(lazy)
-        return _exact(partial)
+        return _compute(
+            _tree([chunk(p, task, k.tobytes()) for p, k in zip(parts, keys, strict=True)])
+        )
 
     return release(budget, kind, group, planned, bounded_statistics)
 
 
 # ---------------------------------------------------------------- surfaces
-
-
-def _same_rows(value: Any, ddf: dd.DataFrame, argument: str) -> None:
-    """Refuse a Dask Series computed from another collection than ``ddf`` (it may join rows)."""
-    if not _leaves(value) <= _leaves(ddf):
-        raise ValueError(
-            f"`{argument}` must be computed from this collection's own columns (e.g. "
-            "ddf.amount > 0): a series of another collection would be joined on the index, "
-            "which may repeat or mix people."
-        )
 
 
 @register_dataframe_accessor("dp")
@@ -589,8 +603,7 @@ class DaskDPAccessor(DPReleases):
         if name is not None:
             name = check_name(name)
         unit, rows, groups = check_privacy_unit(self._ddf._meta, privacy_unit, max_rows, max_groups)
-        if unit is not None:
-            _check_unit_ids(self._ddf, unit)
+        check_unit_sources(self._ddf, unit)
         unit_text = None if unit is None else str(unit)
         with _LOCK:
             _refuse_rebinding(self._ddf)
@@ -646,7 +659,6 @@ class DaskDPAccessor(DPReleases):
                 f"{what} needs a privacy unit: this collection has one row per person. "
                 "Attach the budget with set_budget(..., privacy_unit='customer_id')."
             )
-        _check_unit_ids(self._ddf, bound.unit)
         people = self._ddf.groupby(bound.unit, dropna=True).size().rename("rows").to_frame()
         with _LOCK:
             _bind(people, bound.budget, root=bound.root, unit=None)
@@ -702,7 +714,18 @@ class DaskDPAccessor(DPReleases):
         TypeError
             If ``mask`` is not a boolean Dask Series.
         ValueError
-            If ``mask`` is computed from another collection.
+            If ``mask`` is not built row by row from this collection itself:
+            it goes through ``set_index``, ``shuffle``, ``sort_values``,
+            ``repartition``, ``reset_index``, ``ddf[mask]``, ``map_partitions``
+            or another collection, which may line other rows up with these.
+
+        Notes
+        -----
+        Costs nothing, as :meth:`pandas_dp.DPAccessor.filter`. Each row's entry
+        may depend only on that row and on public constants, which the library
+        cannot check: never ``ddf.x > ddf.x.mean()``, nor a row's position (the
+        index of a ``read_csv`` collection, the common ``index % k`` split),
+        which moves when one person is added earlier in a file.
         """
         if callable(mask):
             mask = mask(self._ddf)
@@ -716,10 +739,13 @@ class DaskDPAccessor(DPReleases):
                 f"`mask` must be a boolean Series (numpy bool, pandas 'boolean' or "
                 f"'bool[pyarrow]'), got dtype {mask.dtype}."
             )
-        _same_rows(mask, self._ddf, "mask")
+        same_rows(mask, self._ddf, "mask")
         if mask.dtype != np.bool_:
-            mask = mask.fillna(False).astype(bool)
-        return self._derive(self._ddf[mask], same_rows=False)
+            mask = mask.fillna(False)
+        # `& True`, not .astype(bool): Dask's optimizer moves a filter whose mask ends in
+        # astype onto the mask itself (ddf[m.astype(bool)] computes the mask, not the rows),
+        # and a caller's mask may end in astype too; so the mask ends in an `and`.
+        return self._derive(self._ddf[mask & True], same_rows=False)
 
     def query(self, expr: str, **kwargs: Any) -> dd.DataFrame:
         """The rows where the row-wise boolean expression ``expr`` holds.
@@ -727,26 +753,35 @@ class DaskDPAccessor(DPReleases):
         Parameters
         ----------
         expr : str
-            A row-wise expression, checked as in :meth:`pandas_dp.DPAccessor.query`;
-            ``@name`` takes a public value from the caller's scope.
+            A row-wise expression, checked on the collection's metadata as in
+            :meth:`pandas_dp.DPAccessor.query` (never the index, no ``object``
+            column); ``@name`` takes a public scalar from the caller's scope (a
+            list of them only after ``in`` / ``not in`` / ``==`` / ``!=``).
         **kwargs
-            Passed to ``DataFrame.eval`` on each partition (``parser``, ``engine``).
+            Passed to ``DataFrame.eval`` on each partition (``parser``, ``engine``,
+            ``local_dict``).
 
         Returns
         -------
         dask.dataframe.DataFrame
             The selected rows, bound to this budget, as with :meth:`filter`.
+
+        Raises
+        ------
+        ValueError, TypeError, KeyError
+            As :meth:`pandas_dp.DPAccessor.query`, before any task runs. An
+            expression that fails on any rows of its dtypes fails here, with one
+            fixed message; what fails only on some values fails in a task.
         """
         if not isinstance(expr, str):
             raise TypeError(f"`expr` must be a string, got {type(expr).__name__}.")
         if "inplace" in kwargs:
             raise TypeError("`inplace` is not supported: ddf.dp.query returns a new collection.")
-        meta = self._ddf._meta
-        strings = [label for label, dtype in meta.dtypes.items() if is_string_dtype(dtype)]
-        check_rowwise(expr, parser=kwargs.get("parser", "pandas"), string_columns=strings)
-        local = query_values(expr, kwargs.get("parser", "pandas"), kwargs, 1)
-        kwargs.pop("local_dict", None)
-        mask = self._ddf.eval(expr, local_dict=local, **kwargs)
+        check_rowwise(expr, parser=kwargs.get("parser", "pandas"), frame=self._ddf._meta)
+        kwargs["local_dict"] = query_values(expr, kwargs.get("parser", "pandas"), kwargs, 1)
+        # Made-up rows of the same dtypes first: what fails on any rows fails here, not in a task.
+        evaluate(self._ddf._meta_nonempty, expr, kwargs)
+        mask = evaluate(self._ddf, expr, kwargs)
         if not isinstance(mask, dd.Series) or not is_boolean_dtype(mask.dtype):
             raise TypeError(f"`expr` must evaluate to a boolean per row, got {expr!r}.")
         return self.filter(mask)
@@ -758,19 +793,32 @@ class DaskDPAccessor(DPReleases):
         ----------
         **columns
             A scalar, a callable that takes the collection, or a Dask Series
-            computed row-wise from this collection's own columns.
+            computed row-wise from this collection's own columns (as the
+            ``mask`` of :meth:`filter`).
 
         Returns
         -------
         dask.dataframe.DataFrame
             Bound to this budget (still its root if this one is).
+
+        Raises
+        ------
+        ValueError
+            If a Series is not built row by row from this collection itself.
+
+        Notes
+        -----
+        Costs nothing. Each row's value may depend only on that row and on
+        public constants, which the library cannot check: never
+        ``ddf.x - ddf.x.mean()``, nor a row's position (the common ``index % k``
+        split), which moves when one person is added earlier in a file.
         """
         for label, value in columns.items():
             if callable(value):
                 value = value(self._ddf)
                 columns[label] = value
             if isinstance(value, dd.Series):
-                _same_rows(value, self._ddf, label)
+                same_rows(value, self._ddf, label)
             elif not np.isscalar(value):
                 raise TypeError(
                     f"`{label}` must be a scalar, a callable, or a Dask Series computed from this "
@@ -853,12 +901,7 @@ class DaskDPAccessor(DPReleases):
         Parameters
         ----------
         **aggregations
-            ``name=(column, function)`` pairs; each function is the name of a
-            reduction that Dask's ``groupby.agg`` supports (``"sum"``,
-            ``"mean"``, ``"count"``, ``"size"``, ``"min"``, ``"max"``,
-            ``"first"``, ``"last"``, ``"std"``, ``"var"``, ``"prod"``,
-            ``"median"``). Transforms (``"cumsum"``, ``"rank"``, ...) and
-            callables are refused before anything runs.
+            ``name=(column, function)`` pairs: reductions by name, as on pandas.
 
         Returns
         -------
@@ -869,34 +912,17 @@ class DaskDPAccessor(DPReleases):
         ------
         MissingBudgetError
             If this collection has no budget it may spend.
-        TypeError
-            If the collection has no privacy unit, its unit column is not of
-            an integer, string or categorical dtype (or was made by
-            ``dd.from_pandas`` from an object column), no aggregation is given,
-            or a function is not given by name.
-        ValueError
-            If an aggregation does not reduce a person's rows to one value.
+        TypeError, ValueError
+            As :meth:`pandas_dp.DPAccessor.per_unit`; callables are refused.
 
         Notes
         -----
         Releases nothing and costs nothing. Dask's groupby-aggregation
         brings each person's rows together (a tree reduction or a shuffle).
-        Only reductions are accepted: bound as one row per person, a
-        transform's one row per input row would let a 30-row person move a
-        count by 30 at a sensitivity of 1.
         """
         bound = _require(self._ddf)
-        checked = check_per_unit(
-            bound.unit, aggregations, self._ddf._meta, "collection", callables=False
-        )
-        assert bound.unit is not None  # checked above
-        _check_unit_ids(self._ddf, bound.unit)
+        checked = check_per_unit(bound.unit, aggregations, self._ddf._meta, "dask")
         result = self._ddf.groupby(bound.unit, dropna=True).agg(**checked)
-        if result._meta.index.name != bound.unit:
-            raise ValueError(
-                "per_unit() must give one row per person, indexed by the unit; these "
-                "aggregations did not. Use functions that reduce a person's rows to one value."
-            )
         with _LOCK:
             _bind(result, bound.budget, root=bound.root, unit=None)
         return result

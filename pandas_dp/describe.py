@@ -31,9 +31,16 @@ from .select import (
     quantile_table,
 )
 from .text import column_names, figures
-from .validation import Clip, check_clip, check_column, check_quantile_grid, numeric_values
+from .validation import (
+    Clip,
+    check_clip,
+    check_column,
+    check_quantile_grid,
+    given,
+    numeric_values,
+)
 
-__all__ = ["QUANTILES", "ROWS", "Describe"]
+__all__ = ["NO_INTERVAL", "QUANTILES", "ROWS", "Describe"]
 
 #: The quantile levels of pandas' describe.
 QUANTILES = (Fraction(1, 4), Fraction(1, 2), Fraction(3, 4))
@@ -42,6 +49,14 @@ ROWS = ("count", "mean", "std", "25%", "50%", "75%")
 #: Share of each column's ε: the count/mean/std release, then each quantile.
 MOMENTS_SHARE = Fraction(1, 2)
 QUANTILE_SHARE = Fraction(1, 6)
+#: Why ``describe(ci=...)`` is refused, and what to call instead.
+NO_INTERVAL = (
+    "`describe` has no `ci=`, got ci={ci}: its quartiles are picked from the public grid by a "
+    "selection mechanism (permute-and-flip), which adds no noise to a statistic and so has no "
+    "noise interval. For intervals, release per column with `ci=`: `.dp.count(column, "
+    "epsilon=..., ci=0.95)`, `.dp.mean(column, clip=..., epsilon=..., ci=0.95)`, "
+    "`.dp.std(column, clip=..., epsilon=..., ci=0.95)`."
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,7 +79,11 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
     grids: tuple[F64, ...]
 
     @classmethod
-    def of(cls, epsilon: Fraction, columns: object, clip: object, candidates: object) -> Describe:
+    def of(
+        cls, epsilon: Fraction, columns: object, clip: object, candidates: object, ci: object = None
+    ) -> Describe:
+        if ci is not None:
+            raise TypeError(NO_INTERVAL.format(ci=given(ci)))
         if isinstance(columns, str) or not isinstance(columns, list | tuple | pd.Index):
             columns = [columns]
         labels = tuple(columns)

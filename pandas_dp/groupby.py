@@ -647,6 +647,7 @@ class DPGroupedReleases:
         epsilon: float,
         max_rows: int | None = None,
         max_groups: int | None = None,
+        ci: None = None,
     ) -> pd.DataFrame:
         """pandas' ``describe`` per key, privately: count, mean, std and quartiles.
 
@@ -669,6 +670,8 @@ class DPGroupedReleases:
         max_groups : int, optional
             With a privacy unit: at most this many keys of one person are used
             (chosen at random). Defaults to ``set_budget(max_groups=...)``.
+        ci : None
+            Not available (a level raises TypeError saying why): see Notes.
 
         Returns
         -------
@@ -693,10 +696,11 @@ class DPGroupedReleases:
         with noise: a count near 0, a mean somewhere inside the clip, a std of
         0 when the noisy count is 0, and quartiles picked almost uniformly
         from the grid (not even in order). min and max are left out, as in
-        ``df.dp.describe``. No ``ci=``, as in ``df.dp.describe``: use
-        :meth:`count`, :meth:`mean` or :meth:`std` with ``ci=``.
+        ``df.dp.describe``. No ``ci=``, as in ``df.dp.describe`` (its
+        quartiles come from a selection mechanism, which has no noise
+        interval): use :meth:`count`, :meth:`mean` or :meth:`std` with ``ci=``.
         """
-        kind = Describe.of(check_epsilon(epsilon), columns, clip, candidates)
+        kind = Describe.of(check_epsilon(epsilon), columns, clip, candidates, ci)
         return self._release(kind, ContributionBounds(max_rows, max_groups))
 
 

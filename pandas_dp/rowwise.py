@@ -10,7 +10,15 @@ of that frame can change by many where the release assumes one.
 :mod:`ast` (after the same token rewriting pandas applies: ``@name``,
 backtick-quoted columns, ``&``/``|`` as ``and``/``or``) and accepts only an
 allowlist of row-wise operations, before anything is evaluated. Everything not
-on the list is refused (fail closed).
+on the list is refused (fail closed). Given the frame, it also resolves each name
+as ``DataFrame.eval`` does (columns first, then the index) and refuses the
+index: a row's position (or label) is not a value of the row. It refuses
+``object`` columns too: whether an operation on one works depends on the values
+it holds.
+
+:func:`query_values` checks the ``@name`` values (public scalars, and lists of
+them only after a membership test), and :func:`evaluate` runs ``eval`` with one
+fixed message for whatever it raises, since pandas' own may quote the data.
 
 :func:`row_mask` turns a mask into a numpy boolean array deciding from its dtype
 alone: numpy ``bool``, pandas ``boolean`` or ``bool[pyarrow]``; a missing value
@@ -21,17 +29,24 @@ an acceptance or a refusal.
 from __future__ import annotations
 
 import ast
+import datetime
+import decimal
+import fractions
 import io
 import sys
 import tokenize
-from collections.abc import Collection, Hashable, Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any, NoReturn
 
 import numpy as np
 import pandas as pd
+from pandas.core.computation.parsing import clean_column_name  # type: ignore[import-not-found]
+
+from .errors import MissingColumnError
 
 __all__ = [
     "check_rowwise",
+    "evaluate",
     "is_boolean_dtype",
     "is_string_dtype",
     "query_values",
@@ -224,9 +239,15 @@ def _parse(expr: str, parser: str) -> tuple[ast.expr, dict[str, str]]:
 class _Checker:
     """Walks an expression and refuses anything not known to be row-wise."""
 
-    def __init__(self, labels: dict[str, str], string_columns: Collection[Hashable] | None):
+    def __init__(self, labels: dict[str, str], frame: pd.DataFrame | None):
         self.labels = labels
-        self.string_columns = string_columns
+        self.frame = frame
+        #: ``DataFrame.eval``'s name of each column -> its position (the last of a name wins).
+        self.columns: dict[Hashable, int] = {}
+        self.axes: frozenset[Hashable] = frozenset()
+        if frame is not None:
+            self.columns = {clean_column_name(label): i for i, label in enumerate(frame.columns)}
+            self.axes = axis_names(frame)
 
     def show(self, node: ast.expr) -> str:
         """A short name for ``node`` in a message: never a data value."""
@@ -248,7 +269,7 @@ class _Checker:
         if isinstance(node, ast.Constant):
             self.constant(node)
         elif isinstance(node, ast.Name):
-            pass  # a column, the index, an index level, or an @name (public by contract)
+            self.name(node)  # a column or a constant (never the index), or an @name
         elif isinstance(node, ast.BoolOp) and isinstance(node.op, _BOOL_OPS):
             for value in node.values:
                 self.row_wise(value)
@@ -257,6 +278,12 @@ class _Checker:
         elif isinstance(node, ast.BinOp) and isinstance(node.op, _BIN_OPS):
             self.row_wise(node.left)
             self.row_wise(node.right)
+            if isinstance(node.op, ast.Pow) and not self.is_public(node.right):
+                raise ValueError(
+                    "`expr` may use `**` only with a constant power (a number or an @name): "
+                    "whether pandas can raise a column to a power that varies by row (an "
+                    "integer to a negative power) would depend on the data."
+                )
         elif isinstance(node, ast.Compare):
             self.compare(node)
         elif isinstance(node, ast.Call):
@@ -269,6 +296,51 @@ class _Checker:
             _refuse("a list here (lists of constants go after `in`, or into isin)")
         else:
             _refuse(f"this syntax ({type(node).__name__})")
+
+    def name(self, node: ast.Name) -> object:
+        """The dtype of the column ``node`` names; None for a constant, an @name, or no frame.
+
+        Resolved as ``DataFrame.eval`` resolves it (``DataFrame.eval`` puts the
+        column resolvers before the index resolvers): ``inf`` is a constant even
+        beside a column of that name, then a column wins, then a name of the
+        index or column axis (``index``, ``ilevel_0``, a level's name, ...) is
+        refused, and any other name is not in the frame.
+        """
+        if node.id.startswith(_LOCAL) or self.frame is None:
+            return None
+        label = self.labels.get(node.id, node.id)
+        key = clean_column_name(label) if node.id in self.labels else node.id
+        if key in _CONSTANT_NAMES:
+            return None
+        position = self.columns.get(key)
+        if position is None and key in self.axes:
+            raise ValueError(
+                f"`expr` may not use `{label}`: it names the frame's index (or its column "
+                "labels), and a row's position is not a value of that row. A RangeIndex (what "
+                "read_csv gives) moves every later row when one person is added or removed "
+                "earlier in the file, so a split such as `index % 2 == 0` lets one person move "
+                "many rows in or out. Split on a column of the row itself instead, e.g. "
+                "df.dp.query('id % 2 == 0') on a person id."
+            )
+        if position is None:
+            raise MissingColumnError(
+                f"`expr` names {label!r}, which is not a column of the frame (a value from your "
+                f"scope is written @{label})."
+            )
+        if self.frame.columns.duplicated(keep=False)[position]:
+            raise ValueError(
+                f"`expr` names {label!r}, which labels several columns of the frame; give the "
+                "columns unique names."
+            )
+        dtype = self.frame.dtypes.iloc[position]
+        if pd.api.types.is_object_dtype(dtype):
+            raise TypeError(
+                f"`expr` reads the column {label!r} of dtype object: such a column may hold "
+                "values of any type, so whether an operation on it works would depend on the "
+                "data. Convert it to a string dtype, 'boolean', a number or 'category' first, "
+                f"e.g. df.dp.assign(**{{{label!r}: df[{label!r}].astype('string')}})."
+            )
+        return dtype
 
     def constant(self, node: ast.Constant) -> None:
         if not isinstance(node.value, _CONSTANT_TYPES):
@@ -396,11 +468,9 @@ class _Checker:
             self.call(node)
             return
         self.receiver(node)
-        if self.string_columns is None:
+        if self.frame is None:
             return
-        if not isinstance(node, ast.Name) or self.labels.get(node.id, node.id) not in set(
-            self.string_columns
-        ):
+        if not isinstance(node, ast.Name) or not is_string_dtype(self.name(node)):
             raise TypeError(
                 f"`.str` methods in `expr` need a column of a string dtype ('str' or 'string'); "
                 f"{self.show(node)} is not one. Convert it first, e.g. "
@@ -408,12 +478,27 @@ class _Checker:
             )
 
 
-def check_rowwise(
-    expr: str, *, parser: str = "pandas", string_columns: Collection[Hashable] | None = None
-) -> None:
+def axis_names(frame: pd.DataFrame) -> frozenset[Hashable]:
+    """The names ``DataFrame.eval`` resolves to the frame's axes rather than to a column.
+
+    As pandas' ``NDFrame._get_index_resolvers`` makes them: each level of the
+    index by its name, or ``ilevel_<i>`` when it has none, then ``index``; the
+    same for the column labels (``clevel_<i>``, ``columns``); cleaned like a
+    backtick-quoted name, integer names left out. A column of the same name
+    comes first (see :meth:`_Checker.name`).
+    """
+    names: list[Hashable] = []
+    for axis in ("index", "columns"):
+        levels = getattr(frame, axis).names
+        names += [f"{axis[0]}level_{i}" if n is None else n for i, n in enumerate(levels)]
+        names.append(axis)
+    return frozenset(clean_column_name(n) for n in names if not isinstance(n, int))
+
+
+def check_rowwise(expr: str, *, parser: str = "pandas", frame: pd.DataFrame | None = None) -> None:
     """Refuse ``expr`` unless every row's value depends only on that row and on public constants.
 
-    Nothing is evaluated. ``@name`` values are trusted to be public constants.
+    Nothing is evaluated. ``@name`` values are checked by :func:`query_values`.
 
     Parameters
     ----------
@@ -421,35 +506,114 @@ def check_rowwise(
         A ``DataFrame.eval`` expression.
     parser : {"pandas", "python"}
         The parser ``DataFrame.eval`` will use.
-    string_columns : collection of labels, optional
-        The columns of a string dtype; ``.str`` is allowed only on them (or on a
-        string-returning ``.str`` method of them). ``None`` skips this check.
+    frame : pandas.DataFrame, optional
+        The frame ``expr`` will run on (for Dask, its ``_meta``): only its
+        labels and dtypes are read. Each name is then resolved as
+        ``DataFrame.eval`` resolves it; the index, unknown names, ``object``
+        columns, and ``.str`` on a column not of a string dtype are refused.
+        ``None`` checks the expression alone.
 
     Raises
     ------
     ValueError
-        If ``expr`` uses anything not on the row-wise allowlist; the message
-        names it. Also if ``expr`` is not a single expression, or ``parser`` is
-        unknown.
+        If ``expr`` uses anything not on the row-wise allowlist, or a name that
+        resolves to the index (``index``, ``ilevel_0``, an index level's name);
+        the message names it. Also if ``expr`` is not a single expression, or
+        ``parser`` is unknown.
     TypeError
-        If ``expr`` is an assignment, or uses ``.str`` on a column that is not of
-        a string dtype.
+        If ``expr`` is an assignment, reads a column of dtype ``object``, or uses
+        ``.str`` on a column that is not of a string dtype.
+    KeyError
+        If ``expr`` names something that is not a column of ``frame``.
     SyntaxError
         If ``expr`` does not parse.
     """
     node, labels = _parse(expr, parser)
-    _Checker(labels, string_columns).row_wise(node)
+    _Checker(labels, frame).row_wise(node)
+
+
+#: The types of an ``@name`` used as a value: exact types, so that no subclass can bring
+#: its own comparison (a custom object could answer per row with values of other rows).
+SCALAR_TYPES = frozenset(
+    {
+        bool, int, float, complex, str, bytes, type(None), decimal.Decimal, fractions.Fraction,
+        datetime.datetime, datetime.date, datetime.time, datetime.timedelta, pd.Timestamp,
+        pd.Timedelta, pd.Period, type(pd.NaT), type(pd.NA),
+    }
+    | {t for t in np.sctypeDict.values() if t not in (np.object_, np.void)}
+)  # fmt: skip
+
+#: List-likes an ``@name`` may hold after ``in`` / ``not in`` (and in ``isin``): pandas reads
+#: them as a set of values. After ``==`` / ``!=`` pandas reads only a list so (as ``in``): it
+#: compares a tuple, a set or an array row by row.
+_IN_TYPES = (list, tuple, set, frozenset)
+_EQ_TYPES = (list,)
+
+_ACCEPTED = (
+    "an @name must be a public constant: a number, a string, a bool, None, a date or time "
+    "(Timestamp, Timedelta, datetime, ...) or a numpy scalar; a list, tuple or set of these only "
+    "after `in` / `not in` or in isin(...) (a list also after `==` / `!=`, which pandas reads as "
+    "`in`). Never values computed from the rows: for a statistic of the data, compute it "
+    "privately (e.g. cut = df.dp.quantile('x', 0.9, candidates=grid, epsilon=0.1)) and pass it "
+    "as @cut."
+)
+
+
+def _membership(node: ast.expr) -> dict[int, tuple[type, ...]]:
+    """The ``@name`` nodes of ``node`` that are a set of values, and the list-likes each may be.
+
+    The right side of ``in`` / ``not in`` or of ``==`` / ``!=`` (unless it is
+    also the left side of a chained comparison), and the argument of ``isin``.
+    """
+    found: dict[int, tuple[type, ...]] = {}
+    for n in ast.walk(node):
+        if isinstance(n, ast.Compare):
+            op, right = n.ops[-1], n.comparators[-1]
+            if isinstance(op, _IN_OPS):
+                found[id(right)] = _IN_TYPES
+            elif isinstance(op, _EQ_OPS):
+                found[id(right)] = _EQ_TYPES
+        elif (
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "isin"
+        ):
+            for arg in [*n.args, *(k.value for k in n.keywords)]:
+                found[id(arg)] = _IN_TYPES
+    return found
+
+
+def _check_value(name: str, value: object, list_likes: tuple[type, ...]) -> None:
+    """Refuse ``value`` unless it is a public scalar, or one of ``list_likes`` of them."""
+    if type(value) in SCALAR_TYPES:
+        return
+    if isinstance(value, list | tuple | set | frozenset) and type(value) in list_likes:
+        inner = [type(v) for v in value if type(v) not in SCALAR_TYPES]
+        if not inner:
+            return
+        raise ValueError(
+            f"@{name} is a {type(value).__name__} holding a {inner[0].__name__}: {_ACCEPTED}"
+        )
+    if isinstance(value, _IN_TYPES):
+        raise ValueError(
+            f"@{name} is a {type(value).__name__}, used where pandas reads it as one value per "
+            f"row (not after `in` / `not in` / `==` / `!=`): {_ACCEPTED}"
+        )
+    raise ValueError(f"@{name} is a {type(value).__name__}: {_ACCEPTED}")
 
 
 def query_values(expr: str, parser: str, kwargs: Mapping[str, Any], depth: int) -> dict[str, Any]:
     """The ``@name`` values of a checked ``expr``: from ``local_dict``, else the caller's scope.
 
     ``depth`` counts the frames above this function to the code that called
-    ``query``.  ``resolvers`` and ``global_dict`` are refused (they could
-    rebind a column or smuggle in a Series), and so is an ``@name`` whose
-    value holds one value per row (a Series, frame, Index or array): an
-    ``@name`` is a public constant, such as a threshold or a list of
-    categories, never something computed across the rows.
+    ``query``. ``resolvers`` and ``global_dict`` are refused (they could
+    rebind a column or smuggle in a Series). An ``@name`` must be a public
+    scalar (an exact type of :data:`SCALAR_TYPES`: a number, a string, a bool,
+    None, a date or time, a numpy scalar); a list, tuple, set or frozenset of
+    such scalars only as the right side of ``in`` / ``not in`` or the argument
+    of ``isin``, and a list as the right side of ``==`` / ``!=`` (pandas reads
+    ``x == [1, 2]`` as ``x in [1, 2]``, but compares a tuple row by row).
+    Anything else (a Series, an array, a memoryview, a callable, a custom
+    object) may hold one value per row and is refused, before anything is
+    evaluated.
     """
     for argument in ("resolvers", "global_dict"):
         if argument in kwargs:
@@ -458,32 +622,40 @@ def query_values(expr: str, parser: str, kwargs: Mapping[str, Any], depth: int) 
                 "(from your scope or local_dict)."
             )
     node, _ = _parse(expr, parser)
-    names = sorted(
-        {
-            n.id[len(_LOCAL) :]
-            for n in ast.walk(node)
-            if isinstance(n, ast.Name) and n.id.startswith(_LOCAL)
-        }
-    )
+    sets = _membership(node)
     given = dict(kwargs.get("local_dict") or {})
     frame = sys._getframe(depth + 1)
     scope = {**frame.f_globals, **frame.f_locals, **given}
     values: dict[str, Any] = {}
-    for name in names:
+    for n in ast.walk(node):
+        if not isinstance(n, ast.Name) or not n.id.startswith(_LOCAL):
+            continue
+        name = n.id[len(_LOCAL) :]
         if name not in scope:
             raise NameError(f"name {name!r} (used as @{name}) is not defined.")
-        value = scope[name]
-        if isinstance(
-            value, pd.Series | pd.DataFrame | pd.Index | pd.api.extensions.ExtensionArray
-        ) or (isinstance(value, np.ndarray) and value.ndim >= 1):
-            raise ValueError(
-                f"@{name} is a {type(value).__name__}: an @name must be a public constant (a "
-                "number, a string, a list of categories), never values computed from the rows. "
-                "For a statistic of the data, compute it privately (e.g. "
-                "cut = df.dp.quantile('x', 0.9, candidates=grid, epsilon=0.1)) and pass it as @cut."
-            )
-        values[name] = value
+        _check_value(name, scope[name], sets.get(id(n), ()))
+        values[name] = scope[name]
     return values
+
+
+def evaluate(frame: Any, expr: str, kwargs: Mapping[str, Any]) -> Any:
+    """``frame.eval(expr, **kwargs)`` (pandas or Dask) of a checked ``expr``.
+
+    Whatever ``eval`` raises becomes one fixed message: pandas' own text may
+    quote a value, or differ with the values (a missing value, a negative
+    number). numpy's floating-point warnings (``sqrt`` of a negative number)
+    are silenced for the same reason.
+    """
+    try:
+        with np.errstate(all="ignore"):
+            return frame.eval(expr, **kwargs)
+    except Exception:  # raised below, outside the handler: no context holds pandas' text
+        pass
+    raise TypeError(
+        "`expr` could not be evaluated. pandas' error is not shown, since its text may depend on "
+        "the data. Check that each operation suits the dtypes of its columns (e.g. `~` and "
+        "`and`/`or` on boolean columns, arithmetic on numbers, .dt on dates)."
+    )
 
 
 # ------------------------------------------------------------------- masks

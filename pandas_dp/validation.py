@@ -37,6 +37,7 @@ __all__ = [
     "check_k",
     "check_keys_match",
     "check_ordered",
+    "check_per_person",
     "check_per_unit",
     "check_privacy_unit",
     "check_quantile",
@@ -182,16 +183,21 @@ def check_clip_map(clip: object) -> dict[Hashable, Clip]:
 _COLUMNS_SHOWN = 30
 
 
-def _missing_column(df: pd.DataFrame, column: Hashable) -> str:
-    """Which column is missing, the close names, and the frame's columns (schema, not data)."""
+def _columns_of(df: pd.DataFrame) -> str:
+    """The frame's column labels, for a message (schema, not data)."""
     labels = list(df.columns)
     shown = ", ".join(repr(label) for label in labels[:_COLUMNS_SHOWN])
     if len(labels) > _COLUMNS_SHOWN:
         shown += f", ... ({len(labels) - _COLUMNS_SHOWN} more)"
-    names = {str(label): label for label in labels}
+    return f"Its columns: [{shown}]."
+
+
+def _missing_column(df: pd.DataFrame, column: Hashable) -> str:
+    """Which column is missing, the close names, and the frame's columns (schema, not data)."""
+    names = {str(label): label for label in df.columns}
     close = difflib.get_close_matches(str(column), list(names), n=3)
     hint = f" Did you mean {' or '.join(repr(names[c]) for c in close)}?" if close else ""
-    return f"column {column!r} is not in the frame.{hint} Its columns: [{shown}]."
+    return f"column {column!r} is not in the frame.{hint} {_columns_of(df)}"
 
 
 #: int64 sums of rows below 2**31 are exact, and integer scores too, below this many rows.
@@ -209,6 +215,15 @@ def check_column(df: pd.DataFrame, column: object) -> Hashable:
     if not isinstance(column, Hashable):
         raise TypeError(f"`column` must be a column label, got {given(column)}.")
     if column not in df.columns:
+        if isinstance(column, numbers.Number) and not isinstance(column, bool | np.bool_):
+            # df.dp.count(0.1): ε passed where the column goes (or the column left out).
+            eps = repr(column.item() if isinstance(column, np.generic) else column)
+            raise TypeError(
+                f"`epsilon` is keyword-only: write df.dp.count(epsilon={eps}), not "
+                f"df.dp.count({eps}). The number {eps} was read as a column label and the "
+                "frame has no such column (a release that reads a column takes it first: "
+                f"df.dp.mean(column, clip=..., epsilon={eps})). {_columns_of(df)}"
+            )
         raise MissingColumnError(_missing_column(df, column))
     if not isinstance(df.columns.get_loc(column), int | np.integer):
         # df[column] would be a frame (a duplicated label, or part of a MultiIndex
@@ -438,19 +453,18 @@ def check_per_unit(
     unit: Hashable | None,
     aggregations: Mapping[str, object],
     schema: pd.DataFrame,
-    what: str,
-    *,
-    callables: bool = True,
+    engine: str,
 ) -> dict[str, tuple[Hashable, object]]:
     """The arguments of ``per_unit`` as the named aggregations to run, before anything runs.
 
     ``schema`` is the frame (or a Dask collection's ``_meta``) whose columns
-    and unit dtype are checked; ``what`` names it in the message ("frame",
-    "collection").  Each aggregation is ``name=(column, function)`` with a
-    function that reduces a person's rows to one value: a name of
-    :data:`PER_UNIT_AGGREGATIONS`, or (``callables``: pandas) a callable,
-    returned wrapped so that a non-scalar result raises.
+    and unit dtype are checked; ``engine`` is ``"pandas"`` or ``"dask"``.
+    Each aggregation is ``name=(column, function)`` with a function that
+    reduces a person's rows to one value: a name of
+    :data:`PER_UNIT_AGGREGATIONS`, or (pandas only) a callable, returned
+    wrapped so that a non-scalar result raises.
     """
+    what, callables = ("frame", True) if engine == "pandas" else ("collection", False)
     if unit is None:
         raise TypeError(
             f"per_unit() needs a privacy unit: this {what} has one row per person already. "
@@ -483,6 +497,15 @@ def check_per_unit(
             )
         checked[name] = (column, function)
     return checked
+
+
+def check_per_person(indexed_by_persons: bool) -> None:
+    """Refuse a ``per_unit`` result that is not indexed by the persons, before it is bound."""
+    if not indexed_by_persons:
+        raise ValueError(
+            "per_unit() must give one row per person, indexed by the unit; these "
+            "aggregations did not. Use functions that reduce a person's rows to one value."
+        )
 
 
 def check_bound(value: object, name: str) -> int:

@@ -26,7 +26,8 @@ import pandas as pd
 
 import pandas_dp  # noqa: F401  (registers df.dp)
 from pandas_dp.errors import BudgetExceededError
-from pandas_dp.ledger import LedgerEntry, open_ledger
+from pandas_dp.ledger import LedgerEntry
+from pandas_dp.sqlite_ledger import open_ledger
 
 #: A charge that is exact in binary and in decimal: 0.125 = 1/8.
 CHARGE = 0.125
@@ -92,7 +93,7 @@ def spend_until_killed(
 @reports
 def spend_across_fork(outbox: Connection, path: str, name: str) -> None:
     """Spend, fork, spend in the child and then in the parent; report what happened."""
-    from pandas_dp import ledger
+    from pandas_dp import sqlite_ledger
 
     df = _frame()
     df.dp.set_budget(epsilon=10, ledger=path, name=name)
@@ -102,7 +103,7 @@ def spend_across_fork(outbox: Connection, path: str, name: str) -> None:
         try:
             df.dp.count(epsilon=CHARGE)
         finally:  # exit code: how many parent connections the child set aside (unused)
-            os._exit(len(ledger._INHERITED))
+            os._exit(len(sqlite_ledger._INHERITED))
     _, status = os.waitpid(child, 0)
     df.dp.count(epsilon=CHARGE)
     outbox.send(("result", (os.waitstatus_to_exitcode(status), df.dp.budget.spent)))

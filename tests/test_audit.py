@@ -17,9 +17,11 @@ of the pair peaks.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -282,3 +284,76 @@ def test_audit_catches_a_mask_computed_across_rows(epsilon_lower_bound: Bound) -
         return df.dp.filter(df["x"] > df.groupby("k")["x"].transform("mean"))
 
     assert masked_audit(above_mean, epsilon_lower_bound) > EPSILON
+
+
+# ------------------------------------------------------------------- row position
+#
+# A RangeIndex (what read_csv gives) is a row's position in the file, so one
+# person near the top moves every later row (issue 17, item 1). D is a CSV file
+# of eight people, x = 10 for odd ids; D′ adds one person (id 0, x = 10) on the
+# first line. ``index % 2 == 0`` keeps ids 1, 3, 5, 7 of D (sum 40) but ids 0,
+# 2, 4, 6, 8 of D′ (sum 10): a clipped sum at Δ = 10 moves by 30. The split on
+# the person's own id, ``pid % 2 == 0``, keeps the same people of both files
+# and the new one: a move of 10, the whole sensitivity and no more.
+
+PEOPLE = tuple((pid, 10.0 if pid % 2 else 0.0) for pid in range(1, 9))
+PEOPLE_PRIME = ((0, 10.0), *PEOPLE)
+
+People = tuple[tuple[int, float], ...]
+
+
+def csv_text(people: People, replicates: int = 1) -> str:
+    """A CSV file of ``people`` (columns k, pid, x), ``replicates`` times, one k each."""
+    pids, xs = zip(*people, strict=True)
+    return pd.DataFrame(
+        {
+            "k": np.repeat(np.arange(replicates), len(people)),
+            "pid": np.tile(pids, replicates),
+            "x": np.tile(xs, replicates),
+        }
+    ).to_csv(index=False)
+
+
+def csv_sums(people: People, select: Select, seed: int) -> np.ndarray:
+    """N sums at ε of what ``select`` keeps of the CSV file of N replicates of ``people``."""
+    df = pd.read_csv(io.StringIO(csv_text(people, N)))
+    df.dp.set_budget(epsilon=EPSILON, seed=seed)
+    g = select(df).dp.groupby("k", keys=pd.RangeIndex(N))
+    return g.sum("x", clip=CLIP, epsilon=EPSILON).to_numpy(dtype=float)
+
+
+def csv_audit(select: Select, bound: Bound) -> float:
+    return bound(csv_sums(PEOPLE, select, seed=1), csv_sums(PEOPLE_PRIME, select, seed=2))
+
+
+@pytest.mark.parametrize("people", [PEOPLE, PEOPLE_PRIME], ids=["D", "D-prime"])
+@pytest.mark.parametrize("engine", ["pandas", "dask"])
+def test_a_split_by_row_position_is_refused_on_neighbouring_csv_files(
+    people: People, engine: str, tmp_path: Path
+) -> None:
+    if engine == "pandas":
+        df = pd.read_csv(io.StringIO(csv_text(people)))
+    else:
+        dd = pytest.importorskip("dask.dataframe")
+        pytest.importorskip("pandas_dp.dask")  # registers ddf.dp
+        (tmp_path / "people.csv").write_text(csv_text(people))
+        df = dd.read_csv(tmp_path / "people.csv")
+    df.dp.set_budget(epsilon=EPSILON, seed=1)
+    for expr in ("index % 2 == 0", "index < 4", "`index` % 2 == 1", "ilevel_0 % 2 == 0"):
+        with pytest.raises(ValueError, match="position is not a value of that row"):
+            df.dp.query(expr)
+    assert df.dp.budget.spent == 0
+
+
+def test_a_split_on_the_persons_own_id_keeps_its_epsilon(epsilon_lower_bound: Bound) -> None:
+    eps_lb = csv_audit(lambda df: df.dp.query("pid % 2 == 0"), epsilon_lower_bound)
+    assert TIGHT * EPSILON <= eps_lb <= EPSILON
+
+
+def test_audit_catches_a_split_by_row_position(epsilon_lower_bound: Bound) -> None:
+    """The position split, computed outside the library (each replicate's own file position)."""
+
+    def even_lines(df: pd.DataFrame) -> pd.DataFrame:
+        return df.dp.filter((df.groupby("k").cumcount() % 2 == 0).to_numpy())
+
+    assert csv_audit(even_lines, epsilon_lower_bound) > EPSILON

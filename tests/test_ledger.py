@@ -32,14 +32,10 @@ import pandas_dp
 from pandas_dp.__main__ import main
 from pandas_dp.errors import BudgetExceededError, MissingBudgetError, PandasDPError
 from pandas_dp.ledger import (
-    APPLICATION_ID,
-    MIGRATIONS,
-    SCHEMA_VERSION,
     SEEDED,
     BudgetMismatchError,
     BudgetStore,
     CorruptLedgerError,
-    Ledger,
     LedgerAccessError,
     LedgerEntry,
     LedgerError,
@@ -49,8 +45,9 @@ from pandas_dp.ledger import (
     NotALedgerError,
     ReservationError,
     UnknownBudgetError,
-    open_ledger,
 )
+from pandas_dp.ledger_format import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from pandas_dp.sqlite_ledger import Ledger, open_ledger
 
 TIMEOUT = 600  # an upper bound, never a wait: tests wait on what the children report
 posix_only = pytest.mark.skipif(os.name != "posix", reason="fork, forkserver and SIGKILL are POSIX")

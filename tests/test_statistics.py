@@ -538,3 +538,15 @@ def test_grouped_describe_is_refused_before_any_spend(
     with pytest.raises((BudgetExceededError, KeyError, TypeError, ValueError)):
         protected.dp.groupby("dept", keys=["Eng", "Ops"]).describe(columns, **call)
     nothing_spent()
+
+
+@pytest.mark.parametrize("grouped", [False, True], ids=["describe", "g_describe"])
+def test_describe_with_ci_says_why_it_has_no_interval(
+    protected: pd.DataFrame, nothing_spent: Callable[[], None], grouped: bool
+) -> None:
+    dp = protected.dp.groupby("dept", keys=["Eng", "Ops"]) if grouped else protected.dp
+    with pytest.raises(TypeError, match=r"ci=0\.95: .* selection mechanism .* `\.dp\.mean\("):
+        dp.describe(
+            ["age"], clip={"age": (0, 100)}, candidates={"age": [0, 50]}, epsilon=1, ci=0.95
+        )
+    nothing_spent()

@@ -291,6 +291,47 @@ def test_a_missing_column_message_suggests_close_names_and_shortens_long_schemas
         wide.dp.count("zzz", epsilon=1)
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda df: df.dp.count(0.1, epsilon=0.1),
+        lambda df: df.dp.sum(0.1, clip=CLIP, epsilon=0.1),
+        lambda df: df.dp.mean(0.1, clip=CLIP, epsilon=0.1),
+        lambda df: df.dp.var(0.1, clip=CLIP, epsilon=0.1),
+        lambda df: df.dp.std(np.float64(0.1), clip=CLIP, epsilon=0.1),
+        lambda df: df.dp.histogram(0.1, bins=[0, 1], epsilon=0.1),
+        lambda df: df.dp.median(0.1, candidates=[0, 1], epsilon=0.1),
+        lambda df: df.dp.quantile(0.1, 0.5, candidates=[0, 1], epsilon=0.1),
+        lambda df: df.dp.argmax_exp(0.1, candidates=KEYS, epsilon=0.1),
+        lambda df: df.dp.groupby("dept", keys=KEYS).count(0.1, epsilon=0.1),
+        lambda df: df.dp.groupby("dept", keys=KEYS).mean(0.1, clip=CLIP, epsilon=0.1),
+    ],
+    ids=[
+        "count", "sum", "mean", "var", "std", "histogram", "median", "quantile", "argmax",
+        "g_count", "g_mean",
+    ],
+)  # fmt: skip
+def test_a_number_where_the_column_goes_says_epsilon_is_keyword_only(
+    protected: pd.DataFrame, nothing_spent: Callable[[], None], call: Call
+) -> None:
+    with pytest.raises(
+        TypeError, match=r"^`epsilon` is keyword-only: write df\.dp\.count\(epsilon=0\.1\)"
+    ):
+        call(protected)
+    nothing_spent()
+
+
+def test_a_number_is_read_as_a_column_when_the_frame_has_that_column() -> None:
+    df = pd.DataFrame({0: [1.0, 2.0], 1: [3.0, 4.0]})
+    df.dp.set_budget(epsilon=1, seed=0)
+    df.dp.count(1, epsilon=0.5)
+    with pytest.raises(TypeError, match=r"keyword-only.*Its columns: \[0, 1\]"):
+        df.dp.count(2, epsilon=0.5)
+    with pytest.raises(KeyError, match="column True is not in the frame"):
+        df.dp.count(True, epsilon=0.5)
+    assert df.dp.budget.spent == Fraction(1, 2)
+
+
 def test_duplicated_column_label_is_refused_before_spending(spy: Any) -> None:
     df = pd.DataFrame(np.ones((4, 2)), columns=["x", "x"])
     df.dp.set_budget(epsilon=1)
@@ -539,13 +580,13 @@ NOT_REDUCING = ["cumsum", "rank", "shift", "diff", "cumcount", "head", "tail", "
 def test_per_unit_refuses_an_aggregation_that_does_not_reduce(function: str) -> None:
     schema = pd.DataFrame({"pid": [1], "x": [1.0]})
     with pytest.raises(ValueError, match=rf"with '{function}', which does not reduce .* 'sum'"):
-        validation.check_per_unit("pid", {"v": ("x", function)}, schema, "frame")
+        validation.check_per_unit("pid", {"v": ("x", function)}, schema, "pandas")
 
 
 @pytest.mark.parametrize("function", sorted(validation.PER_UNIT_AGGREGATIONS))
 def test_every_accepted_aggregation_gives_pandas_one_row_per_person(function: str) -> None:
     df = pd.DataFrame({"pid": [3, 3, 3, 5, 5, 9], "x": [1.0, 2.0, 4.0, 8.0, 0.0, 1.0]})
-    checked = validation.check_per_unit("pid", {"v": ("x", function)}, df, "frame")
+    checked = validation.check_per_unit("pid", {"v": ("x", function)}, df, "pandas")
     persons = df.groupby("pid", sort=False)
     result = persons.agg(**checked)
     assert result.index.equals(persons.size().index)
@@ -555,7 +596,7 @@ def test_every_accepted_aggregation_gives_pandas_one_row_per_person(function: st
 def test_per_unit_wraps_callables_so_that_a_non_scalar_raises() -> None:
     df = pd.DataFrame({"pid": [1, 1, 2], "x": [1.0, 2.0, 3.0]})
     checked = validation.check_per_unit(
-        "pid", {"spread": ("x", lambda s: s.max() - s.min()), "all": ("x", list)}, df, "frame"
+        "pid", {"spread": ("x", lambda s: s.max() - s.min()), "all": ("x", list)}, df, "pandas"
     )
     spread = checked["spread"][1]
     assert callable(spread)
@@ -571,9 +612,7 @@ def test_per_unit_wraps_callables_so_that_a_non_scalar_raises() -> None:
 def test_per_unit_on_dask_takes_functions_by_name_only(function: object) -> None:
     schema = pd.DataFrame({"pid": [1], "x": [1.0]})
     with pytest.raises(TypeError, match=r"`v` must aggregate with a function name \(Dask"):
-        validation.check_per_unit(
-            "pid", {"v": ("x", function)}, schema, "collection", callables=False
-        )
+        validation.check_per_unit("pid", {"v": ("x", function)}, schema, "dask")
 
 
 UNIT_DTYPES_ACCEPTED = {
