@@ -294,15 +294,18 @@ def rho_within(epsilon: Rational | float, delta: Fraction | float) -> Fraction:
     if not 0 < epsilon < math.inf:
         raise ValueError(f"`epsilon` must be positive and finite, got {epsilon}.")
     _check_delta(delta)
-    target = float(epsilon)
+    target = Fraction(epsilon)  # compared exactly: the float 0.1 exceeds 1/10
+
+    def within(rho: Fraction) -> bool:
+        return Fraction(epsilon_at(rho, delta)) <= target
+
     hi = Fraction(1)
-    while epsilon_at(hi, delta) <= target:
+    while within(hi):
         hi *= 2
     lo = Fraction(0)
-    # epsilon_at(lo) <= target < epsilon_at(hi); shrink to a relative width of 2**-_RHO_BITS
-    while hi - lo > hi / 2**_RHO_BITS:
+    while hi - lo > hi / 2**_RHO_BITS:  # within(lo) and not within(hi)
         mid = (lo + hi) / 2
-        if epsilon_at(mid, delta) <= target:
+        if within(mid):
             lo = mid
         else:
             hi = mid
