@@ -1041,10 +1041,19 @@ class DPAccessor(DPReleases):
         refuse_rebinding(self._df)  # before a ledger file is created or touched
         store: BudgetStore
         where = None if name is None else "memory"
+        stored_root = True
         if ledger is not None and name is not None:
             book = ledger if isinstance(ledger, Ledger) else open_ledger(ledger)
-            store = book.attach(name, total=total, adjacency=adjacency, privacy_unit=unit_text)
-            where = f"ledger:{book.path.resolve()}"
+            # the row count is public only under substitute, one row per person
+            public = adjacency == "substitute" and unit is None
+            store = book.attach(
+                name,
+                total=total,
+                adjacency=adjacency,
+                privacy_unit=unit_text,
+                public_rows=len(self._df) if public else None,
+            )
+            where, stored_root = f"ledger:{book.path.resolve()}", store.root
         elif name is not None:
             store = named_memory_store(name, total, adjacency, unit_text)
         else:
@@ -1059,7 +1068,7 @@ class DPAccessor(DPReleases):
             max_rows=rows,
             max_groups=groups,
         )
-        attach(self._df, budget, where=where)
+        attach(self._df, budget, where=where, stored_root=stored_root)
         return budget
 
     @property

@@ -81,6 +81,7 @@ from .budget import (
     PrivacyBudget,
     bind,
     binding_of,
+    claim_root,
     keep_spent,
     live_budget,
     marker_of,
@@ -599,16 +600,17 @@ class DaskDPAccessor(DPReleases):
                 "`ledger` needs a `name`: the budget's name in the file, e.g. "
                 f"ledger='privacy-ledger.sqlite', name='hr.salaries'; got ledger={ledger!r}."
             )
-        if name is not None:
-            name = check_name(name)
+        name = None if name is None else check_name(name)
         unit, rows, groups = check_privacy_unit(self._ddf._meta, privacy_unit, max_rows, max_groups)
         unit_text = None if unit is None else str(unit)
         with _LOCK:
             _refuse_rebinding(self._ddf)
-            store: BudgetStore
+            store: BudgetStore  # Dask stores no row count: not known without computing it
+            where, stored_root = None if name is None else "memory", True
             if ledger is not None and name is not None:
                 book = ledger if isinstance(ledger, Ledger) else open_ledger(ledger)
                 store = book.attach(name, total=total, adjacency=adjacency, privacy_unit=unit_text)
+                where, stored_root = f"ledger:{book.path.resolve()}", store.root
             elif name is not None:
                 store = named_memory_store(name, total, adjacency, unit_text)
             else:
@@ -623,7 +625,7 @@ class DaskDPAccessor(DPReleases):
                 max_rows=rows,
                 max_groups=groups,
             )
-            _bind(self._ddf, budget, root=True, unit=unit)
+            _bind(self._ddf, budget, root=claim_root(name, where, stored=stored_root), unit=unit)
         return budget
 
     @property

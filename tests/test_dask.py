@@ -312,6 +312,24 @@ def test_a_re_read_of_the_same_data_is_marked(frame: pd.DataFrame) -> None:
         again.dp.set_budget(epsilon=10)
 
 
+@pytest.mark.parametrize("ledger", [False, True], ids=["memory", "ledger"])
+def test_a_named_budget_attached_again_is_not_root(
+    frame: pd.DataFrame, tmp_path: Path, ledger: bool
+) -> None:
+    """As on pandas: only the first collection attached to a name in a process counts n free."""
+    where = {"ledger": tmp_path / "l.sqlite"} if ledger else {}
+    name = f"dask.root.{next(_OFFSET)}"
+    first = fresh(frame, 2)
+    first.dp.set_budget(epsilon=10, adjacency="substitute", name=name, **where)
+    assert first.dp.count(epsilon=1) == len(frame)
+    assert first.dp.budget.spent == 0
+    subset = fresh(frame.iloc[: len(frame) // 2], 2)  # the data read afresh, fewer rows
+    subset.dp.set_budget(epsilon=10, adjacency="substitute", name=name, **where)
+    subset.dp.count(epsilon=1)
+    assert subset.dp.budget.spent == 1
+    assert subset.dp.budget.entries[-1].mechanism == "discrete_laplace"
+
+
 def test_a_plain_persist_is_unbound_and_unmarked(frame: pd.DataFrame) -> None:
     """The documented hole: new keys, no lineage; it cannot spend, but nothing marks it."""
     ddf = fresh(frame, 2)
