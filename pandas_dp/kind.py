@@ -201,6 +201,12 @@ class Neighbours:
         return factor * reach
 
 
+@functools.lru_cache(maxsize=1024)
+def _widths_text(widths: tuple[float, ...]) -> str:
+    """Half-widths as the ledger records them (cached: a pure function of public numbers)."""
+    return numbers_text(widths)
+
+
 def ledger_entry(
     kind: Kind[Any, Any],
     plan: Any,
@@ -229,7 +235,7 @@ def ledger_entry(
         privacy_unit=neighbours.privacy_unit,
         max_rows=neighbours.max_rows,
         max_groups=neighbours.max_groups,
-        half_width_95=widths if isinstance(widths, str) else numbers_text(widths),
+        half_width_95=widths if isinstance(widths, str) else _widths_text(widths),
         **fields,
     )
 

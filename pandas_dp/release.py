@@ -173,11 +173,13 @@ class Frame(Protocol):
         ...
 
 
-@dataclass(frozen=True)
 class PandasFrame:
     """A pandas frame as a :class:`Frame`: one slice, the frame itself."""
 
-    df: pd.DataFrame
+    __slots__ = ("df",)
+
+    def __init__(self, df: pd.DataFrame) -> None:
+        self.df = df
 
     def schema(self) -> pd.DataFrame:
         check_rows(self.df)
