@@ -15,7 +15,9 @@ dropped.  The random choices use the budget's own randomness (the CSPRNG, or
 the seeded stream): never "the first k", which would follow the frame's order.
 One vectorized pass: a bincount per cell, then one random word and one sort
 for the rows of the cells over their bound only (and likewise for the
-person-key pairs); no Python loop over persons.
+person-key pairs); no Python loop over persons.  A release that reads only
+how many rows are kept (a row count) asks :func:`kept_counts`: no row is
+chosen, only the keys of the persons with more than ``max_groups``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import pandas as pd
 from .noise import I64, Bools, RandomSource
 from .validation import check_unit_ids
 
-__all__ = ["bound_contributions", "unit_codes"]
+__all__ = ["bound_contributions", "kept_counts", "unit_codes"]
 
 
 def unit_codes(series: pd.Series) -> I64:
@@ -47,9 +49,14 @@ def _compact(combined: I64, bound: int) -> tuple[I64, int]:
     Values are kept as they are when ``bound`` is small enough to count them
     with one bincount; otherwise one factorize makes them dense.
     """
-    if bound <= max(4 * combined.size, 1 << 20):
+    if _countable(combined, bound):
         return combined, bound
     return _dense(combined)
+
+
+def _countable(combined: I64, bound: int) -> bool:
+    """Whether ids below ``bound`` are counted by one bincount (not too sparse for it)."""
+    return bound <= max(4 * combined.size, 1 << 20)
 
 
 def _dense(ids: I64) -> tuple[I64, int]:
@@ -58,24 +65,42 @@ def _dense(ids: I64) -> tuple[I64, int]:
     return np.asarray(dense, dtype=np.int64), len(uniques)
 
 
+def _pairs(combined: I64, bound: int) -> tuple[I64, I64, I64 | None]:
+    """The distinct values of ``combined`` (all below ``bound``), their rows, each row's pair.
+
+    Counted by one bincount when ``bound`` allows it (values in increasing
+    order; each row's pair is then its value, None here), else factorized
+    (values in order of first appearance; each row's index among them).
+    """
+    if _countable(combined, bound):
+        counts = np.bincount(combined, minlength=bound)
+        ids = np.flatnonzero(counts)
+        return ids, counts[ids], None
+    dense, uniques = pd.factorize(combined)
+    dense = np.asarray(dense, dtype=np.int64)
+    return np.asarray(uniques, dtype=np.int64), np.bincount(dense), dense
+
+
 def _kept(cells: I64, n_cells: int, source: RandomSource, limit: int) -> I64:
     """Positions of the items kept: at most ``limit`` per cell, uniformly at random.
 
     Cells with at most ``limit`` items keep them all.  The items of the other
     cells get one random word each and are sorted by
     ``cell · 2**(64 − b) + (word >> b)`` (b bits hold a cell id): within a
-    cell the order is that of the words, and the first ``limit`` are kept.
-    When two items of a cell draw the same truncated word (probability about
-    k²/2**(65 − b) for a cell of k items), an exact pass sorts by the full
-    words instead.
+    cell the order is that of the words, and the first ``limit`` are kept
+    (an item's rank in its cell is its sorted position less the items of
+    the crowded cells before it).  When two items of a cell draw the same
+    truncated word (probability about k²/2**(65 − b) for a cell of k items),
+    an exact pass sorts by the full words instead.
     """
     if cells.size == 0:
         return np.zeros(0, dtype=np.int64)
-    crowded = np.bincount(cells, minlength=n_cells)[cells] > limit
-    whole = np.flatnonzero(~crowded)
+    counts = np.bincount(cells, minlength=n_cells)
+    crowded = counts[cells] > limit
     over = np.flatnonzero(crowded)
     if over.size == 0:
-        return whole
+        return np.arange(cells.size, dtype=np.int64)
+    whole = np.flatnonzero(~crowded)
     over_cells = cells[over]
     words = source.words(over.size)
     bits = max(int(n_cells - 1).bit_length(), 1)
@@ -87,14 +112,54 @@ def _kept(cells: I64, n_cells: int, source: RandomSource, limit: int) -> I64:
         sorted_cells = over_cells[order]
     else:
         sorted_cells = (sorted_key >> np.uint64(64 - bits)).astype(np.int64)
-    n = over.size
-    index = np.arange(n, dtype=np.int64)
-    starts = np.empty(n, dtype=np.bool_)
-    starts[0] = True
-    np.not_equal(sorted_cells[1:], sorted_cells[:-1], out=starts[1:])
-    first = np.maximum.accumulate(np.where(starts, index, 0))
-    kept: I64 = np.concatenate([whole, over[order[index - first < limit]]])
+    np.multiply(counts, counts > limit, out=counts)  # items of the crowded cells only
+    before = np.cumsum(counts) - counts
+    rank = np.arange(over.size, dtype=np.int64) - before[sorted_cells]
+    kept: I64 = np.concatenate([whole, over[order[rank < limit]]])
     return kept
+
+
+def kept_counts(
+    source: RandomSource,
+    units: I64,
+    keys: I64 | None,
+    *,
+    n_keys: int,
+    max_rows: int,
+    max_groups: int | None,
+) -> I64:
+    """The rows per key that :func:`bound_contributions` keeps, without choosing the rows.
+
+    A person keeps ``min(rows, max_rows)`` of its rows in each key it keeps;
+    a grouped release keeps ``max_groups`` of a person's keys, uniformly at
+    random (one word per key of the persons with more keys than that, the
+    same words and choice as :func:`bound_contributions` makes from the same
+    source).  Ungrouped, one bincount of the unit codes; grouped, one of the
+    (person, key) pairs: no random word per row, no sort of the rows.
+    """
+    valid = units >= 0
+    if keys is not None:
+        valid &= keys >= 0
+    whole = bool(valid.all())
+    person = units if whole else units[valid]
+    if keys is None:
+        per_person = np.bincount(person)
+        return np.array([int(np.minimum(per_person, max_rows).sum())], dtype=np.int64)
+    key = keys if whole else keys[valid]
+    n_persons = int(person.max(initial=-1)) + 1
+    ids, rows, _ = _pairs(person * n_keys + key, n_persons * n_keys)
+    chosen = np.ones(ids.size, dtype=np.bool_)
+    if max_groups is not None:
+        chosen = _chosen(ids // n_keys, n_persons, source, max_groups)
+    kept = np.minimum(rows[chosen], max_rows).astype(np.float64)  # sums below 2**53: exact
+    return np.bincount(ids[chosen] % n_keys, weights=kept, minlength=n_keys).astype(np.int64)
+
+
+def _chosen(pair_person: I64, n_persons: int, source: RandomSource, max_groups: int) -> Bools:
+    """Which (person, key) pairs are kept: ``max_groups`` keys of each person, at random."""
+    chosen = np.zeros(pair_person.size, dtype=np.bool_)
+    chosen[_kept(pair_person, n_persons, source, max_groups)] = True
+    return chosen
 
 
 def bound_contributions(
@@ -142,24 +207,23 @@ def bound_contributions(
     person = units[rows]
     n_persons = int(person.max(initial=-1)) + 1
     keep = np.zeros(units.size, dtype=np.bool_)
+    cell_of_row, bound = person, n_persons
+    if keys is not None:
+        cell_of_row, bound = person * n_keys + keys[rows], n_persons * n_keys
     if keys is not None and max_groups is not None:
-        pairs, n_pairs = _dense(person * n_keys + keys[rows])
-        # one word per (person, key) pair: a uniform choice of the person's keys
-        pair_person = np.empty(n_pairs, dtype=np.int64)
-        pair_person[pairs] = person
-        chosen = np.zeros(n_pairs, dtype=np.bool_)
-        chosen[_kept(pair_person, n_persons, source, max_groups)] = True
-        inside = chosen[pairs]
-        rows, pairs = rows[inside], pairs[inside]
-        cell_of_row, bound = pairs, n_pairs
-        if cells is not None:
-            cell_of_row, bound = pairs * n_cells + cells[rows], n_pairs * n_cells
-    else:
-        cell_of_row, bound = person, n_persons
-        if keys is not None:
-            cell_of_row, bound = cell_of_row * n_keys + keys[rows], bound * n_keys
-        if cells is not None:
-            cell_of_row, bound = cell_of_row * n_cells + cells[rows], bound * n_cells
+        # one word per (person, key) pair of a crowded person: a uniform choice of its keys
+        ids, _, dense = _pairs(cell_of_row, bound)
+        chosen = _chosen(ids // n_keys, n_persons, source, max_groups)
+        if dense is None:
+            table = np.zeros(bound, dtype=np.bool_)
+            table[ids[chosen]] = True
+            inside = table[cell_of_row]
+        else:
+            inside = chosen[dense]
+            cell_of_row, bound = dense, ids.size
+        rows, cell_of_row = rows[inside], cell_of_row[inside]
+    if cells is not None:
+        cell_of_row, bound = cell_of_row * n_cells + cells[rows], bound * n_cells
     compact, n_compact = _compact(cell_of_row, bound)
     keep[rows[_kept(compact, n_compact, source, max_rows)]] = True
     return keep

@@ -36,7 +36,7 @@ from typing import Any, NamedTuple, Protocol, TypeVar, overload
 import pandas as pd
 
 from . import aggregate, describe, select, variance
-from .bounding import bound_contributions, unit_codes
+from .bounding import bound_contributions, kept_counts, unit_codes
 from .budget import PrivacyBudget, require_binding
 from .keys import Grouping
 from .kind import Kind, Neighbours, Rows, Stats
@@ -260,6 +260,16 @@ def bounded_tally(
         return kind.tally(task.plan, rows, codes, n_keys)
     assert task.max_rows is not None
     assert source is not None
+    if kind.counts_kept():
+        counts = kept_counts(
+            source,
+            units,
+            codes,
+            n_keys=n_keys,
+            max_rows=task.max_rows,
+            max_groups=task.max_groups,
+        )
+        return kind.from_counts(counts)
     cells, n_cells = kind.cells(rows)
     keep = bound_contributions(
         source,
