@@ -42,7 +42,9 @@ distributed workers, where tallies cannot be counted, once compute started.
 With a privacy unit (``set_budget(..., privacy_unit="customer_id")``) the
 rows of one person may sit in any partition, so a release first shuffles the
 columns it reads, and the unit, on the unit column (hash partitioning: every
-person's rows land in one partition), then bounds each person's contribution
+person's rows land in one partition; a task-based shuffle on every scheduler,
+not distributed's P2P one, which logs two WARNING lines per run that users
+would read as warnings of their release), then bounds each person's contribution
 in each partition (:func:`pandas_dp.release.bounded_tally`, as on pandas) and
 tallies.  The bounding's random choices come from the budget's source: inside
 the reservation, the client draws four words of it per partition (a 256-bit
@@ -384,7 +386,7 @@ class DaskFrame:
 
             return statistics
 
-        parts = list(projected.shuffle(on=task.unit).to_delayed())
+        parts = list(projected.shuffle(on=task.unit, shuffle_method="tasks").to_delayed())
 
         def bounded_statistics(source: RandomSource) -> Stats:
             # Inside the reservation: the bounding's keys come from the budget's source, here.
