@@ -20,6 +20,7 @@ import pandas as pd
 
 from .aggregate import Count, Histogram, Mean, Sum, Var
 from .budget import (
+    Hold,
     PrivacyBudget,
     attach,
     bind,
@@ -1076,6 +1077,18 @@ class DPAccessor(DPReleases):
         """The frame's :class:`PrivacyBudget` (MissingBudgetError if it has none)."""
         binding = binding_of(self._df)
         return require_binding(self._df).budget if binding is None else binding.budget
+
+    def reserve(self, *, epsilon: float) -> Hold:
+        """Hold ``epsilon`` of the frame's budget for the releases of a ``with`` block.
+
+        ``with df.dp.reserve(epsilon=0.3): ...`` sets the share aside at once
+        (BudgetExceededError, holding nothing, if it does not fit); inside,
+        this thread's releases of the budget draw on it first; on exit (also
+        on an error) what is left is free again.  With a named ledger budget,
+        other processes cannot spend it either.  See
+        :class:`pandas_dp.budget.Hold`.
+        """
+        return self.budget.hold(check_epsilon(epsilon))
 
     def groupby(self, by: Hashable | list[Hashable], *, keys: Any = None) -> DPGroupBy:
         """Group by ``by`` over the public ``keys`` for grouped releases.

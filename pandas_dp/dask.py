@@ -78,6 +78,7 @@ except ImportError as error:
 from .accessor import DPReleases
 from .bounding import unit_codes
 from .budget import (
+    Hold,
     PrivacyBudget,
     bind,
     binding_of,
@@ -632,6 +633,18 @@ class DaskDPAccessor(DPReleases):
     def budget(self) -> PrivacyBudget:
         """The collection's :class:`PrivacyBudget` (MissingBudgetError if it has none)."""
         return _require(self._ddf).budget
+
+    def reserve(self, *, epsilon: float) -> Hold:
+        """Hold ``epsilon`` of the collection's budget for the releases of a ``with`` block.
+
+        ``with df.dp.reserve(epsilon=0.3): ...`` sets the share aside at once
+        (BudgetExceededError, holding nothing, if it does not fit); inside,
+        this thread's releases of the budget draw on it first; on exit (also
+        on an error) what is left is free again.  With a named ledger budget,
+        other processes cannot spend it either.  See
+        :class:`pandas_dp.budget.Hold`.
+        """
+        return self.budget.hold(check_epsilon(epsilon))
 
     # ------------------------------------------------------------------- hooks
 
