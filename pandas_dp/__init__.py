@@ -18,14 +18,16 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``__main__``              ``python -m pandas_dp demo`` and ``... ledger FILE``
 ``dask``                  ``ddf.dp`` on Dask (``import pandas_dp.dask``; never imported here)
 ``dask_graph``            what a Dask collection is made of: markers, row alignment, schedulers
-``accessor``              ``df.dp``: argument surface, set_budget, row-wise derivations
+``accessor``              ``df.dp``: set_budget, histogram/crosstab, row-wise derivations
 ``groupby``               ``df.dp.groupby(by, keys=...)``: the grouped surface
+``surface``               each release written once for both surfaces (self-typed overloads)
+``docstrings``            release docstrings: shared paragraphs, templates rendered per surface
 ``planning``              half_width / epsilon_for: accuracy planned before spending
 ``release``               the pipeline every release runs, and the table of kinds
 ``describe``              describe: count/mean/std and quartiles of columns, one kind
 ``select``                argmax_exp, top-k, quantiles: plans, score tables, kinds
 ``aggregate``             count / sum / mean / var / histogram: plans, statistics, kinds
-``accuracy``              noise intervals: exact discrete Laplace quantiles (data-free)
+``accuracy``              noise intervals: exact discrete Laplace/Gaussian quantiles
 ``kind``                  Neighbours (the neighbour relation), Rows, the Kind base
 ``bounding``              privacy unit: at most max_rows rows / max_groups keys per person
 ``budget``                PrivacyBudget (reserve, commit, hold), frame binding, marker
@@ -39,6 +41,7 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``errors``                every exception type
 ``rowwise``               the row-wise expression check of ``df.dp.query``, masks
 ``noise``                 CSPRNG / seeded words, exact samplers, grid; array types
+``zcdp``                  zCDP arithmetic: ρ charges, the (ε, δ) a ρ means (data-free)
 ``text``                  public numbers as text: number_text, the one number format
 ``datasets``              synthetic example frames (demo, notebooks, benchmarks)
 ========================  ====================================================

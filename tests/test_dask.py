@@ -27,6 +27,7 @@ dd = pytest.importorskip("dask.dataframe")
 dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 
+import pandas_dp  # noqa: E402
 import pandas_dp.dask as pdd  # noqa: E402  (after the skip: it imports dask)
 from pandas_dp import BudgetExceededError, MissingBudgetError, PandasDPError  # noqa: E402
 from pandas_dp.kind import Neighbours  # noqa: E402
@@ -1079,6 +1080,11 @@ def test_a_collection_changed_in_place_spends_nothing_until_inherit() -> None:
         ddf.dp.inherit(ddf)  # the analyst's assertion
         ddf.dp.count(epsilon=1e5)
     assert len(budget.entries) == 2
+
+
+def test_set_budget_is_one_path_for_both_engines() -> None:
+    """One set_budget, over the engine's hooks (binding), so the engines cannot drift apart."""
+    assert pdd.DaskDPAccessor.set_budget is pandas_dp.DPAccessor.set_budget
 
 
 def test_without_dask_the_import_error_gives_the_install_command() -> None:

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,7 @@ import pandas_dp
 from pandas_dp import accuracy, epsilon_for, half_width
 from pandas_dp.aggregate import plan_mean
 from pandas_dp.kind import Neighbours
+from pandas_dp.noise import SeededSource, discrete_laplace
 from pandas_dp.planning import entry_half_width
 
 KEYS = 4_000
@@ -246,6 +248,48 @@ def test_histogram_and_crosstab_estimates_are_the_same_with_ci(
     else:
         pd.testing.assert_frame_equal(got["estimate"], expected)
     assert plain.dp.budget.entries[0].epsilon == df.dp.budget.entries[0].epsilon
+
+
+def test_mean_interval_of_one_key_by_hand() -> None:
+    """A seeded release's interval, recomputed from its noisy pair by independent arithmetic.
+
+    The design: each of the two noises misses its bound with ``1 − sqrt(level)``
+    (both hold with probability ``level``); the share's bounds are mapped to the
+    clip and widened by one grid step (the rounding of the rows) before clipping.
+    Coverage tests cannot see a wrong level or a dropped pad: the interval is
+    conservative and covers anyway.
+    """
+    lower, upper, epsilon, level, seed = -3.0, 5.0, 1.0, 0.9, 12
+    x = np.random.Generator(np.random.PCG64(5)).uniform(-4.0, 6.0, size=2_000)
+    df = pd.DataFrame({"x": x})
+    df.dp.set_budget(epsilon=epsilon, seed=seed)
+    got = df.dp.mean("x", clip=(lower, upper), epsilon=epsilon, ci=level)
+
+    # The released pair: rows on the grid of step 2**k, the seed's two noises.
+    grid = plan_mean((lower, upper), Fraction(epsilon), Neighbours("add_remove")).grid
+    step = 2.0**grid.exponent
+    top = round((upper - lower) / step)  # Q, exact: the width is a multiple of the step
+    assert (top, grid.scale) == (grid.q_hi, math.ceil(top / epsilon))
+    q = np.rint((np.clip(x, lower, upper) - lower) / step).astype(np.int64)
+    z = discrete_laplace(SeededSource(seed), grid.scale, 2)
+    a = int(q.sum()) + int(z[0])
+    b = x.size * top - int(q.sum()) + int(z[1])
+    assert got["estimate"] == lower + (upper - lower) * a / (a + b)
+
+    # t: the smallest integer with P(|Z| > t) = 2·p**(t + 1)/(1 + p) <= 1 − sqrt(level).
+    s = float(grid.scale)
+    p = math.exp(-1.0 / s)
+    exact_t = s * math.log(2.0 / ((1.0 + p) * (1.0 - math.sqrt(level)))) - 1.0
+    assert 1e-4 < exact_t % 1 < 1 - 1e-4  # far from an integer: float rounding cannot matter
+    t = math.ceil(exact_t)
+    assert t < min(a, b)  # the key is far from both bounds: no clamping at 0
+    share_lo = (a - t) / ((a - t) + (b + t))
+    share_hi = (a + t) / ((a + t) + (b - t))
+    expected_lo = lower + (upper - lower) * share_lo - step
+    expected_hi = lower + (upper - lower) * share_hi + step
+    assert lower < expected_lo < expected_hi < upper
+    assert got["lower"] == pytest.approx(expected_lo, rel=0, abs=1e-12)
+    assert got["upper"] == pytest.approx(expected_hi, rel=0, abs=1e-12)
 
 
 def test_a_mean_of_no_rows_is_not_claimed_to_be_known() -> None:
@@ -605,3 +649,71 @@ def test_the_budget_view_shows_the_half_widths(protected: pd.DataFrame) -> None:
     width = half_width("count", epsilon=0.5)
     assert re.search(rf"<td [^>]*text-align:right'>±{width:g}</td>", page)
     assert re.search(r"<td [^>]*text-align:right'>depends on n</td>", page)
+
+
+# ------------------------------------------------------------------ discrete Gaussian
+
+
+def _exact_gauss_tail(t: int, sigma2: float) -> float:
+    """``P(|Z| > t)`` from the pmf summed over ``|z| <= 60σ + 5`` (exactly rounded sums)."""
+    k = math.ceil(60 * math.sqrt(sigma2)) + 5
+    terms = [math.exp(-(z * z) / (2 * sigma2)) for z in range(1, k + 1)]
+    norm = 1 + 2 * math.fsum(terms)
+    return 2 * math.fsum(terms[max(t, 0) :]) / norm if t >= 0 else 1.0
+
+
+GAUSS_SIGMA2 = [Fraction(1, 3), Fraction(2), Fraction(7, 3), Fraction(50), Fraction(40_000)]
+GAUSS_LEVELS = [0.5, 0.9, 0.95, 0.99, 0.999999]
+
+
+@pytest.mark.parametrize("sigma2", GAUSS_SIGMA2)
+@pytest.mark.parametrize("level", GAUSS_LEVELS)
+def test_gaussian_half_width_is_the_exact_quantile(sigma2: Fraction, level: float) -> None:
+    miss = accuracy.level_miss(level)
+    t = accuracy.gaussian_half_width(sigma2, miss)
+    assert _exact_gauss_tail(t, float(sigma2)) <= miss  # coverage at t is at least level
+    assert t == 0 or _exact_gauss_tail(t - 1, float(sigma2)) > miss  # and below it at t - 1
+
+
+@pytest.mark.parametrize("sigma2", GAUSS_SIGMA2)
+def test_gaussian_tail_is_a_tight_upper_bound(sigma2: Fraction) -> None:
+    sigma = math.sqrt(float(sigma2))
+    for t in range(0, math.ceil(8 * sigma) + 2, max(1, round(sigma / 4))):
+        exact = _exact_gauss_tail(t, float(sigma2))
+        assert exact <= accuracy.gaussian_tail(t, sigma2) <= exact * (1 + 1e-8) + 1e-280
+
+
+@pytest.mark.parametrize("sigma2", [Fraction(2**58), Fraction(10**12, 3)])
+@pytest.mark.parametrize("level", [0.9, 0.95, 0.999])
+def test_gaussian_half_width_of_a_wide_noise_is_the_normal_quantile(
+    sigma2: Fraction, level: float
+) -> None:
+    # for large σ, P(|Z| > t) = 2·(1 − Φ((t + 1/2)/σ)) up to O(1/σ²) (Euler–Maclaurin)
+    sigma = math.sqrt(float(sigma2))
+    continuous = sigma * NormalDist().inv_cdf(1 - accuracy.level_miss(level) / 2) - 0.5
+    assert abs(accuracy.gaussian_half_width(sigma2, accuracy.level_miss(level)) - continuous) <= 1.0
+
+
+def test_gaussian_half_width_of_no_noise_is_zero() -> None:
+    assert accuracy.gaussian_half_width(Fraction(0), 0.05) == 0
+
+
+@pytest.mark.parametrize(
+    ("rho", "sq_sensitivity", "sigma2"),
+    [
+        (Fraction(1, 100), 1, Fraction(50)),
+        (Fraction(1, 2), 1, Fraction(1)),
+        (Fraction(1, 10), 12, Fraction(60)),  # a privacy unit: k = 2 rows in g = 3 keys
+    ],
+)
+def test_gaussian_count_half_width_is_the_release_quantile(
+    rho: Fraction, sq_sensitivity: int, sigma2: Fraction
+) -> None:
+    t = accuracy.gaussian_count_half_width(rho, 0.95, sq_sensitivity)
+    assert t == accuracy.gaussian_half_width(sigma2, accuracy.level_miss(0.95))
+
+
+def test_gaussian_sum_half_width_is_in_grid_steps() -> None:
+    t = accuracy.gaussian_half_width(Fraction(2**55), accuracy.level_miss(0.9))
+    assert accuracy.gaussian_sum_half_width(Fraction(1, 2**56), 0.9, 1, -20) == math.ldexp(t, -20)
+    assert accuracy.gaussian_sum_half_width(Fraction(1, 2), 0.9, 0, -20) == math.inf
