@@ -1008,6 +1008,47 @@ def test_accounting_never_overspends_and_the_history_sums_to_spent(
     assert sum(charged, Fraction(0)) == store.spent()
 
 
+# One step on a store with at most one open hold: ("hold", ε), ("unhold", _), or a release
+# ("spend", ε) made inside the hold when one is open.
+steps = st.lists(st.tuples(st.sampled_from(["hold", "unhold", "spend"]), amounts), max_size=20)
+
+
+@pytest.mark.parametrize("make_store", [memory_store, sqlite_store], ids=["memory", "sqlite"])
+@settings(max_examples=40, deadline=None)
+@given(total=st.fractions(min_value=Fraction(1, 12), max_value=3, max_denominator=12), plan=steps)
+def test_held_and_spent_never_exceed_the_total_and_a_hold_is_drawn_first(
+    make_store: Callable[[Fraction, Ledger], BudgetStore],
+    shared_ledger: Ledger,
+    total: Fraction,
+    plan: list[tuple[str, Fraction]],
+) -> None:
+    store = make_store(total, shared_ledger)
+    hold: int | None = None
+    share = Fraction(0)  # what is left of the open hold, as the model says
+    for step, amount in plan:
+        spent, held = store.spent(), store.held()
+        try:
+            if step == "hold" and hold is None:
+                hold, share = store.hold(amount), amount
+                assert spent + held + amount <= total
+            elif step == "unhold" and hold is not None:
+                assert store.unhold(hold) == share
+                hold, share = None, Fraction(0)
+            elif step == "spend":
+                store.commit(store.reserve(entry(amount), hold))
+                drawn = min(share, amount)
+                assert spent + held - drawn + amount <= total
+                share -= drawn
+        except BudgetExceededError:
+            assert (store.spent(), store.held()) == (spent, held)  # a refusal changes nothing
+            assert spent + held + amount - (share if step == "spend" else 0) > total
+        assert store.held() == share
+        assert store.spent() + store.held() <= total
+    assert sum((e.epsilon for e in store.entries()), Fraction(0)) == store.spent()
+    if hold is not None:
+        store.unhold(hold)
+
+
 @settings(max_examples=25, deadline=None)
 @given(requests=st.lists(amounts, min_size=1, max_size=10))
 def test_a_reopened_ledger_shows_exactly_what_was_spent(
