@@ -32,7 +32,7 @@ def demo(seed: int | None = None) -> None:
 
     budget = df.dp.set_budget(epsilon=5.0, seed=seed)
     private = dp(df)  # df.dp, typed (pandas-stubs reads df.dp as a column)
-    print(f"df.dp.set_budget(epsilon=5.0)  ->  {budget}\n")
+    print(f"df.dp.set_budget(epsilon=5.0)  ->  {budget!r}\n")
 
     truth_sum = df.salary.clip(*CLIP).sum()
     truth_mean = df.salary.clip(*CLIP).mean()
