@@ -23,12 +23,13 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``surface``               each release written once for both surfaces (self-typed overloads)
 ``docstrings``            release docstrings: shared paragraphs, templates rendered per surface
 ``planning``              half_width / epsilon_for: accuracy planned before spending
-``release``               the pipeline every release runs, and the table of kinds
+``release``               run: every release over a backend (Frame); the registry of kinds
 ``describe``              describe: count/mean/std and quartiles of columns, one kind
 ``select``                argmax_exp, top-k, quantiles: plans, score tables, kinds
-``aggregate``             count / sum / mean / var / histogram: plans, statistics, kinds
+``variance``              var / std: the variance's plan, statistics and kind
+``aggregate``             counts and clipped sums: plans, statistics, kinds
 ``accuracy``              noise intervals: exact discrete Laplace/Gaussian quantiles
-``kind``                  Neighbours (the neighbour relation), Rows, the Kind base
+``kind``                  Neighbours (the neighbour relation), Rows, the Kind contract
 ``bounding``              privacy unit: at most max_rows rows / max_groups keys per person
 ``budget``                PrivacyBudget (reserve, commit, hold), frame binding, marker
 ``budget_view``           the budget's HTML and text views: its facts, latest releases

@@ -39,7 +39,7 @@ from .keys import Bins, CrossKeys, Grouping
 from .kind import Kind
 from .ledger import BudgetStore, MemoryStore, check_name
 from .noise import make_source
-from .release import NO_BOUNDS, ContributionBounds, run
+from .release import NO_BOUNDS, ContributionBounds, PandasFrame, run
 from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values, row_mask
 from .select import Quantile
 from .sqlite_ledger import Ledger, open_ledger
@@ -871,7 +871,7 @@ class DPAccessor(DPReleases):
     def _release(
         self, kind: Kind[One, Many], group: Grouping | None, bounds: ContributionBounds
     ) -> One | Many:
-        return run(self._df, kind, group, bounds)
+        return run(PandasFrame(self._df), kind, group, bounds)
 
     def _schema(self) -> pd.DataFrame:
         return self._df

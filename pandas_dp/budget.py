@@ -303,8 +303,8 @@ class PrivacyBudget:
         """Every release so far, oldest first, with the cumulative epsilon spent.
 
         ``half_width_95`` states each release's noise: the half-width of its
-        95% interval (see :func:`pandas_dp.planning.entry_half_width`; text,
-        one figure per column, computed from the public fields when shown).
+        95% interval (see :meth:`pandas_dp.kind.Kind.half_width`; text, one
+        figure per column, computed from the plan when the release was made).
         """
         entries = self.entries
         frame = pd.DataFrame([e.as_record() for e in entries], columns=LEDGER_COLUMNS)

@@ -16,7 +16,7 @@ import itertools
 from collections.abc import Sequence
 from fractions import Fraction
 
-from .ledger import LedgerEntry, half_width_text
+from .ledger import LedgerEntry
 from .text import labelled_figures, number_text
 
 __all__ = ["LAST", "epsilon_figure", "half_width_figure", "html_view", "text_view"]
@@ -39,7 +39,7 @@ def epsilon_figure(x: Fraction) -> str:
 
 def half_width_figure(entry: LedgerEntry) -> str:
     """An entry's 95% half-width, each figure labelled by its column (``salary ±2,400,000``)."""
-    return labelled_figures(entry.columns, half_width_text(entry))
+    return labelled_figures(entry.columns, entry.half_width_95)
 
 
 def _release_rows(entries: Sequence[LedgerEntry]) -> list[tuple[str, ...]]:

@@ -18,7 +18,6 @@ import datetime as dt
 import itertools
 import os
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Final, Protocol
@@ -55,8 +54,6 @@ __all__ = [
     "UnknownBudgetError",
     "check_fits",
     "check_name",
-    "half_width_text",
-    "register_half_width",
 ]
 
 
@@ -86,6 +83,10 @@ class LedgerEntry:
     privacy_unit: str | None = None
     max_rows: int | None = None
     max_groups: int | None = None
+    #: The half-width of the release's 95% interval, as text, computed from its plan
+    #: when it was made (see :meth:`pandas_dp.kind.Kind.half_width`): one figure per
+    #: column, ``"depends on n"``, or empty (a selection, or an entry of an older ledger).
+    half_width_95: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.epsilon, Fraction) or self.epsilon < 0:
@@ -109,6 +110,7 @@ class LedgerEntry:
             self.privacy_unit,
             self.max_rows,
             self.max_groups,
+            self.half_width_95,
         )
 
     def as_record(self) -> dict[str, object]:
@@ -121,35 +123,13 @@ class LedgerEntry:
             "adjacency": self.adjacency,
             "sensitivity": self.sensitivity,
             "noise_scale": self.noise_scale,
-            "half_width_95": half_width_text(self),
+            "half_width_95": self.half_width_95,
             "clip": clip_text(self.clip),
             "keys": self.keys,
             "privacy_unit": self.privacy_unit,
             "max_rows": self.max_rows,
             "max_groups": self.max_groups,
         }
-
-
-#: How a view of the ledger states each entry's noise: the half-width of its 95%
-#: interval, as text.  :mod:`pandas_dp.planning` knows the plans (it sits above this
-#: module, which cannot import it) and registers
-#: :func:`~pandas_dp.planning.entry_half_width` here when the package is imported.
-_HALF_WIDTH: list[Callable[[LedgerEntry], str]] = []
-
-
-def register_half_width(describe: Callable[[LedgerEntry], str]) -> None:
-    """Let the ledger's views state each entry's 95% half-width with ``describe``."""
-    _HALF_WIDTH[:] = [describe]
-
-
-def half_width_text(entry: LedgerEntry) -> str:
-    """The half-width at 95% of ``entry``'s noise, from its public fields ("" if none).
-
-    See :func:`pandas_dp.planning.entry_half_width`: a count's or a sum's exact
-    half-width, ``"depends on n"`` for a mean, variance or describe, empty for
-    a selection.  Computed when shown; never stored.
-    """
-    return _HALF_WIDTH[0](entry) if _HALF_WIDTH else ""
 
 
 LEDGER_COLUMNS = list(LedgerEntry("x", Fraction(0)).as_record())

@@ -61,7 +61,7 @@ __all__ = [
 #: ``PRAGMA application_id`` of a pandas_dp ledger (the bytes ``pdLg``).
 APPLICATION_ID: Final = 0x70644C67
 #: The schema version this code writes (``PRAGMA user_version``).
-SCHEMA_VERSION: Final = 6
+SCHEMA_VERSION: Final = 7
 
 #: Operations of the entries that are not releases (they spend nothing).
 CREATE: Final = "create"
@@ -138,6 +138,9 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             time    TEXT NOT NULL      -- ISO 8601, UTC
         )""",
     ),
+    # 6 -> 7: each release's half-width at 95%, as text, computed from its plan when it
+    # was made. Entries written before version 7 read it blank.
+    ("ALTER TABLE entries ADD COLUMN half_width_95 TEXT",),
 )
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
@@ -266,8 +269,8 @@ def parse_fraction(text: object, what: str) -> Fraction:
 INSERT_ENTRY: Final = (
     "INSERT INTO entries (budget, time, operation, columns, clip, keys, epsilon, "
     "mechanism, adjacency, sensitivity, noise_scale, total, process, state, "
-    "privacy_unit, max_rows, max_groups) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "privacy_unit, max_rows, max_groups, half_width_95) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -291,6 +294,7 @@ def entry_row(name: str, entry: LedgerEntry, total: Fraction, state: str) -> tup
         entry.privacy_unit,
         entry.max_rows,
         entry.max_groups,
+        entry.half_width_95,
     )
 
 
@@ -306,7 +310,8 @@ class StoredEntry(NamedTuple):
 def stored_entry(row: tuple[object, ...]) -> StoredEntry:
     """The entry stored in ``row`` (the columns that ``Ledger._entries`` selects)."""
     time, operation, columns, clip, keys, epsilon, mechanism, adjacency = row[:8]
-    sensitivity, noise_scale, total, process, state, unit, max_rows, max_groups = row[8:]
+    sensitivity, noise_scale, total, process, state, unit, max_rows, max_groups = row[8:16]
+    half_width = row[16]
     try:
         entry = LedgerEntry(
             operation=str(operation),
@@ -322,6 +327,7 @@ def stored_entry(row: tuple[object, ...]) -> StoredEntry:
             privacy_unit=None if unit is None else str(unit),
             max_rows=None if max_rows is None else int(str(max_rows)),
             max_groups=None if max_groups is None else int(str(max_groups)),
+            half_width_95="" if half_width is None else str(half_width),
         )
     except (ValueError, TypeError) as err:  # json.JSONDecodeError is a ValueError
         raise CorruptLedgerError(

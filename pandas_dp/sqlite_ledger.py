@@ -300,6 +300,8 @@ class Ledger:
             return "NULL"
         if name == "public_rows" and self._version < 5:
             return "NULL"
+        if name == "half_width_95" and self._version < 7:
+            return "NULL"
         return f"{table}.{name}" if table else name
 
     # ------------------------------------------------------------ connections
@@ -695,8 +697,9 @@ class Ledger:
         Columns: time (UTC), operation, state, columns, clip, keys (number of
         public keys), epsilon (float), epsilon_exact (Fraction), mechanism,
         adjacency, sensitivity, noise_scale, half_width_95 (the half-width of
-        the release's 95% interval, computed from these public fields when
-        shown: see :func:`pandas_dp.planning.entry_half_width`), privacy_unit,
+        the release's 95% interval, computed from its plan when it was made:
+        see :meth:`pandas_dp.kind.Kind.half_width`; blank in entries of a
+        ledger older than that), privacy_unit,
         max_rows, max_groups (the unit's column and the contribution bounds of the release; empty
         when one row is one person), total (the budget's total after
         the entry), spent (cumulative, pending reservations included), process
@@ -847,7 +850,8 @@ class Ledger:
         """The entries of ``name``, oldest first (only releases: no create / raise_total)."""
         skip = (CREATE, RAISE_TOTAL) if releases_only else ("", "")
         columns = ", ".join(
-            self._column(c) for c in ("process", "state", "privacy_unit", "max_rows", "max_groups")
+            self._column(c)
+            for c in ("process", "state", "privacy_unit", "max_rows", "max_groups", "half_width_95")
         )
         rows = self._read(
             "reading a history",

@@ -87,6 +87,11 @@ def exact_number(x: float) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
+def numbers_text(values: Iterable[float]) -> str:
+    """Numbers written exactly (:func:`exact_number`), ``"; "`` apart: a ledger's half-widths."""
+    return "; ".join(exact_number(v) for v in values)
+
+
 def figures(values: Iterable[float | Fraction]) -> str:
     """Sensitivities or noise scales of a ledger entry: six significant digits, ``; `` apart."""
     return "; ".join(f"{float(v):.6g}" for v in values)

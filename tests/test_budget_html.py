@@ -54,7 +54,9 @@ def _budget(total: float = 1.0, *, seed: int | None = 1, name: str | None = None
 
 def _spend(budget: PrivacyBudget, *epsilons: str, column: str = "salary") -> None:
     for eps in epsilons:
-        budget.spend(LedgerEntry("mean", Fraction(eps), columns=(column,)))
+        # as a mean's release records it: its half-width depends on the number of rows
+        entry = LedgerEntry("mean", Fraction(eps), columns=(column,), half_width_95="depends on n")
+        budget.spend(entry)
 
 
 def _rows(page: str) -> list[list[str]]:
@@ -158,7 +160,7 @@ def test_html_lists_the_last_five_releases_newest_first() -> None:
     assert [row[2] for row in rows] == ["c6", "c5", "c4", "c3", "c2"]
     assert [row[5] for row in rows] == ["3.5", "3", "2.5", "2", "1.5"]
     assert [row[3] for row in rows] == ["0.5"] * 5
-    assert [row[4] for row in rows] == ["depends on n"] * 5  # a mean's half-width needs n
+    assert [row[4] for row in rows] == ["depends on n"] * 5  # as recorded with each entry
     assert "last 5 of 7 releases" in page
 
 

@@ -467,7 +467,7 @@ def test_the_file_is_a_versioned_wal_ledger(path: Path) -> None:
 
 
 def write_old_ledger(path: Path, version: int) -> None:
-    """A ledger as schema ``version`` (1 to 4) wrote it, with one budget and one release."""
+    """A ledger as schema ``version`` (1 to 6) wrote it, with one budget and one release."""
     conn = sqlite3.connect(path)
     for step in MIGRATIONS[:version]:
         for statement in step:
@@ -493,7 +493,7 @@ def write_old_ledger(path: Path, version: int) -> None:
     conn.close()
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 4])
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6])
 def test_an_old_ledger_is_migrated_without_loss(path: Path, version: int) -> None:
     write_old_ledger(path, version)
     ledger = open_ledger(path)
@@ -507,9 +507,10 @@ def test_an_old_ledger_is_migrated_without_loss(path: Path, version: int) -> Non
     assert history[["privacy_unit", "max_rows", "max_groups"]].isna().all().all()
     assert ledger.budgets().privacy_unit.isna().all()
     assert ledger.budgets().public_rows.isna().all()  # version 5: unknown row count
+    assert list(history.half_width_95) == ["", ""]  # the column version 7 added: blank
     assert ledger.store("hr").spent() == Fraction(3, 10)
     with raw(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
     ledger.store("hr").charge(entry(Fraction(1, 10)))
     assert ledger.history("hr").process.iloc[-1] == os.getpid()
     token = ledger.store("hr").reserve(entry(Fraction(1, 10)))
