@@ -14,7 +14,8 @@ Rows whose unit id is missing, or that fall outside every public key, are
 dropped.  The random choices use the budget's own randomness (the CSPRNG, or
 the seeded stream): never "the first k", which would follow the frame's order.
 One vectorized pass: a bincount per cell, then one random word and one sort
-for the rows of the cells over their bound only (and likewise for the
+of packed (cell, word) values (no index sort) for the rows of the cells over
+their bound only (and likewise for the
 person-key pairs); no Python loop over persons.  A release that reads only
 how many rows are kept (a row count) asks :func:`kept_counts`: no row is
 chosen, only the keys of the persons with more than ``max_groups``.
@@ -81,41 +82,40 @@ def _pairs(combined: I64, bound: int) -> tuple[I64, I64, I64 | None]:
     return np.asarray(uniques, dtype=np.int64), np.bincount(dense), dense
 
 
-def _kept(cells: I64, n_cells: int, source: RandomSource, limit: int) -> I64:
-    """Positions of the items kept: at most ``limit`` per cell, uniformly at random.
+def _kept(cells: I64, n_cells: int, source: RandomSource, limit: int) -> Bools:
+    """Which items are kept: at most ``limit`` per cell, uniformly at random.
 
     Cells with at most ``limit`` items keep them all.  The items of the other
-    cells get one random word each and are sorted by
-    ``cell · 2**(64 − b) + (word >> b)`` (b bits hold a cell id): within a
-    cell the order is that of the words, and the first ``limit`` are kept
-    (an item's rank in its cell is its sorted position less the items of
-    the crowded cells before it).  When two items of a cell draw the same
+    cells get one random word each, packed as ``cell · 2**(64 − b) + (word >> b)``
+    (b bits hold a cell id), and the packed values alone are sorted: within a
+    cell their order is that of the words, and an item is kept when its value
+    is at most the ``limit``-th smallest of its cell (found at the cell's
+    offset in the sorted values).  When two items of a cell draw the same
     truncated word (probability about k²/2**(65 − b) for a cell of k items),
     an exact pass sorts by the full words instead.
     """
-    if cells.size == 0:
-        return np.zeros(0, dtype=np.int64)
     counts = np.bincount(cells, minlength=n_cells)
     crowded = counts[cells] > limit
+    kept = ~crowded
     over = np.flatnonzero(crowded)
     if over.size == 0:
-        return np.arange(cells.size, dtype=np.int64)
-    whole = np.flatnonzero(~crowded)
+        return kept
     over_cells = cells[over]
     words = source.words(over.size)
-    bits = max(int(n_cells - 1).bit_length(), 1)
-    key = (over_cells.astype(np.uint64) << np.uint64(64 - bits)) | (words >> np.uint64(bits))
-    order = np.argsort(key)
-    sorted_key = key[order]
-    if bool(np.any(sorted_key[1:] == sorted_key[:-1])):
-        order = np.lexsort((words, over_cells))
-        sorted_cells = over_cells[order]
-    else:
-        sorted_cells = (sorted_key >> np.uint64(64 - bits)).astype(np.int64)
     np.multiply(counts, counts > limit, out=counts)  # items of the crowded cells only
-    before = np.cumsum(counts) - counts
-    rank = np.arange(over.size, dtype=np.int64) - before[sorted_cells]
-    kept: I64 = np.concatenate([whole, over[order[rank < limit]]])
+    before = np.cumsum(counts) - counts  # a crowded cell's offset in the sorted items
+    bits = max(int(n_cells - 1).bit_length(), 1)
+    packed = (over_cells.astype(np.uint64) << np.uint64(64 - bits)) | (words >> np.uint64(bits))
+    ordered = np.sort(packed)
+    if bool(np.any(ordered[1:] == ordered[:-1])):
+        order = np.lexsort((words, over_cells))
+        rank = np.arange(over.size, dtype=np.int64) - before[over_cells[order]]
+        kept[over[order[rank < limit]]] = True
+        return kept
+    last = np.zeros(n_cells, dtype=np.uint64)  # the largest value kept in each crowded cell
+    heads = np.flatnonzero(counts)
+    last[heads] = ordered[before[heads] + limit - 1]
+    kept[over] = packed <= last[over_cells]
     return kept
 
 
@@ -150,16 +150,9 @@ def kept_counts(
     ids, rows, _ = _pairs(person * n_keys + key, n_persons * n_keys)
     chosen = np.ones(ids.size, dtype=np.bool_)
     if max_groups is not None:
-        chosen = _chosen(ids // n_keys, n_persons, source, max_groups)
+        chosen = _kept(ids // n_keys, n_persons, source, max_groups)
     kept = np.minimum(rows[chosen], max_rows).astype(np.float64)  # sums below 2**53: exact
     return np.bincount(ids[chosen] % n_keys, weights=kept, minlength=n_keys).astype(np.int64)
-
-
-def _chosen(pair_person: I64, n_persons: int, source: RandomSource, max_groups: int) -> Bools:
-    """Which (person, key) pairs are kept: ``max_groups`` keys of each person, at random."""
-    chosen = np.zeros(pair_person.size, dtype=np.bool_)
-    chosen[_kept(pair_person, n_persons, source, max_groups)] = True
-    return chosen
 
 
 def bound_contributions(
@@ -213,7 +206,7 @@ def bound_contributions(
     if keys is not None and max_groups is not None:
         # one word per (person, key) pair of a crowded person: a uniform choice of its keys
         ids, _, dense = _pairs(cell_of_row, bound)
-        chosen = _chosen(ids // n_keys, n_persons, source, max_groups)
+        chosen = _kept(ids // n_keys, n_persons, source, max_groups)
         if dense is None:
             table = np.zeros(bound, dtype=np.bool_)
             table[ids[chosen]] = True
@@ -225,5 +218,5 @@ def bound_contributions(
     if cells is not None:
         cell_of_row, bound = cell_of_row * n_cells + cells[rows], bound * n_cells
     compact, n_compact = _compact(cell_of_row, bound)
-    keep[rows[_kept(compact, n_compact, source, max_rows)]] = True
+    keep[rows] = _kept(compact, n_compact, source, max_rows)
     return keep

@@ -143,6 +143,30 @@ def test_kept_rows_and_keys_are_uniform_over_many_seeds_on_a_tiny_frame() -> Non
     assert scipy.stats.chisquare(kept[:6]).pvalue > 1e-6, kept
 
 
+class _TiedSource:
+    """Words equal but for their lowest 20 bits: every truncated word of a cell ties."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.Generator(np.random.PCG64(seed))
+
+    def words(self, n: int) -> np.ndarray:
+        low = self.rng.integers(0, 1 << 20, n).astype(np.uint64)
+        return np.uint64(0xABCD << 40) | low
+
+
+def test_tied_truncated_words_still_keep_uniform_rows() -> None:
+    # one person of 4 rows and one whose id needs 20 bits: the exact pass decides
+    units = np.array([5, 5, 5, 5, (1 << 20) - 1])
+    kept = np.zeros(5, dtype=np.int64)
+    for seed in range(2_000):
+        kept += bound_contributions(
+            _TiedSource(seed), units, None, None, n_keys=1, n_cells=1, max_rows=1, max_groups=None
+        )
+    assert kept[4] == 2_000
+    assert kept[:4].sum() == 2_000
+    assert scipy.stats.chisquare(kept[:4]).pvalue > 1e-6, kept
+
+
 def test_unit_codes_mark_missing_ids() -> None:
     codes = unit_codes(pd.Series(["a", None, "b", "a", np.nan]))
     assert codes.tolist() == [0, -1, 1, 0, -1]
