@@ -29,7 +29,7 @@ import pandas as pd
 from .noise import I64, Bools, RandomSource
 from .validation import check_unit_ids
 
-__all__ = ["bound_contributions", "kept_counts", "unit_codes"]
+__all__ = ["bound_contributions", "kept_counts", "rows_per_person", "unit_codes"]
 
 
 def unit_codes(series: pd.Series) -> I64:
@@ -119,9 +119,18 @@ def _kept(cells: I64, n_cells: int, source: RandomSource, limit: int) -> Bools:
     return kept
 
 
+def rows_per_person(series: pd.Series) -> I64:
+    """How many rows each person has (missing ids dropped): one hash count, no codes.
+
+    The ids' dtype is checked as by :func:`unit_codes`.
+    """
+    check_unit_ids(series.dtype, series.name)
+    return np.asarray(series.value_counts(sort=False, dropna=True), dtype=np.int64)
+
+
 def kept_counts(
     source: RandomSource,
-    units: I64,
+    units: pd.Series,
     keys: I64 | None,
     *,
     n_keys: int,
@@ -130,21 +139,22 @@ def kept_counts(
 ) -> I64:
     """The rows per key that :func:`bound_contributions` keeps, without choosing the rows.
 
-    A person keeps ``min(rows, max_rows)`` of its rows in each key it keeps;
-    a grouped release keeps ``max_groups`` of a person's keys, uniformly at
-    random (one word per key of the persons with more keys than that, the
-    same words and choice as :func:`bound_contributions` makes from the same
-    source).  Ungrouped, one bincount of the unit codes; grouped, one of the
-    (person, key) pairs: no random word per row, no sort of the rows.
+    ``units`` is the unit column (one id per row; missing: dropped).  A person
+    keeps ``min(rows, max_rows)`` of its rows in each key it keeps; a grouped
+    release keeps ``max_groups`` of a person's keys, uniformly at random (one
+    word per key of the persons with more keys than that, the same words and
+    choice as :func:`bound_contributions` makes from the same source).
+    Ungrouped, one hash count of the unit column (:func:`rows_per_person`);
+    grouped, one bincount of the (person, key) pairs: no random word per row,
+    no sort of the rows.
     """
-    valid = units >= 0
-    if keys is not None:
-        valid &= keys >= 0
-    whole = bool(valid.all())
-    person = units if whole else units[valid]
     if keys is None:
-        per_person = np.bincount(person)
+        per_person = rows_per_person(units)
         return np.array([int(np.minimum(per_person, max_rows).sum())], dtype=np.int64)
+    codes = unit_codes(units)
+    valid = (codes >= 0) & (keys >= 0)
+    whole = bool(valid.all())
+    person = codes if whole else codes[valid]
     key = keys if whole else keys[valid]
     n_persons = int(person.max(initial=-1)) + 1
     ids, rows, _ = _pairs(person * n_keys + key, n_persons * n_keys)

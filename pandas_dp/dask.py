@@ -78,7 +78,6 @@ except ImportError as error:
     ) from error
 
 from .accessor import DPReleases
-from .bounding import unit_codes
 from .budget import (
     Hold,
     PrivacyBudget,
@@ -284,7 +283,7 @@ def partition_statistics(part: pd.DataFrame, task: Task, key: bytes | None = Non
         part = part.iloc[np.argsort(hashes, kind="stable")]
     rows = task.kind.read(part, task.n_keys)
     codes = None if task.group is None else task.group.codes(part)
-    units = None if task.unit is None else unit_codes(part[task.unit])
+    units = None if task.unit is None else part[task.unit]
     source = None if key is None else KeyedWords(key)
     stats = bounded_tally(task, rows, codes, units, source)
     TALLIES.add()  # before the exact statistics leave this function (see _compute)

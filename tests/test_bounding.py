@@ -97,21 +97,23 @@ def test_bounding_chooses_rows_and_keys_uniformly_not_the_first() -> None:
 
 @pytest.mark.parametrize("max_rows", [1, 3])
 @pytest.mark.parametrize("max_groups", [None, 1, 2])
-@pytest.mark.parametrize("sparse", [False, True])  # sparse: pairs factorized, not counted
+@pytest.mark.parametrize("sparse", [False, True])  # sparse keys: pairs factorized, not counted
 def test_kept_counts_are_the_rows_bounding_keeps_from_the_same_words(
     max_rows: int, max_groups: int | None, sparse: bool
 ) -> None:
     units, keys, _ = _random_rows(2)
+    n_keys = 6
     if sparse:
-        units = np.where(units >= 0, units * 10_007, -1)
+        keys, n_keys = np.where(keys >= 0, keys * 1_000, -1), 6_000
     grouped = max_groups is not None
-    bounds = {"n_keys": 6, "max_rows": max_rows, "max_groups": max_groups}
-    counts = kept_counts(SeededSource(4), units, keys if grouped else None, **bounds)
+    bounds = {"n_keys": n_keys, "max_rows": max_rows, "max_groups": max_groups}
+    ids = pd.Series(units).where(units >= 0).astype("Int64")  # -1: a missing id
+    counts = kept_counts(SeededSource(4), ids, keys if grouped else None, **bounds)
     keep = bound_contributions(
-        SeededSource(4), units, keys if grouped else None, None, n_cells=1, **bounds
+        SeededSource(4), unit_codes(ids), keys if grouped else None, None, n_cells=1, **bounds
     )
     if grouped:
-        expected = np.bincount(keys[keep], minlength=6)
+        expected = np.bincount(keys[keep], minlength=n_keys)
     else:
         expected = np.array([np.count_nonzero(keep)])
     assert counts.tolist() == expected.tolist()
@@ -122,7 +124,9 @@ def test_kept_counts_choose_keys_uniformly_not_the_first() -> None:
     persons = 3_000
     units = np.repeat(np.arange(persons), 5)
     keys = np.tile(np.arange(5), persons)
-    counts = kept_counts(SeededSource(9), units, keys, n_keys=5, max_rows=2, max_groups=1)
+    counts = kept_counts(
+        SeededSource(9), pd.Series(units), keys, n_keys=5, max_rows=2, max_groups=1
+    )
     assert counts.sum() == persons
     assert scipy.stats.chisquare(counts).pvalue > 1e-6, counts
 
@@ -576,8 +580,8 @@ def test_the_audit_catches_a_release_that_skips_the_bounding(
             valid &= cells >= 0
         return valid
 
-    def count_everything(source: Any, units: np.ndarray, keys: Any, **bounds: Any) -> Any:
-        valid = keep_everything(source, units, keys, None)
+    def count_everything(source: Any, units: pd.Series, keys: Any, **bounds: Any) -> Any:
+        valid = keep_everything(source, unit_codes(units), keys, None)
         if keys is None:
             return np.array([np.count_nonzero(valid)])
         return np.bincount(keys[valid], minlength=bounds["n_keys"])
