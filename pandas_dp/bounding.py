@@ -32,15 +32,17 @@ from .validation import check_unit_ids
 __all__ = ["bound_contributions", "kept_counts", "rows_per_person", "unit_codes"]
 
 
-def unit_codes(series: pd.Series) -> I64:
+def unit_codes(series: pd.Series, *, sort: bool = False) -> I64:
     """Each row's person as a code (-1 where the unit id is missing); one factorize.
 
+    ``sort``: codes in the order of the ids, not of their first row (then
+    the same persons get the same codes whatever the order of the rows).
     The ids' dtype is checked first (:func:`pandas_dp.validation.check_unit_ids`):
     object or float ids could make one person several (a Dask partition holds
     the dtype its data gave it, whatever the collection's ``_meta`` says).
     """
     check_unit_ids(series.dtype, series.name)
-    codes, _ = pd.factorize(series, use_na_sentinel=True)
+    codes, _ = pd.factorize(series, sort=sort, use_na_sentinel=True)
     return np.asarray(codes, dtype=np.int64)
 
 
@@ -69,15 +71,15 @@ def _dense(ids: I64) -> tuple[I64, int]:
 def _pairs(combined: I64, bound: int) -> tuple[I64, I64, I64 | None]:
     """The distinct values of ``combined`` (all below ``bound``), their rows, each row's pair.
 
-    Counted by one bincount when ``bound`` allows it (values in increasing
-    order; each row's pair is then its value, None here), else factorized
-    (values in order of first appearance; each row's index among them).
+    Counted by one bincount when ``bound`` allows it (each row's pair is then
+    its value, None here), else factorized (each row's index among them); the
+    values in increasing order either way, whatever the order of the rows.
     """
     if _countable(combined, bound):
         counts = np.bincount(combined, minlength=bound)
         ids = np.flatnonzero(counts)
         return ids, counts[ids], None
-    dense, uniques = pd.factorize(combined)
+    dense, uniques = pd.factorize(combined, sort=True)
     dense = np.asarray(dense, dtype=np.int64)
     return np.asarray(uniques, dtype=np.int64), np.bincount(dense), dense
 
@@ -143,15 +145,16 @@ def kept_counts(
     keeps ``min(rows, max_rows)`` of its rows in each key it keeps; a grouped
     release keeps ``max_groups`` of a person's keys, uniformly at random (one
     word per key of the persons with more keys than that, the same words and
-    choice as :func:`bound_contributions` makes from the same source).
-    Ungrouped, one hash count of the unit column (:func:`rows_per_person`);
-    grouped, one bincount of the (person, key) pairs: no random word per row,
-    no sort of the rows.
+    choice as :func:`bound_contributions` makes from the same source, given
+    the same codes).  Ungrouped, one hash count of the unit column
+    (:func:`rows_per_person`); grouped, one bincount of the (person, key)
+    pairs, persons numbered in the order of their ids: no random word per
+    row, no sort of the rows, and the same counts whatever the rows' order.
     """
     if keys is None:
         per_person = rows_per_person(units)
         return np.array([int(np.minimum(per_person, max_rows).sum())], dtype=np.int64)
-    codes = unit_codes(units)
+    codes = unit_codes(units, sort=True)
     valid = (codes >= 0) & (keys >= 0)
     whole = bool(valid.all())
     person = codes if whole else codes[valid]

@@ -276,9 +276,11 @@ def partition_statistics(part: pd.DataFrame, task: Task, key: bytes | None = Non
     source) seeds the bounding's random choices, and the rows are first put
     in the order of a hash of their values: a shuffle may order a partition's
     rows differently from run to run, and this way the same seed keeps the
-    same rows (identical rows are interchangeable).
+    same rows (identical rows are interchangeable).  A kind that reads only
+    the rows kept per key (:meth:`~pandas_dp.kind.Kind.counts_kept`) gets
+    the same counts in any order and skips that sort.
     """
-    if task.unit is not None:
+    if task.unit is not None and not task.kind.counts_kept():  # counts: the same in any order
         hashes = pd.util.hash_pandas_object(part, index=False).to_numpy()
         part = part.iloc[np.argsort(hashes, kind="stable")]
     rows = task.kind.read(part, task.n_keys)
@@ -365,15 +367,14 @@ class DaskFrame:
     def _columns(self, task: Task) -> list[Hashable]:
         """The columns a release reads: the keys, then the kind's in the collection's order.
 
-        Else the first column (the row count needs one); then the unit's, if any.
+        Else the first column (the row count needs one), or with a unit only the unit's.
         """
         meta = self.ddf._meta
         needed = [] if task.group is None else list(task.group.by)
         read = set(task.kind.columns())
         needed += [label for label in meta.columns if label in read and label not in needed]
-        needed = needed or list(meta.columns[:1])
         if task.unit is None:
-            return needed
+            return needed or list(meta.columns[:1])
         return [*(label for label in needed if label != task.unit), task.unit]
 
     def statistics(self, task: Task, rows: Rows) -> Callable[[RandomSource], Stats]:

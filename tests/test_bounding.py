@@ -110,13 +110,28 @@ def test_kept_counts_are_the_rows_bounding_keeps_from_the_same_words(
     ids = pd.Series(units).where(units >= 0).astype("Int64")  # -1: a missing id
     counts = kept_counts(SeededSource(4), ids, keys if grouped else None, **bounds)
     keep = bound_contributions(
-        SeededSource(4), unit_codes(ids), keys if grouped else None, None, n_cells=1, **bounds
+        SeededSource(4),
+        unit_codes(ids, sort=True),
+        keys if grouped else None,
+        None,
+        n_cells=1,
+        **bounds,
     )
     if grouped:
         expected = np.bincount(keys[keep], minlength=n_keys)
     else:
         expected = np.array([np.count_nonzero(keep)])
     assert counts.tolist() == expected.tolist()
+
+
+def test_kept_counts_do_not_depend_on_the_order_of_the_rows() -> None:
+    units, keys, _ = _random_rows(5)
+    ids = pd.Series(units).where(units >= 0).astype("Int64")
+    order = np.random.Generator(np.random.PCG64(6)).permutation(units.size)
+    bounds = {"n_keys": 6, "max_rows": 2, "max_groups": 1}
+    counts = kept_counts(SeededSource(7), ids, keys, **bounds)
+    shuffled = kept_counts(SeededSource(7), ids.iloc[order], keys[order], **bounds)
+    assert counts.tolist() == shuffled.tolist()
 
 
 def test_kept_counts_choose_keys_uniformly_not_the_first() -> None:
