@@ -122,11 +122,22 @@ def _kept(cells: I64, n_cells: int, source: RandomSource, limit: int) -> Bools:
 
 
 def rows_per_person(series: pd.Series) -> I64:
-    """How many rows each person has (missing ids dropped): one hash count, no codes.
+    """How many rows each person has (missing ids dropped; ids without rows may count 0).
 
-    The ids' dtype is checked as by :func:`unit_codes`.
+    Integer ids within a range of about four times the rows are counted by one
+    bincount; others by one hash count (no codes).  The ids' dtype is checked
+    as by :func:`unit_codes`.
     """
     check_unit_ids(series.dtype, series.name)
+    dtype = series.dtype
+    if isinstance(dtype, np.dtype) and (
+        dtype.kind == "i" or (dtype.kind == "u" and dtype.itemsize < 8)
+    ):
+        ids = series.to_numpy()
+        if ids.size:
+            low, high = int(ids.min()), int(ids.max())
+            if _countable(ids, high - low + 1):  # ids in a narrow range: count, don't hash
+                return np.bincount(ids.astype(np.int64, copy=False) - low if low else ids)
     return np.asarray(series.value_counts(sort=False, dropna=True), dtype=np.int64)
 
 

@@ -20,7 +20,7 @@ import pytest
 import scipy.stats
 
 from pandas_dp import accessor, aggregate, release, select
-from pandas_dp.bounding import bound_contributions, kept_counts, unit_codes
+from pandas_dp.bounding import bound_contributions, kept_counts, rows_per_person, unit_codes
 from pandas_dp.errors import BudgetMismatchError
 from pandas_dp.kind import Neighbours
 from pandas_dp.noise import SeededSource
@@ -132,6 +132,21 @@ def test_kept_counts_do_not_depend_on_the_order_of_the_rows() -> None:
     counts = kept_counts(SeededSource(7), ids, keys, **bounds)
     shuffled = kept_counts(SeededSource(7), ids.iloc[order], keys[order], **bounds)
     assert counts.tolist() == shuffled.tolist()
+
+
+@pytest.mark.parametrize(
+    ("ids", "expected"),
+    [
+        (pd.Series([7, 7, 7, 9, -3, 7, 9]), [1, 2, 4]),
+        (pd.Series([7, 7, 7, 9, 3, 7, 9], dtype="uint16"), [1, 2, 4]),
+        (pd.Series([-128, -128, -128, 127, 0, -128, 127], dtype="int8"), [1, 2, 4]),
+        (pd.Series([1 << 40, 1 << 40, 1 << 40, 5, 0, 1 << 40, 5]), [1, 2, 4]),  # hashed
+        (pd.Series(["a", "a", "a", "b", "c", "a", "b"]), [1, 2, 4]),
+        (pd.Series([7, 7, 7, 9, None, 7, 9, None], dtype="Int64"), [2, 4]),  # missing dropped
+    ],
+)
+def test_rows_per_person_counts_each_persons_rows(ids: pd.Series, expected: list[int]) -> None:
+    assert sorted(c for c in rows_per_person(ids).tolist() if c) == expected
 
 
 def test_kept_counts_choose_keys_uniformly_not_the_first() -> None:
