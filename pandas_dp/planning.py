@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 import numbers
 import struct
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, overload
 
 import pandas as pd
 
@@ -112,6 +112,36 @@ def _width(
         return (upper - lower) / 2
     spread = (upper - lower) * t / (n * g.q_hi) + mean_pad(lower, upper, g.exponent)
     return min(spread, (upper - lower) / 2)
+
+
+@overload
+def half_width(
+    kind: str,
+    *,
+    epsilon: float,
+    level: float = ...,
+    clip: Mapping[Hashable, Sequence[float]],
+    n: int | None = ...,
+    adjacency: str = ...,
+    grouped: bool = ...,
+    max_rows: int | None = ...,
+    max_groups: int | None = ...,
+) -> pd.Series: ...
+
+
+@overload
+def half_width(
+    kind: str,
+    *,
+    epsilon: float,
+    level: float = ...,
+    clip: Sequence[float] | None = ...,
+    n: int | None = ...,
+    adjacency: str = ...,
+    grouped: bool = ...,
+    max_rows: int | None = ...,
+    max_groups: int | None = ...,
+) -> float: ...
 
 
 def half_width(

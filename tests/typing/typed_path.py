@@ -1,0 +1,30 @@
+"""The typed path, as mypy and pyright must type it (checked by tests/test_mypy.py, never run).
+
+``pandas_dp.dp(df)`` and, under the mypy plugin, ``df.dp``: every line must
+type-check with 0 errors, and ``assert_type`` fails on a type that is only
+``Any`` or a union.
+"""
+
+from __future__ import annotations
+
+from typing import assert_type
+
+import pandas as pd
+
+import pandas_dp
+from pandas_dp import DPAccessor, DPGroupBy, dp
+
+df = pd.DataFrame({"x": [1.0], "k": ["a"], "p": [1]})
+assert_type(df.dp, DPAccessor)  # mypy with the plugin; pyright types it as a column
+a = dp(df)
+assert_type(a, DPAccessor)
+assert_type(a.query("x > 0"), pd.DataFrame)
+assert_type(a.filter(df["x"] > 0), pd.DataFrame)
+assert_type(a.assign(y=1), pd.DataFrame)
+assert_type(a.select(["x"]), pd.DataFrame)
+assert_type(a.per_unit(total=("x", "sum")), pd.DataFrame)
+assert_type(dp(a.query("x > 0")).mean("x", clip=(0, 1), epsilon=1), float)
+assert_type(a.groupby("k", keys=["a"]), DPGroupBy)
+assert_type(pandas_dp.half_width("count", epsilon=1), float)
+assert_type(pandas_dp.half_width("sum", clip=(0, 1), epsilon=1), float)
+assert_type(pandas_dp.half_width("sum", clip={"x": (0, 1), "y": (0, 2)}, epsilon=1), pd.Series)
