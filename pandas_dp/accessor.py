@@ -57,6 +57,7 @@ __all__ = ["DPAccessor", "DPReleases"]
 
 One = TypeVar("One")
 Many = TypeVar("Many")
+C = TypeVar("C")  # a candidate of argmax_exp
 
 
 class DPReleases:
@@ -367,13 +368,65 @@ class DPReleases:
 
     # ---------------------------------------------------- selection (select.py)
 
+    @overload
+    def argmax_exp(
+        self,
+        column: Hashable,
+        *,
+        candidates: Iterable[C],
+        epsilon: float,
+        k: None = ...,
+        value: Hashable | None = ...,
+        clip: Any = ...,
+        max_rows: int | None = ...,
+    ) -> C: ...
+
+    @overload
+    def argmax_exp(
+        self,
+        column: Hashable,
+        *,
+        candidates: Iterable[C],
+        epsilon: float,
+        k: int,
+        value: Hashable | None = ...,
+        clip: Any = ...,
+        max_rows: int | None = ...,
+    ) -> list[C]: ...
+
+    @overload
+    def argmax_exp(
+        self,
+        column: Hashable,
+        *,
+        candidates: pd.CategoricalDtype,
+        epsilon: float,
+        k: None = ...,
+        value: Hashable | None = ...,
+        clip: Any = ...,
+        max_rows: int | None = ...,
+    ) -> Any: ...
+
+    @overload
+    def argmax_exp(
+        self,
+        column: Hashable,
+        *,
+        candidates: pd.CategoricalDtype,
+        epsilon: float,
+        k: int,
+        value: Hashable | None = ...,
+        clip: Any = ...,
+        max_rows: int | None = ...,
+    ) -> list[Any]: ...
+
     def argmax_exp(
         self,
         column: Hashable,
         *,
         candidates: Any = None,
         epsilon: float,
-        k: int = 1,
+        k: int | None = None,
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | None = None,
@@ -391,8 +444,9 @@ class DPReleases:
             candidate with no rows can still win.
         epsilon : float
             Privacy cost of the whole call, keyword-only.
-        k : int, default 1
-            How many candidates to return, best first (top-k by peeling).
+        k : int, optional
+            How many candidates to return, best first (top-k by peeling): a
+            list, also for ``k=1``. Without ``k``, one candidate.
         value : label, optional
             Score each candidate by the sum of this numeric column over its
             rows (after clipping to ``clip``) instead of by its row count.
@@ -408,8 +462,8 @@ class DPReleases:
         Returns
         -------
         object or list
-            One candidate (``k=1``), or a list of ``k`` distinct candidates,
-            best first.
+            One candidate (no ``k``: typed as the candidates' type), or a list
+            of ``k`` distinct candidates, best first.
 
         Raises
         ------

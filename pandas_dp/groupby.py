@@ -323,13 +323,41 @@ class DPGroupedReleases:
             ContributionBounds(max_rows, max_groups),
         )
 
+    @overload
+    def argmax_exp(
+        self,
+        column: Hashable,
+        *,
+        candidates: Any = ...,
+        epsilon: float,
+        k: None = ...,
+        value: Hashable | None = ...,
+        clip: Any = ...,
+        max_rows: int | None = ...,
+        max_groups: int | None = ...,
+    ) -> pd.Series: ...
+
+    @overload
+    def argmax_exp(
+        self,
+        column: Hashable,
+        *,
+        candidates: Any = ...,
+        epsilon: float,
+        k: int,
+        value: Hashable | None = ...,
+        clip: Any = ...,
+        max_rows: int | None = ...,
+        max_groups: int | None = ...,
+    ) -> pd.DataFrame: ...
+
     def argmax_exp(
         self,
         column: Hashable,
         *,
         candidates: Any = None,
         epsilon: float,
-        k: int = 1,
+        k: int | None = None,
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | None = None,
@@ -347,8 +375,9 @@ class DPGroupedReleases:
             rows can still win.
         epsilon : float
             Privacy cost of the whole release (all keys), keyword-only.
-        k : int, default 1
-            How many candidates per key, best first (top-k by peeling).
+        k : int, optional
+            How many candidates per key, best first (top-k by peeling): a
+            DataFrame, also for ``k=1``. Without ``k``, a Series.
         value : label, optional
             Score candidates by the clipped sum of this numeric column.
         clip : (float, float), optional
@@ -366,7 +395,7 @@ class DPGroupedReleases:
         -------
         pandas.Series or pandas.DataFrame
             The winner per key, indexed by ``keys`` (named after ``column``);
-            for ``k > 1`` a DataFrame with columns ``1..k``, best first.
+            with ``k``, a DataFrame with columns ``1..k``, best first.
 
         Raises
         ------

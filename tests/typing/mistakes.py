@@ -19,4 +19,5 @@ df.dp.groupby("k", keys=["a"]).count()  # error: no epsilon
 label: str = df.dp.count(epsilon=0.1)  # error: a count is an int
 dp(df).mean("x", clip=(0, 1))  # error: no epsilon
 dp(df).sum("x", clip="0, 1", epsilon=0.5)  # error: clip is not a pair of numbers
+one: list[str] = dp(df).argmax_exp("k", candidates=["a"], epsilon=0.5)  # error: one candidate
 width: float = dp(df).std("x", clip=(0, 1), epsilon=0.5, ci=0.9)  # error: with ci, a Series
