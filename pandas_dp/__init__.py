@@ -16,8 +16,9 @@ Map of the package, top to bottom: each module imports only modules below it.
 
 ========================  ====================================================
 ``__main__``              ``python -m pandas_dp demo`` and ``... ledger FILE``
-``dask``                  ``ddf.dp`` on Dask (``import pandas_dp.dask``; never imported here)
 ``mypy``                  mypy plugin: ``df.dp`` typed (mypy loads it; never imported here)
+``dask``                  ``ddf.dp`` on Dask (``import pandas_dp.dask``; never imported here)
+``dask_graph``            what a Dask collection is made of: markers, row alignment, schedulers
 ``accessor``              ``df.dp``: argument surface, set_budget, row-wise derivations
 ``groupby``               ``df.dp.groupby(by, keys=...)``: the grouped surface
 ``planning``              half_width / epsilon_for: accuracy planned before spending

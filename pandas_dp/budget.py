@@ -48,6 +48,7 @@ __all__ = [
     "bind",
     "binding_of",
     "budget_lock",
+    "keep_spent",
     "marker_of",
     "named_memory_store",
     "require_binding",
@@ -128,8 +129,30 @@ def named_memory_store(
     return store
 
 
+#: Set on an error raised inside a reservation once the exact statistics may have been
+#: seen (see :func:`keep_spent`): the reservation is then committed, not returned.
+_KEEP_SPENT = "_pandas_dp_keep_spent"
+
+
+def keep_spent(error: BaseException) -> None:
+    """Let the reservation ``error`` ends stay spent: the exact statistics may have been seen.
+
+    For an error raised after a computation's partial results existed (a Dask
+    task that tallied a partition had returned, and a callback or a worker
+    may have recorded it): returning the ε would make those statistics free.
+    """
+    setattr(error, _KEEP_SPENT, True)
+    error.add_note(
+        "pandas_dp: the epsilon reserved for this release stays spent: part of its exact "
+        "statistics had been computed when this error was raised."
+    )
+
+
 class Reservation:
-    """A pending reservation: committed when its ``with`` block ends, returned if it raised."""
+    """A pending reservation: committed when its ``with`` block ends, returned if it raised.
+
+    Committed as well when the error is marked by :func:`keep_spent`.
+    """
 
     __slots__ = ("_store", "_token")
 
@@ -146,7 +169,7 @@ class Reservation:
         value: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        if kind is None:
+        if kind is None or getattr(value, _KEEP_SPENT, False):
             self._store.commit(self._token)
         else:
             self._store.cancel(self._token)

@@ -26,8 +26,18 @@ from it by ``ddf.dp.filter/query/assign/select/persist/repartition``; every
 expression name of a bound collection is recorded, so any other collection
 whose expression graph contains one (``ddf[mask]``, ``dd.concat``, merges,
 ``map_partitions``, ``repartition``, a re-read of the same files) is marked
-and refused with the fix named.  A plain ``ddf.persist()`` gets new keys and
-loses its lineage: it is unbound and unmarked (a documented hole).
+and refused with the fix named; so is one made of a pandas frame carrying the
+marker of a budget of this process (``dd.from_pandas(df)``, ...): it spends
+only after ``ddf.dp.inherit(df)``.  A plain ``ddf.persist()`` gets new keys
+and loses its lineage: it is unbound and unmarked (a documented hole).  A mask
+or an assigned column may reach the collection only through row-wise
+expressions (:mod:`pandas_dp.dask_graph`), refused before anything runs.
+
+ε is reserved before ``compute()`` and returned if it raised, unless the exact
+statistics may have been seen: whatever sees task results (a callback, the
+dashboard) sees a partition's statistics when its tally returns, so an error
+after any tally returned keeps ε spent (:func:`_compute`); on process or
+distributed workers, where tallies cannot be counted, once compute started.
 
 With a privacy unit (``set_budget(..., privacy_unit="customer_id")``) the
 rows of one person may sit in any partition, so a release first shuffles the
@@ -71,10 +81,13 @@ from .budget import (
     PrivacyBudget,
     bind,
     binding_of,
+    keep_spent,
     live_budget,
+    marker_of,
     named_memory_store,
     require_binding,
 )
+from .dask_graph import TALLIES, pandas_parts, runs_here, same_rows
 from .errors import MissingBudgetError, PandasDPError
 from .groupby import DPGroupedReleases
 from .keys import Grouping
@@ -168,19 +181,23 @@ def _bind(ddf: dd.DataFrame, budget: PrivacyBudget, *, root: bool, unit: Hashabl
 
 
 def _marked_by(ddf: dd.DataFrame) -> PrivacyBudget | None:
-    """The live budget whose collection appears in ``ddf``'s expression graph, if any."""
+    """The live budget ``ddf`` comes from: a bound collection in its graph, or a frame's marker.
+
+    The marker is in the ``attrs`` of a pandas object it is made of (``dd.from_pandas(df)``, ...).
+    """
     for node in ddf.expr.walk():
         budget_id = _MARKED.get(node._name)
         if budget_id is not None:
             found = live_budget(budget_id)
             if found is not None:
                 return found
+        for part in pandas_parts(node):
+            if isinstance(getattr(part, "attrs", None), dict):
+                marker = marker_of(part)
+                found = None if marker is None else live_budget(str(marker["budget"]))
+                if found is not None:
+                    return found
     return None
-
-
-def _leaves(ddf: dd.DataFrame | dd.Series) -> set[str]:
-    """The names of the inputs (expressions without operands) of a collection's graph."""
-    return {node._name for node in ddf.expr.walk() if not node.dependencies()}
 
 
 def _require(ddf: dd.DataFrame) -> _Bound:
@@ -199,10 +216,12 @@ def _require(ddf: dd.DataFrame) -> _Bound:
         raise MissingBudgetError(
             "This Dask collection cannot spend a privacy budget. It was derived from a protected "
             "collection by a Dask operation (ddf[mask], concat, merge, map_partitions, "
-            "repartition, groupby, a re-read of the same files, ...), which may mix or repeat "
-            "people. Derive it with ddf.dp.filter(...) / ddf.dp.query(...) / ddf.dp.assign(...) "
-            "/ ddf.dp.select(...) / ddf.dp.persist() / ddf.dp.repartition(...), or call "
-            "result.dp.inherit(ddf) if it still has at most one row per person."
+            "repartition, groupby, a re-read of the same files, ...), or made from a protected "
+            "pandas frame (dd.from_pandas(df), dd.from_delayed, parquet written from it), which "
+            "may mix or repeat people. Derive it with ddf.dp.filter(...) / ddf.dp.query(...) / "
+            "ddf.dp.assign(...) / ddf.dp.select(...) / ddf.dp.persist() / "
+            "ddf.dp.repartition(...), or call result.dp.inherit(ddf) (or "
+            "result.dp.inherit(df), the pandas frame) if it still has at most one row per person."
         )
     raise MissingBudgetError(
         "This Dask collection has no privacy budget. Attach one first, on the collection that "
@@ -220,11 +239,12 @@ def _refuse_rebinding(ddf: dd.DataFrame) -> None:
     if live is not None:
         named = f" {live.name!r}" if live.name else ""
         raise PandasDPError(
-            "This collection reads the data of, or was derived from, a collection whose privacy "
-            f"budget{named} was created in this process: a new budget would reset the accounting "
-            "for the same people. Continue that budget with result.dp.inherit(source); to resume "
-            "a budget across sessions, use a named ledger budget: "
-            "set_budget(epsilon=..., ledger=..., name=...)."
+            "This collection reads the data of, or was derived from, a collection or pandas frame "
+            f"(dd.from_pandas(df), ...) whose privacy budget{named} was created in this process: "
+            "a new budget would reset the accounting for the same people. Continue that budget "
+            "with ddf.dp.inherit(source), where source is that collection or the pandas frame "
+            "(ddf.dp.inherit(df)); to resume a budget across sessions, use a named ledger "
+            "budget: set_budget(epsilon=..., ledger=..., name=...)."
         )
 
 
@@ -328,7 +348,9 @@ def partition_statistics(part: pd.DataFrame, task: _Task, key: bytes | None = No
     rows = task.kind.read(part, task.n_keys)
     codes = None if task.group is None else task.group.codes(part)
     if task.unit is None or key is None:
-        return len(part), task.kind.tally(task.plan, rows, codes, task.n_keys)
+        stats = task.kind.tally(task.plan, rows, codes, task.n_keys)
+        TALLIES.add()  # before the exact statistics leave this function (see _compute)
+        return len(part), stats
     stats = bounded_tally(
         task.kind,
         task.plan,
@@ -340,6 +362,7 @@ def partition_statistics(part: pd.DataFrame, task: _Task, key: bytes | None = No
         task.max_rows,
         task.max_groups,
     )
+    TALLIES.add()
     return len(part), stats
 
 
@@ -410,6 +433,24 @@ def dask_statistics(
     return _tree([chunk(p, task) for p in ddf[_columns(ddf, kind, group)].to_delayed()])
 
 
+def _compute(lazy: Any) -> Stats:
+    """Compute the exact statistics; an error once any tally has returned keeps ε spent.
+
+    Tallies are counted in this process (synchronous and threaded schedulers;
+    any release's: a concurrent one can only keep more spent); elsewhere none
+    can be shown not to have returned, so ε stays spent once this started.
+    """
+    counted = runs_here(lazy)
+    before = TALLIES.value
+    try:
+        (partial,) = dask.compute(lazy)
+        return _exact(partial)
+    except BaseException as error:
+        if not counted or TALLIES.value != before:
+            keep_spent(error)
+        raise
+
+
 def _persons_together(
     ddf: dd.DataFrame, kind: Kind[Any, Any], group: Grouping | None, unit: Hashable
 ) -> list[Any]:
@@ -466,11 +507,7 @@ def _run(
     if unit is None:
         lazy = dask_statistics(ddf, kind, planned.plan, group)
 
-        def statistics() -> Stats:
-            (partial,) = dask.compute(lazy)
-            return _exact(partial)
-
-        return release(budget, kind, group, planned, statistics)
+        return release(budget, kind, group, planned, lambda: _compute(lazy))
 
     task = _Task(kind, planned.plan, group, unit, max_rows, max_groups)
     parts = _persons_together(ddf, kind, group, unit)
@@ -479,24 +516,14 @@ def _run(
         # Inside the reservation: the bounding's keys come from the budget's source, here.
         keys = budget.source.words(KEY_WORDS * len(parts)).astype("<u8").reshape(len(parts), -1)
         chunk = dask.delayed(partition_statistics, pure=False)
-        lazy = _tree([chunk(p, task, k.tobytes()) for p, k in zip(parts, keys, strict=True)])
-        (partial,) = dask.compute(lazy)
-        return _exact(partial)
+        return _compute(
+            _tree([chunk(p, task, k.tobytes()) for p, k in zip(parts, keys, strict=True)])
+        )
 
     return release(budget, kind, group, planned, bounded_statistics)
 
 
 # ---------------------------------------------------------------- surfaces
-
-
-def _same_rows(value: Any, ddf: dd.DataFrame, argument: str) -> None:
-    """Refuse a Dask Series computed from another collection than ``ddf`` (it may join rows)."""
-    if not _leaves(value) <= _leaves(ddf):
-        raise ValueError(
-            f"`{argument}` must be computed from this collection's own columns (e.g. "
-            "ddf.amount > 0): a series of another collection would be joined on the index, "
-            "which may repeat or mix people."
-        )
 
 
 @register_dataframe_accessor("dp")
@@ -685,7 +712,10 @@ class DaskDPAccessor(DPReleases):
         TypeError
             If ``mask`` is not a boolean Dask Series.
         ValueError
-            If ``mask`` is computed from another collection.
+            If ``mask`` is not built row by row from this collection itself:
+            it goes through ``set_index``, ``shuffle``, ``sort_values``,
+            ``repartition``, ``reset_index``, ``ddf[mask]``, ``map_partitions``
+            or another collection, which may line other rows up with these.
 
         Notes
         -----
@@ -707,12 +737,13 @@ class DaskDPAccessor(DPReleases):
                 f"`mask` must be a boolean Series (numpy bool, pandas 'boolean' or "
                 f"'bool[pyarrow]'), got dtype {mask.dtype}."
             )
-        _same_rows(mask, self._ddf, "mask")
+        same_rows(mask, self._ddf, "mask")
         if mask.dtype != np.bool_:
-            # Not .astype(bool): Dask's optimizer moves that cast above the filter
-            # (ddf[m.astype(bool)] computes the mask itself, not the rows).
             mask = mask.fillna(False)
-        return self._derive(self._ddf[mask], same_rows=False)
+        # `& True`, not .astype(bool): Dask's optimizer moves a filter whose mask ends in
+        # astype onto the mask itself (ddf[m.astype(bool)] computes the mask, not the rows),
+        # and a caller's mask may end in astype too; so the mask ends in an `and`.
+        return self._derive(self._ddf[mask & True], same_rows=False)
 
     def query(self, expr: str, **kwargs: Any) -> dd.DataFrame:
         """The rows where the row-wise boolean expression ``expr`` holds.
@@ -760,12 +791,18 @@ class DaskDPAccessor(DPReleases):
         ----------
         **columns
             A scalar, a callable that takes the collection, or a Dask Series
-            computed row-wise from this collection's own columns.
+            computed row-wise from this collection's own columns (as the
+            ``mask`` of :meth:`filter`).
 
         Returns
         -------
         dask.dataframe.DataFrame
             Bound to this budget (still its root if this one is).
+
+        Raises
+        ------
+        ValueError
+            If a Series is not built row by row from this collection itself.
 
         Notes
         -----
@@ -779,7 +816,7 @@ class DaskDPAccessor(DPReleases):
                 value = value(self._ddf)
                 columns[label] = value
             if isinstance(value, dd.Series):
-                _same_rows(value, self._ddf, label)
+                same_rows(value, self._ddf, label)
             elif not np.isscalar(value):
                 raise TypeError(
                     f"`{label}` must be a scalar, a callable, or a Dask Series computed from this "

@@ -338,17 +338,154 @@ def test_filter_refuses_masks_of_other_collections_and_other_dtypes(frame: pd.Da
     assert ddf.dp.budget.spent == 0
 
 
+def _plain_meta(df: pd.DataFrame) -> pd.DataFrame:
+    """``df``'s empty frame without its attrs (a meta written by hand)."""
+    meta = df.iloc[:0].copy()
+    meta.attrs = {}
+    return meta
+
+
+#: Ways a bound pandas frame becomes a Dask collection: each carries its marker.
+FROM_PANDAS: dict[str, Callable[[pd.DataFrame, Path], Any]] = {
+    "from_pandas": lambda df, _: dd.from_pandas(df, npartitions=3),
+    "chunksize": lambda df, _: dd.from_pandas(df, chunksize=500),
+    "unsorted": lambda df, _: dd.from_pandas(df, npartitions=2, sort=False),
+    "a column of it": lambda df, _: dd.from_pandas(df, npartitions=2)[["salary"]],
+    "concat with other rows": lambda df, _: dd.concat(
+        [dd.from_pandas(df, npartitions=2), dd.from_pandas(_plain_meta(df), npartitions=1)]
+    ),
+    "from_delayed": lambda df, _: dd.from_delayed(
+        [dask.delayed(df.iloc[:1000]), dask.delayed(df.iloc[1000:])], meta=_plain_meta(df)
+    ),
+    "from_delayed of a call": lambda df, _: dd.from_delayed(
+        [dask.delayed(pd.DataFrame.copy)(df)], meta=_plain_meta(df)
+    ),
+    "parquet written by pandas": lambda df, tmp: (
+        df.to_parquet(tmp / "one.parquet"),
+        dd.read_parquet(tmp / "one.parquet"),
+    )[1],
+    "parquet files": lambda df, tmp: (
+        (tmp / "many").mkdir(),
+        df.iloc[:1000].to_parquet(tmp / "many" / "0.parquet"),
+        df.iloc[1000:].to_parquet(tmp / "many" / "1.parquet"),
+        dd.read_parquet(tmp / "many"),
+    )[-1],
+}
+
+
+@pytest.mark.parametrize("make", list(FROM_PANDAS))
+def test_a_collection_of_a_bound_pandas_frame_continues_its_budget_only_by_inherit(
+    frame: pd.DataFrame, tmp_path: Path, make: str
+) -> None:
+    """The attrs marker of a bound frame is read: no second budget for the same people."""
+    df = frame.set_axis(pd.RangeIndex(next(_OFFSET), next(_OFFSET))[: len(frame)])  # new rows
+    budget = df.dp.set_budget(epsilon=1, seed=3)
+    ddf = FROM_PANDAS[make](df, tmp_path)
+    with pytest.raises(PandasDPError, match=r"reset the accounting.*ddf\.dp\.inherit\(df\)"):
+        ddf.dp.set_budget(epsilon=1)
+    with pytest.raises(PandasDPError, match="reset the accounting"):
+        ddf.dp.set_budget(epsilon=1, name=f"dask.from_pandas.{make}")
+    with pytest.raises(MissingBudgetError, match=r"dd\.from_pandas\(df\).*inherit\(df\)"):
+        ddf.dp.count(epsilon=0.5)
+    assert budget.spent == 0
+    # The fix the messages name: continue the frame's budget.
+    assert ddf.dp.inherit(df).dp.budget is budget
+    ddf.dp.count(epsilon=0.5)
+    assert budget.spent == pytest.approx(0.5)
+
+
+#: Masks and columns that may line other rows up with the collection's rows.
+MISALIGNED: dict[str, Callable[[Any, Any], Any]] = {
+    "set_index": lambda d, _: d.set_index("age").salary > 50_000,
+    "shuffle": lambda d, _: d.shuffle("dept").salary > 50_000,
+    "sort_values": lambda d, _: d.sort_values("salary").salary > 50_000,
+    "repartition": lambda d, _: d.repartition(npartitions=3).salary > 50_000,
+    "reset_index": lambda d, _: d.reset_index().salary > 50_000,
+    "a filtered collection": lambda d, _: d[d.age > 30].salary > 50_000,
+    "map_partitions": lambda d, _: d.salary.map_partitions(lambda s: s.iloc[::-1] > 5e4),
+    "another collection, same partitions": lambda _, other: other.salary > 50_000,
+    "a lookup in other rows": lambda d, _: d.age.map(d.salary, meta=("age", "f8")) > 5e4,
+    "a pandas series": lambda d, _: d.salary > pd.Series(np.full(3_001, 5e4)),
+}
+
+
+#: The argument a series is passed as, and the call.
+USES: dict[str, tuple[str, Callable[[Any, Any], Any]]] = {
+    "filter": ("mask", lambda d, value: d.dp.filter(value)),
+    "assign": ("rich", lambda d, value: d.dp.assign(rich=value)),
+}
+
+
+@pytest.mark.parametrize("how", list(MISALIGNED))
+@pytest.mark.parametrize("use", list(USES))
+def test_masks_and_columns_must_line_up_with_the_collections_own_rows(
+    frame: pd.DataFrame, how: str, use: str
+) -> None:
+    ddf = fresh(frame, 3)
+    budget = ddf.dp.set_budget(epsilon=1)
+    other = fresh(frame, 3)
+    value = MISALIGNED[how](ddf, other)
+    argument, apply = USES[use]
+    with (
+        dask.config.set(scheduler=_no_compute),
+        pytest.raises(ValueError, match=rf"`{argument}` must be computed row by row.*dp\.filter"),
+    ):
+        apply(ddf, value)
+    assert budget.spent == 0
+
+
+def test_the_set_index_mask_of_the_issue_is_refused() -> None:
+    """``ddf.dp.filter(ddf.set_index("pid").x > 0.5)`` kept rows with x = 0."""
+    df = pd.DataFrame({"pid": np.arange(40)[::-1], "x": np.r_[np.zeros(20), np.ones(20)]})
+    ddf = dd.from_pandas(df.set_axis(pd.RangeIndex(next(_OFFSET), next(_OFFSET))[:40]), 2)
+    ddf.dp.set_budget(epsilon=1)
+    with pytest.raises(ValueError, match="SetIndex"):
+        ddf.dp.filter(ddf.set_index("pid").x > 0.5)
+
+
+#: Row-wise masks: still accepted, and the rows they keep are pandas' rows.
+ROWWISE: dict[str, Callable[[Any], Any]] = {
+    "comparison": lambda d: d.salary > 50_000,
+    "and, isin": lambda d: (d.age > 30) & d.dept.isin(["Eng", "Ops"]),
+    "str.len": lambda d: d.dept.str.len() > 3,
+    "not, between, isna": lambda d: ~d.age.between(30, 40) | d.bonus.isna(),
+    "fillna, astype, where": lambda d: (
+        (d.bonus.where(d.bonus > 10, 0) > 5e3).fillna(False).astype(bool)
+    ),
+    "replace": lambda d: d.dept.replace({"Eng": "E", "Ops": "E"}) == "E",
+    "eval": lambda d: d.eval("age * 2 > salary / 1000"),
+}
+
+
+@pytest.mark.parametrize("how", list(ROWWISE))
+def test_row_wise_masks_are_accepted_and_keep_the_rows_pandas_keeps(
+    frame: pd.DataFrame, how: str
+) -> None:
+    ddf = fresh(frame, 3)
+    ddf.dp.set_budget(epsilon=1)
+    kept = ddf.dp.filter(ROWWISE[how](ddf)).compute()
+    assigned = ddf.dp.assign(keep=ROWWISE[how](ddf)).compute()
+    rows = ddf.compute()
+    want = rows[ROWWISE[how](rows).fillna(False).astype(bool)]
+    pd.testing.assert_frame_equal(kept, want)
+    pd.testing.assert_series_equal(
+        assigned.keep.fillna(False).astype(bool),
+        ROWWISE[how](rows).fillna(False).astype(bool),
+        check_names=False,
+    )
+
+
 # ---------------------------------------------------------------- spending
 
 
-def _never(part: pd.Series) -> pd.Series:
+def _never(value: float) -> float:
     raise AssertionError("a partition was computed")
 
 
 def test_argument_errors_and_overspend_come_before_any_compute(frame: pd.DataFrame) -> None:
     ddf = fresh(frame, 2)
     budget = ddf.dp.set_budget(epsilon=1, seed=1)
-    bad = ddf.dp.assign(salary=ddf.salary.map_partitions(_never, meta=ddf.salary))
+    bad = ddf.dp.assign(salary=ddf.salary.map(_never, meta=("salary", "f8")))
     with pytest.raises(TypeError, match=r"numeric|dtype"):
         bad.dp.mean("dept", clip=(0, 1), epsilon=0.5)
     with pytest.raises(KeyError, match="nope"):
@@ -427,15 +564,19 @@ def test_bad_arguments_of_the_newer_releases_are_the_pandas_errors_before_any_co
     assert budget.entries == []
 
 
-def _fails(part: pd.Series) -> pd.Series:
+def _fails(value: float) -> float:
     raise RuntimeError("a worker failed")
 
 
-def test_a_failed_graph_costs_nothing_and_a_retry_spends_once(frame: pd.DataFrame) -> None:
+@pytest.mark.parametrize("scheduler", ["sync", "threads"])
+def test_a_failed_graph_costs_nothing_and_a_retry_spends_once(
+    frame: pd.DataFrame, scheduler: str
+) -> None:
+    """A task upstream of every tally fails: no tally returned, so the ε is returned."""
     ddf = fresh(frame, 3)
     budget = ddf.dp.set_budget(epsilon=1, seed=1)
-    broken = ddf.dp.assign(salary=ddf.salary.map_partitions(_fails, meta=ddf.salary))
-    with pytest.raises(RuntimeError, match="a worker failed"):
+    broken = ddf.dp.assign(salary=ddf.salary.map(_fails, meta=("salary", "f8")))
+    with dask.config.set(scheduler=scheduler), pytest.raises(RuntimeError, match="a worker failed"):
         broken.dp.mean("salary", clip=CLIP, epsilon=0.75)
     assert budget.spent == 0
     assert budget.entries == []
@@ -444,12 +585,68 @@ def test_a_failed_graph_costs_nothing_and_a_retry_spends_once(frame: pd.DataFram
     assert len(budget.entries) == 1
 
 
+class _Peek(dask.callbacks.Callback):  # type: ignore[misc]
+    """A local-scheduler callback that records each tally's result, then raises."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[Any] = []
+
+    def _posttask(self, key: Any, result: Any, dsk: Any, state: Any, worker_id: Any) -> None:
+        name = key[0] if isinstance(key, tuple) else key
+        if str(name).startswith("partition_statistics"):
+            self.seen.append(result)
+            raise RuntimeError("a callback failed")
+
+
+class _Refuse(dask.callbacks.Callback):  # type: ignore[misc]
+    """A local-scheduler callback that raises before the first task runs."""
+
+    def _pretask(self, key: Any, dsk: Any, state: Any) -> None:
+        raise RuntimeError("a callback failed")
+
+
+@pytest.mark.parametrize("unit", [False, True], ids=["rows", "privacy unit"])
+@pytest.mark.parametrize("scheduler", ["sync", "threads"])
+def test_a_failure_after_a_tally_returned_keeps_the_epsilon_spent(
+    frame: pd.DataFrame, orders: pd.DataFrame, scheduler: str, unit: bool
+) -> None:
+    """A callback that saw a tally's exact statistics cannot get the ε back by raising."""
+    if unit:
+        ddf = fresh(orders, 3)
+        budget = ddf.dp.set_budget(epsilon=1, privacy_unit="customer", max_rows=2)
+    else:
+        ddf = fresh(frame, 3)
+        budget = ddf.dp.set_budget(epsilon=1)
+    peek = _Peek()
+    with dask.config.set(scheduler=scheduler), peek, pytest.raises(RuntimeError) as info:
+        ddf.dp.count(epsilon=0.25)
+    rows, stats = peek.seen[0]  # a partition's exact row count and statistics
+    assert rows > 0
+    assert stats
+    assert budget.spent == pytest.approx(0.25)
+    assert len(budget.entries) == 1
+    assert any("stays spent" in note for note in getattr(info.value, "__notes__", []))
+    ddf.dp.count(epsilon=0.25)  # the next release runs
+    assert budget.spent == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("scheduler", ["sync", "threads"])
+def test_a_failure_before_any_task_ran_costs_nothing(frame: pd.DataFrame, scheduler: str) -> None:
+    ddf = fresh(frame, 3)
+    budget = ddf.dp.set_budget(epsilon=1)
+    with dask.config.set(scheduler=scheduler), _Refuse(), pytest.raises(RuntimeError):
+        ddf.dp.count(epsilon=0.25)
+    assert budget.spent == 0
+    assert budget.entries == []
+
+
 _SEEN: dict[str, Any] = {}
 
 
-def _record_spent(part: pd.Series) -> pd.Series:
+def _record_spent(value: float) -> float:
     _SEEN.setdefault("spent", []).append(_SEEN["budget"].spent)
-    return part
+    return value
 
 
 @pytest.mark.parametrize("store", ["memory", "sqlite"])
@@ -464,7 +661,7 @@ def test_the_reservation_is_made_before_compute(
         budget = ddf.dp.set_budget(epsilon=1)
     _SEEN.clear()
     _SEEN["budget"] = budget
-    spy = ddf.dp.assign(salary=ddf.salary.map_partitions(_record_spent, meta=ddf.salary))
+    spy = ddf.dp.assign(salary=ddf.salary.map(_record_spent, meta=("salary", "f8")))
     with dask.config.set(scheduler="sync"):
         spy.dp.sum("salary", clip=CLIP, epsilon=0.25)
     assert _SEEN["spent"]
@@ -760,7 +957,7 @@ def test_set_budget_checks_the_unit_as_on_pandas(orders: pd.DataFrame) -> None:
 def test_a_failed_bounded_graph_costs_nothing(orders: pd.DataFrame) -> None:
     ddf = fresh(orders, 3)
     budget = ddf.dp.set_budget(epsilon=1, privacy_unit="customer", seed=1)
-    broken = ddf.dp.assign(amount=ddf.amount.map_partitions(_fails, meta=ddf.amount))
+    broken = ddf.dp.assign(amount=ddf.amount.map(_fails, meta=("amount", "f8")))
     with pytest.raises(RuntimeError, match="a worker failed"):
         broken.dp.sum("amount", clip=(0, 600), epsilon=0.75, max_rows=2)
     assert budget.spent == 0
@@ -834,6 +1031,21 @@ def test_a_privacy_unit_on_a_local_cluster_with_process_workers(
         epsilon=1e9, max_rows=1, max_groups=1
     )
     assert g.sum() == orders[orders.region != "X"].customer.nunique()
+
+
+def test_on_process_workers_a_failed_graph_keeps_the_epsilon_spent(
+    client: Any, frame: pd.DataFrame
+) -> None:
+    """No task can be shown not to have returned where tasks run elsewhere: fail closed."""
+    ddf = fresh(frame, 3)
+    budget = ddf.dp.set_budget(epsilon=1)
+    broken = ddf.dp.assign(salary=ddf.salary.map(_fails, meta=("salary", "f8")))
+    with pytest.raises(RuntimeError, match="a worker failed"):
+        broken.dp.mean("salary", clip=CLIP, epsilon=0.75)
+    assert budget.spent == pytest.approx(0.75)
+    with pytest.raises(KeyError, match="nope"):  # refused before compute: nothing reserved
+        ddf.dp.sum("nope", clip=CLIP, epsilon=0.25)
+    assert budget.spent == pytest.approx(0.75)
 
 
 def test_a_collection_changed_in_place_spends_nothing_until_inherit() -> None:
