@@ -19,8 +19,10 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``mypy``                  mypy plugin: ``df.dp`` typed (mypy loads it; never imported here)
 ``dask``                  ``ddf.dp`` on Dask (``import pandas_dp.dask``; never imported here)
 ``dask_graph``            what a Dask collection is made of: markers, row alignment, schedulers
-``accessor``              ``df.dp``: argument surface, set_budget, row-wise derivations
+``accessor``              ``df.dp``: set_budget, histogram/crosstab, row-wise derivations
 ``groupby``               ``df.dp.groupby(by, keys=...)``: the grouped surface
+``surface``               each release written once for both surfaces (self-typed overloads)
+``docstrings``            release docstrings: shared paragraphs, templates rendered per surface
 ``planning``              half_width / epsilon_for: accuracy planned before spending
 ``release``               the pipeline every release runs, and the table of kinds
 ``describe``              describe: count/mean/std and quartiles of columns, one kind

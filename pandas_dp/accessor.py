@@ -12,13 +12,13 @@ Each release declares its arguments and delegates to the pipeline of
 from __future__ import annotations
 
 import os
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable
 from typing import Any, TypeVar, overload
 
 import numpy as np
 import pandas as pd
 
-from .aggregate import Count, Histogram, Mean, Sum, Var
+from .aggregate import Count, Histogram
 from .budget import (
     PrivacyBudget,
     attach,
@@ -32,7 +32,7 @@ from .budget import (
     refuse_rebinding,
     require_binding,
 )
-from .describe import Describe
+from .docstrings import doc
 from .errors import MissingBudgetError, PandasDPError
 from .groupby import DPGroupBy
 from .keys import Bins, CrossKeys, Grouping
@@ -41,10 +41,10 @@ from .ledger import BudgetStore, MemoryStore, check_name
 from .noise import make_source
 from .release import NO_BOUNDS, ContributionBounds, run
 from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values, row_mask
-from .select import Argmax, Quantile
+from .select import Quantile
 from .sqlite_ledger import Ledger, open_ledger
+from .surface import Releases, Ungrouped
 from .validation import (
-    Bounds,
     check_adjacency,
     check_column,
     check_epsilon,
@@ -57,13 +57,14 @@ __all__ = ["DPAccessor", "DPReleases"]
 
 One = TypeVar("One")
 Many = TypeVar("Many")
-C = TypeVar("C")  # a candidate of argmax_exp
 
 
-class DPReleases:
+class DPReleases(Releases[Ungrouped], scope="ungrouped"):
     """The releases of ``df.dp`` and ``ddf.dp``: each declares its arguments and runs its kind.
 
-    A subclass binds the surface to one backend through three hooks:
+    Those of :class:`pandas_dp.surface.Releases` (one answer each), and
+    :meth:`histogram`, :meth:`crosstab`, :meth:`rows_per_unit` and
+    :meth:`set_budget`. A subclass binds the surface to one backend through three hooks:
     :meth:`_release` runs a built kind (grouped by a :class:`~pandas_dp.keys.Grouping`
     or not) and spends from the frame's budget, and :meth:`_schema` gives the
     empty or full frame whose columns and dtypes the bins of :meth:`histogram`
@@ -88,6 +89,14 @@ class DPReleases:
         """Release ``kind`` (grouped by ``group``), spending from the frame's budget."""
         raise NotImplementedError
 
+    def _spend(self, kind: Kind[Any, Any], max_rows: int | None, max_groups: int | None) -> Any:
+        if max_groups is not None:
+            raise TypeError(
+                "`max_groups` bounds the keys of one person in a grouped release; this release "
+                "has one answer. Drop it, or group: df.dp.groupby(by, keys=...)."
+            )
+        return self._release(kind, None, ContributionBounds(max_rows))
+
     def _schema(self) -> pd.DataFrame:
         """A pandas frame with the columns and dtypes of the data (its rows are never read)."""
         raise NotImplementedError
@@ -99,649 +108,151 @@ class DPReleases:
         """
         raise NotImplementedError
 
+    def _refuse_rebinding(self) -> None:
+        """Refuse ``set_budget`` on data that has, or came from, a budget of this process."""
+        raise NotImplementedError
+
+    def _rows(self) -> int | None:
+        """The number of rows, if known without computing anything (None on Dask)."""
+        raise NotImplementedError
+
+    def _attach(self, budget: PrivacyBudget, where: str | None, stored_root: bool) -> None:
+        """Bind the data as the one ``budget`` was set on, atomically with the refusal.
+
+        ``where`` names the store of a named budget (``"memory"`` or
+        ``"ledger:<path>"``), None for an unnamed one; ``stored_root`` is what
+        the store says of the root (:func:`pandas_dp.budget.claim_root`).
+        """
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ budget
+
+    def set_budget(
+        self,
+        *,
+        epsilon: float,
+        adjacency: str = "add_remove",
+        seed: int | None = None,
+        ledger: str | os.PathLike[str] | Ledger | None = None,
+        name: str | None = None,
+        privacy_unit: Hashable | None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> PrivacyBudget:
+        """Attach a privacy budget of total ``epsilon`` to this frame (or Dask collection).
+
+        Parameters
+        ----------
+        epsilon : float
+            The total privacy loss all releases of this frame may spend.
+        adjacency : {"add_remove", "substitute"}
+            What a neighbouring dataset is: one person added or removed (the
+            row count is private; default), or one person's row changed (the
+            row count is public).
+        seed : int, optional
+            A reproducible noise stream for tests and teaching. **Not private**:
+            anyone who knows the seed can subtract the noise. By default noise
+            comes from the operating system's CSPRNG.
+        ledger : str, path-like or Ledger, optional
+            A ledger file (see :func:`pandas_dp.open_ledger`) that keeps the
+            budget ``name`` beyond this process: later runs and other processes
+            that attach the same name continue from what was spent. Needs
+            ``name``.
+        name : str, optional
+            The budget's name, e.g. ``"hr.salaries"``. With ``ledger``, its
+            name in the file. Without, an in-memory budget named for the life
+            of this process: attaching the same name again (to the data read
+            afresh, say) continues it instead of starting over. Only the first
+            frame (or collection) attached to a name in a process is its root:
+            under substitute, a later one's row count is not taken as public.
+        privacy_unit : label, optional
+            The column that identifies a person (``"customer_id"``) when one
+            person may have many rows (orders, events). Neighbouring datasets
+            then differ in all the rows of one person, and every release bounds
+            each person's contribution first (``max_rows``, ``max_groups``).
+            Rows whose unit id is missing are dropped. Default: one row is one
+            person.
+        max_rows, max_groups : int, optional
+            Default bounds for the releases of a frame with ``privacy_unit``
+            (a release may override them): at most ``max_rows`` rows of one
+            person in each cell (the frame, one key, one candidate), at most
+            ``max_groups`` keys of one person in a grouped release.
+
+        Returns
+        -------
+        PrivacyBudget
+            It stays in this (client) process: it refuses to be pickled.
+
+        Raises
+        ------
+        PandasDPError
+            If the frame already has a budget, or was derived from a frame whose
+            budget was created in this process (a new budget would reset the
+            accounting, and the same named budget would make this frame its
+            root): call ``df.dp.inherit()`` instead.
+        pandas_dp.errors.BudgetMismatchError
+            If the named budget exists with another total, adjacency or privacy
+            unit (raise a
+            ledger total with ``open_ledger(path).raise_total(name, new_total)``).
+        pandas_dp.errors.LedgerError
+            If the ledger cannot be opened, is not a ledger, is damaged, or stays
+            locked past its timeout; nothing is attached.
+
+        Notes
+        -----
+        An in-memory budget (named or not) spends only in the process that
+        created it; in a forked child it raises ``BudgetProcessError``. Share
+        one budget between processes with ``ledger`` and ``name``. A Dask
+        collection's budget is bound to the collection object it was set on
+        and to the collections derived from it by ``ddf.dp``
+        (see :mod:`pandas_dp.dask`).
+        """
+        total = check_epsilon(epsilon)
+        adjacency = check_adjacency(adjacency)
+        seed = check_seed(seed)
+        if ledger is not None and name is None:
+            raise TypeError(
+                "`ledger` needs a `name`: the budget's name in the file, e.g. "
+                f"ledger='privacy-ledger.sqlite', name='hr.salaries'; got ledger={ledger!r}."
+            )
+        if name is not None:
+            name = check_name(name)
+        unit, rows, groups = check_privacy_unit(self._schema(), privacy_unit, max_rows, max_groups)
+        unit_text = None if unit is None else str(unit)
+        self._refuse_rebinding()  # before a ledger file is created or touched
+        store: BudgetStore
+        where, stored_root = None if name is None else "memory", True
+        if ledger is not None and name is not None:
+            book = ledger if isinstance(ledger, Ledger) else open_ledger(ledger)
+            # the row count is public only under substitute, one row per person (and
+            # stored only where known without computing: not for a Dask collection)
+            public = adjacency == "substitute" and unit is None
+            store = book.attach(
+                name,
+                total=total,
+                adjacency=adjacency,
+                privacy_unit=unit_text,
+                public_rows=self._rows() if public else None,
+            )
+            where, stored_root = f"ledger:{book.path.resolve()}", store.root
+        elif name is not None:
+            store = named_memory_store(name, total, adjacency, unit_text)
+        else:
+            store = MemoryStore(total)
+        budget = PrivacyBudget(
+            store,
+            adjacency=adjacency,
+            source=make_source(seed),
+            seed=seed,
+            name=name,
+            privacy_unit=unit,
+            max_rows=rows,
+            max_groups=groups,
+        )
+        self._attach(budget, where, stored_root)
+        return budget
+
     # ---------------------------------------------------------------- releases
-
-    @overload
-    def count(
-        self,
-        column: Hashable | None = None,
-        *,
-        epsilon: float,
-        ci: None = None,
-        max_rows: int | None = None,
-    ) -> int: ...
-
-    @overload
-    def count(
-        self,
-        column: Hashable | None = None,
-        *,
-        epsilon: float,
-        ci: float,
-        max_rows: int | None = None,
-    ) -> pd.Series: ...
-
-    def count(
-        self,
-        column: Hashable | None = None,
-        *,
-        epsilon: float,
-        ci: float | None = None,
-        max_rows: int | None = None,
-    ) -> int | pd.Series:
-        """Noisy number of rows, or of non-missing values of ``column``.
-
-        Parameters
-        ----------
-        column : label, optional
-            Count non-missing values of this column (like ``df[column].count()``).
-        epsilon : float
-            Privacy cost, keyword-only.
-        ci : float, optional
-            A confidence level in (0, 1), e.g. ``0.95``: return the answer with
-            its noise interval (see Notes). Costs nothing more.
-        max_rows : int, optional
-            With a privacy unit: at most this many rows of one person are used
-            (in each key, and for a selection in each candidate; the rest are
-            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
-            on a frame whose rows are persons.
-
-        Returns
-        -------
-        int, or pandas.Series
-            Exact count plus discrete Laplace noise; may be negative when tiny.
-            With ``ci``: a Series indexed ``["estimate", "lower", "upper"]``.
-
-        Raises
-        ------
-        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
-
-        Notes
-        -----
-        Sensitivity 1 under add_remove. Under substitute the row count of the
-        frame the budget was set on is public: ``count()`` is returned exactly
-        and costs nothing. The count of a column's non-missing values, and any
-        count of a filtered frame, has sensitivity 1 (a changed row may gain or
-        lose a value, or enter or leave the filter).
-
-        With ``ci``, ``[lower, upper] = estimate ± t`` where ``t`` is the exact
-        discrete Laplace quantile: the true count lies inside with probability
-        at least ``ci``. Computed from the released count and public
-        parameters only (post-processing); ``pandas_dp.half_width("count",
-        ...)`` gives ``t`` before anything is spent.
-        """
-        return self._release(
-            Count(check_epsilon(epsilon), column, ci), None, ContributionBounds(max_rows)
-        )
-
-    @overload
-    def sum(
-        self,
-        column: None = None,
-        *,
-        clip: Mapping[Hashable, Bounds],
-        epsilon: float,
-        ci: float | None = None,
-        max_rows: int | None = None,
-    ) -> pd.Series: ...
-
-    @overload
-    def sum(
-        self,
-        column: Hashable,
-        *,
-        clip: Bounds,
-        epsilon: float,
-        ci: None = None,
-        max_rows: int | None = None,
-    ) -> float: ...
-
-    @overload
-    def sum(
-        self,
-        column: Hashable,
-        *,
-        clip: Bounds,
-        epsilon: float,
-        ci: float,
-        max_rows: int | None = None,
-    ) -> pd.Series: ...
-
-    def sum(
-        self,
-        column: Hashable | None = None,
-        *,
-        clip: Any,
-        epsilon: float,
-        ci: float | None = None,
-        max_rows: int | None = None,
-    ) -> float | pd.Series:
-        """Noisy sum of ``column`` after clipping to the public bounds ``clip``.
-
-        Parameters
-        ----------
-        column : label, optional
-            The numeric column. Omit it and pass ``clip`` as a mapping
-            ``{column: (lower, upper)}`` to sum several columns at once.
-        clip : (float, float) or dict
-            Public clip bounds, never read from the data. Missing values are
-            skipped; ±inf clip to the bounds.
-        epsilon : float
-            Privacy cost of the whole call (split equally across columns).
-        ci : float, optional
-            A confidence level in (0, 1): return the answer with its noise
-            interval (see Notes). Costs nothing more.
-        max_rows : int, optional
-            With a privacy unit: at most this many rows of one person are used
-            (in each key, and for a selection in each candidate; the rest are
-            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
-            on a frame whose rows are persons.
-
-        Returns
-        -------
-        float, or pandas.Series indexed by column for a mapping.
-            With ``ci``: a Series indexed ``["estimate", "lower", "upper"]``
-            (for a mapping, with the column name as the outer level).
-
-        Raises
-        ------
-        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
-
-        Notes
-        -----
-        L1 sensitivity ``max(|L|, |U|)`` under add_remove; under substitute
-        ``max(U − L, |L|, |U|)`` (a changed row's value may move by ``U − L``,
-        or appear or disappear: a missing value, a filtered frame). Each
-        clipped row is rounded to a power-of-two grid chosen from
-        (sensitivity, epsilon) only, summed exactly in integers and given
-        exact discrete Laplace noise, so the result lies on the grid.
-
-        With ``ci``, ``estimate ± t·step`` (``t`` the exact discrete Laplace
-        quantile on the grid) holds the clipped sum with probability at least
-        ``ci``, per column. It covers the noise, not the bias of clipping:
-        values beyond ``clip`` are counted at the bound. Strictly it covers the
-        sum of the rows as rounded to the grid, which is within ``n·step/2`` of
-        the exact clipped sum (``step`` is about 2**-30 of the noise scale:
-        negligible below a billion rows). See ``pandas_dp.half_width``.
-        """
-        return self._release(
-            Sum(check_epsilon(epsilon), column, clip, ci),
-            None,
-            ContributionBounds(max_rows),
-        )
-
-    @overload
-    def mean(
-        self,
-        column: None = None,
-        *,
-        clip: Mapping[Hashable, Bounds],
-        epsilon: float,
-        ci: float | None = None,
-        max_rows: int | None = None,
-    ) -> pd.Series: ...
-
-    @overload
-    def mean(
-        self,
-        column: Hashable,
-        *,
-        clip: Bounds,
-        epsilon: float,
-        ci: None = None,
-        max_rows: int | None = None,
-    ) -> float: ...
-
-    @overload
-    def mean(
-        self,
-        column: Hashable,
-        *,
-        clip: Bounds,
-        epsilon: float,
-        ci: float,
-        max_rows: int | None = None,
-    ) -> pd.Series: ...
-
-    def mean(
-        self,
-        column: Hashable | None = None,
-        *,
-        clip: Any,
-        epsilon: float,
-        ci: float | None = None,
-        max_rows: int | None = None,
-    ) -> float | pd.Series:
-        """Noisy mean of ``column`` after clipping to ``clip``; always inside the clip.
-
-        Parameters
-        ----------
-        column : label, optional
-            The numeric column (or omit it and pass ``clip`` as a mapping).
-        clip : (float, float) or dict
-            Public clip bounds. Missing values are skipped; ±inf clip to the bounds.
-        epsilon : float
-            Privacy cost of the whole call (split equally across columns).
-        ci : float, optional
-            A confidence level in (0, 1): return the answer with its noise
-            interval (see Notes). Costs nothing more.
-        max_rows : int, optional
-            With a privacy unit: at most this many rows of one person are used
-            (in each key, and for a selection in each candidate; the rest are
-            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
-            on a frame whose rows are persons.
-
-        Returns
-        -------
-        float, or pandas.Series indexed by column for a mapping.
-            With ``ci``: a Series indexed ``["estimate", "lower", "upper"]``
-            (for a mapping, with the column name as the outer level).
-
-        Raises
-        ------
-        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
-
-        Notes
-        -----
-        Costs ``epsilon`` in total. Releases ``A = Σ(x − L)`` and
-        ``B = Σ(U − x)`` with independent discrete Laplace noise of scale
-        ``(U − L)/ε``: one person moves the pair by an L1 distance of exactly
-        ``U − L``. The mean is ``L + (U − L)·a/(a + b)`` with ``a, b`` the
-        noisy sums floored at 0 (the midpoint if both are 0): half the mean
-        squared error of noisy-sum over noisy-count. Under substitute the pair
-        has sensitivity ``2(U − L)``.
-
-        With ``ci``: both noises lie within their exact discrete Laplace
-        quantile ``t`` with probability ``ci`` (each at ``sqrt(ci)``); the
-        mean is monotone in each sum, so the extreme sums give ``lower`` and
-        ``upper``, widened by one grid step for rounding. The interval always
-        lies inside ``clip`` and holds the exact clipped mean of a non-empty
-        column with probability at least ``ci``: the noise, not the bias of
-        clipping. Its half-width is about ``(U − L)·t/(n·Q)``, i.e. shrinks as
-        ``1/n``; ``pandas_dp.half_width("mean", n=...)`` plans it.
-        """
-        return self._release(
-            Mean(check_epsilon(epsilon), column, clip, ci),
-            None,
-            ContributionBounds(max_rows),
-        )
-
-    # ---------------------------------------------------- selection (select.py)
-
-    @overload
-    def argmax_exp(
-        self,
-        column: Hashable,
-        *,
-        candidates: Iterable[C],
-        epsilon: float,
-        k: None = ...,
-        value: Hashable | None = ...,
-        clip: Any = ...,
-        max_rows: int | None = ...,
-    ) -> C: ...
-
-    @overload
-    def argmax_exp(
-        self,
-        column: Hashable,
-        *,
-        candidates: Iterable[C],
-        epsilon: float,
-        k: int,
-        value: Hashable | None = ...,
-        clip: Any = ...,
-        max_rows: int | None = ...,
-    ) -> list[C]: ...
-
-    @overload
-    def argmax_exp(
-        self,
-        column: Hashable,
-        *,
-        candidates: pd.CategoricalDtype,
-        epsilon: float,
-        k: None = ...,
-        value: Hashable | None = ...,
-        clip: Any = ...,
-        max_rows: int | None = ...,
-    ) -> Any: ...
-
-    @overload
-    def argmax_exp(
-        self,
-        column: Hashable,
-        *,
-        candidates: pd.CategoricalDtype,
-        epsilon: float,
-        k: int,
-        value: Hashable | None = ...,
-        clip: Any = ...,
-        max_rows: int | None = ...,
-    ) -> list[Any]: ...
-
-    def argmax_exp(
-        self,
-        column: Hashable,
-        *,
-        candidates: Any = None,
-        epsilon: float,
-        k: int | None = None,
-        value: Hashable | None = None,
-        clip: Any = None,
-        max_rows: int | None = None,
-    ) -> Any:
-        """The candidate with the most rows (or the largest clipped sum of ``value``), privately.
-
-        Parameters
-        ----------
-        column : label
-            The column whose values are the candidates (e.g. ``"product"``).
-        candidates : list, array, Index or CategoricalDtype
-            The public candidates, keyword-only. Never read them from the data
-            (``df[column].unique()``): which values occur can reveal who is in
-            it. Rows whose value is missing or not a candidate are dropped; a
-            candidate with no rows can still win.
-        epsilon : float
-            Privacy cost of the whole call, keyword-only.
-        k : int, optional
-            How many candidates to return, best first (top-k by peeling): a
-            list, also for ``k=1``. Without ``k``, one candidate.
-        value : label, optional
-            Score each candidate by the sum of this numeric column over its
-            rows (after clipping to ``clip``) instead of by its row count.
-            Missing values are skipped.
-        clip : (float, float), optional
-            Public clip bounds for ``value``; required with it.
-        max_rows : int, optional
-            With a privacy unit: at most this many rows of one person are used
-            (in each key, and for a selection in each candidate; the rest are
-            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
-            on a frame whose rows are persons.
-
-        Returns
-        -------
-        object or list
-            One candidate (no ``k``: typed as the candidates' type), or a list
-            of ``k`` distinct candidates, best first.
-
-        Raises
-        ------
-        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
-            All argument errors (missing candidates, duplicates, ``k`` larger
-            than the number of candidates, ...) are raised before any spend.
-
-        Notes
-        -----
-        Permute-and-flip (report-noisy-max with exponential noise), sampled
-        exactly: each candidate is accepted independently with probability
-        ``exp(-c·(best − score))`` and the answer is a uniform pick among the
-        accepted ones. Nothing is exponentiated in floating point, so huge
-        counts cannot overflow. Costs ``epsilon`` (``epsilon/k`` per peel).
-        Under add_remove one person moves one candidate's score one way
-        (sensitivity 1 for counts, ``max(|L|, |U|)`` for sums), so
-        ``c = ε/Δ``; under substitute ``Δ = 1`` or ``max(U − L, |L|, |U|)`` and
-        ``c = ε/(2Δ)``. Clipped sums are scored exactly in integers on a
-        power-of-two grid chosen from (clip, ε) only; c is rounded down, so the
-        realised ε never exceeds ``epsilon``. Public: the candidates, ``k``,
-        ``clip``, ``epsilon``.
-        """
-        kind = Argmax.of(check_epsilon(epsilon), column, candidates, k=k, value=value, clip=clip)
-        return self._release(kind, None, ContributionBounds(max_rows))
-
-    def quantile(
-        self,
-        column: Hashable,
-        q: float,
-        *,
-        candidates: Any = None,
-        epsilon: float,
-        max_rows: int | None = None,
-    ) -> float:
-        """The ``q``-quantile of ``column``, privately chosen from a public grid.
-
-        This is the honest way to choose clip bounds: spend a little ε on,
-        e.g., the 0.05 and 0.95 quantiles and pass them as ``clip=`` to
-        ``sum``/``mean``, instead of reading ``df[column].max()``.
-
-        Parameters
-        ----------
-        column : label
-            A numeric column; missing values are skipped.
-        q : float
-            The quantile level in ``[0, 1]``, read as the shortest decimal
-            (``0.9`` is ``9/10``).
-        candidates : list, array or Index of numbers
-            The public grid to choose from, finite and strictly increasing,
-            keyword-only; e.g. ``np.linspace(0, 500_000, 1001)``. Never read it
-            from the data. The answer is always one of these points.
-        epsilon : float
-            Privacy cost, keyword-only.
-        max_rows : int, optional
-            With a privacy unit: at most this many rows of one person are used
-            (in each key, and for a selection in each candidate; the rest are
-            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
-            on a frame whose rows are persons.
-
-        Returns
-        -------
-        float
-            One grid point.
-
-        Raises
-        ------
-        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
-            Bad ``q`` or grid (unsorted, duplicated, non-finite) raise before
-            any spend.
-
-        Notes
-        -----
-        Permute-and-flip, sampled exactly, on the score of each grid point c:
-        the distance from ``q·n`` to ``[#(x < c), #(x ≤ c)]`` (lower is
-        better; zero exactly when c is a q-quantile, so ties count). The score
-        is not monotone, so ``c = ε/(2Δ)`` with sensitivity
-        ``Δ = max(q, 1 − q)`` under add_remove and ``Δ = 1`` under substitute
-        (a changed row leaves one side and joins another). Costs ``epsilon``.
-        Public: the grid, ``q``, ``epsilon``.
-        """
-        kind = Quantile.of(check_epsilon(epsilon), column, q, candidates, "quantile")
-        return self._release(kind, None, ContributionBounds(max_rows))
-
-    def median(
-        self,
-        column: Hashable,
-        *,
-        candidates: Any = None,
-        epsilon: float,
-        max_rows: int | None = None,
-    ) -> float:
-        """The median of ``column``, privately chosen from a public grid: ``quantile(column, 0.5)``.
-
-        Parameters
-        ----------
-        column : label
-            A numeric column; missing values are skipped.
-        candidates : list, array or Index of numbers
-            The public grid, finite and strictly increasing, keyword-only.
-        epsilon : float
-            Privacy cost, keyword-only.
-        max_rows : int, optional
-            With a privacy unit: at most this many rows of one person are used
-            (in each key, and for a selection in each candidate; the rest are
-            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
-            on a frame whose rows are persons.
-
-        Returns
-        -------
-        float
-            One grid point.
-
-        Raises
-        ------
-        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
-
-        Notes
-        -----
-        See :meth:`quantile`. Sensitivity of the score 1/2 under add_remove
-        (``c = ε``) and 1 under substitute (``c = ε/2``). Costs ``epsilon``.
-        """
-        kind = Quantile.of(check_epsilon(epsilon), column, 0.5, candidates, "median")
-        return self._release(kind, None, ContributionBounds(max_rows))
-
-    @overload
-    def var(
-        self,
-        column: Hashable,
-        *,
-        clip: Any,
-        epsilon: float,
-        ci: None = None,
-        max_rows: int | None = None,
-    ) -> float: ...
-
-    @overload
-    def var(
-        self,
-        column: Hashable,
-        *,
-        clip: Any,
-        epsilon: float,
-        ci: float,
-        max_rows: int | None = None,
-    ) -> pd.Series: ...
-
-    def var(
-        self,
-        column: Hashable,
-        *,
-        clip: Any,
-        epsilon: float,
-        ci: float | None = None,
-        max_rows: int | None = None,
-    ) -> float | pd.Series:
-        """Noisy sample variance of ``column`` (``ddof=1``, like pandas) after clipping.
-
-        Parameters
-        ----------
-        column : label
-            The numeric column; missing values are skipped.
-        clip : (float, float)
-            Public clip bounds, never read from the data; ±inf clip to them.
-        epsilon : float
-            Privacy cost, keyword-only.
-        ci : float, optional
-            A confidence level in (0, 1), e.g. ``0.95``: return the answer with
-            an interval (see Notes). Costs nothing more.
-        max_rows : int, optional
-            With a privacy unit: at most this many rows of one person are used
-            (in each key, and for a selection in each candidate; the rest are
-            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
-            on a frame whose rows are persons.
-
-        Returns
-        -------
-        float, or pandas.Series
-            Never negative, at most ``(U − L)²/2``; 0 when the noisy count is 0.
-            With ``ci``: a Series indexed ``["estimate", "lower", "upper"]``.
-
-        Raises
-        ------
-        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
-
-        Notes
-        -----
-        Costs ``epsilon``: one joint release, with no separate count. Each
-        clipped row on the grid ``q ∈ [0, Q]`` adds ``(q, Q − q)`` to the
-        mean's complementary sums (ε/2; L1 sensitivity ``U − L`` under
-        add_remove, ``2(U − L)`` under substitute) and the centred second
-        moment ``round(q(Q − q)/Q) − o`` to a third sum (ε/2; range
-        ``≈ (U − L)/8``). Count, mean and variance all come from these three
-        (see :func:`pandas_dp.aggregate.plan_variance` for the proof of the
-        sensitivity). Public: ``clip``, ``epsilon``.
-
-        With ``ci``: each of the three noises lies within its exact discrete
-        Laplace quantile with probability ``ci**(1/3)`` (independent, so all
-        three with probability ``ci``); bounding the variance over that box
-        of noiseless sums, widened by the grid rounding, gives an interval
-        inside ``[0, (U − L)²/2]`` that holds the sample variance of the
-        clipped values (at least two rows) with probability at least ``ci``
-        (:func:`pandas_dp.accuracy.variance_interval` proves it). It is
-        conservative (coverage well above ``ci`` in practice) and covers the
-        noise, not the bias of clipping. Post-processing: same cost, same
-        estimate.
-        """
-        kind = Var.of(check_epsilon(epsilon), column, clip, std=False, ci=ci)
-        return self._release(kind, None, ContributionBounds(max_rows))
-
-    @overload
-    def std(
-        self,
-        column: Hashable,
-        *,
-        clip: Any,
-        epsilon: float,
-        ci: None = None,
-        max_rows: int | None = None,
-    ) -> float: ...
-
-    @overload
-    def std(
-        self,
-        column: Hashable,
-        *,
-        clip: Any,
-        epsilon: float,
-        ci: float,
-        max_rows: int | None = None,
-    ) -> pd.Series: ...
-
-    def std(
-        self,
-        column: Hashable,
-        *,
-        clip: Any,
-        epsilon: float,
-        ci: float | None = None,
-        max_rows: int | None = None,
-    ) -> float | pd.Series:
-        """Noisy standard deviation of ``column`` (``ddof=1``): the square root of :meth:`var`.
-
-        Parameters
-        ----------
-        column : label
-            The numeric column; missing values are skipped.
-        clip : (float, float)
-            Public clip bounds.
-        epsilon : float
-            Privacy cost, keyword-only.
-        ci : float, optional
-            A confidence level in (0, 1), e.g. ``0.95``: return the answer with
-            an interval (see Notes). Costs nothing more.
-        max_rows : int, optional
-            With a privacy unit: at most this many rows of one person are used
-            (in each key, and for a selection in each candidate; the rest are
-            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
-            on a frame whose rows are persons.
-
-        Returns
-        -------
-        float, or pandas.Series
-            Never negative. With ``ci``: a Series indexed ``["estimate",
-            "lower", "upper"]``.
-
-        Raises
-        ------
-        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
-
-        Notes
-        -----
-        The same release and cost as :meth:`var`. With ``ci``: the square
-        roots of :meth:`var`'s interval, so it holds the clipped sample
-        standard deviation with probability at least ``ci``; always inside
-        ``[0, (U − L)/sqrt(2)]``.
-        """
-        kind = Var.of(check_epsilon(epsilon), column, clip, std=True, ci=ci)
-        return self._release(kind, None, ContributionBounds(max_rows))
 
     @overload
     def histogram(
@@ -771,6 +282,7 @@ class DPReleases:
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
+    @doc()
     def histogram(
         self,
         column: Hashable,
@@ -800,14 +312,8 @@ class DPReleases:
         ci : float, optional
             A confidence level in (0, 1): each bin's count with its interval,
             as :meth:`DPGroupBy.count`. Costs nothing more.
-        max_rows : int, optional
-            With a privacy unit: at most this many rows of one person are used
-            (in each key, and for a selection in each candidate; the rest are
-            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
-            on a frame whose rows are persons.
-        max_groups : int, optional
-            With a privacy unit: at most this many keys of one person are used
-            (chosen at random). Defaults to ``set_budget(max_groups=...)``.
+        $max_rows
+        $max_groups
 
         Returns
         -------
@@ -822,7 +328,7 @@ class DPReleases:
 
         Raises
         ------
-        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+        $raises
 
         Notes
         -----
@@ -838,6 +344,7 @@ class DPReleases:
         kind = Histogram(check_epsilon(epsilon), column, ci)
         return self._release(kind, group, ContributionBounds(max_rows, max_groups))
 
+    @doc()
     def crosstab(
         self,
         index: Hashable,
@@ -863,14 +370,8 @@ class DPReleases:
         ci : float, optional
             A confidence level in (0, 1): each cell's count with its interval.
             Costs nothing more.
-        max_rows : int, optional
-            With a privacy unit: at most this many rows of one person are used
-            (in each key, and for a selection in each candidate; the rest are
-            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
-            on a frame whose rows are persons.
-        max_groups : int, optional
-            With a privacy unit: at most this many keys of one person are used
-            (chosen at random). Defaults to ``set_budget(max_groups=...)``.
+        $max_rows
+        $max_groups
 
         Returns
         -------
@@ -885,81 +386,20 @@ class DPReleases:
 
         Raises
         ------
-        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+        $raises
 
         Notes
         -----
         One grouped count over the product of the keys: costs ``epsilon``
         once (each row is in one cell), L1 sensitivity 1 under add_remove and
         2 under substitute. Rows whose keys are missing or not listed are
-        dropped.
+        dropped. Public: both sets of keys, ``epsilon``.
         """
         group = CrossKeys.of_pair(self._schema(), index, columns, keys)
         bounds = ContributionBounds(max_rows, max_groups)
         return group.table(self._release(Count(check_epsilon(epsilon), ci=ci), group, bounds))
 
-    def describe(
-        self,
-        columns: Any,
-        *,
-        clip: Any,
-        candidates: Any,
-        epsilon: float,
-        max_rows: int | None = None,
-        ci: None = None,
-    ) -> pd.DataFrame:
-        """pandas' ``describe`` rows of numeric columns, privately: count, mean, std, quartiles.
-
-        Parameters
-        ----------
-        columns : label or list of labels
-            Numeric columns; missing values are skipped.
-        clip : dict
-            ``{column: (lower, upper)}``: public clip bounds of every column.
-        candidates : dict
-            ``{column: grid}``: the public grid each column's quartiles are
-            chosen from (finite, strictly increasing).
-        epsilon : float
-            Privacy cost of the whole call, keyword-only.
-        max_rows : int, optional
-            With a privacy unit: at most this many rows of one person are used
-            (in each key, and for a selection in each candidate; the rest are
-            dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
-            on a frame whose rows are persons.
-        ci : None
-            Not available (a level raises TypeError saying why): see Notes.
-
-        Returns
-        -------
-        pandas.DataFrame
-            Indexed ``count, mean, std, 25%, 50%, 75%``, one column per column,
-            like ``df[columns].describe()`` without ``min`` and ``max``.
-
-        Raises
-        ------
-        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
-
-        Notes
-        -----
-        Costs ``epsilon``, split equally across the columns; each column's
-        share ε_c is spent as ε_c/2 on one joint release that gives count,
-        mean and std (see :meth:`var`: the count and the mean come from the
-        complementary sums, so they cost nothing extra) and ε_c/6 on each of
-        the 25 %, 50 % and 75 % points (permute-and-flip on one score table,
-        as :meth:`quantile`). The ledger records one entry stating this split.
-        min and max are left out: on a public grid the private 0- and
-        1-quantiles cannot tell the points beyond the data apart, so they
-        would be close to a uniform pick, not an estimate; the quantile grid
-        and the clip bounds are the honest public range.
-
-        There is no ``ci=`` on ``describe``: its quartiles are picked by a
-        selection mechanism (permute-and-flip), which adds no noise to a
-        statistic and so has no noise interval. For intervals, release per
-        column: :meth:`count`, :meth:`mean` or :meth:`std` with ``ci=``.
-        """
-        kind = Describe.of(check_epsilon(epsilon), columns, clip, candidates, ci)
-        return self._release(kind, None, ContributionBounds(max_rows))
-
+    @doc()
     def rows_per_unit(self, q: float = 0.9, *, candidates: Any = None, epsilon: float) -> int:
         """A private ``q``-quantile of the number of rows per person: a ``max_rows`` to use.
 
@@ -983,10 +423,17 @@ class DPReleases:
         int
             One of ``candidates``.
 
+        Raises
+        ------
+        $raises
+            TypeError if the frame has no privacy unit (its rows are persons).
+
         Notes
         -----
-        The quantile of :meth:`per_unit`'s row counts (one row per person), so
-        its sensitivity is the one-row quantile's (see :meth:`quantile`).
+        Costs ``epsilon``. The quantile of :meth:`per_unit`'s row counts (one
+        row per person), so its score has the one-row quantile's sensitivity
+        (see :meth:`quantile`): ``max(q, 1 − q)`` under add_remove, 1 under
+        substitute. Public: the grid, ``q``, ``epsilon``.
         """
         people = self._people("rows_per_unit()")
         kind = Quantile.of(check_epsilon(epsilon), "rows", q, candidates, "rows_per_unit")
@@ -1003,118 +450,6 @@ class DPAccessor(DPReleases):
 
     def __init__(self, pandas_obj: pd.DataFrame) -> None:
         self._df = pandas_obj
-
-    # ------------------------------------------------------------------ budget
-
-    def set_budget(
-        self,
-        *,
-        epsilon: float,
-        adjacency: str = "add_remove",
-        seed: int | None = None,
-        ledger: str | os.PathLike[str] | Ledger | None = None,
-        name: str | None = None,
-        privacy_unit: Hashable | None = None,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> PrivacyBudget:
-        """Attach a privacy budget of total ``epsilon`` to this frame.
-
-        Parameters
-        ----------
-        epsilon : float
-            The total privacy loss all releases of this frame may spend.
-        adjacency : {"add_remove", "substitute"}
-            What a neighbouring dataset is: one person added or removed (the
-            row count is private; default), or one person's row changed (the
-            row count is public).
-        seed : int, optional
-            A reproducible noise stream for tests and teaching. **Not private**:
-            anyone who knows the seed can subtract the noise. By default noise
-            comes from the operating system's CSPRNG.
-        ledger : str, path-like or Ledger, optional
-            A ledger file (see :func:`pandas_dp.open_ledger`) that keeps the
-            budget ``name`` beyond this process: later runs and other processes
-            that attach the same name continue from what was spent. Needs
-            ``name``.
-        name : str, optional
-            The budget's name, e.g. ``"hr.salaries"``. With ``ledger``, its
-            name in the file. Without, an in-memory budget named for the life
-            of this process: attaching the same name again (to the data read
-            afresh, say) continues it instead of starting over.
-        privacy_unit : label, optional
-            The column that identifies a person (``"customer_id"``) when one
-            person may have many rows (orders, events). Neighbouring datasets
-            then differ in all the rows of one person, and every release bounds
-            each person's contribution first (``max_rows``, ``max_groups``).
-            Rows whose unit id is missing are dropped. Default: one row is one
-            person.
-        max_rows, max_groups : int, optional
-            Default bounds for the releases of a frame with ``privacy_unit``
-            (a release may override them): at most ``max_rows`` rows of one
-            person in each cell (the frame, one key, one candidate), at most
-            ``max_groups`` keys of one person in a grouped release.
-
-        Returns
-        -------
-        PrivacyBudget
-
-        Raises
-        ------
-        PandasDPError
-            If the frame already has a budget, or was derived from a frame whose
-            budget was created in this process (a new budget would reset the
-            accounting, and the same named budget would make this frame its
-            root): call ``df.dp.inherit()`` instead.
-        pandas_dp.errors.BudgetMismatchError
-            If the named budget exists with another total, adjacency or privacy
-            unit (raise a
-            ledger total with ``open_ledger(path).raise_total(name, new_total)``).
-        pandas_dp.errors.LedgerError
-            If the ledger cannot be opened, is not a ledger, is damaged, or stays
-            locked past its timeout; nothing is attached.
-
-        Notes
-        -----
-        An in-memory budget (named or not) spends only in the process that
-        created it; in a forked child it raises ``BudgetProcessError``. Share
-        one budget between processes with ``ledger`` and ``name``.
-        """
-        total = check_epsilon(epsilon)
-        adjacency = check_adjacency(adjacency)
-        seed = check_seed(seed)
-        if ledger is not None and name is None:
-            raise TypeError(
-                "`ledger` needs a `name`: the budget's name in the file, e.g. "
-                f"ledger='privacy-ledger.sqlite', name='hr.salaries'; got ledger={ledger!r}."
-            )
-        if name is not None:
-            name = check_name(name)
-        unit, rows, groups = check_privacy_unit(self._df, privacy_unit, max_rows, max_groups)
-        unit_text = None if unit is None else str(unit)
-        refuse_rebinding(self._df)  # before a ledger file is created or touched
-        store: BudgetStore
-        where = None if name is None else "memory"
-        if ledger is not None and name is not None:
-            book = ledger if isinstance(ledger, Ledger) else open_ledger(ledger)
-            store = book.attach(name, total=total, adjacency=adjacency, privacy_unit=unit_text)
-            where = f"ledger:{book.path.resolve()}"
-        elif name is not None:
-            store = named_memory_store(name, total, adjacency, unit_text)
-        else:
-            store = MemoryStore(total)
-        budget = PrivacyBudget(
-            store,
-            adjacency=adjacency,
-            source=make_source(seed),
-            seed=seed,
-            name=name,
-            privacy_unit=unit,
-            max_rows=rows,
-            max_groups=groups,
-        )
-        attach(self._df, budget, where=where)
-        return budget
 
     @property
     def budget(self) -> PrivacyBudget:
@@ -1483,6 +818,15 @@ class DPAccessor(DPReleases):
 
     def _schema(self) -> pd.DataFrame:
         return self._df
+
+    def _refuse_rebinding(self) -> None:
+        refuse_rebinding(self._df)
+
+    def _rows(self) -> int | None:
+        return len(self._df)
+
+    def _attach(self, budget: PrivacyBudget, where: str | None, stored_root: bool) -> None:
+        attach(self._df, budget, where=where, stored_root=stored_root)
 
     def _people(self, what: str) -> DPAccessor:
         binding = require_binding(self._df)

@@ -48,6 +48,7 @@ __all__ = [
     "bind",
     "binding_of",
     "budget_lock",
+    "claim_root",
     "keep_spent",
     "marker_of",
     "named_memory_store",
@@ -467,23 +468,40 @@ def budget_lock() -> threading.RLock:
 _ATTACHED: set[tuple[str, str]] = set()
 
 
-def attach(df: pd.DataFrame, budget: PrivacyBudget, *, where: str | None = None) -> None:
+def claim_root(name: str | None, where: str | None, *, stored: bool = True) -> bool:
+    """Whether the frame now attached to budget ``name`` (in ``where``) is its root frame.
+
+    Root means: the rows the budget was set on, whose row count is public
+    under substitute (a count released there is exact and free).  A new
+    unnamed budget's frame is its root.  A named budget's root is the first
+    frame attached to it in this process, and only if its store agrees
+    (``stored``): a ledger budget created by this attach, or whose stored
+    public row count equals this frame's (:meth:`pandas_dp.sqlite_ledger.Ledger.attach`),
+    so that a subset attached first in a new process does not become root.
+    A frame attached to the same name again in this process (the data read
+    afresh) continues the accounting but is never root.  Once per attach.
+    """
+    if name is None or where is None:
+        return stored
+    with _BINDING_LOCK:
+        key = (where, name)
+        first = key not in _ATTACHED
+        _ATTACHED.add(key)
+    return first and stored
+
+
+def attach(
+    df: pd.DataFrame, budget: PrivacyBudget, *, where: str | None = None, stored_root: bool = True
+) -> None:
     """Bind ``df`` as the frame ``budget`` was set on, atomically with the check that it may be.
 
     ``where`` names the store of a named budget (a ledger file, or the
-    process's memory).  The first frame attached to a named budget in this
-    process is its root; a frame attached to the same name again (the data
-    read afresh) continues the accounting but is never root: under substitute
-    its row count is not taken as public.
+    process's memory); whether ``df`` is the budget's root is
+    :func:`claim_root`'s answer (``stored_root``: what the store says).
     """
     with _BINDING_LOCK:
         refuse_rebinding(df)
-        root = True
-        if budget.name is not None and where is not None:
-            key = (where, budget.name)
-            root = key not in _ATTACHED
-            _ATTACHED.add(key)
-        bind(df, budget, root=root)
+        bind(df, budget, root=claim_root(budget.name, where, stored=stored_root))
 
 
 def require_binding(df: pd.DataFrame) -> FrameBinding:

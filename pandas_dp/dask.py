@@ -81,10 +81,10 @@ from .budget import (
     PrivacyBudget,
     bind,
     binding_of,
+    claim_root,
     keep_spent,
     live_budget,
     marker_of,
-    named_memory_store,
     require_binding,
 )
 from .dask_graph import TALLIES, pandas_parts, runs_here, same_rows
@@ -92,8 +92,7 @@ from .errors import MissingBudgetError, PandasDPError
 from .groupby import DPGroupedReleases
 from .keys import Grouping
 from .kind import Kind, Neighbours, Stats
-from .ledger import BudgetStore, MemoryStore, check_name
-from .noise import U64, make_source
+from .noise import U64
 from .release import (
     NO_BOUNDS,
     ContributionBounds,
@@ -104,15 +103,10 @@ from .release import (
     unit_column,
 )
 from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values
-from .sqlite_ledger import Ledger, open_ledger
 from .validation import (
     MAX_ROWS,
-    check_adjacency,
     check_column,
-    check_epsilon,
     check_per_unit,
-    check_privacy_unit,
-    check_seed,
 )
 
 __all__ = ["DaskDPAccessor", "DaskDPGroupBy", "KeyedWords", "dask_statistics"]
@@ -544,88 +538,6 @@ class DaskDPAccessor(DPReleases):
     def __init__(self, ddf: dd.DataFrame) -> None:
         self._ddf = ddf
 
-    # ------------------------------------------------------------------ budget
-
-    def set_budget(
-        self,
-        *,
-        epsilon: float,
-        adjacency: str = "add_remove",
-        seed: int | None = None,
-        ledger: str | Any | None = None,
-        name: str | None = None,
-        privacy_unit: Hashable | None = None,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> PrivacyBudget:
-        """Attach a privacy budget of total ``epsilon`` to this collection.
-
-        Parameters
-        ----------
-        epsilon : float
-            The total privacy loss all releases of this collection may spend.
-        adjacency : {"add_remove", "substitute"}
-            As in :meth:`pandas_dp.DPAccessor.set_budget`.
-        seed : int, optional
-            A reproducible noise stream for tests and teaching. **Not private**.
-        ledger : str, path-like or Ledger, optional
-            A ledger file that keeps the budget ``name`` beyond this process.
-        name : str, optional
-            The budget's name (in the ledger, or in memory for this process).
-        privacy_unit : label, optional
-            The column that identifies a person when one person may have many
-            rows; as in :meth:`pandas_dp.DPAccessor.set_budget`. Each release
-            then shuffles the rows it reads on this column, so that every
-            person's rows are in one partition, before it bounds them.
-        max_rows, max_groups : int, optional
-            Default contribution bounds of the releases (with ``privacy_unit``).
-
-        Returns
-        -------
-        PrivacyBudget
-            It stays in this (client) process: it refuses to be pickled.
-
-        Raises
-        ------
-        PandasDPError
-            If the collection already has a budget, or reads the data of (or was
-            derived from) a collection whose budget was created in this process.
-        """
-        total = check_epsilon(epsilon)
-        adjacency = check_adjacency(adjacency)
-        seed = check_seed(seed)
-        if ledger is not None and name is None:
-            raise TypeError(
-                "`ledger` needs a `name`: the budget's name in the file, e.g. "
-                f"ledger='privacy-ledger.sqlite', name='hr.salaries'; got ledger={ledger!r}."
-            )
-        if name is not None:
-            name = check_name(name)
-        unit, rows, groups = check_privacy_unit(self._ddf._meta, privacy_unit, max_rows, max_groups)
-        unit_text = None if unit is None else str(unit)
-        with _LOCK:
-            _refuse_rebinding(self._ddf)
-            store: BudgetStore
-            if ledger is not None and name is not None:
-                book = ledger if isinstance(ledger, Ledger) else open_ledger(ledger)
-                store = book.attach(name, total=total, adjacency=adjacency, privacy_unit=unit_text)
-            elif name is not None:
-                store = named_memory_store(name, total, adjacency, unit_text)
-            else:
-                store = MemoryStore(total)
-            budget = PrivacyBudget(
-                store,
-                adjacency=adjacency,
-                source=make_source(seed),
-                seed=seed,
-                name=name,
-                privacy_unit=unit,
-                max_rows=rows,
-                max_groups=groups,
-            )
-            _bind(self._ddf, budget, root=True, unit=unit)
-        return budget
-
     @property
     def budget(self) -> PrivacyBudget:
         """The collection's :class:`PrivacyBudget` (MissingBudgetError if it has none)."""
@@ -649,6 +561,18 @@ class DaskDPAccessor(DPReleases):
     def _schema(self) -> pd.DataFrame:
         meta: pd.DataFrame = self._ddf._meta  # dtypes only: bins and keys never read the data
         return meta
+
+    def _refuse_rebinding(self) -> None:
+        _refuse_rebinding(self._ddf)
+
+    def _rows(self) -> int | None:
+        return None  # not known without computing the collection
+
+    def _attach(self, budget: PrivacyBudget, where: str | None, stored_root: bool) -> None:
+        with _LOCK:
+            _refuse_rebinding(self._ddf)
+            root = claim_root(budget.name, where, stored=stored_root)
+            _bind(self._ddf, budget, root=root, unit=budget.privacy_unit)
 
     def _people(self, what: str) -> DaskDPAccessor:
         bound = _require(self._ddf)

@@ -1,9 +1,11 @@
 """The ledger file's format: schema, migrations, and stored values read back exactly.
 
-What is stored, per budget: the exact total, the exact amount spent and the
-adjacency; per entry: time, operation, column names, clip bounds, number of
-public keys, epsilon, mechanism, adjacency, sensitivity, noise scale, the
-budget's total after the entry and the process id.  Never a data value, a
+What is stored, per budget: the exact total, the exact amount spent, the
+adjacency, the privacy unit's column and, under substitute with one row per
+person only, the root frame's row count (public by that adjacency); per
+entry: time, operation, column names, clip bounds, number of public keys,
+epsilon, mechanism, adjacency, sensitivity, noise scale, the budget's total
+after the entry and the process id.  Never a data value, a
 released value or a key.  Every epsilon is stored exactly, as the text
 ``"numerator/denominator"`` of a Fraction, never as a float.
 
@@ -55,7 +57,7 @@ __all__ = [
 #: ``PRAGMA application_id`` of a pandas_dp ledger (the bytes ``pdLg``).
 APPLICATION_ID: Final = 0x70644C67
 #: The schema version this code writes (``PRAGMA user_version``).
-SCHEMA_VERSION: Final = 4
+SCHEMA_VERSION: Final = 5
 
 #: Operations of the entries that are not releases (they spend nothing).
 CREATE: Final = "create"
@@ -116,6 +118,9 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "ALTER TABLE entries ADD COLUMN max_rows INTEGER",
         "ALTER TABLE entries ADD COLUMN max_groups INTEGER",
     ),
+    # 4 -> 5: the row count of a budget's root frame where it is public (substitute, one
+    # row per person); NULL where it is not public, and in every budget created before.
+    ("ALTER TABLE budgets ADD COLUMN public_rows INTEGER",),
 )
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
@@ -126,6 +131,7 @@ BUDGET_COLUMNS = [
     "remaining",
     "adjacency",
     "privacy_unit",
+    "public_rows",
     "releases",
     "pending",
     "seeded_releases",
@@ -257,11 +263,11 @@ def timestamp(text: object) -> dt.datetime:
 def budgets_frame(rows: list[tuple[object, ...]]) -> pd.DataFrame:
     """:meth:`~pandas_dp.sqlite_ledger.Ledger.budgets` from the rows of its query.
 
-    Each row: name, total, spent, adjacency, privacy_unit, created, and the
-    counts of releases, pending reservations and seeded releases.
+    Each row: name, total, spent, adjacency, privacy_unit, public_rows, created,
+    and the counts of releases, pending reservations and seeded releases.
     """
     records = []
-    for name, total_text, spent_text, adjacency, privacy_unit, created, *counts in rows:
+    for name, total_text, spent_text, adjacency, unit, public_rows, created, *counts in rows:
         total = parse_fraction(total_text, "a total")
         spent = parse_fraction(spent_text, "an amount spent")
         released, pending, seeded = (int(str(count)) for count in counts)
@@ -272,7 +278,8 @@ def budgets_frame(rows: list[tuple[object, ...]]) -> pd.DataFrame:
                 "spent": float(spent),
                 "remaining": float(total - spent),
                 "adjacency": adjacency,
-                "privacy_unit": privacy_unit,
+                "privacy_unit": unit,
+                "public_rows": public_rows,
                 "releases": released,
                 "pending": pending,
                 "seeded_releases": seeded,
@@ -281,6 +288,7 @@ def budgets_frame(rows: list[tuple[object, ...]]) -> pd.DataFrame:
         )
     frame = pd.DataFrame(records, columns=BUDGET_COLUMNS)
     frame["created"] = pd.to_datetime(frame["created"], utc=True)
+    frame["public_rows"] = frame["public_rows"].astype("Int64")
     return frame
 
 

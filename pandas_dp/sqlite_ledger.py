@@ -343,6 +343,8 @@ class Ledger:
             return "NULL"
         if name in ("privacy_unit", "max_rows", "max_groups") and self._version < 4:
             return "NULL"
+        if name == "public_rows" and self._version < 5:
+            return "NULL"
         return f"{table}.{name}" if table else name
 
     # ------------------------------------------------------------ connections
@@ -529,12 +531,30 @@ class Ledger:
         total: object,
         adjacency: str = "add_remove",
         privacy_unit: str | None = None,
+        public_rows: int | None = None,
     ) -> SqliteStore:
         """The store of budget ``name``, created with ``total`` if the ledger has none.
 
         The store records entries as it is given them: a budget with ``seed=``
         marks its entries' mechanism with :data:`SEEDED` before handing them to
         any store.
+
+        Parameters
+        ----------
+        public_rows : int, optional
+            The row count of the frame being attached, given only where it is
+            public: under ``adjacency="substitute"`` without a privacy unit.
+            The attach that creates the budget stores it; a later attach is the
+            budget's own (root) frame only if its count equals the stored one.
+            Never given under add_remove, where the row count is data.
+
+        Returns
+        -------
+        SqliteStore
+            Its ``root`` says whether the frame attached may be the budget's
+            root: True when this attach created the budget, or ``public_rows``
+            equals the stored count; False otherwise (also for budgets created
+            before the count was stored: unknown).
 
         Raises
         ------
@@ -545,15 +565,28 @@ class Ledger:
         name = check_name(name)
         exact = check_epsilon(total, "total")
         adjacency = check_adjacency(adjacency)
+        if public_rows is not None and (adjacency != "substitute" or privacy_unit is not None):
+            raise ValueError(
+                "`public_rows` is stored only where a frame's row count is public: "
+                "adjacency='substitute' without a privacy unit; got "
+                f"adjacency={adjacency!r}, privacy_unit={privacy_unit!r}. Pass public_rows=None."
+            )
+        if public_rows is not None and (
+            isinstance(public_rows, bool) or not isinstance(public_rows, int) or public_rows < 0
+        ):
+            raise ValueError(
+                f"`public_rows` must be a non-negative int or None, got {public_rows!r}."
+            )
         with self._transaction("attaching a budget") as conn:
             row = conn.execute(
-                "SELECT total, adjacency, privacy_unit FROM budgets WHERE name = ?", (name,)
+                "SELECT total, adjacency, privacy_unit, public_rows FROM budgets WHERE name = ?",
+                (name,),
             ).fetchone()
             if row is None:
                 created = _now()
                 conn.execute(
-                    "INSERT INTO budgets (name, total, spent, adjacency, created, privacy_unit) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO budgets (name, total, spent, adjacency, created, privacy_unit, "
+                    "public_rows) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (
                         name,
                         fraction_text(exact),
@@ -561,6 +594,7 @@ class Ledger:
                         adjacency,
                         created.isoformat(),
                         privacy_unit,
+                        public_rows,
                     ),
                 )
                 self._insert(
@@ -593,7 +627,8 @@ class Ledger:
                         f"privacy_unit={row[2]!r}, not {privacy_unit!r}; its releases are "
                         "accounted per that unit."
                     )
-        return SqliteStore(self, name)
+        root = row is None or (public_rows is not None and row[3] == public_rows)
+        return SqliteStore(self, name, root=root)
 
     def store(self, name: str) -> SqliteStore:
         """The store of the existing budget ``name`` (UnknownBudgetError if none)."""
@@ -649,10 +684,11 @@ class Ledger:
         """One row per budget: what it holds, what was spent, and how.
 
         Columns: name, total, spent, remaining, adjacency, privacy_unit (the
-        column identifying a person; empty: one row per person), releases (committed
-        releases), pending (reservations not committed: running queries, or
-        processes that died before committing; they count as spent),
-        seeded_releases, created (UTC).
+        column identifying a person; empty: one row per person), public_rows (the
+        root frame's row count, public under substitute only; empty elsewhere or
+        unknown), releases (committed releases), pending (reservations not
+        committed: running queries, or processes that died before committing;
+        they count as spent), seeded_releases, created (UTC).
 
         ``seeded_releases`` counts the releases drawn from a seeded,
         reproducible noise source (``set_budget(..., seed=...)``, their
@@ -671,13 +707,14 @@ class Ledger:
         """
         state = self._column("state", "e")
         unit = self._column("privacy_unit", "b")
+        public = self._column("public_rows", "b")
 
         def read(conn: sqlite3.Connection) -> list[tuple[object, ...]]:
             conn.execute("BEGIN")  # one snapshot for the check and the table
             try:
                 self._check_spent(conn)
                 return conn.execute(
-                    f"SELECT b.name, b.total, b.spent, b.adjacency, {unit}, b.created, "
+                    f"SELECT b.name, b.total, b.spent, b.adjacency, {unit}, {public}, b.created, "
                     f"count(e.id) FILTER (WHERE {state} = ?), "
                     f"count(e.id) FILTER (WHERE {state} = ?), "
                     f"count(e.id) FILTER (WHERE {state} = ? AND e.mechanism LIKE ?) "
@@ -850,12 +887,15 @@ class SqliteStore:
     """The :class:`~pandas_dp.budget.BudgetStore` of one named budget in a ledger file.
 
     Every read goes to the file, so charges by other threads and processes
-    (and a :meth:`Ledger.raise_total`) are seen at once.
+    (and a :meth:`Ledger.raise_total`) are seen at once.  ``root`` is whether
+    the frame attached with it may be the budget's root frame (see
+    :meth:`Ledger.attach`); False for :meth:`Ledger.store`.
     """
 
-    def __init__(self, ledger: Ledger, name: str) -> None:
+    def __init__(self, ledger: Ledger, name: str, *, root: bool = False) -> None:
         self.ledger = ledger
         self.name = name
+        self.root = root
 
     @property
     def total(self) -> Fraction:

@@ -31,6 +31,9 @@ from pandas_dp.sqlite_ledger import open_ledger
 
 #: A charge that is exact in binary and in decimal: 0.125 = 1/8.
 CHARGE = 0.125
+#: Seconds a child waits for the ledger's lock: an upper bound that a loaded machine never
+#: reaches (the ledger's default, 60 s, was once reached by eight children on two busy cores).
+LOCK_WAIT = 600.0
 
 P = ParamSpec("P")
 
@@ -63,8 +66,9 @@ def spend_many(
 ) -> None:
     """Re-attach ``name`` in this new process, wait for all, then try ``attempts`` charges."""
     df = _frame()
-    df.dp.set_budget(epsilon=total, ledger=path, name=name, seed=os.getpid())
-    barrier.wait(timeout=600)
+    ledger = open_ledger(path, timeout=LOCK_WAIT)
+    df.dp.set_budget(epsilon=total, ledger=ledger, name=name, seed=os.getpid())
+    barrier.wait(timeout=LOCK_WAIT)
     succeeded = refused = 0
     for _ in range(attempts):
         try:
@@ -82,7 +86,7 @@ def spend_until_killed(
 ) -> None:
     """Release counts forever; count each one *after* it is released; report at ``threshold``."""
     df = _frame()
-    df.dp.set_budget(epsilon=1000, ledger=path, name=name)
+    df.dp.set_budget(epsilon=1000, ledger=open_ledger(path, timeout=LOCK_WAIT), name=name)
     while True:
         df.dp.count(epsilon=CHARGE)
         released.value += 1
@@ -96,7 +100,7 @@ def spend_across_fork(outbox: Connection, path: str, name: str) -> None:
     from pandas_dp import sqlite_ledger
 
     df = _frame()
-    df.dp.set_budget(epsilon=10, ledger=path, name=name)
+    df.dp.set_budget(epsilon=10, ledger=open_ledger(path, timeout=LOCK_WAIT), name=name)
     df.dp.count(epsilon=CHARGE)
     child = os.fork()
     if child == 0:  # pragma: no cover - runs in the forked child
@@ -112,20 +116,27 @@ def spend_across_fork(outbox: Connection, path: str, name: str) -> None:
 @reports
 def reserve_and_die(outbox: Connection, path: str, name: str, epsilon: Fraction) -> None:
     """Reserve ``epsilon`` of ``name``, report the token, and die by SIGKILL before committing."""
-    with open_ledger(path) as ledger:
+    with open_ledger(path, timeout=LOCK_WAIT) as ledger:
         token = ledger.store(name).reserve(LedgerEntry("sum", epsilon, columns=("x",)))
         outbox.send(("reserved", token))
         os.kill(os.getpid(), signal.SIGKILL)
 
 
 @reports
-def show_ledger_as(outbox: Connection, uid: int, gid: int, path: str) -> None:
-    """Run ``python -m pandas_dp ledger PATH`` as the user ``uid`` (who cannot write the folder)."""
+def show_ledger_as(outbox: Connection, uid: int, gid: int, path: str, warm_up: str) -> None:
+    """Run ``python -m pandas_dp ledger PATH`` as the user ``uid`` (who cannot write the folder).
+
+    The CLI first reads ``warm_up``, another ledger, as this process's own user: so every
+    module the CLI imports (pandas loads some only when printing) is imported while the
+    interpreter and the package can be read, even from a folder private to that user.
+    """
     import contextlib
     import io
 
     from pandas_dp.__main__ import main
 
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["ledger", warm_up]) == 0
     os.setgroups([])
     os.setgid(gid)
     os.setuid(uid)
@@ -133,3 +144,18 @@ def show_ledger_as(outbox: Connection, uid: int, gid: int, path: str) -> None:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(["ledger", path])
     outbox.send(("result", (code, out.getvalue(), err.getvalue())))
+
+
+@reports
+def count_rows(outbox: Connection, path: str, name: str, rows: int) -> None:
+    """Attach ``name`` (substitute) to a frame of ``rows`` rows, the first in this process; count.
+
+    Reports the count's ledger entry: its mechanism and epsilon.
+    """
+    df = pd.DataFrame({"x": [1.0] * rows})
+    budget = df.dp.set_budget(
+        epsilon=10, adjacency="substitute", ledger=open_ledger(path, timeout=LOCK_WAIT), name=name
+    )
+    df.dp.count(epsilon=CHARGE)
+    last = budget.entries[-1]
+    outbox.send(("result", (last.mechanism, last.epsilon)))

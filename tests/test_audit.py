@@ -237,6 +237,84 @@ def test_ungrouped_release_is_plan_plus_kernel(kind: str, filtered: bool) -> Non
     assert released == expected
 
 
+# --------------------------------------------------------- ungrouped, one release at a time
+#
+# The releases above draw N noises per call; an ungrouped release draws one
+# (count) or two (mean), on the sampler's own path for few draws.  These audits
+# make N_ONE separate one-key calls of plan + kernel, which give the API's
+# values exactly (checked first; the API costs 2-10x more per call).
+
+N_ONE = 20_000
+
+
+def one_key_releaser(stat: str, rows: tuple[float, ...], seed: int) -> Callable[[], float]:
+    """A function making one ungrouped release of ``stat`` at EPSILON on ``rows`` per call."""
+    src = SeededSource(seed)
+    relation = Relation("add_remove")
+    values = np.asarray(rows, dtype=float)
+    if stat == "count":
+        count_plan = aggregate.plan_count(Fraction(EPSILON), relation)
+        n = np.array([values.size])
+        return lambda: float(aggregate.release_counts(src, n, count_plan)[0])
+    plan = aggregate.plan_mean(CLIP, Fraction(EPSILON), relation)
+    sums, counts = aggregate.grid_sums(values, None, 1, plan.grid)
+    return lambda: float(aggregate.noisy_means(src, sums, counts, plan)[0])
+
+
+def one_by_one(stat: str, rows: tuple[float, ...], seed: int) -> np.ndarray:
+    """N_ONE ungrouped releases of ``stat``, each its own call."""
+    release = one_key_releaser(stat, rows, seed)
+    return np.array([release() for _ in range(N_ONE)])
+
+
+@pytest.mark.parametrize("stat", ["count", "mean"])
+def test_one_key_releases_are_those_of_the_api(stat: str) -> None:
+    df = pd.DataFrame({"x": MIDDLE})
+    df.dp.set_budget(epsilon=10 * EPSILON, seed=4)
+    if stat == "count":
+        api = [float(df.dp.count(epsilon=EPSILON)) for _ in range(10)]
+    else:
+        api = [df.dp.mean("x", clip=CLIP, epsilon=EPSILON) for _ in range(10)]
+    release = one_key_releaser(stat, MIDDLE, seed=4)
+    assert api == [release() for _ in range(10)]
+
+
+ONE_BY_ONE = {
+    "count": ("count", D, (*D, 5.0)),
+    "mean": ("mean", AT_L, (*AT_L, 10.0)),
+}
+
+
+@pytest.mark.parametrize(("stat", "rows", "rows_prime"), ONE_BY_ONE.values(), ids=ONE_BY_ONE)
+def test_ungrouped_release_keeps_its_epsilon(
+    stat: str, rows: tuple[float, ...], rows_prime: tuple[float, ...], epsilon_lower_bound: Bound
+) -> None:
+    eps_lb = epsilon_lower_bound(one_by_one(stat, rows, 1), one_by_one(stat, rows_prime, 2))
+    assert TIGHT * EPSILON <= eps_lb <= EPSILON
+
+
+@pytest.mark.parametrize(("stat", "rows", "rows_prime"), ONE_BY_ONE.values(), ids=ONE_BY_ONE)
+def test_ungrouped_audit_catches_a_halved_noise_scale(
+    stat: str,
+    rows: tuple[float, ...],
+    rows_prime: tuple[float, ...],
+    epsilon_lower_bound: Bound,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    plan_count, integer_scale = aggregate.plan_count, aggregate.integer_scale
+
+    def half_count(epsilon: Fraction, neighbours: Relation) -> aggregate.CountPlan:
+        return aggregate.CountPlan(plan_count(epsilon, neighbours).sensitivity, 2 * epsilon)
+
+    def half_scale(delta: int, epsilon: Fraction) -> int:
+        return max(1, integer_scale(delta, epsilon) // 2)
+
+    monkeypatch.setattr(aggregate, "plan_count", half_count)
+    monkeypatch.setattr(aggregate, "integer_scale", half_scale)
+    eps_lb = epsilon_lower_bound(one_by_one(stat, rows, 1), one_by_one(stat, rows_prime, 2))
+    assert eps_lb > EPSILON
+
+
 # ------------------------------------------------------------------- row-wise masks
 #
 # A mask computed across rows lets one person move everyone: D has four rows at

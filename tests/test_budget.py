@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import os
 import pickle
+import sqlite3
 import threading
 import time
 import uuid
@@ -12,6 +13,7 @@ import warnings
 from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,6 +21,7 @@ import pandas as pd
 import pytest
 
 from pandas_dp import BudgetExceededError, MissingBudgetError, PandasDPError, PrivacyBudget
+from pandas_dp import budget as budget_module
 from pandas_dp import ledger as ledger_module
 from pandas_dp.errors import BudgetMismatchError, ReservationError
 
@@ -275,6 +278,49 @@ def test_add_remove_row_count_is_charged_and_noisy(protected: pd.DataFrame) -> N
     answers = {protected.dp.count(epsilon=0.5) for _ in range(20)}
     assert len(answers) > 1
     assert protected.dp.budget.spent == 10
+
+
+@pytest.fixture
+def new_process(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
+    """Forget which named budgets this process attached, as a new process would."""
+    return lambda: monkeypatch.setattr(budget_module, "_ATTACHED", set())
+
+
+def _count_is_exact(df: pd.DataFrame) -> bool:
+    """Whether a count of ``df`` is released exactly and free (the root's public n)."""
+    df.dp.count(epsilon=0.5)
+    entry = df.dp.budget.entries[-1]
+    assert (entry.epsilon == 0) == (entry.mechanism == "exact (n public)")
+    return entry.epsilon == 0
+
+
+@pytest.mark.parametrize(("rows", "root"), [(50, True), (49, False), (51, False)])
+def test_a_frame_attached_first_in_a_new_process_is_root_only_with_the_stored_count(
+    tmp_path: Path, new_process: Callable[[], None], rows: int, root: bool
+) -> None:
+    ledger = tmp_path / "ledger.sqlite"
+    full = pd.DataFrame({"x": np.arange(50.0)})
+    full.dp.set_budget(epsilon=10, adjacency="substitute", ledger=ledger, name="hr")
+    assert _count_is_exact(full)
+    new_process()
+    again = pd.DataFrame({"x": np.arange(float(rows))})  # read afresh: no marker
+    again.dp.set_budget(epsilon=10, adjacency="substitute", ledger=ledger, name="hr")
+    assert _count_is_exact(again) == root
+
+
+def test_a_budget_whose_row_count_is_unknown_has_no_root_in_a_new_process(
+    tmp_path: Path, new_process: Callable[[], None]
+) -> None:
+    ledger = tmp_path / "ledger.sqlite"
+    full = pd.DataFrame({"x": np.arange(50.0)})
+    full.dp.set_budget(epsilon=10, adjacency="substitute", ledger=ledger, name="hr")
+    with sqlite3.connect(ledger) as conn:  # as a ledger before schema version 5 reads
+        conn.execute("UPDATE budgets SET public_rows = NULL")
+    conn.close()
+    new_process()
+    again = pd.DataFrame({"x": np.arange(50.0)})
+    again.dp.set_budget(epsilon=10, adjacency="substitute", ledger=ledger, name="hr")
+    assert not _count_is_exact(again)
 
 
 # ------------------------------------------------ reservations (fail closed on errors)

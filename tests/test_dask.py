@@ -27,6 +27,7 @@ dd = pytest.importorskip("dask.dataframe")
 dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 
+import pandas_dp  # noqa: E402
 import pandas_dp.dask as pdd  # noqa: E402  (after the skip: it imports dask)
 from pandas_dp import BudgetExceededError, MissingBudgetError, PandasDPError  # noqa: E402
 from pandas_dp.kind import Neighbours  # noqa: E402
@@ -310,6 +311,24 @@ def test_a_re_read_of_the_same_data_is_marked(frame: pd.DataFrame) -> None:
     again = dd.from_pandas(rows, npartitions=2)  # the same name: the same data
     with pytest.raises(PandasDPError, match="reset the accounting"):
         again.dp.set_budget(epsilon=10)
+
+
+@pytest.mark.parametrize("ledger", [False, True], ids=["memory", "ledger"])
+def test_a_named_budget_attached_again_is_not_root(
+    frame: pd.DataFrame, tmp_path: Path, ledger: bool
+) -> None:
+    """As on pandas: only the first collection attached to a name in a process counts n free."""
+    where = {"ledger": tmp_path / "l.sqlite"} if ledger else {}
+    name = f"dask.root.{next(_OFFSET)}"
+    first = fresh(frame, 2)
+    first.dp.set_budget(epsilon=10, adjacency="substitute", name=name, **where)
+    assert first.dp.count(epsilon=1) == len(frame)
+    assert first.dp.budget.spent == 0
+    subset = fresh(frame.iloc[: len(frame) // 2], 2)  # the data read afresh, fewer rows
+    subset.dp.set_budget(epsilon=10, adjacency="substitute", name=name, **where)
+    subset.dp.count(epsilon=1)
+    assert subset.dp.budget.spent == 1
+    assert subset.dp.budget.entries[-1].mechanism == "discrete_laplace"
 
 
 def test_a_plain_persist_is_unbound_and_unmarked(frame: pd.DataFrame) -> None:
@@ -1061,6 +1080,11 @@ def test_a_collection_changed_in_place_spends_nothing_until_inherit() -> None:
         ddf.dp.inherit(ddf)  # the analyst's assertion
         ddf.dp.count(epsilon=1e5)
     assert len(budget.entries) == 2
+
+
+def test_set_budget_is_one_path_for_both_engines() -> None:
+    """One set_budget, over the engine's hooks (binding), so the engines cannot drift apart."""
+    assert pdd.DaskDPAccessor.set_budget is pandas_dp.DPAccessor.set_budget
 
 
 def test_without_dask_the_import_error_gives_the_install_command() -> None:

@@ -21,6 +21,7 @@ import pandas_dp
 from pandas_dp import accuracy, epsilon_for, half_width
 from pandas_dp.aggregate import plan_mean
 from pandas_dp.kind import Neighbours
+from pandas_dp.noise import SeededSource, discrete_laplace
 from pandas_dp.planning import entry_half_width
 
 KEYS = 4_000
@@ -245,6 +246,48 @@ def test_histogram_and_crosstab_estimates_are_the_same_with_ci(
     else:
         pd.testing.assert_frame_equal(got["estimate"], expected)
     assert plain.dp.budget.entries[0].epsilon == df.dp.budget.entries[0].epsilon
+
+
+def test_mean_interval_of_one_key_by_hand() -> None:
+    """A seeded release's interval, recomputed from its noisy pair by independent arithmetic.
+
+    The design: each of the two noises misses its bound with ``1 − sqrt(level)``
+    (both hold with probability ``level``); the share's bounds are mapped to the
+    clip and widened by one grid step (the rounding of the rows) before clipping.
+    Coverage tests cannot see a wrong level or a dropped pad: the interval is
+    conservative and covers anyway.
+    """
+    lower, upper, epsilon, level, seed = -3.0, 5.0, 1.0, 0.9, 12
+    x = np.random.Generator(np.random.PCG64(5)).uniform(-4.0, 6.0, size=2_000)
+    df = pd.DataFrame({"x": x})
+    df.dp.set_budget(epsilon=epsilon, seed=seed)
+    got = df.dp.mean("x", clip=(lower, upper), epsilon=epsilon, ci=level)
+
+    # The released pair: rows on the grid of step 2**k, the seed's two noises.
+    grid = plan_mean((lower, upper), Fraction(epsilon), Neighbours("add_remove")).grid
+    step = 2.0**grid.exponent
+    top = round((upper - lower) / step)  # Q, exact: the width is a multiple of the step
+    assert (top, grid.scale) == (grid.q_hi, math.ceil(top / epsilon))
+    q = np.rint((np.clip(x, lower, upper) - lower) / step).astype(np.int64)
+    z = discrete_laplace(SeededSource(seed), grid.scale, 2)
+    a = int(q.sum()) + int(z[0])
+    b = x.size * top - int(q.sum()) + int(z[1])
+    assert got["estimate"] == lower + (upper - lower) * a / (a + b)
+
+    # t: the smallest integer with P(|Z| > t) = 2·p**(t + 1)/(1 + p) <= 1 − sqrt(level).
+    s = float(grid.scale)
+    p = math.exp(-1.0 / s)
+    exact_t = s * math.log(2.0 / ((1.0 + p) * (1.0 - math.sqrt(level)))) - 1.0
+    assert 1e-4 < exact_t % 1 < 1 - 1e-4  # far from an integer: float rounding cannot matter
+    t = math.ceil(exact_t)
+    assert t < min(a, b)  # the key is far from both bounds: no clamping at 0
+    share_lo = (a - t) / ((a - t) + (b + t))
+    share_hi = (a + t) / ((a + t) + (b - t))
+    expected_lo = lower + (upper - lower) * share_lo - step
+    expected_hi = lower + (upper - lower) * share_hi + step
+    assert lower < expected_lo < expected_hi < upper
+    assert got["lower"] == pytest.approx(expected_lo, rel=0, abs=1e-12)
+    assert got["upper"] == pytest.approx(expected_hi, rel=0, abs=1e-12)
 
 
 def test_a_mean_of_no_rows_is_not_claimed_to_be_known() -> None:

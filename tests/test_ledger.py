@@ -467,14 +467,17 @@ def test_the_file_is_a_versioned_wal_ledger(path: Path) -> None:
 
 
 def write_old_ledger(path: Path, version: int) -> None:
-    """A ledger as schema ``version`` (1 to 3) wrote it, with one budget and one release."""
+    """A ledger as schema ``version`` (1 to 4) wrote it, with one budget and one release."""
     conn = sqlite3.connect(path)
     for step in MIGRATIONS[:version]:
         for statement in step:
             conn.execute(statement)
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     conn.execute(f"PRAGMA user_version = {version}")
-    conn.execute("INSERT INTO budgets VALUES ('hr', '2/1', '3/10', 'add_remove', '2025-01-01')")
+    conn.execute(
+        "INSERT INTO budgets (name, total, spent, adjacency, created) "
+        "VALUES ('hr', '2/1', '3/10', 'add_remove', '2025-01-01')"
+    )
     rows = [
         ("2025-01-01T00:00:00+00:00", "create", "[]", "[]", None, "0/1", ""),
         ("2025-01-02T00:00:00+00:00", "mean", '["salary"]', "[[0.0, 1.5]]", 4, "3/10", "dl"),
@@ -490,7 +493,7 @@ def write_old_ledger(path: Path, version: int) -> None:
     conn.close()
 
 
-@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
 def test_an_old_ledger_is_migrated_without_loss(path: Path, version: int) -> None:
     write_old_ledger(path, version)
     ledger = open_ledger(path)
@@ -503,9 +506,10 @@ def test_an_old_ledger_is_migrated_without_loss(path: Path, version: int) -> Non
     # the columns version 4 added: no privacy unit, one row per person
     assert history[["privacy_unit", "max_rows", "max_groups"]].isna().all().all()
     assert ledger.budgets().privacy_unit.isna().all()
+    assert ledger.budgets().public_rows.isna().all()  # version 5: unknown row count
     assert ledger.store("hr").spent() == Fraction(3, 10)
     with raw(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
     ledger.store("hr").charge(entry(Fraction(1, 10)))
     assert ledger.history("hr").process.iloc[-1] == os.getpid()
     token = ledger.store("hr").reserve(entry(Fraction(1, 10)))
@@ -792,6 +796,56 @@ def test_processes_never_jointly_exceed_a_named_budget(
     assert ledger.store("hr.salaries").spent() == history.epsilon_exact.sum() == 5
 
 
+@pytest.mark.parametrize(
+    ("rows", "mechanism", "epsilon"),
+    [(50, "exact (n public)", 0), (30, "discrete_laplace", Fraction(1, 8))],
+    ids=["the-root-read-again", "a-subset"],
+)
+def test_the_first_attach_in_a_new_process_is_root_only_with_the_stored_row_count(
+    path: Path,
+    frame: pd.DataFrame,
+    workers: ModuleType,
+    spawn: Callable[..., Child],
+    rows: int,
+    mechanism: str,
+    epsilon: Fraction,
+) -> None:
+    frame.dp.set_budget(epsilon=10, adjacency="substitute", ledger=path, name="hr")  # 50 rows
+    [(got_mechanism, got_epsilon)] = receive(
+        [spawn(workers.count_rows, str(path), "hr", rows)], "result"
+    )
+    assert (got_mechanism, got_epsilon) == (mechanism, epsilon)
+
+
+@pytest.mark.parametrize(
+    ("adjacency", "unit", "stored"),
+    [("substitute", None, 50), ("add_remove", None, None), ("substitute", "pid", None)],
+    ids=["substitute", "add_remove", "substitute-with-a-unit"],
+)
+def test_the_row_count_is_stored_only_where_it_is_public(
+    path: Path, frame: pd.DataFrame, adjacency: str, unit: str | None, stored: int | None
+) -> None:
+    frame["pid"] = np.arange(len(frame))
+    frame.dp.set_budget(epsilon=1, adjacency=adjacency, privacy_unit=unit, ledger=path, name="hr")
+    with raw(path) as conn:
+        assert conn.execute("SELECT public_rows FROM budgets").fetchall() == [(stored,)]
+    shown = open_ledger(path).budgets().public_rows.iloc[0]
+    assert shown == stored if stored is not None else pd.isna(shown)
+
+
+@pytest.mark.parametrize(
+    ("adjacency", "unit"), [("add_remove", None), ("substitute", "pid")], ids=["add_remove", "unit"]
+)
+def test_a_row_count_where_it_is_not_public_is_refused(
+    path: Path, adjacency: str, unit: str | None
+) -> None:
+    with pytest.raises(ValueError, match="public_rows"):
+        open_ledger(path).attach(
+            "hr", total=1, adjacency=adjacency, privacy_unit=unit, public_rows=50
+        )
+    assert open_ledger(path).budgets().empty
+
+
 @posix_only
 def test_a_process_killed_mid_run_never_leaves_an_undercount(
     path: Path,
@@ -1057,22 +1111,30 @@ def test_reading_only_reads_an_old_ledger_without_upgrading_it(
 
 @posix_only
 def test_the_cli_reads_a_ledger_in_a_folder_it_cannot_write(
-    workers: ModuleType, spawn: Callable[..., Child]
+    workers: ModuleType, spawn: Callable[..., Child], path: Path
 ) -> None:
     # As root, chmod stops no write: run the CLI as an unprivileged user instead, on a
     # folder in the system's temporary folder (pytest's own are private to root).
     folder = Path(tempfile.mkdtemp(prefix="pandas-dp-read-only-"))
     try:
-        check_cli_reads_only(folder, workers, spawn)
+        check_cli_reads_only(folder, workers, spawn, warm_up=path)
     finally:
         folder.chmod(0o755)
         shutil.rmtree(folder)
 
 
-def check_cli_reads_only(folder: Path, workers: ModuleType, spawn: Callable[..., Child]) -> None:
+def others_may_enter(folder: Path) -> bool:
+    """Whether a user other than the owner may enter ``folder`` (every folder above it too)."""
+    return all(part.stat().st_mode & 0o001 for part in [folder, *folder.parents])
+
+
+def check_cli_reads_only(
+    folder: Path, workers: ModuleType, spawn: Callable[..., Child], warm_up: Path
+) -> None:
     path = folder / "privacy-ledger.sqlite"
-    with open_ledger(path) as ledger:
-        ledger.attach("hr", total=1).charge(entry(Fraction(1, 4)))
+    for where in (path, warm_up):
+        with open_ledger(where) as ledger:
+            ledger.attach("hr", total=1).charge(entry(Fraction(1, 4)))
     before = folder_state(folder)
     if os.geteuid() == 0:
         try:
@@ -1083,7 +1145,14 @@ def check_cli_reads_only(folder: Path, workers: ModuleType, spawn: Callable[...,
             pytest.skip("running as root and there is no unprivileged user 'nobody' to read as")
         folder.chmod(0o755)  # nobody may enter the folder, and write nothing in it
         path.chmod(0o644)
-        child = spawn(workers.show_ledger_as, nobody.pw_uid, nobody.pw_gid, str(path))
+        if not others_may_enter(folder.parent):
+            pytest.skip(
+                f"the temporary folder {str(folder.parent)!r} is private: the user nobody "
+                "cannot reach a ledger there"
+            )
+        # the child imports what the CLI needs before it drops to nobody, who may not be able to
+        # read the interpreter or this clone (a private folder): only the ledger is read as nobody
+        child = spawn(workers.show_ledger_as, nobody.pw_uid, nobody.pw_gid, str(path), str(warm_up))
         [(code, out, err)] = receive([child], "result")  # type: ignore[misc]
     else:
         folder.chmod(0o555)

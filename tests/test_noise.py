@@ -61,6 +61,23 @@ def test_discrete_laplace_matches_exact_pmf(
     assert_dlap_scale(draws, float(scale))
 
 
+@pytest.mark.parametrize("scale", [Fraction(1, 2), Fraction(3)], ids=["1/2", "3"])
+def test_discrete_laplace_of_few_draws_matches_exact_pmf(
+    scale: Fraction, assert_dlap_scale: Callable[[np.ndarray, float], None]
+) -> None:
+    """Calls of 1 to 8 draws (every ungrouped release) take their own path: test it pooled.
+
+    At scale 1/2 zero holds most of the mass, so keeping the draw −0 (which
+    doubles P(0): a loss of ε + ln 2) fails as surely as a wrong scale.
+    """
+    src = SeededSource(17)
+    sizes = [size for _ in range(1_000) for size in range(1, noise._SCALAR_DRAWS + 1)]
+    draws = np.concatenate([discrete_laplace(src, scale, size) for size in sizes])
+    assert draws.dtype == np.int64
+    assert draws.size == 36_000
+    assert_dlap_scale(draws, float(scale))
+
+
 def test_discrete_laplace_is_symmetric_and_centred() -> None:
     draws = discrete_laplace(SeededSource(3), Fraction(5), 200_000)
     positive, negative = int(np.sum(draws > 0)), int(np.sum(draws < 0))
@@ -68,6 +85,32 @@ def test_discrete_laplace_is_symmetric_and_centred() -> None:
     p = math.exp(-1 / 5)
     variance = 2 * p / (1 - p) ** 2
     assert abs(draws.mean()) < 6 * math.sqrt(variance / draws.size)
+
+
+@given(
+    st.integers(1, 2**200),
+    st.integers(1, 2**200),
+)
+def test_a_scale_too_long_to_sample_is_rounded_up(numerator: int, denominator: int) -> None:
+    """The sampler's ``(s, t)`` with noise scale ``t/s``: never below the requested scale.
+
+    A scale whose numerator or denominator exceeds 2**61 (a count at
+    ``epsilon=2.0**-56`` has one of 110 bits) is rounded; rounding it down
+    would realise more than the ε charged.
+    """
+    scale = Fraction(numerator, denominator)
+    try:
+        s, t = noise._rational_scale(scale)
+    except ValueError:  # refused, never rounded to a smaller scale
+        assert scale > 2**60
+        return
+    assert 1 <= s < 2**62
+    assert 1 <= t < 2**62
+    assert Fraction(t, s) >= scale  # realised ε = Δ·s/t <= Δ/scale
+    if max(scale.numerator, scale.denominator) < 2**61:
+        assert Fraction(t, s) == scale  # short enough: not rounded at all
+    else:  # and not needlessly noisier: t and s are each within one unit of the scale's
+        assert Fraction(t - 1, s + 1) < scale
 
 
 def test_discrete_laplace_zero_scale_is_exact() -> None:

@@ -14,6 +14,7 @@ package's doctests).  No block of that section may show unchecked output.
 from __future__ import annotations
 
 import doctest
+import functools
 import re
 from pathlib import Path
 
@@ -61,7 +62,10 @@ def test_the_python_blocks_of_a_section_run_as_written(
     blocks = PYTHON[heading]
     for module in ("dask", "distributed"):
         if any(re.search(rf"^\s*(from|import) {module}\b", code, re.M) for _, code in blocks):
-            pytest.importorskip(module)
+            imported = pytest.importorskip(module)
+            if module == "distributed":  # any free port: another suite may hold 8787
+                cluster = functools.partial(imported.LocalCluster, dashboard_address=":0")
+                monkeypatch.setattr(imported, "LocalCluster", cluster)
     monkeypatch.chdir(tmp_path)
     # Keys that miss the data answer pure noise: every row must fall under a README key.
     grouping = Grouping.of.__func__  # type: ignore[attr-defined]

@@ -21,3 +21,5 @@ dp(df).mean("x", clip=(0, 1))  # error: no epsilon
 dp(df).sum("x", clip="0, 1", epsilon=0.5)  # error: clip is not a pair of numbers
 one: list[str] = dp(df).argmax_exp("k", candidates=["a"], epsilon=0.5)  # error: one candidate
 width: float = dp(df).std("x", clip=(0, 1), epsilon=0.5, ci=0.9)  # error: with ci, a Series
+dp(df).count(epsilon=1, max_groups=2)  # error: max_groups is for a groupby
+dp(df).mean("x", clip=(0, 1), epsilon=1, max_groups=2)  # error: max_groups is for a groupby

@@ -1,0 +1,58 @@
+"""The releases written once for both surfaces: signed and run as before.
+
+How mypy and pyright type them: tests/typing/typed_path.py (tests/test_mypy.py).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pandas_dp
+from pandas_dp.docstrings import RELEASES
+
+
+@pytest.mark.parametrize("name", sorted(RELEASES))
+def test_each_surface_signs_a_release_as_its_overloads_type_it(name: str) -> None:
+    ungrouped = inspect.signature(getattr(pandas_dp.DPAccessor, name))
+    grouped = inspect.signature(getattr(pandas_dp.DPGroupBy, name))
+    assert "max_groups" not in ungrouped.parameters
+    assert set(grouped.parameters) == {*ungrouped.parameters, "max_groups"}
+    assert "pd.DataFrame" not in ungrouped.return_annotation or name == "describe"
+
+
+def test_a_release_signature_reads_as_before() -> None:
+    got = inspect.signature(pandas_dp.DPAccessor.count)
+    assert str(got) == (
+        "(self, column: 'Hashable | None' = None, *, epsilon: 'float', "
+        "ci: 'float | None' = None, max_rows: 'int | None' = None) -> 'int | pd.Series'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("release", "args"),
+    [
+        ("count", {}),
+        ("mean", {"column": "x", "clip": (0, 1)}),
+        ("median", {"column": "x", "candidates": [0, 1]}),
+    ],
+)
+def test_an_ungrouped_release_refuses_max_groups_before_spending(
+    release: str, args: dict[str, Any]
+) -> None:
+    df = pd.DataFrame({"x": np.arange(10.0), "p": np.arange(10) % 3})
+    df.dp.set_budget(epsilon=1, privacy_unit="p", max_rows=2)
+    with pytest.raises(TypeError, match=r"`max_groups`.*groupby"):
+        getattr(df.dp, release)(**args, epsilon=0.5, max_groups=1)
+    assert df.dp.budget.spent == 0
+
+
+def test_pandas_and_dask_run_the_same_code_for_each_release() -> None:
+    pdd = pytest.importorskip("pandas_dp.dask")
+    for name in RELEASES:
+        assert getattr(pdd.DaskDPAccessor, name) is getattr(pandas_dp.DPAccessor, name)
+        assert getattr(pdd.DaskDPGroupBy, name) is getattr(pandas_dp.DPGroupBy, name)
