@@ -28,7 +28,7 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``describe``              describe: count/mean/std and quartiles of columns, one kind
 ``select``                argmax_exp, top-k, quantiles: plans, score tables, kinds
 ``aggregate``             count / sum / mean / var / histogram: plans, statistics, kinds
-``accuracy``              noise intervals: exact discrete Laplace quantiles (data-free)
+``accuracy``              noise intervals: exact discrete Laplace/Gaussian quantiles
 ``kind``                  Neighbours (the neighbour relation), Rows, the Kind base
 ``bounding``              privacy unit: at most max_rows rows / max_groups keys per person
 ``budget``                PrivacyBudget (reserve, commit), frame binding, marker
@@ -40,6 +40,7 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``errors``                every exception type
 ``rowwise``               the row-wise expression check of ``df.dp.query``, masks
 ``noise``                 CSPRNG / seeded words, exact samplers, grid; array types
+``zcdp``                  zCDP arithmetic: ρ charges, the (ε, δ) a ρ means (data-free)
 ``text``                  public numbers as text (epsilons, bounds, figures)
 ``datasets``              synthetic example frames (demo, notebooks, benchmarks)
 ========================  ====================================================

@@ -9,11 +9,14 @@ vectorized with integer numpy.  This module imports no pandas.
   PCG64 word stream for reproducible tests (not private).
 - :func:`discrete_laplace`: exact draws with ``P(Z = z) ∝ exp(-|z| / scale)``
   for a rational ``scale``.
+- :func:`discrete_gaussian`: exact draws with ``P(Z = z) ∝ exp(-z²/(2σ²))``
+  for a rational ``σ²`` (CKS Algorithm 3), for zCDP releases.
 - :func:`bernoulli_exp`: exact ``Bernoulli(exp(-gamma))`` for rational
   ``gamma >= 0`` (used by the exponential-mechanism family).
 - :func:`grid_exponent` and :func:`integer_scale`: the data-independent grid
   ``2**k`` that real-valued statistics are rounded to, and the integer noise
-  scale on that grid.
+  scale on that grid; :func:`gaussian_grid_exponent` and
+  :func:`gaussian_scale` are their analogues for the discrete Gaussian.
 """
 
 from __future__ import annotations
@@ -28,15 +31,21 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from .zcdp import gaussian_sigma2
+
 __all__ = [
     "GRID_BITS",
     "MAX_SCALE",
+    "MAX_SIGMA2",
     "ROW_BITS",
     "RandomSource",
     "SeededSource",
     "SystemSource",
     "bernoulli_exp",
+    "discrete_gaussian",
     "discrete_laplace",
+    "gaussian_grid_exponent",
+    "gaussian_scale",
     "grid_exponent",
     "integer_scale",
     "make_source",
@@ -59,6 +68,9 @@ _MAX_INT = 1 << 62
 #: Largest noise scale a release may use: a draw then exceeds int64 with
 #: probability below exp(-2**7), so nothing fails after the spend.
 MAX_SCALE = 1 << 56
+#: Largest variance ``σ²`` of a discrete Gaussian release (σ = 2**30): the
+#: sampler's integers then fit in 64 bits (see :func:`discrete_gaussian`).
+MAX_SIGMA2 = 1 << 60
 
 
 class RandomSource(Protocol):
@@ -281,8 +293,11 @@ def _geometric(src: RandomSource, s: int, t: int, n: int) -> I64:
     while pending.size:
         pending = pending[_bern_exp1(src, pending.size)]
         v[pending] += np.uint64(1)
-    if n and int(v.max()) < (_MAX_INT - t) // t:
-        y = (u + np.uint64(t) * v) // np.uint64(s)
+    # y = (u + t·v) // s computed as q·v + (u + r·v) // s with t = q·s + r, so that a
+    # large t (a discrete Gaussian's proposal) does not overflow 64 bits.
+    q, r = divmod(t, s)
+    if n and int(v.max()) < (_MAX_INT - t) // max(q, r, 1):
+        y = np.uint64(q) * v + (u + np.uint64(r) * v) // np.uint64(s)
         return y.astype(np.int64)
     # Astronomically rare: exact Python integers instead of uint64.
     big = [(int(a) + t * int(b)) // s for a, b in zip(u, v, strict=True)]
@@ -319,6 +334,11 @@ def discrete_laplace(src: RandomSource, scale: Fraction | int, size: int) -> I64
     if size <= _SCALAR_DRAWS:
         words = _Words(src)
         return np.array([_dlap_scalar(words, s, t) for _ in range(size)], dtype=np.int64)
+    return _dlap(src, s, t, size)
+
+
+def _dlap(src: RandomSource, s: int, t: int, size: int) -> I64:
+    """Exact draws with ``P(Z = z) ∝ exp(-|z|·s/t)``, vectorized (CKS Alg. 2)."""
     out = np.empty(size, dtype=np.int64)
     pending = np.arange(size)
     while pending.size:
@@ -381,6 +401,136 @@ def _dlap_scalar(words: _Words, s: int, t: int) -> int:
             return -y if negative else y
 
 
+# -------------------------------------------------------------------- discrete Gaussian
+#
+# Canonne, Kamath & Steinke 2020 ("The Discrete Gaussian for Differential
+# Privacy", NeurIPS), Algorithm 3: propose Y from a discrete Laplace of scale
+# t, accept with probability exp(-(|Y| - σ²/t)²/(2σ²)).  For every t > 0,
+#
+#     exp(-|y|/t) · exp(-(|y| - σ²/t)²/(2σ²)) = exp(-y²/(2σ²)) · exp(-σ²/(2t²)),
+#
+# so an accepted Y has exactly the discrete Gaussian's law; t only sets the
+# acceptance rate.  CKS take t = floor(σ) + 1.  With σ² = a/b we take, for
+# σ >= 1, t = σ²/τ with the integer shift τ = floor(σ) instead: the exponent
+# becomes (|Y| - τ)²·b/(2a), a fraction with denominator 2a < 2**62, where
+# CKS's t gives a denominator near 2σ⁴ (2**121 at σ = 2**30) that 64-bit words
+# cannot hold.  The acceptance rate is about the same (≈ 0.7 for large σ:
+# exp(-τ²/(2σ²))·N(σ)·tanh(τ/(2σ²)) with N(σ) ≈ σ·sqrt(2π)).  For σ < 1 we take CKS's
+# t = 1 (τ = σ²): the exponent is (b|Y| - a)²/(2ab).  Both cases share the form
+#
+#     γ = (c·|Y| - e)² · m / den,
+#
+# drawn exactly as Bernoulli(exp(-γ)) by :func:`bernoulli_exp` (integer part
+# and fraction).  Squares that would overflow 64 bits, beyond about 2.8σ,
+# are handled on Python integers one at a time (a few per cent of proposals).
+
+#: Up to this many bits, ``a`` (and ``a·b`` when ``σ² < 1``) keeps every word below 2**62.
+_GAUSS_BITS = 61
+
+
+def _gauss_params(sigma2: Fraction) -> tuple[int, int, int, int, int, int]:
+    """``(s, t, c, e, m, den)``: proposal ``dLap`` of rate ``s/t`` and ``γ = (c|Y| − e)²·m/den``."""
+    a, b = sigma2.numerator, sigma2.denominator
+    if a >= b:  # σ >= 1
+        tau = math.isqrt(a // b)  # floor(σ), exact: floor(sqrt(x)) = isqrt(floor(x))
+        ok, params = a < 1 << _GAUSS_BITS, (b * tau, a, 1, tau, b, 2 * a)
+    else:
+        ok, params = a * b < 1 << _GAUSS_BITS, (1, 1, b, a, 1, 2 * a * b)
+    if not ok:
+        raise ValueError(
+            f"`sigma2` must have a numerator below 2**{_GAUSS_BITS} (and numerator times "
+            f"denominator below 2**{_GAUSS_BITS} when below 1) to be sampled exactly; got "
+            "one with more bits. Round it up with pandas_dp.noise.gaussian_scale."
+        )
+    return params
+
+
+def discrete_gaussian(src: RandomSource, sigma2: Fraction | int, size: int) -> I64:
+    """Exact discrete Gaussian draws, ``P(Z = z) ∝ exp(-z²/(2·sigma2))`` (CKS Alg. 3).
+
+    Parameters
+    ----------
+    src : RandomSource
+        The randomness (the budget's CSPRNG, or a seeded source for tests).
+    sigma2 : Fraction or int
+        The variance parameter ``σ²``, exact.  0 gives zeros.  Its numerator
+        must be below ``2**61`` (and numerator × denominator below ``2**61``
+        when ``σ² < 1``); :func:`gaussian_scale` always returns such a value.
+    size : int
+        How many independent draws.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+
+    Notes
+    -----
+    Rejection from a discrete Laplace proposal with an exact
+    ``Bernoulli(exp(-γ))`` acceptance, all in integer arithmetic, so the law
+    is exact (see the comment above this function for the choice of the
+    proposal's scale).  Vectorized: each round draws every pending proposal
+    in a few numpy passes and about 30 % are redrawn, so ``size`` draws take
+    a handful of rounds.  A few draws run the same algorithm on Python
+    integers.  The same source state gives the same draws.
+    """
+    sigma2 = Fraction(sigma2)
+    if sigma2 < 0:
+        raise ValueError(f"`sigma2` must be non-negative, got {sigma2}.")
+    if sigma2 == 0 or size == 0:
+        return np.zeros(size, dtype=np.int64)
+    s, t, c, e, m, den = _gauss_params(sigma2)
+    if size <= _SCALAR_DRAWS:
+        words = _Words(src)
+        return np.array(
+            [_dgauss_scalar(words, s, t, c, e, m, den) for _ in range(size)], dtype=np.int64
+        )
+    out = np.empty(size, dtype=np.int64)
+    pending = np.arange(size)
+    while pending.size:
+        y = _dlap(src, s, t, pending.size)
+        ok = _gauss_accept(src, np.abs(y), c, e, m, den)
+        out[pending[ok]] = y[ok]
+        pending = pending[~ok]
+    return out
+
+
+def _gauss_accept(src: RandomSource, y: I64, c: int, e: int, m: int, den: int) -> Bools:
+    """Exact ``Bernoulli(exp(-(c·y − e)²·m/den))`` elementwise, for ``y >= 0``."""
+    # c·y <= fits keeps (c·y − e)²·m below 2**63 (e²·m < 2**61 by _gauss_params)
+    fits = math.isqrt(((1 << 63) - 1) // m) // c
+    small = y <= fits
+    ok = np.empty(y.size, dtype=np.bool_)
+    cy = y[small].astype(np.uint64) * np.uint64(c)
+    d = np.where(cy >= np.uint64(e), cy - np.uint64(e), np.uint64(e) - cy)
+    sq = d * d * np.uint64(m)
+    whole, num = np.divmod(sq, np.uint64(den))
+    ok[small] = bernoulli_exp(src, whole, num, np.full(whole.size, den, dtype=np.uint64))
+    big = np.flatnonzero(~small)
+    if big.size:
+        words = _Words(src)
+        for i in big:
+            whole_i, num_i = divmod((c * int(y[i]) - e) ** 2 * m, den)
+            ok[i] = _bern_exp_scalar(words, whole_i, num_i, den)
+    return ok
+
+
+def _bern_exp_scalar(words: _Words, whole: int, num: int, den: int) -> bool:
+    """Exact ``Bernoulli(exp(-(whole + num/den)))`` on Python integers (any ``whole``)."""
+    if not _bern_exp_frac_scalar(words, num, den):
+        return False
+    # ``whole`` Bernoulli(exp(-1)) trials that must all succeed; each fails with
+    # probability 1 - 1/e, so all() stops after a few even for a huge ``whole``
+    return all(_bern_exp_frac_scalar(words, 1, 1) for _ in range(whole))
+
+
+def _dgauss_scalar(words: _Words, s: int, t: int, c: int, e: int, m: int, den: int) -> int:
+    while True:
+        y = _dlap_scalar(words, s, t)
+        whole, num = divmod((c * abs(y) - e) ** 2 * m, den)
+        if _bern_exp_scalar(words, whole, num, den):
+            return y
+
+
 # ------------------------------------------------------------------------------ grid
 
 
@@ -420,3 +570,61 @@ def integer_scale(delta: int, epsilon: Fraction) -> int:
             "bits. Use a larger epsilon."
         )
     return t
+
+
+def gaussian_grid_exponent(
+    sq_sensitivity: Fraction | float, rho: Fraction, magnitude: Fraction | float
+) -> int:
+    """The exponent k of the grid step ``2**k`` for a real-valued statistic under zCDP.
+
+    The analogue of :func:`grid_exponent` for the discrete Gaussian: from
+    public parameters only, ``σ = sqrt(Δ₂²/(2ρ))`` (``sq_sensitivity = Δ₂²`` in
+    data units) lies in ``[2**(GRID_BITS - 2), 2**(GRID_BITS - 1))`` grid steps,
+    one bit below the Laplace scale, so that after the sensitivity is rounded
+    to the grid, ``σ²`` still stays below :data:`MAX_SIGMA2`.  As there, a row
+    of absolute value ``magnitude`` never needs more than ``ROW_BITS`` bits.
+    Exact: the binade of ``σ²`` halved, rounded up.
+    """
+    sigma2 = Fraction(sq_sensitivity) / (2 * Fraction(rho))
+    # σ² in [2**(E-1), 2**E) gives σ < 2**(E/2) <= 2**ceil(E/2) and σ >= 2**((E-1)/2)
+    by_scale = -(-_binade(sigma2) // 2) - (GRID_BITS - 1) if sigma2 > 0 else -1074
+    by_rows = _binade(Fraction(magnitude)) - ROW_BITS if magnitude > 0 else -1074
+    return max(by_scale, by_rows, -1074)
+
+
+def gaussian_scale(sq_sensitivity: Fraction | int, rho: Fraction) -> Fraction:
+    """``σ² >= Δ₂²/(2ρ)``: the discrete Gaussian's variance on the grid, exactly sampleable.
+
+    The analogue of :func:`integer_scale`.  ``sq_sensitivity`` is ``Δ₂²`` in
+    grid units (an integer for rows on the grid).  The exact ``Δ₂²/(2ρ)``
+    (:func:`pandas_dp.zcdp.gaussian_sigma2`) is returned as it is when
+    :func:`discrete_gaussian` can sample it; otherwise it is rounded UP to a
+    multiple of ``2**-j`` with a numerator of at most 60 bits (``σ² >= 1``) or
+    to a multiple of ``2**-30`` (``σ² < 1``), a relative change below
+    ``2**-59`` (resp. ``2**-30/σ²``).  So the realised
+    ``ρ = Δ₂²/(2σ²)`` never exceeds ``rho``.  Raises ValueError when ``σ²``
+    exceeds :data:`MAX_SIGMA2` (call it before spending).
+
+    Examples
+    --------
+    >>> gaussian_scale(1, Fraction(1, 100))
+    Fraction(50, 1)
+    >>> gaussian_scale(2, Fraction(3, 100))
+    Fraction(100, 3)
+    """
+    exact = gaussian_sigma2(sq_sensitivity, rho)
+    if exact > MAX_SIGMA2:
+        raise ValueError(
+            f"`rho` is too small for this release: the noise variance would need "
+            f"{math.ceil(exact).bit_length()} bits (at most {MAX_SIGMA2.bit_length() - 1}). "
+            "Use a larger rho."
+        )
+    a, b = exact.numerator, exact.denominator
+    if exact >= 1:
+        if a < 1 << _GAUSS_BITS:
+            return exact
+        j = max(0, 60 - math.ceil(exact).bit_length())  # numerator <= 2**60 below
+        return Fraction(math.ceil(exact * 2**j), 2**j)
+    if a * b < 1 << _GAUSS_BITS:
+        return exact
+    return Fraction(math.ceil(exact * 2**30), 2**30)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Iterator
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -120,6 +121,75 @@ def _assert_dlap_scale(draws: np.ndarray, scale: float) -> None:
 def assert_dlap_scale() -> Callable[[np.ndarray, float], None]:
     """``assert_dlap_scale(draws, scale)``: integer draws follow dLap(scale), not 0.7x or 1.3x."""
     return _assert_dlap_scale
+
+
+#: Up to this σ the tests sum the discrete Gaussian's pmf term by term.
+EXPLICIT_SIGMA = 1000.0
+
+
+def _dgauss_pmf(sigma2: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(z, P(Z = z))`` over ``|z| <= 40σ + 2``, normalised by the same terms (small σ)."""
+    k = math.ceil(40 * math.sqrt(sigma2)) + 2
+    z = np.arange(-k, k + 1)
+    weights = np.exp(-(z.astype(np.float64) ** 2) / (2 * sigma2))
+    return z, weights / weights.sum()
+
+
+def _dgauss_cdf(cuts: np.ndarray, sigma2: float) -> np.ndarray:
+    """``P(Z < c)`` at integer cut points (exact sums; midpoint-corrected normal for large σ)."""
+    sigma = math.sqrt(sigma2)
+    if sigma > EXPLICIT_SIGMA:  # Euler-Maclaurin error ~1/(24σ²): far below the test's noise
+        return scipy.stats.norm.cdf((cuts - 0.5) / sigma)
+    z, pmf = _dgauss_pmf(sigma2)
+    cdf = np.concatenate([[0.0], np.cumsum(pmf)])
+    return cdf[np.clip(np.searchsorted(z, cuts), 0, z.size)]
+
+
+def _dgauss_pvalue(draws: np.ndarray, sigma2: float) -> float:
+    """Chi-square p-value of integer ``draws`` against the exact discrete Gaussian(σ²).
+
+    Bins: one per integer with an expected count of at least 20 when that gives
+    at most 201 bins, else 100 equiprobable bins of the normal of the same σ.
+    """
+    sigma = math.sqrt(sigma2)
+    if sigma <= 30:
+        z, pmf = _dgauss_pmf(sigma2)
+        k = max(1, int(z[draws.size * pmf >= 20].max(initial=1)))
+        cuts = np.arange(-k, k + 2)
+    else:
+        cuts = np.unique(np.ceil(scipy.stats.norm.ppf(np.arange(1, 100) / 100) * sigma))
+    observed = np.bincount(np.searchsorted(cuts, draws, side="right"), minlength=cuts.size + 1)
+    cdf = np.concatenate([[0.0], _dgauss_cdf(cuts, sigma2), [1.0]])
+    expected = draws.size * np.diff(cdf)
+    stat = float(np.sum((observed - expected) ** 2 / expected))
+    return float(scipy.stats.chi2.sf(stat, df=cuts.size))
+
+
+def _assert_dgauss_sigma2(draws: np.ndarray, sigma2: Fraction) -> None:
+    """The chi-square test passes at ``σ`` and fails at 0.7x and 1.3x of ``σ``."""
+    for factor, must_pass in ((1.0, True), (0.7, False), (1.3, False)):
+        pvalue = _dgauss_pvalue(draws, float(sigma2) * factor**2)
+        assert (pvalue > P_THRESHOLD) == must_pass, f"sigma x{factor}: p = {pvalue:.3g}"
+
+
+@pytest.fixture
+def assert_dgauss_sigma2() -> Callable[[np.ndarray, Fraction], None]:
+    """``assert_dgauss_sigma2(draws, σ²)``: draws follow the discrete Gaussian, not 0.7σ or 1.3σ."""
+    return _assert_dgauss_sigma2
+
+
+def _dgauss_variance(sigma2: float) -> float:
+    """The exact variance of the discrete Gaussian of parameter ``σ²``."""
+    if math.sqrt(sigma2) > EXPLICIT_SIGMA:
+        return sigma2  # Poisson summation: Var = σ²·(1 − O(σ²·exp(−2π²σ²)))
+    z, pmf = _dgauss_pmf(sigma2)
+    return float(np.sum(z.astype(np.float64) ** 2 * pmf))
+
+
+@pytest.fixture
+def dgauss_variance() -> Callable[[float], float]:
+    """``dgauss_variance(σ²)``: the discrete Gaussian's exact variance (below σ² for small σ)."""
+    return _dgauss_variance
 
 
 def _clopper_pearson(k: np.ndarray, n: int, a: float) -> tuple[np.ndarray, np.ndarray]:

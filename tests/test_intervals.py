@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
@@ -647,3 +648,71 @@ def test_the_budget_view_shows_the_half_widths(protected: pd.DataFrame) -> None:
     width = half_width("count", epsilon=0.5)
     assert f"<td style='text-align:right'>{width:g}</td>" in page
     assert "<td style='text-align:right'>depends on n</td>" in page
+
+
+# ------------------------------------------------------------------ discrete Gaussian
+
+
+def _exact_gauss_tail(t: int, sigma2: float) -> float:
+    """``P(|Z| > t)`` from the pmf summed over ``|z| <= 60σ + 5`` (exactly rounded sums)."""
+    k = math.ceil(60 * math.sqrt(sigma2)) + 5
+    terms = [math.exp(-(z * z) / (2 * sigma2)) for z in range(1, k + 1)]
+    norm = 1 + 2 * math.fsum(terms)
+    return 2 * math.fsum(terms[max(t, 0) :]) / norm if t >= 0 else 1.0
+
+
+GAUSS_SIGMA2 = [Fraction(1, 3), Fraction(2), Fraction(7, 3), Fraction(50), Fraction(40_000)]
+GAUSS_LEVELS = [0.5, 0.9, 0.95, 0.99, 0.999999]
+
+
+@pytest.mark.parametrize("sigma2", GAUSS_SIGMA2)
+@pytest.mark.parametrize("level", GAUSS_LEVELS)
+def test_gaussian_half_width_is_the_exact_quantile(sigma2: Fraction, level: float) -> None:
+    miss = accuracy.level_miss(level)
+    t = accuracy.gaussian_half_width(sigma2, miss)
+    assert _exact_gauss_tail(t, float(sigma2)) <= miss  # coverage at t is at least level
+    assert t == 0 or _exact_gauss_tail(t - 1, float(sigma2)) > miss  # and below it at t - 1
+
+
+@pytest.mark.parametrize("sigma2", GAUSS_SIGMA2)
+def test_gaussian_tail_is_a_tight_upper_bound(sigma2: Fraction) -> None:
+    sigma = math.sqrt(float(sigma2))
+    for t in range(0, math.ceil(8 * sigma) + 2, max(1, round(sigma / 4))):
+        exact = _exact_gauss_tail(t, float(sigma2))
+        assert exact <= accuracy.gaussian_tail(t, sigma2) <= exact * (1 + 1e-8) + 1e-280
+
+
+@pytest.mark.parametrize("sigma2", [Fraction(2**58), Fraction(10**12, 3)])
+@pytest.mark.parametrize("level", [0.9, 0.95, 0.999])
+def test_gaussian_half_width_of_a_wide_noise_is_the_normal_quantile(
+    sigma2: Fraction, level: float
+) -> None:
+    # for large σ, P(|Z| > t) = 2·(1 − Φ((t + 1/2)/σ)) up to O(1/σ²) (Euler–Maclaurin)
+    sigma = math.sqrt(float(sigma2))
+    continuous = sigma * NormalDist().inv_cdf(1 - accuracy.level_miss(level) / 2) - 0.5
+    assert abs(accuracy.gaussian_half_width(sigma2, accuracy.level_miss(level)) - continuous) <= 1.0
+
+
+def test_gaussian_half_width_of_no_noise_is_zero() -> None:
+    assert accuracy.gaussian_half_width(Fraction(0), 0.05) == 0
+
+
+@pytest.mark.parametrize(
+    ("rho", "sq_sensitivity", "sigma2"),
+    [
+        (Fraction(1, 100), 1, Fraction(50)),
+        (Fraction(1, 2), 1, Fraction(1)),
+        (Fraction(1, 10), 12, Fraction(60)),  # a privacy unit: k = 2 rows in g = 3 keys
+    ],
+)
+def test_gaussian_count_half_width_is_the_release_quantile(
+    rho: Fraction, sq_sensitivity: int, sigma2: Fraction
+) -> None:
+    t = accuracy.gaussian_count_half_width(rho, 0.95, sq_sensitivity)
+    assert t == accuracy.gaussian_half_width(sigma2, accuracy.level_miss(0.95))
+
+
+def test_gaussian_sum_half_width_is_in_grid_steps() -> None:
+    t = accuracy.gaussian_half_width(Fraction(2**55), accuracy.level_miss(0.9))
+    assert accuracy.gaussian_sum_half_width(Fraction(1, 2**56), 0.9, 1, -20) == math.ldexp(t, -20)
+    assert accuracy.gaussian_sum_half_width(Fraction(1, 2), 0.9, 0, -20) == math.inf

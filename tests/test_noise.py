@@ -29,11 +29,15 @@ from pandas_dp.noise import (
     SeededSource,
     SystemSource,
     bernoulli_exp,
+    discrete_gaussian,
     discrete_laplace,
+    gaussian_grid_exponent,
+    gaussian_scale,
     grid_exponent,
     integer_scale,
     uniform_below,
 )
+from pandas_dp.zcdp import gaussian_rho
 
 
 def _u64(values: list[int]) -> np.ndarray:
@@ -138,6 +142,121 @@ def test_count_at_the_largest_scale_is_released() -> None:
     budget = df.dp.set_budget(epsilon=1, seed=0)
     assert isinstance(df.dp.count(epsilon=2.0**-56), int)
     assert budget.spent == Fraction(repr(2.0**-56))
+
+
+# ----------------------------------------------------------------- discrete Gaussian
+
+GAUSS_CASES = [
+    pytest.param(Fraction(1, 3), id="below-one-1/3"),
+    pytest.param(Fraction(1, 5), id="below-one-1/5"),
+    pytest.param(Fraction(2), id="integer-2"),
+    pytest.param(Fraction(7, 3), id="rational-7/3"),
+    pytest.param(Fraction(50), id="integer-50"),
+    pytest.param(Fraction(2**60 + 1, 2**59), id="wide-fraction-above-one"),
+    pytest.param(Fraction(2**29 + 1, 2**31), id="wide-fraction-below-one"),
+    pytest.param(Fraction(2**57 + 12345), id="grid-2**57"),
+    pytest.param(Fraction(noise.MAX_SIGMA2), id="largest-2**60"),
+]
+
+
+@pytest.mark.parametrize("sigma2", GAUSS_CASES)
+def test_discrete_gaussian_matches_exact_pmf(
+    sigma2: Fraction, assert_dgauss_sigma2: Callable[[np.ndarray, Fraction], None]
+) -> None:
+    draws = discrete_gaussian(SeededSource(5), sigma2, 100_000)
+    assert draws.dtype == np.int64
+    assert_dgauss_sigma2(draws, sigma2)
+
+
+@pytest.mark.parametrize("sigma2", [Fraction(7, 3), Fraction(2**60 + 1, 2**59)])
+def test_discrete_gaussian_few_draws_match_exact_pmf(
+    sigma2: Fraction, assert_dgauss_sigma2: Callable[[np.ndarray, Fraction], None]
+) -> None:
+    source = SeededSource(8)  # the Python-integer path, one call per 4 draws
+    draws = np.concatenate([discrete_gaussian(source, sigma2, 4) for _ in range(5_000)])
+    assert_dgauss_sigma2(draws, sigma2)
+
+
+@pytest.mark.parametrize("sigma2", [Fraction(1, 3), Fraction(7, 3), Fraction(2**40 + 1, 3)])
+def test_discrete_gaussian_variance_is_tight(
+    sigma2: Fraction, dgauss_variance: Callable[[float], float]
+) -> None:
+    n = 200_000
+    draws = discrete_gaussian(SeededSource(21), sigma2, n).astype(np.float64)
+    sample = float(np.mean(draws**2))  # the mean is 0 by symmetry
+    for factor, must_pass in ((1.0, True), (0.5, False), (2.0, False)):
+        exact = dgauss_variance(float(sigma2) * factor)
+        # 6 standard errors of a mean of squares (kurtosis at most about 3)
+        assert (abs(sample / exact - 1) < 6 * math.sqrt(2 / n)) == must_pass, factor
+
+
+def test_discrete_gaussian_is_symmetric() -> None:
+    draws = discrete_gaussian(SeededSource(4), Fraction(5, 2), 200_000)
+    positive, negative = int(np.sum(draws > 0)), int(np.sum(draws < 0))
+    assert scipy.stats.binomtest(positive, positive + negative).pvalue > 1e-6
+
+
+def test_discrete_gaussian_zero_variance_is_exact() -> None:
+    assert np.array_equal(discrete_gaussian(SeededSource(0), Fraction(0), 5), np.zeros(5))
+
+
+@pytest.mark.parametrize("size", [3, 1000])
+def test_discrete_gaussian_same_seed_same_draws(size: int) -> None:
+    first = discrete_gaussian(SeededSource(42), Fraction(7, 3), size)
+    again = discrete_gaussian(SeededSource(42), Fraction(7, 3), size)
+    other = discrete_gaussian(SeededSource(43), Fraction(7, 3), size)
+    assert np.array_equal(first, again)
+    assert not np.array_equal(first, other)
+
+
+@pytest.mark.parametrize("source", [SeededSource(9), SystemSource()], ids=["seeded", "system"])
+def test_discrete_gaussian_leaves_global_random_state_alone(source: noise.RandomSource) -> None:
+    np_state, py_state = np.random.get_state(), random.getstate()  # noqa: NPY002
+    discrete_gaussian(source, Fraction(7, 3), 5)
+    discrete_gaussian(source, Fraction(2**57), 5_000)
+    after = np.random.get_state()  # noqa: NPY002
+    assert after[0] == np_state[0]
+    assert np.array_equal(after[1], np_state[1])
+    assert after[2:] == np_state[2:]
+    assert random.getstate() == py_state
+
+
+@pytest.mark.parametrize(
+    ("sigma2", "message"),
+    [
+        (Fraction(-1), "non-negative"),
+        (Fraction(2**61 + 3, 2), "2\\*\\*61"),
+        (Fraction(1, 2**61), "2\\*\\*61"),
+    ],
+)
+def test_discrete_gaussian_refuses_what_it_cannot_sample_exactly(
+    sigma2: Fraction, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        discrete_gaussian(SeededSource(0), sigma2, 3)
+
+
+@pytest.mark.parametrize("sigma", [0.5, 3.0])
+def test_discrete_gaussian_agrees_with_opendp(sigma: float) -> None:
+    """Two-sample chi-square test against OpenDP's discrete Gaussian (an independent code)."""
+    dp = pytest.importorskip("opendp.prelude")
+    dp.enable_features("contrib")
+    n = 20_000
+    domain = dp.vector_domain(dp.atom_domain(T=int), size=n)
+    theirs = np.array(dp.m.make_gaussian(domain, dp.l2_distance(T=int), scale=sigma)([0] * n))
+    ours = discrete_gaussian(SeededSource(13), Fraction(sigma) ** 2, n)
+    cuts = np.arange(-math.ceil(2 * sigma), math.ceil(2 * sigma) + 2)
+    table = np.array(
+        [
+            np.bincount(np.searchsorted(cuts, x, side="right"), minlength=cuts.size + 1)
+            for x in (ours, theirs)
+        ]
+    )
+    assert scipy.stats.chi2_contingency(table).pvalue > 1e-6
+    # and the test has power: our draws at 1.3x the σ are told apart from OpenDP's
+    wider = discrete_gaussian(SeededSource(13), (Fraction(13, 10) * Fraction(sigma)) ** 2, n)
+    table[0] = np.bincount(np.searchsorted(cuts, wider, side="right"), minlength=cuts.size + 1)
+    assert scipy.stats.chi2_contingency(table).pvalue < 1e-6
 
 
 # ------------------------------------------------------------------------- Bernoulli
@@ -407,3 +526,81 @@ def test_integer_scale_stops_at_the_largest_drawable_scale() -> None:
     assert integer_scale(2**31, Fraction(2**31, noise.MAX_SCALE)) == noise.MAX_SCALE
     with pytest.raises(ValueError, match="epsilon"):
         integer_scale(2**31, Fraction(2**31, noise.MAX_SCALE + 1))
+
+
+@pytest.mark.parametrize(
+    ("sq_sensitivity", "rho", "magnitude", "exponent"),
+    [
+        (1.0, Fraction(1, 2), 1.0, -28),  # σ² = 1 in [2**0, 2**1): ceil(1/2) - 29, σ = 2**28 steps
+        (1.0, Fraction(1, 8), 1.0, -27),  # σ² = 4 in [2**2, 2**3): ceil(3/2) - 29
+        (4e10, Fraction(1, 100), 2e5, -8),  # σ² = 2e12 in [2**40, 2**41): ceil(41/2) - 29
+        (1.0, Fraction(2**20), 1.0, -30),  # tiny σ: rows must fit in 31 bits
+        (0.0, Fraction(1), 3.0, -29),  # no noise: rows decide
+    ],
+)
+def test_gaussian_grid_exponent_exact(
+    sq_sensitivity: float, rho: Fraction, magnitude: float, exponent: int
+) -> None:
+    assert gaussian_grid_exponent(sq_sensitivity, rho, magnitude) == exponent
+
+
+@given(
+    st.floats(1e-300, 1e300),
+    st.fractions(min_value=Fraction(1, 10**6), max_value=10**6),
+    st.floats(1e-300, 1e300),
+)
+def test_gaussian_grid_exponent_bounds(
+    sq_sensitivity: float, rho: Fraction, magnitude: float
+) -> None:
+    k = gaussian_grid_exponent(sq_sensitivity, rho, magnitude)
+    step2 = Fraction(2) ** (2 * k)
+    assert Fraction(magnitude) / Fraction(2) ** k < 2**31  # a clipped row fits in 31 bits
+    assert Fraction(sq_sensitivity) / (2 * rho) / step2 < 2**58  # σ below 2**29 steps
+    if k > max(-1074, math.frexp(magnitude)[1] - noise.ROW_BITS):  # the scale decided
+        assert Fraction(sq_sensitivity) / (2 * rho) / step2 >= 2**56  # σ at least 2**28 steps
+
+
+@pytest.mark.parametrize(
+    ("sq_sensitivity", "rho", "sigma2"),
+    [
+        (1, Fraction(1, 100), Fraction(50)),
+        (2, Fraction(3, 100), Fraction(100, 3)),
+        (1, Fraction(10), Fraction(1, 20)),  # σ < 1 kept exact
+        (4, Fraction(1, 2), Fraction(4)),
+        (2**40, Fraction(1, 2**19), Fraction(2**58)),
+        # a numerator of 61+ bits: rounded up to a multiple of 2**-(60 - 59) = 1/2
+        (2**59 + 1, Fraction(3, 2), Fraction(math.ceil(Fraction(2**59 + 1, 3) * 2), 2)),
+        # σ² < 1 with a wide fraction: rounded up to a multiple of 2**-30
+        (
+            1,
+            Fraction(2**40 + 1, 2**30),
+            Fraction(math.ceil(Fraction(2**30, 2**41 + 2) * 2**30), 2**30),
+        ),
+    ],
+)
+def test_gaussian_scale_exact(sq_sensitivity: int, rho: Fraction, sigma2: Fraction) -> None:
+    assert gaussian_scale(sq_sensitivity, rho) == sigma2
+
+
+@given(
+    st.integers(1, 2**62),
+    st.fractions(min_value=Fraction(1, 10**12), max_value=Fraction(10**6), max_denominator=10**30),
+)
+def test_gaussian_scale_never_exceeds_rho_and_is_sampleable(
+    sq_sensitivity: int, rho: Fraction
+) -> None:
+    try:
+        sigma2 = gaussian_scale(sq_sensitivity, rho)
+    except ValueError:
+        assert Fraction(sq_sensitivity) / (2 * rho) > noise.MAX_SIGMA2
+        return
+    assert gaussian_rho(sq_sensitivity, sigma2) <= rho  # realised ρ never exceeds the request
+    exact = Fraction(sq_sensitivity) / (2 * rho)
+    assert sigma2 - exact <= max(exact * Fraction(1, 2**59), Fraction(1, 2**30))  # barely more
+    discrete_gaussian(SeededSource(0), sigma2, 1)  # the sampler takes it (raises otherwise)
+
+
+def test_gaussian_scale_stops_at_the_largest_drawable_variance() -> None:
+    assert gaussian_scale(2, Fraction(1, noise.MAX_SIGMA2)) == noise.MAX_SIGMA2
+    with pytest.raises(ValueError, match="rho"):
+        gaussian_scale(2, Fraction(1, noise.MAX_SIGMA2 + 1))
