@@ -25,7 +25,6 @@ from .budget import (
     bind,
     binding_of,
     budget_lock,
-    column_token,
     live_budget,
     marker_of,
     named_memory_store,
@@ -48,9 +47,11 @@ from .validation import (
     check_adjacency,
     check_column,
     check_epsilon,
+    check_per_person,
     check_per_unit,
     check_privacy_unit,
     check_seed,
+    check_unit_ids,
 )
 
 __all__ = ["DPAccessor", "DPReleases"]
@@ -111,6 +112,13 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
     def _refuse_rebinding(self) -> None:
         """Refuse ``set_budget`` on data that has, or came from, a budget of this process."""
         raise NotImplementedError
+
+    def _check_unit(self, unit: Hashable | None) -> None:
+        """Refuse unit ids that may not be of one type, beyond the schema's dtype.
+
+        Dask checks the pandas frames a collection was made from; pandas has
+        nothing more to check.
+        """
 
     def _rows(self) -> int | None:
         """The number of rows, if known without computing anything (None on Dask)."""
@@ -218,6 +226,7 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
         if name is not None:
             name = check_name(name)
         unit, rows, groups = check_privacy_unit(self._schema(), privacy_unit, max_rows, max_groups)
+        self._check_unit(unit)
         unit_text = None if unit is None else str(unit)
         self._refuse_rebinding()  # before a ledger file is created or touched
         store: BudgetStore
@@ -728,9 +737,14 @@ class DPAccessor(DPReleases):
         Parameters
         ----------
         **aggregations
-            ``name=(column, function)`` pairs as in ``DataFrame.groupby.agg``;
-            any aggregation function (``"sum"``, ``"size"``, ``"max"``, a
-            callable, ...). Each function sees the rows of one person only.
+            ``name=(column, function)`` pairs as in ``DataFrame.groupby.agg``,
+            with a function that reduces a person's rows to one value: a
+            reduction's name (``"sum"``, ``"mean"``, ``"count"``, ``"size"``,
+            ``"min"``, ``"max"``, ``"median"``, ``"std"``, ``"var"``,
+            ``"nunique"``, ``"first"``, ``"last"``, ...; see
+            :data:`pandas_dp.validation.PER_UNIT_AGGREGATIONS`) or a callable
+            that returns a scalar. Each function sees the rows of one person
+            only.
 
         Returns
         -------
@@ -742,18 +756,30 @@ class DPAccessor(DPReleases):
         MissingBudgetError
             If this frame has no budget it may spend.
         TypeError
-            If the frame has no privacy unit, or no aggregation is given.
+            If the frame has no privacy unit, its unit column is not of an
+            integer, string or categorical dtype, no aggregation is given, or
+            a callable returns a non-scalar for a person.
+        ValueError
+            If an aggregation does not reduce (a transform such as
+            ``"cumsum"``, ``"rank"``, ``"shift"``, ``"diff"``, ``"cumcount"``,
+            a filter such as ``"head"``, or ``"idxmax"``, a row label), or the
+            result is not one row per person.
 
         Notes
         -----
         Releases nothing and costs nothing. Each person is one row of the
         result, so a release on it has the one-row sensitivities; under
-        substitute its row count is the public number of persons.
+        substitute its row count is the public number of persons. That is
+        why only reducing aggregations are accepted, and the result's index
+        is checked to be the persons before it is bound: a transform keeps
+        one row per input row, and bound as persons a 30-row person would
+        move a count by 30 at a sensitivity of 1.
         """
         binding = require_binding(self._df)
-        check_per_unit(binding.unit, aggregations, self._df, "frame")
+        checked = check_per_unit(binding.unit, aggregations, self._df, "pandas")
         persons = self._df.groupby(self._df[binding.unit], dropna=True, sort=False)
-        result: pd.DataFrame = persons.agg(**aggregations)
+        result: pd.DataFrame = persons.agg(**checked)
+        check_per_person(result.index.equals(persons.size().index))
         bind(result, binding.budget, root=binding.is_root(self._df), unit=None)
         return result
 
@@ -788,8 +814,7 @@ class DPAccessor(DPReleases):
             if own is not None:
                 if own.budget is not budget:
                     raise PandasDPError("This frame already spends another privacy budget.")
-                unchanged = own.unit is None or column_token(self._df, own.unit) == own.unit_token
-                if own.index is self._df.index and unchanged:
+                if own.index is self._df.index and own.unit_unchanged(self._df):
                     return self._df  # nothing changed in place: keep what it was
                 unit = own.unit
             marker = marker_of(self._df)
@@ -835,6 +860,7 @@ class DPAccessor(DPReleases):
                 f"{what} needs a privacy unit: this frame has one row per person. "
                 "Attach the budget with set_budget(..., privacy_unit='customer_id')."
             )
+        check_unit_ids(self._df[binding.unit].dtype, binding.unit)
         counts = self._df.groupby(self._df[binding.unit], dropna=True, sort=False).size()
         people = counts.rename("rows").to_frame()
         bind(people, binding.budget, root=binding.is_root(self._df), unit=None)

@@ -24,12 +24,19 @@ import numpy as np
 import pandas as pd
 
 from .noise import I64, Bools, RandomSource
+from .validation import check_unit_ids
 
 __all__ = ["bound_contributions", "unit_codes"]
 
 
 def unit_codes(series: pd.Series) -> I64:
-    """Each row's person as a code (-1 where the unit id is missing); one factorize."""
+    """Each row's person as a code (-1 where the unit id is missing); one factorize.
+
+    The ids' dtype is checked first (:func:`pandas_dp.validation.check_unit_ids`):
+    object or float ids could make one person several (a Dask partition holds
+    the dtype its data gave it, whatever the collection's ``_meta`` says).
+    """
+    check_unit_ids(series.dtype, series.name)
     codes, _ = pd.factorize(series, use_na_sentinel=True)
     return np.asarray(codes, dtype=np.int64)
 

@@ -395,11 +395,20 @@ class FrameBinding:
     #: The column identifying a person in this frame (None: one row per person).
     unit: Hashable | None = None
     #: The identity of the unit column's values when bound (see :func:`column_token`).
-    unit_token: tuple[Any, ...] | None = None
+    unit_token: ColumnToken | None = None
 
     def is_root(self, df: pd.DataFrame) -> bool:
         """Whether ``df`` (the bound frame) still has the rows the budget was set on."""
         return self.root and df.index is self.index
+
+    def unit_unchanged(self, df: pd.DataFrame) -> bool:
+        """Whether ``df``'s unit column still holds the values bound (by identity)."""
+        if self.unit is None:
+            return True
+        now = column_token(df, self.unit)
+        if self.unit_token is None or now is None:
+            return self.unit_token is now
+        return self.unit_token.same(now)
 
 
 def binding_of(df: pd.DataFrame) -> FrameBinding | None:
@@ -428,11 +437,34 @@ def live_budget(budget_id: str) -> PrivacyBudget | None:
 _BUDGET_UNIT: Any = object()
 
 
-def column_token(df: pd.DataFrame, label: Hashable) -> tuple[Any, ...] | None:
-    """The identity of a column's stored values: where its memory is, never what it holds.
+@dataclass(frozen=True, eq=False)
+class ColumnToken:
+    """The identity of a column's stored values: what holds them, never what they are.
 
-    Stable across reads of an unchanged column; different once the column is
-    replaced (``df[label] = ...``, a rename that moves another column under
+    ``owner`` is the object that owns the values' memory (a numpy column is a
+    view into its block's array; an extension array is its own owner), held
+    by a strong reference: while the binding lives, that memory cannot be
+    freed, so no other column can ever be allocated at its address (a check
+    on the address alone passed about half the time after ``del df[unit]``,
+    ``gc.collect()``, ``df[unit] = new_ids``).  ``where`` is the column's
+    place inside the owner (address, shape, strides, dtype), which tells
+    apart two columns of one block.  Compared with ``is`` and ``==``, never
+    elementwise.
+    """
+
+    owner: object
+    where: tuple[Any, ...] = ()
+
+    def same(self, other: ColumnToken) -> bool:
+        """Whether ``other`` reads the very values this token was taken from."""
+        return other.owner is self.owner and other.where == self.where
+
+
+def column_token(df: pd.DataFrame, label: Hashable) -> ColumnToken | None:
+    """The identity of a column's stored values (see :class:`ColumnToken`).
+
+    The same across reads of an unchanged column; different once the column
+    is replaced (``df[label] = ...``, a rename that moves another column under
     the label, ``astype``).  None when the frame has no such column.
     """
     if label not in df.columns:
@@ -440,8 +472,10 @@ def column_token(df: pd.DataFrame, label: Hashable) -> tuple[Any, ...] | None:
     values = df[label].array
     if isinstance(values, pd.arrays.NumpyExtensionArray):
         array = values.to_numpy()
-        return ("numpy", array.__array_interface__["data"][0], array.shape, array.dtype.str)
-    return ("extension", id(values), len(values))
+        owner = array if array.base is None else array.base
+        where = (array.__array_interface__["data"][0], array.shape, array.strides, array.dtype.str)
+        return ColumnToken(owner, where)
+    return ColumnToken(values)
 
 
 def bind(
@@ -516,7 +550,7 @@ def require_binding(df: pd.DataFrame) -> FrameBinding:
                 "the frame spends nothing until you assert again that it holds at most one row "
                 "per person: df.dp.inherit()."
             )
-        if binding.unit is not None and column_token(df, binding.unit) != binding.unit_token:
+        if not binding.unit_unchanged(df):
             raise MissingBudgetError(
                 f"The privacy unit column {binding.unit!r} was replaced or renamed in place "
                 "after the budget was attached (df[unit] = ..., rename(inplace=True), ...): "

@@ -87,7 +87,7 @@ from .budget import (
     marker_of,
     require_binding,
 )
-from .dask_graph import TALLIES, pandas_parts, runs_here, same_rows
+from .dask_graph import TALLIES, check_unit_sources, pandas_parts, runs_here, same_rows
 from .errors import MissingBudgetError, PandasDPError
 from .groupby import DPGroupedReleases
 from .keys import Grouping
@@ -169,6 +169,7 @@ def _forget(key: int, ref: weakref.ref[dd.DataFrame]) -> None:
 def _bind(ddf: dd.DataFrame, budget: PrivacyBudget, *, root: bool, unit: Hashable | None) -> None:
     key = id(ddf)
     ref = weakref.ref(ddf, lambda r: _forget(key, r))
+    check_unit_sources(ddf, unit)  # once bound, a unit changed in place stops the collection
     with _LOCK:
         _BOUND[key] = _Bound(ref, budget, root, unit, ddf._name)
         _MARKED[ddf._name] = budget.id
@@ -568,6 +569,9 @@ class DaskDPAccessor(DPReleases):
     def _rows(self) -> int | None:
         return None  # not known without computing the collection
 
+    def _check_unit(self, unit: Hashable | None) -> None:
+        check_unit_sources(self._ddf, unit)
+
     def _attach(self, budget: PrivacyBudget, where: str | None, stored_root: bool) -> None:
         with _LOCK:
             _refuse_rebinding(self._ddf)
@@ -823,8 +827,7 @@ class DaskDPAccessor(DPReleases):
         Parameters
         ----------
         **aggregations
-            ``name=(column, function)`` pairs, with the functions Dask's
-            ``groupby.agg`` supports (``"sum"``, ``"size"``, ``"max"``, ...).
+            ``name=(column, function)`` pairs: reductions by name, as on pandas.
 
         Returns
         -------
@@ -835,8 +838,8 @@ class DaskDPAccessor(DPReleases):
         ------
         MissingBudgetError
             If this collection has no budget it may spend.
-        TypeError
-            If the collection has no privacy unit, or no aggregation is given.
+        TypeError, ValueError
+            As :meth:`pandas_dp.DPAccessor.per_unit`; callables are refused.
 
         Notes
         -----
@@ -844,8 +847,8 @@ class DaskDPAccessor(DPReleases):
         brings each person's rows together (a tree reduction or a shuffle).
         """
         bound = _require(self._ddf)
-        check_per_unit(bound.unit, aggregations, self._ddf._meta, "collection")
-        result = self._ddf.groupby(bound.unit, dropna=True).agg(**aggregations)
+        checked = check_per_unit(bound.unit, aggregations, self._ddf._meta, "dask")
+        result = self._ddf.groupby(bound.unit, dropna=True).agg(**checked)
         with _LOCK:
             _bind(result, bound.budget, root=bound.root, unit=None)
         return result

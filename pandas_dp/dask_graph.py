@@ -7,24 +7,29 @@ The checks :mod:`pandas_dp.dask` makes before anything runs or is spent:
 - :func:`same_rows`: whether a mask or a column lines up with a collection's
   rows (only row-wise expressions between them);
 - :func:`runs_here`: whether a computation's tasks run in this process, where
-  the tallies that returned can be counted (:data:`TALLIES`).
+  the tallies that returned can be counted (:data:`TALLIES`);
+- :func:`check_unit_sources`: whether a privacy unit's ids are of one type,
+  in the collection and in the pandas frames it was made from.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import dask
 import dask.dataframe as dd
+import pandas as pd
 from dask.base import get_scheduler
 from dask.delayed import Delayed
 from dask.local import get_sync
 from dask.threaded import get as threaded_get
 
-__all__ = ["TALLIES", "Count", "pandas_parts", "runs_here", "same_rows"]
+from .validation import check_column, check_unit_ids
+
+__all__ = ["TALLIES", "Count", "check_unit_sources", "pandas_parts", "runs_here", "same_rows"]
 
 
 def pandas_parts(node: Any) -> Iterator[Any]:
@@ -50,6 +55,30 @@ def pandas_parts(node: Any) -> Iterator[Any]:
                     yield getattr(value, "value", value)  # a literal's value, or the object
         else:
             yield operand  # dd.from_pandas(df) holds df (wrapped: attributes pass through)
+
+
+def check_unit_sources(ddf: dd.DataFrame, unit: Hashable | None) -> None:
+    """Refuse a unit column whose ids may not be one type, before anything runs.
+
+    Checked on the collection's dtype and on the pandas frames it was made
+    from (:func:`pandas_parts`): ``dd.from_pandas`` turns an object column
+    into strings, so ids ``1``, ``1.0`` and ``True`` (one person to pandas)
+    become three persons under a ``string`` dtype.  Dtypes only, never values.
+    Nothing to check without a unit (None).  :mod:`pandas_dp.dask` checks
+    whenever it binds a collection with a unit: a collection changed in place
+    spends nothing until it is bound again, so every release reads a checked
+    unit.
+    """
+    if unit is None:
+        return
+    check_unit_ids(ddf._meta[check_column(ddf._meta, unit)].dtype, unit)
+    for node in ddf.expr.walk():
+        for part in pandas_parts(node):
+            dtypes = getattr(part, "dtypes", None)  # a frame's: a Series of dtypes
+            if isinstance(dtypes, pd.Series):
+                for label, dtype in dtypes.items():
+                    if label == unit:
+                        check_unit_ids(dtype, unit)
 
 
 #: The dask-expr expressions that keep every row in its partition, at its place, with its

@@ -25,6 +25,7 @@ from .errors import MissingColumnError
 __all__ = [
     "ADJACENCIES",
     "MAX_ROWS",
+    "PER_UNIT_AGGREGATIONS",
     "Bounds",
     "check_adjacency",
     "check_bound",
@@ -36,12 +37,14 @@ __all__ = [
     "check_k",
     "check_keys_match",
     "check_ordered",
+    "check_per_person",
     "check_per_unit",
     "check_privacy_unit",
     "check_quantile",
     "check_quantile_grid",
     "check_rows",
     "check_seed",
+    "check_unit_ids",
     "given",
     "numeric_values",
 ]
@@ -385,28 +388,124 @@ def check_candidates(candidates: object, name: str = "candidates") -> pd.Index:
     return _candidate_items(candidates, name, _CANDIDATES_HINT)
 
 
+#: The aggregations ``per_unit`` accepts by name: pandas' reductions (one value per group)
+#: whose value depends on the person's own rows only.  Left out: transforms and filters
+#: (``cumsum``, ``rank``, ``shift``, ``diff``, ``cumcount``, ``head``, ``nth``, ...), which give
+#: one row per input row, and ``idxmax``/``idxmin``, which give a row label: a position that
+#: moves when other persons' rows are added or removed.
+PER_UNIT_AGGREGATIONS = frozenset(
+    {
+        "all",
+        "any",
+        "count",
+        "first",
+        "kurt",
+        "last",
+        "max",
+        "mean",
+        "median",
+        "min",
+        "nunique",
+        "prod",
+        "quantile",
+        "sem",
+        "size",
+        "skew",
+        "std",
+        "sum",
+        "var",
+    }
+)
+_PER_UNIT_HINT = (
+    "per_unit() makes one row per person, so each aggregation must reduce a person's rows to "
+    "one value: one of " + ", ".join(repr(name) for name in sorted(PER_UNIT_AGGREGATIONS))
+)
+
+
+class _OneValue:
+    """A ``per_unit`` function that must return one value (a scalar) per person.
+
+    A function returning an array, list or Series (``lambda s: s.cumsum()``)
+    would put a row's worth of data per person in one cell, or rows in place
+    of persons; it is refused with a message that names neither the value nor
+    its length.
+    """
+
+    __slots__ = ("_function", "_name")
+
+    def __init__(self, function: Any, name: str) -> None:
+        self._function = function
+        self._name = name
+
+    def __call__(self, values: pd.Series) -> object:
+        result = self._function(values)
+        if not pd.api.types.is_scalar(result):
+            raise TypeError(
+                f"The function of `{self._name}` must return one value per person (a number, "
+                "string or other scalar), not an array, list or Series: per_unit() makes one row "
+                "per person. Use a reducing function, e.g. ('amount', 'sum') or "
+                "('amount', lambda s: s.max() - s.min())."
+            )
+        return result
+
+
 def check_per_unit(
-    unit: Hashable | None, aggregations: Mapping[str, object], schema: pd.DataFrame, what: str
-) -> None:
-    """The arguments of ``per_unit``: a frame with a unit, and ``name=(column, function)`` pairs.
+    unit: Hashable | None,
+    aggregations: Mapping[str, object],
+    schema: pd.DataFrame,
+    engine: str,
+) -> dict[str, tuple[Hashable, object]]:
+    """The arguments of ``per_unit`` as the named aggregations to run, before anything runs.
 
     ``schema`` is the frame (or a Dask collection's ``_meta``) whose columns
-    are checked; ``what`` names it in the message ("frame", "collection").
+    and unit dtype are checked; ``engine`` is ``"pandas"`` or ``"dask"``.
+    Each aggregation is ``name=(column, function)`` with a function that
+    reduces a person's rows to one value: a name of
+    :data:`PER_UNIT_AGGREGATIONS`, or (pandas only) a callable, returned
+    wrapped so that a non-scalar result raises.
     """
+    what, callables = ("frame", True) if engine == "pandas" else ("collection", False)
     if unit is None:
         raise TypeError(
             f"per_unit() needs a privacy unit: this {what} has one row per person already. "
             "Attach the budget with set_budget(..., privacy_unit='customer_id')."
         )
+    check_unit_ids(schema[check_column(schema, unit)].dtype, unit)
     if not aggregations:
         raise TypeError("Name at least one aggregation, e.g. per_unit(spend=('amount', 'sum')).")
+    checked: dict[str, tuple[Hashable, object]] = {}
     for name, spec in aggregations.items():
         if not isinstance(spec, tuple) or len(spec) != 2:
             raise TypeError(
                 f"`{name}` must be a pair (column, function), e.g. ('amount', 'sum'); got "
                 f"{type(spec).__name__}."
             )
-        check_column(schema, spec[0])
+        column, function = check_column(schema, spec[0]), spec[1]
+        if isinstance(function, str):
+            if function not in PER_UNIT_AGGREGATIONS:
+                raise ValueError(
+                    f"`{name}` aggregates with {function!r}, which does not reduce a person's "
+                    f"rows to one value. {_PER_UNIT_HINT}."
+                )
+        elif callables and callable(function):
+            function = _OneValue(function, name)
+        else:
+            fix = "or a function that returns one value" if callables else "(Dask: by name)"
+            raise TypeError(
+                f"`{name}` must aggregate with a function name {fix}; got "
+                f"{type(function).__name__}. {_PER_UNIT_HINT}."
+            )
+        checked[name] = (column, function)
+    return checked
+
+
+def check_per_person(indexed_by_persons: bool) -> None:
+    """Refuse a ``per_unit`` result that is not indexed by the persons, before it is bound."""
+    if not indexed_by_persons:
+        raise ValueError(
+            "per_unit() must give one row per person, indexed by the unit; these "
+            "aggregations did not. Use functions that reduce a person's rows to one value."
+        )
 
 
 def check_bound(value: object, name: str) -> int:
@@ -469,6 +568,47 @@ def check_quantile_grid(candidates: object, name: str = "candidates") -> np.ndar
     return grid
 
 
+def _is_unit_dtype(dtype: Any) -> bool:
+    """Whether a unit column of this dtype gives one person one id on every engine.
+
+    Integers of any width (numpy, nullable ``Int64``, Arrow), strings (any
+    ``string``/``str`` storage, Arrow strings) and categoricals of such
+    categories.  Decided from the dtype alone, never from the values.  Refused:
+    ``object`` (``1``, ``1.0`` and ``True`` are one id to pandas, three once
+    Dask turns them into strings or hashes them per partition), floats
+    (``0.0`` and ``-0.0``, rounding, and ids read as floats because one is
+    missing), booleans (two ids: a mistake for a unit) and the other dtypes.
+    """
+    if isinstance(dtype, pd.CategoricalDtype):
+        if dtype.categories is None:
+            return False
+        dtype = dtype.categories.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return False
+    if pd.api.types.is_integer_dtype(dtype):
+        return True
+    return isinstance(dtype, pd.StringDtype) or (
+        isinstance(dtype, pd.ArrowDtype) and pd.api.types.is_string_dtype(dtype)
+    )
+
+
+def check_unit_ids(dtype: Any, unit: Hashable) -> None:
+    """Refuse a privacy-unit column whose dtype could give one person several ids.
+
+    See :func:`_is_unit_dtype`.  Checked when the unit is declared and again by
+    every step that reads the column (a column can be replaced later).
+    """
+    if not _is_unit_dtype(dtype):
+        raise TypeError(
+            f"The privacy unit column {unit!r} has dtype {dtype}; it must hold integer, string "
+            "or categorical (of integers or strings) ids, so that one person has one id on "
+            "every engine: in an object column 1, 1.0 and True are one person to pandas and "
+            "three to Dask, and float ids differ by rounding. Convert it before set_budget, "
+            f"e.g. df[{unit!r}] = df[{unit!r}].astype('string'), or .astype('int64') for whole "
+            "numbers ('Int64' when some ids are missing)."
+        )
+
+
 def check_privacy_unit(
     df: pd.DataFrame, unit: object, max_rows: object, max_groups: object
 ) -> tuple[Hashable | None, int | None, int | None]:
@@ -482,6 +622,7 @@ def check_privacy_unit(
             )
         return None, None, None
     label = check_column(df, unit)
+    check_unit_ids(df[label].dtype, label)
     rows = None if max_rows is None else check_bound(max_rows, "max_rows")
     groups = None if max_groups is None else check_bound(max_groups, "max_groups")
     return label, rows, groups

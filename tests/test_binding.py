@@ -435,6 +435,41 @@ def test_a_frame_without_a_marker_attached_to_a_live_name_again_is_never_root() 
     assert again.entries[-1].sensitivity == "1"
 
 
+@pytest.mark.parametrize("dtype", ["int64", "Int64"])
+def test_a_unit_column_deleted_and_set_again_is_caught_whatever_memory_it_reuses(
+    dtype: str,
+) -> None:
+    """``del df[unit]``, then new ids: their copy may be allocated where the old ids were.
+
+    The memory of the old ids is freed by ``del`` (a ``gc.collect()`` changes
+    nothing here) and the copy ``df[unit] = ...`` makes reuses it in about half
+    of these rounds: a check on the address alone passed those, so 40 rounds
+    fail it all but surely.
+    """
+    for _ in range(40):
+        df = pd.DataFrame({"pid": pd.array(np.arange(64) % 4).astype(dtype), "x": 1.0})
+        budget = df.dp.set_budget(epsilon=1e6, privacy_unit="pid", max_rows=1, seed=0)
+        new_ids = pd.array(np.arange(64)).astype(dtype)  # every row a person of its own
+        del df["pid"]
+        df["pid"] = new_ids
+        with pytest.raises(MissingBudgetError, match=r"privacy unit column 'pid' was replaced"):
+            df.dp.count(epsilon=1e5)
+        assert budget.entries == []
+
+
+def test_a_unit_column_read_again_unchanged_is_the_one_bound() -> None:
+    df = pd.DataFrame({"pid": [1, 1, 2], "n": [0, 0, 0], "x": 1.0})  # pid shares a block with n
+    budget = df.dp.set_budget(epsilon=1e6, privacy_unit="pid", max_rows=1, seed=0)
+    df["x"] = 2.0
+    gc.collect()
+    for _ in range(3):
+        df.dp.count(epsilon=1)
+    df["pid"] = df["n"]  # another column of the same block, moved under the label
+    with pytest.raises(MissingBudgetError, match="was replaced"):
+        df.dp.count(epsilon=1)
+    assert len(budget.entries) == 3
+
+
 @pytest.mark.parametrize(
     "change",
     [

@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from pandas_dp import aggregate, release, select
+from pandas_dp import accessor, aggregate, release, select
 from pandas_dp.bounding import bound_contributions, unit_codes
 from pandas_dp.errors import BudgetMismatchError
 from pandas_dp.kind import Neighbours
@@ -100,6 +100,36 @@ def test_unit_codes_mark_missing_ids() -> None:
     assert codes.tolist() == [0, -1, 1, 0, -1]
 
 
+@pytest.mark.parametrize(
+    "ids",
+    [pd.Series([1, 1.0, True], dtype=object), pd.Series([1.0, -0.0, 0.0])],
+    ids=["object", "float"],
+)
+def test_unit_codes_refuse_ids_that_may_be_one_person_or_several(ids: pd.Series) -> None:
+    with pytest.raises(TypeError, match="integer, string or categorical"):
+        unit_codes(ids)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda d: d.dp.count(epsilon=1, max_rows=5),
+        lambda d: d.dp.groupby("g", keys=[0, 1]).count(epsilon=1, max_rows=5, max_groups=1),
+        lambda d: d.dp.per_unit(n=("x", "size")),
+        lambda d: d.dp.rows_per_unit(0.5, candidates=range(1, 20), epsilon=1),
+    ],
+    ids=["count", "grouped", "per_unit", "rows_per_unit"],
+)
+def test_a_unit_column_made_object_later_is_refused_before_any_spend(call: Any) -> None:
+    df = pd.DataFrame({"pid": [1, 2, 3] * 5, "g": [0, 1] * 7 + [0], "x": 1.0})
+    budget = df.dp.set_budget(epsilon=10, privacy_unit="pid", seed=1)
+    df["pid"] = pd.Series([1, 1.0, True] * 5, dtype=object)
+    df.dp.inherit()  # "the same persons": the ids still name them, but not as one type
+    with pytest.raises(TypeError, match=r"privacy unit column 'pid' has dtype object"):
+        call(df)
+    assert budget.entries == []
+
+
 # ------------------------------------------------------------------ sensitivities
 
 
@@ -174,7 +204,7 @@ def orders() -> pd.DataFrame:
     n = 3_000
     return pd.DataFrame(
         {
-            "customer": rng.integers(0, 400, n).astype(float),
+            "customer": pd.array(rng.integers(0, 400, n), dtype="Int64"),
             "amount": rng.uniform(0, 600, n),
             "region": rng.choice(["N", "S", "E", "W"], n),
             "product": rng.choice(list("abcdef"), n),
@@ -183,7 +213,7 @@ def orders() -> pd.DataFrame:
 
 
 def test_releases_at_huge_epsilon_are_the_bounded_statistics(orders: pd.DataFrame) -> None:
-    orders.loc[::50, "customer"] = np.nan  # rows without a person: dropped
+    orders.loc[::50, "customer"] = pd.NA  # rows without a person: dropped
     orders.dp.set_budget(epsilon=1e12, privacy_unit="customer", seed=2)
     per = orders.dropna(subset=["customer"]).groupby("customer")
     assert orders.dp.count(epsilon=1e9, max_rows=3) == per.size().clip(upper=3).sum()
@@ -305,6 +335,51 @@ def test_per_unit_gives_one_row_per_person_on_the_same_budget(orders: pd.DataFra
         people.dp.per_unit(n=("spend", "size"))
     with pytest.raises(TypeError, match=r"pair \(column, function\)"):
         orders.dp.per_unit(spend="amount")
+
+
+def thirty_row_person(adjacency: str) -> tuple[pd.DataFrame, Any]:
+    """Persons 0..9 with one row each, and person 99 with 30 rows."""
+    df = pd.DataFrame({"pid": [*range(10), *[99] * 30], "x": 1.0})
+    return df, df.dp.set_budget(epsilon=10, adjacency=adjacency, privacy_unit="pid", seed=1)
+
+
+@pytest.mark.parametrize(
+    "function",
+    ["cumsum", "rank", "shift", "diff", "cumcount", "head", "idxmax", lambda s: s.to_numpy()],
+    ids=["cumsum", "rank", "shift", "diff", "cumcount", "head", "idxmax", "callable-array"],
+)
+@pytest.mark.parametrize("adjacency", ["add_remove", "substitute"])
+def test_per_unit_refuses_a_transform_before_binding_anything(
+    function: Any, adjacency: str
+) -> None:
+    df, budget = thirty_row_person(adjacency)
+    derived: list[pd.DataFrame] = []
+    with pytest.raises((TypeError, ValueError), match="one value"):
+        derived.append(df.dp.per_unit(v=("x", function)))
+    assert derived == []
+    assert budget.spent == 0
+    assert budget.entries == []
+
+
+def test_per_unit_binds_only_a_result_indexed_by_the_persons(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past the argument check (here switched off), the result's index is checked too."""
+    df, budget = thirty_row_person("substitute")
+    monkeypatch.setattr(
+        accessor, "check_per_unit", lambda unit, aggregations, *a, **k: aggregations
+    )
+    with pytest.raises(ValueError, match="must give one row per person, indexed by the unit"):
+        df.dp.per_unit(v=("x", "cumsum"))
+    assert budget.entries == []
+
+
+def test_per_unit_with_a_reducing_callable_gives_one_row_per_person() -> None:
+    df, budget = thirty_row_person("substitute")
+    people = df.dp.per_unit(rows=("x", lambda s: len(s)), total=("x", "sum"))
+    assert people["rows"].to_dict() == {**dict.fromkeys(range(10), 1), 99: 30}
+    assert people.dp.count(epsilon=1) == 11  # the public number of persons
+    assert budget.spent == 0
 
 
 def test_rows_per_unit_is_a_private_quantile_that_says_so(orders: pd.DataFrame) -> None:

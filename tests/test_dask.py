@@ -726,7 +726,7 @@ def test_an_unknown_neighbour_field_is_refused() -> None:
 
 # ------------------------------------------------------------ privacy unit
 
-WHALE = -1.0  # one person whose rows are in every input partition
+WHALE = -1  # one person whose rows are in every input partition
 
 
 @pytest.fixture(scope="module")
@@ -736,12 +736,12 @@ def orders() -> pd.DataFrame:
     n = 2_400
     df = pd.DataFrame(
         {
-            "customer": rng.integers(0, 300, n).astype(float),
+            "customer": pd.array(rng.integers(0, 300, n), dtype="Int64"),
             "amount": rng.uniform(0, 600, n),
             "region": rng.choice(["N", "S", "E", "W", "X"], n),  # X is not a public key
         }
     )
-    df.loc[::40, "customer"] = np.nan
+    df.loc[::40, "customer"] = pd.NA
     df.loc[3::30, "customer"] = WHALE
     return df
 
@@ -1001,6 +1001,61 @@ def test_per_unit_gives_one_row_per_person_on_the_same_budget(orders: pd.DataFra
         ddf.dp.per_unit()
 
 
+@pytest.mark.parametrize("function", ["cumsum", "rank", "shift", "diff", "cumcount", "head"])
+def test_per_unit_refuses_a_transform_as_on_pandas(orders: pd.DataFrame, function: str) -> None:
+    df = orders.copy()
+    df.dp.set_budget(epsilon=3, privacy_unit="customer")
+    ddf = fresh(orders, 3)
+    budget = ddf.dp.set_budget(epsilon=3, privacy_unit="customer")
+    with pytest.raises(ValueError, match="does not reduce") as on_pandas:
+        df.dp.per_unit(v=("amount", function))
+    with pytest.raises(ValueError, match="does not reduce") as on_dask:
+        ddf.dp.per_unit(v=("amount", function))
+    assert str(on_dask.value) == str(on_pandas.value)
+    assert budget.entries == []
+
+
+def test_per_unit_on_dask_refuses_a_callable_naming_the_fix(orders: pd.DataFrame) -> None:
+    ddf = fresh(orders, 3)
+    ddf.dp.set_budget(epsilon=3, privacy_unit="customer")
+    with pytest.raises(TypeError, match=r"function name \(Dask: by name\).*'sum'"):
+        ddf.dp.per_unit(v=("amount", lambda s: s.cumsum()))
+
+
+@pytest.mark.parametrize("convert_string", [True, False], ids=["strings", "object"])
+def test_ids_one_person_to_pandas_and_three_to_dask_are_refused(convert_string: bool) -> None:
+    """``1``, ``1.0``, ``True``: one id to pandas, three here (``"1"``, ``"1.0"``, ``"True"``)."""
+    frame = pd.DataFrame({"pid": pd.Series([1, 1.0, True] * 5, dtype=object), "x": 1.0})
+    with dask.config.set({"dataframe.convert-string": convert_string}):
+        ddf = dd.from_pandas(frame, npartitions=3)
+    with pytest.raises(TypeError, match=r"'pid' has dtype object.*integer, string or categorical"):
+        ddf.dp.set_budget(epsilon=1, privacy_unit="pid", max_rows=5)
+    with pytest.raises(MissingBudgetError):
+        ddf.dp.budget  # noqa: B018  (nothing was attached)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda d: d.dp.count(epsilon=1, max_rows=2),
+        lambda d: d.dp.per_unit(n=("amount", "size")),
+        lambda d: d.dp.rows_per_unit(0.5, candidates=range(1, 20), epsilon=1),
+    ],
+    ids=["count", "per_unit", "rows_per_unit"],
+)
+def test_a_unit_column_made_float_later_is_never_bound_again(
+    orders: pd.DataFrame, call: Callable[[Any], Any]
+) -> None:
+    ddf = fresh(orders, 3)
+    budget = ddf.dp.set_budget(epsilon=3, privacy_unit="customer")
+    ddf["customer"] = ddf["customer"].astype("float64")
+    with pytest.raises(TypeError, match="'customer' has dtype float64"):
+        ddf.dp.inherit(ddf)  # bound again only with ids of one type
+    with pytest.raises(MissingBudgetError, match="changed in place"):
+        call(ddf)
+    assert budget.entries == []
+
+
 # ------------------------------------------------------ process workers
 
 
@@ -1073,7 +1128,8 @@ def test_a_collection_changed_in_place_spends_nothing_until_inherit() -> None:
     budget = ddf.dp.set_budget(epsilon=1e6, privacy_unit="pid", max_rows=1, seed=0)
     with dask.config.set({"scheduler": "sync", "dataframe.shuffle.method": "tasks"}):
         assert ddf.dp.count(epsilon=1e5) == 1
-        ddf["pid"] = ddf["x"].cumsum()  # every row its own "person": bounding by it would be void
+        # every row its own "person": bounding by it would be void
+        ddf["pid"] = ddf["x"].cumsum().astype("int64")
         with pytest.raises(MissingBudgetError, match="privacy unit and was changed in place"):
             ddf.dp.count(epsilon=1e5)
         assert len(budget.entries) == 1

@@ -569,3 +569,97 @@ def test_candidates_and_keys_refuse_a_set_alike(
     with pytest.raises(TypeError, match="`keys` must have a fixed order"):
         protected.dp.groupby("dept", keys=values)
     nothing_spent()
+
+
+# ------------------------------------------------------------------- privacy unit
+
+NOT_REDUCING = ["cumsum", "rank", "shift", "diff", "cumcount", "head", "tail", "idxmax", "ohlc"]
+
+
+@pytest.mark.parametrize("function", NOT_REDUCING)
+def test_per_unit_refuses_an_aggregation_that_does_not_reduce(function: str) -> None:
+    schema = pd.DataFrame({"pid": [1], "x": [1.0]})
+    with pytest.raises(ValueError, match=rf"with '{function}', which does not reduce .* 'sum'"):
+        validation.check_per_unit("pid", {"v": ("x", function)}, schema, "pandas")
+
+
+@pytest.mark.parametrize("function", sorted(validation.PER_UNIT_AGGREGATIONS))
+def test_every_accepted_aggregation_gives_pandas_one_row_per_person(function: str) -> None:
+    df = pd.DataFrame({"pid": [3, 3, 3, 5, 5, 9], "x": [1.0, 2.0, 4.0, 8.0, 0.0, 1.0]})
+    checked = validation.check_per_unit("pid", {"v": ("x", function)}, df, "pandas")
+    persons = df.groupby("pid", sort=False)
+    result = persons.agg(**checked)
+    assert result.index.equals(persons.size().index)
+    assert result["v"].map(pd.api.types.is_scalar).all()
+
+
+def test_per_unit_wraps_callables_so_that_a_non_scalar_raises() -> None:
+    df = pd.DataFrame({"pid": [1, 1, 2], "x": [1.0, 2.0, 3.0]})
+    checked = validation.check_per_unit(
+        "pid", {"spread": ("x", lambda s: s.max() - s.min()), "all": ("x", list)}, df, "pandas"
+    )
+    spread = checked["spread"][1]
+    assert callable(spread)
+    assert spread(pd.Series([1.0, 4.0])) == 3.0
+    whole = checked["all"][1]
+    assert callable(whole)
+    with pytest.raises(TypeError, match=r"`all` must return one value per person") as info:
+        whole(pd.Series([1.0, 4.0]))
+    assert "4.0" not in str(info.value)
+
+
+@pytest.mark.parametrize("function", [np.sum, lambda s: s.sum()])
+def test_per_unit_on_dask_takes_functions_by_name_only(function: object) -> None:
+    schema = pd.DataFrame({"pid": [1], "x": [1.0]})
+    with pytest.raises(TypeError, match=r"`v` must aggregate with a function name \(Dask"):
+        validation.check_per_unit("pid", {"v": ("x", function)}, schema, "dask")
+
+
+UNIT_DTYPES_ACCEPTED = {
+    "int64": pd.Series([1, 2], dtype="int64"),
+    "uint8": pd.Series([1, 2], dtype="uint8"),
+    "Int64": pd.Series([1, None], dtype="Int64"),
+    "int64[pyarrow]": pd.Series([1, 2], dtype="int64[pyarrow]"),
+    "str": pd.Series(["a", "b"], dtype="str"),
+    "string": pd.Series(["a", None], dtype="string"),
+    "string[pyarrow]": pd.Series(["a", "b"], dtype="string[pyarrow]"),
+    "category of int": pd.Series([1, 2]).astype("category"),
+    "category of str": pd.Series(["a", "b"]).astype("category"),
+}
+UNIT_DTYPES_REFUSED = {
+    "object": pd.Series([1, 1.0, True], dtype=object),
+    "object of strings": pd.Series(["a", "b"], dtype=object),
+    "float64": pd.Series([1.0, 2.0]),
+    "Float64": pd.Series([1.0, None], dtype="Float64"),
+    "bool": pd.Series([True, False]),
+    "boolean": pd.Series([True, None], dtype="boolean"),
+    "datetime": pd.Series(pd.to_datetime(["2020-01-01", "2020-01-02"])),
+    "category of float": pd.Series([1.0, 2.5]).astype("category"),
+    "category of object": pd.Series([1, "1"], dtype=object).astype("category"),
+}
+
+
+@pytest.mark.parametrize("ids", UNIT_DTYPES_ACCEPTED.values(), ids=list(UNIT_DTYPES_ACCEPTED))
+def test_a_unit_of_integer_string_or_categorical_ids_is_accepted(ids: pd.Series) -> None:
+    df = pd.DataFrame({"pid": ids})
+    assert validation.check_privacy_unit(df, "pid", 2, None) == ("pid", 2, None)
+
+
+@pytest.mark.parametrize("ids", UNIT_DTYPES_REFUSED.values(), ids=list(UNIT_DTYPES_REFUSED))
+def test_a_unit_of_other_ids_is_refused_from_its_dtype_naming_the_fix(ids: pd.Series) -> None:
+    df = pd.DataFrame({"pid": ids})
+    with pytest.raises(TypeError, match=r"column 'pid' has dtype .*astype\('string'\)") as info:
+        validation.check_privacy_unit(df, "pid", 2, None)
+    with pytest.raises(TypeError) as other_values:  # the same dtype, other values
+        validation.check_privacy_unit(
+            pd.DataFrame({"pid": ids.iloc[::-1].iloc[:1]}), "pid", 2, None
+        )
+    assert str(other_values.value) == str(info.value)
+
+
+def test_set_budget_refuses_ids_that_are_one_person_to_pandas_and_three_to_dask() -> None:
+    df = pd.DataFrame({"pid": pd.Series([1, 1.0, True] * 5, dtype=object), "x": 1.0})
+    with pytest.raises(TypeError, match="integer, string or categorical"):
+        df.dp.set_budget(epsilon=1, privacy_unit="pid", max_rows=5)
+    with pytest.raises(MissingBudgetError):
+        df.dp.budget  # noqa: B018  (nothing was attached)
