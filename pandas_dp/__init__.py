@@ -24,16 +24,19 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``surface``               each release written once for both surfaces (self-typed overloads)
 ``docstrings``            release docstrings: shared paragraphs, templates rendered per surface
 ``planning``              half_width / epsilon_for: accuracy planned before spending
-``release``               the pipeline every release runs, and the table of kinds
+``release``               run: every release over a backend (Frame); the registry of kinds
 ``describe``              describe: count/mean/std and quartiles of columns, one kind
 ``select``                argmax_exp, top-k, quantiles: plans, score tables, kinds
-``aggregate``             count / sum / mean / var / histogram: plans, statistics, kinds
+``variance``              var / std: the variance's plan, statistics and kind
+``aggregate``             counts and clipped sums: plans, statistics, kinds
 ``accuracy``              noise intervals: exact discrete Laplace/Gaussian quantiles
-``kind``                  Neighbours (the neighbour relation), Rows, the Kind base
+``kind``                  Neighbours (the neighbour relation), Rows, the Kind contract
 ``bounding``              privacy unit: at most max_rows rows / max_groups keys per person
-``budget``                PrivacyBudget (reserve, commit), frame binding, marker
+``budget``                PrivacyBudget (reserve, commit, hold), frame binding, marker
+``budget_view``           the budget's HTML and text views: its facts, latest releases
 ``keys``                  public keys and candidates: normalise, check, encode
 ``sqlite_ledger``         named budgets in a SQLite file: Ledger, SqliteStore, open_ledger
+``ledger_holds``          holds in a ledger file (df.dp.reserve), dead processes' released
 ``ledger_format``         the ledger file's schema, migrations, stored values, views
 ``ledger``                accounting core: LedgerEntry, check_fits, BudgetStore, MemoryStore
 ``validation``            argument checks that return normalised values
@@ -41,7 +44,7 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``rowwise``               the row-wise expression check of ``df.dp.query``, masks
 ``noise``                 CSPRNG / seeded words, exact samplers, grid; array types
 ``zcdp``                  zCDP arithmetic: ρ charges, the (ε, δ) a ρ means (data-free)
-``text``                  public numbers as text (epsilons, bounds, figures)
+``text``                  public numbers as text: number_text, the one number format
 ``datasets``              synthetic example frames (demo, notebooks, benchmarks)
 ========================  ====================================================
 

@@ -72,6 +72,7 @@ def check_ci(ci: object, name: str = "ci") -> float | None:
     return level
 
 
+@functools.lru_cache(maxsize=256)
 def level_miss(level: float) -> float:
     """``1 − level`` read from the shortest decimal of ``level`` (0.95 misses 1/20)."""
     return float(1 - Fraction(repr(level)))
@@ -90,6 +91,7 @@ def _covers(t: int, s: float, log_miss: float) -> bool:
     return math.log(2.0) - (t + 1) / s - math.log1p(math.exp(-1.0 / s)) <= log_miss
 
 
+@functools.lru_cache(maxsize=4096)
 def noise_half_width(scale: Fraction | float, miss: float) -> int:
     """The smallest integer ``t >= 0`` with ``P(|Z| > t) <= miss``, ``Z ~ dLap(scale)``.
 
@@ -159,6 +161,7 @@ def mean_pad(lower: float, upper: float, exponent: int) -> float:
     return math.ldexp(1.0, exponent) + 4.0 * math.ulp(max(abs(lower), abs(upper)))
 
 
+@functools.lru_cache(maxsize=256)
 def mean_miss(level: float) -> float:
     """Each of the mean's two independent noises misses with ``1 − sqrt(level)``.
 
@@ -230,7 +233,7 @@ def variance_interval(
     """Bounds on the clipped sample standard deviation (``ddof=1``) from the noisy triple.
 
     ``a, b, c`` are the released ``A′, B′, C′`` of
-    :func:`pandas_dp.aggregate.noisy_triples` (grid step ``g = 2**exponent``,
+    :func:`pandas_dp.variance.noisy_triples` (grid step ``g = 2**exponent``,
     ``Q = top``, ``o = offset``; ``A, B`` with noise of scale ``scale``, ``C``
     of ``scale3``).  Returns ``(lo, hi)``, with ``0 <= lo <= hi <= (U −
     L)/sqrt(2)``; the variance's interval is ``[lo², hi²]``.

@@ -1,4 +1,4 @@
-"""count / sum / mean / var: plans (data-free), summable statistics, noise, and the kinds.
+"""count / sum / mean / histogram: plans (data-free), summable statistics, noise, and the kinds.
 
 An ungrouped release is the one-key case of the same code: ``codes`` is None
 and ``n_keys`` is 1.  Each release is split in parts that never mix:
@@ -12,8 +12,9 @@ and ``n_keys`` is 1.  Each release is split in parts that never mix:
 - the *noise* (:func:`release_counts`, :func:`noisy_sums`, :func:`noisy_means`):
   exact discrete Laplace in grid units, drawn only after the spend is committed.
 
-:class:`Count`, :class:`Sum`, :class:`Mean`, :class:`Var` and :class:`Histogram`
-are the release kinds that :mod:`pandas_dp.release` runs.
+:class:`Count`, :class:`Sum`, :class:`Mean` and :class:`Histogram` are release
+kinds that :mod:`pandas_dp.release` runs (the variance's is in
+:mod:`pandas_dp.variance`).
 """
 
 from __future__ import annotations
@@ -29,8 +30,17 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .accuracy import check_ci, count_interval, mean_interval, sum_interval, variance_interval
-from .kind import Kind, Neighbours, Rows, Stats, ledger_entry
+from .accuracy import (
+    check_ci,
+    count_interval,
+    level_miss,
+    mean_interval,
+    mean_miss,
+    mean_pad,
+    noise_half_width,
+    sum_interval,
+)
+from .kind import DEPENDS_ON_N, Kind, Neighbours, Rows, Stats, ledger_entry
 from .ledger import LedgerEntry
 from .noise import F64, I64, Bools, RandomSource, discrete_laplace, grid_exponent, integer_scale
 from .text import column_names, figures
@@ -52,25 +62,20 @@ __all__ = [
     "Mean",
     "MeanPlan",
     "Sum",
-    "Var",
-    "VarPlan",
     "complementary_mean",
     "complementary_mean_one",
     "count_rows",
     "grid_sums",
-    "grid_triples",
+    "interval_many",
+    "interval_one",
     "means_of_pairs",
     "noisy_means",
     "noisy_pairs",
     "noisy_sums",
-    "noisy_triples",
     "plan_count",
     "plan_mean",
     "plan_sum",
-    "plan_variance",
     "release_counts",
-    "triple_bump",
-    "variance_estimates",
 ]
 
 #: Rows per chunk: cache-sized, and small enough that a float64 sum of rounded
@@ -334,7 +339,9 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
     (:func:`~pandas_dp.accuracy.count_interval`).
     """
 
+    name: ClassVar[str] = "count"
     planners: ClassVar = (plan_count,)
+    plannable: ClassVar[bool] = True
 
     epsilon: Fraction
     column: Hashable | None = None
@@ -343,10 +350,20 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
     def __post_init__(self) -> None:
         object.__setattr__(self, "ci", check_ci(self.ci))
 
+    @classmethod
+    def planned(cls, epsilon: Fraction, clip: Any) -> Count:
+        if clip is not None:
+            raise TypeError(f"a count takes no `clip`, got {given(clip)}.")
+        return cls(epsilon)
+
+    def half_width(self, plan: CountPlan, level: float, n: int | None = None) -> tuple[float, ...]:
+        """``t`` in rows: ``P(|noise| > t) <= 1 − level`` (0 for the public row count)."""
+        return (float(noise_half_width(plan.scale, level_miss(level))),)
+
     def counts_rows(self) -> bool:
         return self.column is None
 
-    def read_columns(self) -> tuple[Hashable, ...]:
+    def columns(self) -> tuple[Hashable, ...]:
         return () if self.column is None else (self.column,)
 
     def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
@@ -360,7 +377,8 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
 
     def entry(self, plan: CountPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         return ledger_entry(
-            "count",
+            self,
+            plan,
             neighbours,
             keys,
             epsilon=self.epsilon if plan.sensitivity else Fraction(0),
@@ -376,7 +394,7 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
             valid = rows.arrays[0].notna().to_numpy(dtype=np.bool_)
         return (count_rows(codes, n_keys, valid, rows.n),)
 
-    def finish(self, plan: CountPlan, stats: Stats, source: RandomSource) -> Any:
+    def finish(self, plan: CountPlan, stats: Stats, source: RandomSource, n_keys: int) -> Any:
         counts = release_counts(source, stats[0], plan)
         if self.ci is None:
             return counts
@@ -386,13 +404,13 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
         name = "count" if self.column is None else self.column
         if self.ci is None:
             return int(answer[0])
-        return _interval_one(answer, name)
+        return interval_one(answer, name)
 
     def shape_many(self, answer: Any, keys: pd.Index) -> pd.Series | pd.DataFrame:
         name = "count" if self.column is None else self.column
         if self.ci is None:
             return pd.Series(answer, index=keys, name=name)
-        return _interval_many(answer, keys)
+        return interval_many(answer, keys)
 
 
 @dataclass(frozen=True)
@@ -415,14 +433,13 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
     _names: tuple[str, ...] = field(init=False, repr=False, default=())
     ci: float | None = None
 
-    operation: ClassVar[str]
     mechanism: ClassVar[str]
 
     def __post_init__(self) -> None:
         if self.column is None:
             if not isinstance(self.clip, Mapping):
                 raise TypeError(
-                    f"Name the column, df.dp.{self.operation}('salary', clip=(0, 200_000), ...), "
+                    f"Name the column, df.dp.{self.name}('salary', clip=(0, 200_000), ...), "
                     "or pass `clip` as a mapping {column: (lower, upper)}; got column=None and "
                     f"clip={given(self.clip)}."
                 )
@@ -438,7 +455,13 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
         object.__setattr__(self, "_names", column_names(columns))
         object.__setattr__(self, "ci", check_ci(self.ci))
 
-    def read_columns(self) -> tuple[Hashable, ...]:
+    @classmethod
+    def planned(cls, epsilon: Fraction, clip: Any) -> _Clipped:
+        if isinstance(clip, Mapping):
+            return cls(epsilon, None, clip)
+        return cls(epsilon, "column", clip)
+
+    def columns(self) -> tuple[Hashable, ...]:
         return self._columns
 
     def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
@@ -453,7 +476,8 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
     def entry(self, plan: tuple[Any, ...], neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         grids = [self._grid(p) for p in plan]
         return ledger_entry(
-            self.operation,
+            self,
+            plan,
             neighbours,
             keys,
             epsilon=self.epsilon,
@@ -470,7 +494,9 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
             stats.extend(grid_sums(values, codes, n_keys, self._grid(column_plan)))
         return tuple(stats)
 
-    def finish(self, plan: tuple[Any, ...], stats: Stats, source: RandomSource) -> list[Any]:
+    def finish(
+        self, plan: tuple[Any, ...], stats: Stats, source: RandomSource, n_keys: int
+    ) -> list[Any]:
         if self.ci is not None:
             level = self.ci
             return [
@@ -486,9 +512,9 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
         columns = [col for col, _ in self.clips]
         if self.ci is not None:
             if self.column is not None:
-                return _interval_one(answer[0], self.column)
+                return interval_one(answer[0], self.column)
             labels = pd.Index(columns, tupleize_cols=False)
-            series: pd.Series = pd.concat([_interval_one(a, None) for a in answer], keys=labels)
+            series: pd.Series = pd.concat([interval_one(a, None) for a in answer], keys=labels)
             return series
         if self.column is not None:
             return float(answer[0][0])
@@ -501,10 +527,10 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
         columns = [col for col, _ in self.clips]
         if self.ci is not None:
             if self.column is not None:
-                return _interval_many(answer[0], keys)
+                return interval_many(answer[0], keys)
             labels = pd.Index(columns, tupleize_cols=False)
             frame: pd.DataFrame = pd.concat(
-                [_interval_many(a, keys) for a in answer], axis=1, keys=labels
+                [interval_many(a, keys) for a in answer], axis=1, keys=labels
             )
             return frame
         if self.column is not None:
@@ -535,8 +561,23 @@ class Sum(_Clipped):
     """Clipped sums on the grid: ``step · (Σq + dLap(scale))`` per key."""
 
     planners: ClassVar = (plan_sum,)
-    operation: ClassVar[str] = "sum"
+    name: ClassVar[str] = "sum"
     mechanism: ClassVar[str] = "discrete_laplace on grid"
+    plannable: ClassVar[bool] = True
+
+    def half_width(
+        self, plan: tuple[GridPlan, ...], level: float, n: int | None = None
+    ) -> tuple[float, ...]:
+        """``t·step`` per column (infinite when every row rounds to 0: see sum_interval)."""
+        miss = level_miss(level)
+        return tuple(
+            [
+                math.ldexp(float(noise_half_width(g.scale, miss)), g.exponent)
+                if g.scale
+                else math.inf
+                for g in plan
+            ]
+        )
 
     def _plan(self, bounds: Clip, epsilon: Fraction, neighbours: Neighbours) -> GridPlan:
         return plan_sum(bounds, epsilon, neighbours)
@@ -559,8 +600,31 @@ class Mean(_Clipped):
     """Clipped means from the complementary sums, always inside the clip."""
 
     planners: ClassVar = (plan_mean,)
-    operation: ClassVar[str] = "mean"
+    name: ClassVar[str] = "mean"
     mechanism: ClassVar[str] = "discrete_laplace on grid (complementary sums)"
+    plannable: ClassVar[bool] = True
+
+    def half_width(
+        self, plan: tuple[MeanPlan, ...], level: float, n: int | None = None
+    ) -> tuple[float, ...] | str:
+        """Per column, at ``n`` rows: ``(U − L)·t/(n·Q)`` plus one grid step, at most ``(U − L)/2``.
+
+        The half-width when the noisy complementary sums add up to the ``n``
+        rows' total and the mean is at least ``t`` grid steps from both bounds;
+        nearer a bound it is narrower.
+        """
+        if n is None:
+            return DEPENDS_ON_N
+        widths = []
+        for p, (lower, upper) in zip(plan, self._bounds, strict=True):
+            g = p.grid
+            if g.scale == 0:  # every row rounds to 0: the interval is the whole clip
+                widths.append((upper - lower) / 2)
+                continue
+            t = noise_half_width(g.scale, mean_miss(level))
+            spread = (upper - lower) * t / (n * g.q_hi) + mean_pad(lower, upper, g.exponent)
+            widths.append(min(spread, (upper - lower) / 2))
+        return tuple(widths)
 
     def _plan(self, bounds: Clip, epsilon: Fraction, neighbours: Neighbours) -> MeanPlan:
         return plan_mean(bounds, epsilon, neighbours)
@@ -587,302 +651,16 @@ class Mean(_Clipped):
 INTERVAL = pd.Index(["estimate", "lower", "upper"])
 
 
-def _interval_one(answer: tuple[Any, Any, Any], name: Hashable | None) -> pd.Series:
+def interval_one(answer: tuple[Any, Any, Any], name: Hashable | None) -> pd.Series:
     """One key's (estimate, lower, upper) as a Series indexed by :data:`INTERVAL`."""
     values = [a[0] for a in answer]
     series: pd.Series = pd.Series(values, index=INTERVAL, name=name, dtype=answer[0].dtype)
     return series
 
 
-def _interval_many(answer: tuple[Any, Any, Any], keys: pd.Index) -> pd.DataFrame:
+def interval_many(answer: tuple[Any, Any, Any], keys: pd.Index) -> pd.DataFrame:
     """Every key's (estimate, lower, upper) as a DataFrame with those columns."""
     return pd.DataFrame(dict(zip(INTERVAL, answer, strict=True)), index=keys)
-
-
-# ------------------------------------------------------------------------- variance
-
-
-def triple_bump(top: int) -> int:
-    """``R = max_q r(q)`` over ``q ∈ [0, top]``, with ``r(q) = round(q·(top − q)/top)``.
-
-    ``r`` rounds half up in integers: ``(q·(top − q) + top // 2) // top``.  It
-    is non-decreasing in ``q·(top − q)``, which peaks at ``q = top // 2``, so
-    ``R = r(top // 2)``.  ``R`` can exceed ``top / 4`` (``top = 2``: ``R = 1``),
-    so sensitivities are built from ``R``, never from ``top / 4``.  0 when
-    ``top`` is 0.
-    """
-    if top <= 0:
-        return 0
-    half = top // 2
-    return (half * (top - half) + half) // top
-
-
-@dataclass(frozen=True)
-class VarPlan:
-    """The variance's joint release: the mean's pair and a centred second moment.
-
-    Each row on the grid, ``q ∈ [0, Q]`` (``Q = grid.q_hi``), contributes
-    ``(q, Q − q)`` to the pair ``(A, B)`` and ``z = r(q) − offset`` to ``C``,
-    with ``r(q) = round(q·(Q − q)/Q) ∈ [0, bump]`` (:func:`triple_bump`) and
-    ``offset = bump // 2``.  ``A`` and ``B`` get discrete Laplace noise of
-    integer scale ``grid.scale`` (sensitivity ``grid.delta``), ``C`` of scale
-    ``scale3`` (sensitivity ``delta3``).
-    """
-
-    grid: GridPlan
-    bump: int
-    offset: int
-    delta3: int
-    scale3: int
-    epsilon: Fraction
-
-    @property
-    def realised_epsilon(self) -> Fraction:
-        """``Δ_pair/T + Δ_C/T_C``: the privacy loss of the joint release, at most ``epsilon``."""
-        pair = Fraction(self.grid.delta, self.grid.scale) if self.grid.scale else Fraction(0)
-        third = Fraction(self.delta3, self.scale3) if self.scale3 else Fraction(0)
-        return pair + third
-
-
-@functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
-def plan_variance(clip: tuple[float, float], epsilon: Fraction, neighbours: Neighbours) -> VarPlan:
-    """The privacy map of ``var``/``std``: one joint release of three sums per key.
-
-    Rows are clipped to ``[L, U]`` and put on the mean's grid (centre L, step
-    ``g = 2**k`` chosen from public parameters only): ``q ∈ [0, Q]``.  Every
-    row adds the integer vector ``v(q) = (q, Q − q, r(q) − o)`` to the
-    statistics ``(A, B, C)``, with ``r(q) = round(q(Q − q)/Q)`` (computed
-    exactly in int64: ``q(Q − q) < 2**63`` because ``Q < 2**32``),
-    ``R = max r = r(Q // 2)`` and ``o = R // 2``, so ``|r(q) − o| ≤ R − o``.
-
-    Sensitivity (L1, per block; the blocks add up because one neighbour
-    change moves both at once):
-
-    - the pair ``(A, B)``: an added or removed row moves it by
-      ``(q, Q − q)``, L1 norm exactly ``Q``; under substitute a changed value
-      moves it by ``2|q − q′| ≤ 2Q`` (and a row moving between keys by ``2Q``):
-      ``Neighbours.pair_sensitivity(Q)``.
-    - ``C``: an added or removed row moves it by ``r(q) − o ∈ [−o, R − o]``;
-      a changed value by ``|r(q) − r(q′)| ≤ R``; a row moving between keys by
-      ``2·max(o, R − o)``: ``Neighbours.sum_sensitivity(−o, R − o)``, the
-      sensitivity of a sum of rows in ``[−o, R − o]``.
-
-    Both are attained (q = 0 or Q for the pair, ``q = Q // 2`` for C), so the
-    bound is tight; tests check it exhaustively for small Q.  The pair gets
-    ``ε/2`` (``T = ceil(Δ_pair/(ε/2))``) and C the other half
-    (``T_C = ceil(Δ_C/(ε/2))``): independent discrete Laplace noise per
-    coordinate is ε-DP for the whole vector because
-    ``Δ_pair/T + Δ_C/T_C ≤ ε``.  Count and mean come from the pair jointly
-    (complementary sums) instead of two shares, and the centred second moment
-    has range ``≈ Q/8``: at n = 2,000 this beats a three-way split of ε over
-    count, sum and sum of squares (``bench/bench_statistics.py``), and the
-    uncentred triple ``(y, 1 − y, y(1 − y))`` at one scale, whose second
-    moment carries the noise of an L1 norm of 1.25.
-
-    ``Q`` is 0 when the clip is narrower than half a grid step (a tiny ε):
-    every sensitivity is then 0 and the release says nothing about the data.
-    """
-    half = epsilon / 2
-    grid = plan_mean(clip, half, neighbours).grid
-    bump = triple_bump(grid.q_hi)
-    offset = bump // 2
-    delta3 = neighbours.sum_sensitivity(-offset, bump - offset)
-    return VarPlan(grid, bump, offset, delta3, integer_scale(delta3, half), epsilon)
-
-
-def grid_triples(
-    values: F64, codes: I64 | None, n_keys: int, plan: VarPlan
-) -> tuple[I64, I64, I64]:
-    """Exact per-key ``Σq``, non-missing counts and ``Σr(q)`` (see :func:`plan_variance`).
-
-    One pass in cache-sized chunks; ``r`` is computed in int64.  Missing values
-    are skipped; rows with code -1 are dropped.  All three add up across row
-    slices.
-    """
-    grid = plan.grid
-    top = grid.q_hi
-    half = top // 2
-    sums = np.zeros(n_keys, dtype=np.int64)
-    counts = np.zeros(n_keys, dtype=np.int64)
-    bumps = np.zeros(n_keys, dtype=np.int64)
-    size = min(CHUNK, len(values))
-    buf = np.empty(size, dtype=np.float64)
-    q_int = np.empty(size, dtype=np.int64)
-    r = np.empty(size, dtype=np.int64)
-    total = total_r = missing = 0
-    for start in range(0, len(values), CHUNK):
-        x = values[start : start + CHUNK]
-        m = len(x)
-        q = round_rows(x, grid.lower, grid.upper, grid.center, grid.exponent, out=buf[:m])
-        shifted = None if codes is None else codes[start : start + CHUNK] + 1
-        chunk_sum = q.sum()
-        if chunk_sum != chunk_sum:  # NaN present: skip missing values, like pandas
-            nan = np.isnan(q)
-            q[nan] = 0.0  # r(0) = 0: a missing row adds nothing
-            chunk_sum = q.sum()
-            if shifted is None:
-                missing += int(np.count_nonzero(nan))
-            else:
-                shifted[nan] = 0  # bin 0 is dropped
-        qi, ri = q_int[:m], r[:m]
-        np.copyto(qi, q, casting="unsafe")  # integers below 2**32: exact
-        if top:
-            np.subtract(top, qi, out=ri)
-            np.multiply(ri, qi, out=ri)  # q(Q − q) < 2**62
-            np.add(ri, half, out=ri)
-            np.floor_divide(ri, top, out=ri)
-        else:
-            ri[:] = 0
-        if shifted is None:
-            total += int(chunk_sum)
-            total_r += int(ri.sum())
-            continue
-        sums += np.bincount(shifted, weights=q, minlength=n_keys + 1)[1:].astype(np.int64)
-        bumps += np.bincount(shifted, weights=ri, minlength=n_keys + 1)[1:].astype(np.int64)
-        counts += np.bincount(shifted, minlength=n_keys + 1)[1:]
-    if codes is None:
-        sums[0], bumps[0] = total, total_r
-        counts[0] = len(values) - missing
-    return sums, counts, bumps
-
-
-def noisy_triples(
-    src: RandomSource, sums: I64, counts: I64, bumps: I64, plan: VarPlan
-) -> tuple[I64, I64, I64]:
-    """``A′ = Σq + Z``, ``B′ = N·Q − Σq + Z``, ``C′ = Σr − N·o + Z_C`` per key."""
-    grid = plan.grid
-    n_keys = sums.size
-    pair = discrete_laplace(src, grid.scale, 2 * n_keys)
-    third = discrete_laplace(src, plan.scale3, n_keys)
-    a = sums + pair[:n_keys]
-    b = counts * grid.q_hi - sums + pair[n_keys:]
-    c = bumps - counts * plan.offset + third
-    return a, b, c
-
-
-def variance_estimates(a: I64, b: I64, c: I64, plan: VarPlan) -> tuple[F64, F64, F64]:
-    """Count, mean and variance (``ddof=1``) per key from the noisy triple: post-processing.
-
-    With ``a = max(A′, 0)``, ``b = max(B′, 0)``: ``n = (a + b)/Q`` and the mean
-    is :func:`complementary_mean`.  On the grid, ``Σ(q − q̄)² = Q·Σq − Σq(Q − q)
-    − (Σq)²/n = Q·(AB/(A + B) − Σq(Q − q)/Q)`` and ``Σq(Q − q)/Q ≈ Σr =
-    C + n·o``, so ``var = g²·Q·(ab/(a + b) − C′ − n·o)/max(n − 1, 1)``, clamped
-    to ``[0, (Qg)²/4 · d/(d − 1)]`` (the largest sample variance of values in
-    the clip).  Never negative; 0 for a key whose noisy count is 0.
-    """
-    grid = plan.grid
-    top = grid.q_hi
-    n_keys = a.size
-    mean = complementary_mean(a, b, grid.lower, grid.upper)
-    if top == 0:
-        return np.zeros(n_keys), mean, np.zeros(n_keys)
-    a_pos = np.maximum(a, 0).astype(np.float64)
-    b_pos = np.maximum(b, 0).astype(np.float64)
-    both = a_pos + b_pos
-    count = both / top
-    spread = np.divide(a_pos * b_pos, both, out=np.zeros(n_keys), where=both > 0)
-    squares = top * (spread - c.astype(np.float64) - count * plan.offset)
-    dof = np.maximum(count - 1.0, 1.0)
-    var_q = np.clip(squares / dof, 0.0, top * (top / 4.0) * (dof + 1.0) / dof)
-    variance: F64 = np.ldexp(var_q, 2 * grid.exponent)
-    return count, mean, variance
-
-
-@dataclass(frozen=True)
-class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
-    """The clipped sample variance (``ddof=1``) of ``column``, or its square root.
-
-    One joint release per key (:func:`plan_variance`); never negative.
-    ``ci``: a confidence level; the answer then comes with its interval
-    (:func:`~pandas_dp.accuracy.variance_interval`), post-processing of the
-    same three noisy sums.
-    """
-
-    planners: ClassVar = (plan_mean, plan_variance)
-
-    epsilon: Fraction
-    column: Hashable
-    clip: Clip
-    std: bool = False
-    ci: float | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "ci", check_ci(self.ci))
-
-    @classmethod
-    def of(
-        cls,
-        epsilon: Fraction,
-        column: Hashable,
-        clip: object,
-        *,
-        std: bool,
-        ci: object = None,
-    ) -> Var:
-        if isinstance(clip, Mapping):
-            raise TypeError("`clip` must be a pair (lower, upper) for one column.")
-        return cls(epsilon, column, check_clip(clip), std, check_ci(ci))
-
-    def read_columns(self) -> tuple[Hashable, ...]:
-        return (self.column,)
-
-    def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
-        check_column(df, self.column)
-        return Rows(len(df), (numeric_values(df, self.column),))
-
-    def plan(self, neighbours: Neighbours) -> VarPlan:
-        return plan_variance(self.clip, self.epsilon, neighbours)
-
-    def entry(self, plan: VarPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
-        grid = plan.grid
-        return ledger_entry(
-            "std" if self.std else "var",
-            neighbours,
-            keys,
-            epsilon=self.epsilon,
-            columns=column_names([self.column]),
-            mechanism="discrete_laplace on grid (complementary sums ε/2, centred r(q) ε/2)",
-            sensitivity=figures([grid.delta * grid.step, plan.delta3 * grid.step]),
-            noise_scale=figures([grid.scale * grid.step, plan.scale3 * grid.step]),
-            clip=(self.clip,),
-        )
-
-    def tally(self, plan: VarPlan, rows: Rows, codes: I64 | None, n_keys: int) -> Stats:
-        return grid_triples(rows.arrays[0], codes, n_keys, plan)
-
-    def finish(self, plan: VarPlan, stats: Stats, source: RandomSource) -> Any:
-        a, b, c = noisy_triples(source, stats[0], stats[1], stats[2], plan)
-        _, _, variance = variance_estimates(a, b, c, plan)
-        estimate = np.sqrt(variance) if self.std else variance
-        if self.ci is None:
-            return estimate
-        grid = plan.grid
-        lo, hi = variance_interval(
-            a,
-            b,
-            c,
-            top=grid.q_hi,
-            offset=plan.offset,
-            scale=grid.scale,
-            scale3=plan.scale3,
-            lower=grid.lower,
-            upper=grid.upper,
-            exponent=grid.exponent,
-            level=self.ci,
-        )
-        if not self.std:
-            lo, hi = lo * lo, hi * hi
-        return estimate, np.minimum(lo, estimate), np.maximum(hi, estimate)
-
-    def shape_one(self, answer: Any) -> float | pd.Series:
-        if self.ci is None:
-            return float(answer[0])
-        return _interval_one(answer, self.column)
-
-    def shape_many(self, answer: Any, keys: pd.Index) -> pd.Series | pd.DataFrame:
-        if self.ci is None:
-            return pd.Series(answer, index=keys, name=self.column)
-        return _interval_many(answer, keys)
 
 
 @dataclass(frozen=True)
@@ -895,11 +673,15 @@ class Histogram(Count):
     ``upper`` indexed by the bins.
     """
 
+    name: ClassVar[str] = "histogram"
+    plannable: ClassVar[bool] = False  # always grouped: plan it as a grouped count
+
     column: Hashable | None = None
 
     def entry(self, plan: CountPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         return ledger_entry(
-            "histogram",
+            self,
+            plan,
             neighbours,
             keys,
             always_grouped=True,
@@ -913,4 +695,100 @@ class Histogram(Count):
     def shape_many(self, answer: Any, keys: pd.Index) -> pd.Series | pd.DataFrame:
         if self.ci is None:
             return pd.Series(answer, index=keys, name="count")
-        return _interval_many(answer, keys)
+        return interval_many(answer, keys)
+
+
+# ------------------------------------------------------------------ distinct values
+
+
+@functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
+def plan_nunique(epsilon: Fraction, neighbours: Neighbours) -> CountPlan:
+    """Discrete Laplace on distinct counts: ``Δ`` as :class:`Nunique` states it.
+
+    Ungrouped, ``Δ`` is the rows one person may contribute (1, or
+    ``max_rows``) under both adjacencies: removing ``k`` rows lowers the
+    distinct count by at most ``k``, adding ``k`` raises it by at most ``k``,
+    so changing them moves it by at most ``k``.  Grouped, a count's ``Δ`` (L1
+    over keys): a changed row may leave one key's values and reach another's.
+    """
+    sensitivity = neighbours.count_sensitivity() if neighbours.grouped else neighbours.contributions
+    integer_scale(sensitivity, epsilon)  # refuses, before the spend, a scale too large to draw
+    return CountPlan(sensitivity, epsilon)
+
+
+def distinct_pairs(keys: I64, hashes: I64) -> Stats:
+    """The distinct ``(key, value hash)`` pairs, sorted by key then hash."""
+    order = np.lexsort((hashes, keys))
+    keys, hashes = keys[order], hashes[order]
+    first = np.ones(keys.size, dtype=np.bool_)
+    first[1:] = (keys[1:] != keys[:-1]) | (hashes[1:] != hashes[:-1])
+    return keys[first], hashes[first]
+
+
+@dataclass(frozen=True)
+class Nunique(Kind[int, pd.Series]):
+    """Distinct non-missing values of ``column`` per key (``Series.nunique()``): discrete Laplace.
+
+    Values are compared by a 64-bit hash (``pd.util.hash_pandas_object``, the
+    same in every process), so the statistics of two slices of rows combine
+    by a union of their distinct ``(key, hash)`` pairs; two values whose
+    hashes collide (chance about ``d²/2**65`` for ``d`` distinct values)
+    count once, which never raises the sensitivity.
+    """
+
+    name: ClassVar[str] = "nunique"
+    planners: ClassVar = (plan_nunique,)
+
+    epsilon: Fraction
+    column: Hashable
+
+    def columns(self) -> tuple[Hashable, ...]:
+        return (self.column,)
+
+    def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
+        check_column(df, self.column)
+        return Rows(len(df), (df[self.column],))
+
+    def plan(self, neighbours: Neighbours) -> CountPlan:
+        return plan_nunique(self.epsilon, neighbours)
+
+    def half_width(self, plan: CountPlan, level: float, n: int | None = None) -> tuple[float, ...]:
+        return (float(noise_half_width(plan.scale, level_miss(level))),)
+
+    def entry(self, plan: CountPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
+        return ledger_entry(
+            self,
+            plan,
+            neighbours,
+            keys,
+            epsilon=self.epsilon,
+            columns=column_names([self.column]),
+            mechanism="discrete_laplace",
+            sensitivity=plan.texts[0],
+            noise_scale=plan.texts[1],
+        )
+
+    def tally(self, plan: CountPlan, rows: Rows, codes: I64 | None, n_keys: int) -> Stats:
+        values = rows.arrays[0]
+        valid = values.notna().to_numpy(dtype=np.bool_)
+        present = values[valid]
+        if present.dtype.kind == "f":
+            present = present + 0.0  # -0.0 is 0.0, as for Series.nunique
+        hashes = pd.util.hash_pandas_object(present, index=False).to_numpy().view(np.int64)
+        keys = np.zeros(hashes.size, dtype=np.int64) if codes is None else codes[valid]
+        kept = keys >= 0
+        return distinct_pairs(keys[kept], hashes[kept])
+
+    def combine(self, a: Stats, b: Stats) -> Stats:
+        """The union of two slices' distinct pairs (a value in both counts once)."""
+        return distinct_pairs(np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]]))
+
+    def finish(self, plan: CountPlan, stats: Stats, source: RandomSource, n_keys: int) -> I64:
+        counts = np.bincount(stats[0], minlength=n_keys).astype(np.int64)
+        return release_counts(source, counts, plan)
+
+    def shape_one(self, answer: I64) -> int:
+        return int(answer[0])
+
+    def shape_many(self, answer: I64, keys: pd.Index) -> pd.Series:
+        return pd.Series(answer, index=keys, name=self.column)

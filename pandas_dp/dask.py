@@ -59,8 +59,8 @@ import functools
 import hashlib
 import threading
 import weakref
-from collections.abc import Hashable, Iterable
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
 import numpy as np
@@ -78,6 +78,7 @@ except ImportError as error:
 from .accessor import DPReleases
 from .bounding import unit_codes
 from .budget import (
+    Hold,
     PrivacyBudget,
     bind,
     binding_of,
@@ -91,25 +92,18 @@ from .dask_graph import TALLIES, check_unit_sources, pandas_parts, runs_here, sa
 from .errors import MissingBudgetError, PandasDPError
 from .groupby import DPGroupedReleases
 from .keys import Grouping
-from .kind import Kind, Neighbours, Stats
-from .noise import U64
-from .release import (
-    NO_BOUNDS,
-    ContributionBounds,
-    bounded_tally,
-    contribution_bounds,
-    plan_release,
-    release,
-    unit_column,
-)
+from .kind import Kind, Rows, Stats
+from .noise import U64, RandomSource
+from .release import ContributionBounds, Spender, Task, bounded_tally, run
 from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values
 from .validation import (
     MAX_ROWS,
     check_column,
+    check_epsilon,
     check_per_unit,
 )
 
-__all__ = ["DaskDPAccessor", "DaskDPGroupBy", "KeyedWords", "dask_statistics"]
+__all__ = ["DaskDPAccessor", "DaskDPGroupBy", "DaskFrame", "KeyedWords"]
 
 One = TypeVar("One")
 Many = TypeVar("Many")
@@ -146,12 +140,6 @@ _BOUND: dict[int, _Bound] = {}
 # Expression name of every bound collection -> the id of its budget (the lineage marker).
 _MARKED: dict[str, str] = {}
 _LOCK = threading.RLock()
-
-#: The neighbour relation's fields this backend implements; any other one set
-#: (one a later version adds to :class:`Neighbours`) is refused.
-_KNOWN_NEIGHBOURS = frozenset(
-    {"adjacency", "grouped", "n_public", "max_rows", "max_groups", "privacy_unit"}
-)
 
 
 def _binding(ddf: dd.DataFrame) -> _Bound | None:
@@ -243,20 +231,6 @@ def _refuse_rebinding(ddf: dd.DataFrame) -> None:
         )
 
 
-def _refuse_unknown_neighbours(neighbours: Neighbours) -> None:
-    """Fail closed on a neighbour relation this backend does not implement.
-
-    Any field of :class:`Neighbours` beyond those this module handles (see
-    ``_KNOWN_NEIGHBOURS``) that is set to a non-default value is refused
-    here, before anything is reserved.
-    """
-    for f in fields(neighbours):
-        if f.name not in _KNOWN_NEIGHBOURS and getattr(neighbours, f.name) != f.default:
-            raise NotImplementedError(
-                f"Releases with {f.name}= are not supported on Dask yet; compute on pandas."
-            )
-
-
 # ------------------------------------------------------------- statistics
 
 
@@ -291,44 +265,10 @@ class KeyedWords:
         return "KeyedWords(...)"
 
 
-class _Task:
-    """What a partition needs to tally its rows: public parameters only (shipped to workers).
-
-    With a privacy unit: its column and the release's bounds (each partition
-    then holds every row of the persons it holds).
-    """
-
-    __slots__ = ("group", "kind", "max_groups", "max_rows", "n_keys", "plan", "unit")
-
-    def __init__(
-        self,
-        kind: Kind[Any, Any],
-        plan: Any,
-        group: Grouping | None,
-        unit: Hashable | None = None,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> None:
-        self.kind = kind
-        self.plan = plan
-        self.group = group
-        self.n_keys = 1 if group is None else len(group.keys)
-        self.unit = unit
-        self.max_rows = max_rows
-        self.max_groups = max_groups
-
-    def __getstate__(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __setstate__(self, state: tuple[Any, ...]) -> None:
-        for name, value in zip(self.__slots__, state, strict=True):
-            setattr(self, name, value)
-
-
 Partial = tuple[int, Stats]
 
 
-def partition_statistics(part: pd.DataFrame, task: _Task, key: bytes | None = None) -> Partial:
+def partition_statistics(part: pd.DataFrame, task: Task, key: bytes | None = None) -> Partial:
     """One partition's row count and exact statistics: read, encode, bound and tally its rows.
 
     With a privacy unit, ``key`` (drawn on the client from the budget's
@@ -342,42 +282,20 @@ def partition_statistics(part: pd.DataFrame, task: _Task, key: bytes | None = No
         part = part.iloc[np.argsort(hashes, kind="stable")]
     rows = task.kind.read(part, task.n_keys)
     codes = None if task.group is None else task.group.codes(part)
-    if task.unit is None or key is None:
-        stats = task.kind.tally(task.plan, rows, codes, task.n_keys)
-        TALLIES.add()  # before the exact statistics leave this function (see _compute)
-        return len(part), stats
-    stats = bounded_tally(
-        task.kind,
-        task.plan,
-        rows,
-        codes,
-        task.n_keys,
-        unit_codes(part[task.unit]),
-        KeyedWords(key),
-        task.max_rows,
-        task.max_groups,
-    )
-    TALLIES.add()
+    units = None if task.unit is None else unit_codes(part[task.unit])
+    source = None if key is None else KeyedWords(key)
+    stats = bounded_tally(task, rows, codes, units, source)
+    TALLIES.add()  # before the exact statistics leave this function (see _compute)
     return len(part), stats
 
 
-def _add(arrays: tuple[np.ndarray, ...]) -> np.ndarray:
-    """The exact elementwise sum: int64 when it cannot wrap, Python integers otherwise."""
-    if all(a.dtype == np.int64 for a in arrays):
-        reach = sum(max(int(a.max(initial=0)), -int(a.min(initial=0))) for a in arrays)
-        if reach < 1 << 63:
-            return functools.reduce(np.add, arrays)
-    return functools.reduce(np.add, [a.astype(object) for a in arrays])
-
-
-def add_statistics(*parts: Partial) -> Partial:
-    """The sum of partial statistics (exact, never wraps)."""
-    stats = tuple(_add(column) for column in zip(*(p[1] for p in parts), strict=True))
-    return sum(p[0] for p in parts), stats
+def add_statistics(kind: Kind[Any, Any], *parts: Partial) -> Partial:
+    """The partial statistics of ``parts`` together: rows added, statistics by ``kind.combine``."""
+    return sum(p[0] for p in parts), functools.reduce(kind.combine, [p[1] for p in parts])
 
 
 def _exact(partial: Partial) -> Stats:
-    """The summed statistics as int64 arrays, or an error (the reservation is returned)."""
+    """The combined statistics as int64 arrays, or an error (the reservation is returned)."""
     n, stats = partial
     if n >= MAX_ROWS:
         raise ValueError(f"frames of {MAX_ROWS} rows or more are not supported.")
@@ -391,41 +309,14 @@ def _exact(partial: Partial) -> Stats:
     return tuple(out)
 
 
-def _columns(ddf: dd.DataFrame, kind: Kind[Any, Any], group: Grouping | None) -> list[Hashable]:
-    """The columns a release reads: those whose absence makes ``kind.read`` of the meta fail."""
-    meta = ddf._meta
-    n_keys = 1 if group is None else len(group.keys)
-    needed = [] if group is None else list(group.by)
-    for label in meta.columns:
-        if label in needed:
-            continue
-        try:
-            kind.read(meta.drop(columns=[label]), n_keys)
-        except Exception:
-            needed.append(label)
-    return needed or list(meta.columns[:1])
-
-
-def _tree(parts: list[Any]) -> Any:
-    """A Delayed of the sum of ``parts``: a tree of :func:`add_statistics`, ``SPLIT_EVERY`` wide."""
+def _tree(kind: Kind[Any, Any], parts: list[Any]) -> Any:
+    """A Delayed of ``parts`` combined: a tree of :func:`add_statistics`, ``SPLIT_EVERY`` wide."""
     combine = dask.delayed(add_statistics, pure=False)
     while len(parts) > 1:
-        parts = [combine(*parts[i : i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)]
+        parts = [
+            combine(kind, *parts[i : i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)
+        ]
     return parts[0]
-
-
-def dask_statistics(
-    ddf: dd.DataFrame, kind: Kind[Any, Any], plan: Any, group: Grouping | None
-) -> Any:
-    """The lazy exact statistics of ``kind`` over ``ddf``: a Delayed of ``(rows, stats)``.
-
-    One task per partition (projected to the columns the release reads), then
-    a tree of :func:`add_statistics` with ``SPLIT_EVERY`` inputs per task.
-    Nothing is computed here.
-    """
-    task = _Task(kind, plan, group)
-    chunk = dask.delayed(partition_statistics, pure=False)
-    return _tree([chunk(p, task) for p in ddf[_columns(ddf, kind, group)].to_delayed()])
 
 
 def _compute(lazy: Any) -> Stats:
@@ -446,76 +337,68 @@ def _compute(lazy: Any) -> Stats:
         raise
 
 
-def _persons_together(
-    ddf: dd.DataFrame, kind: Kind[Any, Any], group: Grouping | None, unit: Hashable
-) -> list[Any]:
-    """The partitions, as Delayed, of the columns read and the unit, shuffled on the unit.
+@dataclass(frozen=True)
+class DaskFrame:
+    """A Dask collection as a :class:`~pandas_dp.release.Frame` of :func:`~pandas_dp.release.run`.
 
-    Hash partitioning on the unit column: all the rows of one person are in
-    one partition, whatever the input partitioning.  Nothing is computed here.
+    The schema is the collection's ``_meta`` (dtypes, never data); the
+    binding is the lineage binding of this module; the statistics are one
+    task per partition (projected to the columns the release reads: the
+    keys' and ``kind.columns()``), combined in a tree of ``kind.combine``,
+    ``SPLIT_EVERY`` inputs per task.  With a privacy unit, the partitions are
+    first shuffled on the unit (hash partitioning: every person's rows land in
+    one partition, whatever the input partitioning), and each task bounds its
+    persons with a key drawn, inside the reservation, from the budget's source.
     """
-    columns = [label for label in _columns(ddf, kind, group) if label != unit]
-    shuffled = ddf[[*columns, unit]].shuffle(on=unit)
-    return list(shuffled.to_delayed())
 
+    ddf: dd.DataFrame
 
-@overload
-def _run(
-    ddf: dd.DataFrame, kind: Kind[One, Many], group: None, bounds: ContributionBounds = NO_BOUNDS
-) -> One: ...
+    def schema(self) -> pd.DataFrame:
+        meta: pd.DataFrame = self.ddf._meta
+        return meta
 
+    def binding(self) -> Spender:
+        bound = _require(self.ddf)
+        return Spender(bound.budget, bound.unit, bound.root)
 
-@overload
-def _run(
-    ddf: dd.DataFrame,
-    kind: Kind[One, Many],
-    group: Grouping,
-    bounds: ContributionBounds = NO_BOUNDS,
-) -> Many: ...
+    def _columns(self, task: Task) -> list[Hashable]:
+        """The columns a release reads: the keys, then the kind's in the collection's order.
 
+        Else the first column (the row count needs one); then the unit's, if any.
+        """
+        meta = self.ddf._meta
+        needed = [] if task.group is None else list(task.group.by)
+        read = set(task.kind.columns())
+        needed += [label for label in meta.columns if label in read and label not in needed]
+        needed = needed or list(meta.columns[:1])
+        if task.unit is None:
+            return needed
+        return [*(label for label in needed if label != task.unit), task.unit]
 
-def _run(
-    ddf: dd.DataFrame,
-    kind: Kind[One, Many],
-    group: Grouping | None,
-    bounds: ContributionBounds = NO_BOUNDS,
-) -> One | Many:
-    """The pipeline of :func:`pandas_dp.release.run`, with the statistics computed by Dask."""
-    meta = ddf._meta
-    kind.read(meta, 1 if group is None else len(group.keys))  # columns and dtypes: no data
-    bound = _require(ddf)
-    budget = bound.budget
-    unit = bound.unit
-    max_rows, max_groups = contribution_bounds(bounds, budget, unit, group is not None)
-    if unit is not None:
-        unit_column(meta, unit, kind, group)
-    planned = plan_release(
-        kind,
-        group,
-        budget.adjacency,
-        root=bound.root,
-        unit=None if unit is None else str(unit),
-        max_rows=max_rows,
-        max_groups=max_groups,
-    )
-    _refuse_unknown_neighbours(planned.neighbours)
-    if unit is None:
-        lazy = dask_statistics(ddf, kind, planned.plan, group)
-
-        return release(budget, kind, group, planned, lambda: _compute(lazy))
-
-    task = _Task(kind, planned.plan, group, unit, max_rows, max_groups)
-    parts = _persons_together(ddf, kind, group, unit)
-
-    def bounded_statistics() -> Stats:
-        # Inside the reservation: the bounding's keys come from the budget's source, here.
-        keys = budget.source.words(KEY_WORDS * len(parts)).astype("<u8").reshape(len(parts), -1)
+    def statistics(self, task: Task, rows: Rows) -> Callable[[RandomSource], Stats]:
+        projected = self.ddf[self._columns(task)]
         chunk = dask.delayed(partition_statistics, pure=False)
-        return _compute(
-            _tree([chunk(p, task, k.tobytes()) for p, k in zip(parts, keys, strict=True)])
-        )
+        if task.unit is None:
+            lazy = _tree(task.kind, [chunk(p, task) for p in projected.to_delayed()])
 
-    return release(budget, kind, group, planned, bounded_statistics)
+            def statistics(source: RandomSource) -> Stats:
+                return _compute(lazy)
+
+            return statistics
+
+        parts = list(projected.shuffle(on=task.unit).to_delayed())
+
+        def bounded_statistics(source: RandomSource) -> Stats:
+            # Inside the reservation: the bounding's keys come from the budget's source, here.
+            keys = source.words(KEY_WORDS * len(parts)).astype("<u8").reshape(len(parts), -1)
+            return _compute(
+                _tree(
+                    task.kind,
+                    [chunk(p, task, k.tobytes()) for p, k in zip(parts, keys, strict=True)],
+                )
+            )
+
+        return bounded_statistics
 
 
 # ---------------------------------------------------------------- surfaces
@@ -531,9 +414,9 @@ class DaskDPAccessor(DPReleases):
     the budget is bound to the collection object.
 
     The releases are those of :class:`pandas_dp.accessor.DPReleases`, shared
-    with ``df.dp``; here each runs by :func:`_run` (one pass over the
-    partitions), and histogram bins and crosstab keys are checked against the
-    collection's ``_meta`` (its dtypes, never its data).
+    with ``df.dp``; here each runs by :func:`~pandas_dp.release.run` over a
+    :class:`DaskFrame` (one pass over the partitions), and histogram bins and
+    crosstab keys are checked against the collection's ``_meta`` (its dtypes, never its data).
     """
 
     def __init__(self, ddf: dd.DataFrame) -> None:
@@ -543,6 +426,37 @@ class DaskDPAccessor(DPReleases):
     def budget(self) -> PrivacyBudget:
         """The collection's :class:`PrivacyBudget` (MissingBudgetError if it has none)."""
         return _require(self._ddf).budget
+
+    def reserve(self, *, epsilon: float) -> Hold:
+        """Hold ``epsilon`` of the collection's budget for the releases of a ``with`` block.
+
+        ``with df.dp.reserve(epsilon=0.3): ...`` sets the share aside at once;
+        inside, this thread's releases of the budget draw on it first; on exit
+        (also on an error) what is left is free again.  With a named ledger
+        budget, other processes cannot spend it either.  Holding spends
+        nothing by itself.
+
+        Parameters
+        ----------
+        epsilon : float
+            The share to hold: what the block's releases will cost.
+
+        Returns
+        -------
+        Hold
+            The context manager (:class:`pandas_dp.budget.Hold`); after the
+            block, its ``returned`` is what was left of the share.
+
+        Raises
+        ------
+        BudgetExceededError
+            On entering the block, if ``epsilon`` exceeds what remains
+            (nothing is held; the block does not run).
+        ValueError
+            If this thread already holds a share of this budget (holds do not
+            nest), or ``epsilon`` is not a positive number.
+        """
+        return self.budget.hold(check_epsilon(epsilon))
 
     # ------------------------------------------------------------------- hooks
 
@@ -557,7 +471,7 @@ class DaskDPAccessor(DPReleases):
     def _release(
         self, kind: Kind[One, Many], group: Grouping | None, bounds: ContributionBounds
     ) -> One | Many:
-        return _run(self._ddf, kind, group, bounds)
+        return run(DaskFrame(self._ddf), kind, group, bounds)
 
     def _schema(self) -> pd.DataFrame:
         meta: pd.DataFrame = self._ddf._meta  # dtypes only: bins and keys never read the data
@@ -915,7 +829,7 @@ class DaskDPGroupBy(DPGroupedReleases):
     As :class:`pandas_dp.DPGroupBy`: ``by`` and ``keys`` are checked against the
     collection's dtypes (never its data); each release returns a pandas Series
     or DataFrame indexed by exactly ``keys``.  The releases are those of
-    :class:`pandas_dp.groupby.DPGroupedReleases`, each run by :func:`_run`.
+    :class:`pandas_dp.groupby.DPGroupedReleases`, each run over a :class:`DaskFrame`.
     """
 
     def __init__(self, ddf: dd.DataFrame, by: object, keys: object) -> None:
@@ -923,4 +837,4 @@ class DaskDPGroupBy(DPGroupedReleases):
         self._group = Grouping.of(ddf._meta, by, keys)
 
     def _release(self, kind: Kind[Any, Many], bounds: ContributionBounds) -> Many:
-        return _run(self._ddf, kind, self._group, bounds)
+        return run(DaskFrame(self._ddf), kind, self._group, bounds)

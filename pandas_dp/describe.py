@@ -1,7 +1,7 @@
 """``describe``: pandas' summary rows of numeric columns as one private release.
 
 Per column, one joint release gives count, mean and std (the variance's
-triple, :func:`pandas_dp.aggregate.plan_variance`), and one score table on the
+triple, :func:`pandas_dp.variance.plan_variance`), and one score table on the
 public candidate grid gives the 25 %, 50 % and 75 % points (permute-and-flip,
 :func:`pandas_dp.select.plan_quantile`).  The statistics add up across row
 slices like every other kind's; the ledger records one entry that states the
@@ -18,8 +18,8 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .aggregate import grid_triples, noisy_triples, plan_mean, plan_variance, variance_estimates
-from .kind import Kind, Neighbours, Rows, Stats, ledger_entry
+from .aggregate import plan_mean
+from .kind import DEPENDS_ON_N, Kind, Neighbours, Rows, Stats, ledger_entry
 from .ledger import LedgerEntry
 from .noise import F64, I64, RandomSource
 from .select import (
@@ -39,6 +39,7 @@ from .validation import (
     given,
     numeric_values,
 )
+from .variance import grid_triples, noisy_triples, plan_variance, variance_estimates
 
 __all__ = ["NO_INTERVAL", "QUANTILES", "ROWS", "Describe"]
 
@@ -73,8 +74,10 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
 
     planners: ClassVar = (plan_mean, plan_variance)
 
+    name: ClassVar[str] = "describe"
+
     epsilon: Fraction
-    columns: tuple[Hashable, ...]
+    labels: tuple[Hashable, ...]
     clips: tuple[Clip, ...]
     grids: tuple[F64, ...]
 
@@ -104,21 +107,21 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
         grids = tuple(check_quantile_grid(candidates[c]) for c in labels)
         return cls(epsilon, labels, clips, grids)
 
-    def read_columns(self) -> tuple[Hashable, ...]:
-        return self.columns
+    def columns(self) -> tuple[Hashable, ...]:
+        return self.labels
 
     def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
-        for column, grid in zip(self.columns, self.grids, strict=True):
+        for column, grid in zip(self.labels, self.grids, strict=True):
             check_column(df, column)
             if n_keys * grid.size > MAX_CELLS:
                 raise ValueError(
                     f"{n_keys} keys × {grid.size} candidates = {n_keys * grid.size} cells; at "
                     f"most {MAX_CELLS} are supported in one release. Use fewer keys or candidates."
                 )
-        return Rows(len(df), tuple(numeric_values(df, c) for c in self.columns))
+        return Rows(len(df), tuple(numeric_values(df, c) for c in self.labels))
 
     def plan(self, neighbours: Neighbours) -> tuple[Any, ...]:
-        share = self.epsilon / len(self.columns)
+        share = self.epsilon / len(self.labels)
         return tuple(
             (
                 plan_variance(clip, share * MOMENTS_SHARE, neighbours),
@@ -127,8 +130,11 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
             for clip in self.clips
         )
 
+    def half_width(self, plan: tuple[Any, ...], level: float, n: int | None = None) -> str:
+        return DEPENDS_ON_N
+
     def entry(self, plan: tuple[Any, ...], neighbours: Neighbours, keys: int | None) -> LedgerEntry:
-        k = len(self.columns)
+        k = len(self.labels)
         per = "" if k == 1 else f" of each of {k} columns (ε/{k} each)"
         sensitivity: list[float] = []
         scales: list[float] = []
@@ -139,11 +145,12 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
             sensitivity += [float(p.sensitivity * p.unit) for p in quantiles]
             scales += [p.noise_scale for p in quantiles]
         return ledger_entry(
-            "describe",
+            self,
+            plan,
             neighbours,
             keys,
             epsilon=self.epsilon,
-            columns=column_names(self.columns),
+            columns=column_names(self.labels),
             mechanism=(
                 f"count/mean/std: discrete_laplace on grid at 1/2{per}; "
                 f"25%/50%/75%: permute_and_flip at 1/6 each{per}"
@@ -160,7 +167,9 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
             stats.append(quantile_table(values, codes, n_keys, grid))
         return tuple(stats)
 
-    def finish(self, plan: tuple[Any, ...], stats: Stats, source: RandomSource) -> list[F64]:
+    def finish(
+        self, plan: tuple[Any, ...], stats: Stats, source: RandomSource, n_keys: int
+    ) -> list[F64]:
         out: list[F64] = []
         for i, ((moments, quantiles), grid) in enumerate(zip(plan, self.grids, strict=True)):
             sums, counts, bumps, table = stats[4 * i : 4 * i + 4]
@@ -179,9 +188,9 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
 
     def shape_one(self, answer: list[F64]) -> pd.DataFrame:
         return pd.DataFrame(
-            {c: a[0] for c, a in zip(self.columns, answer, strict=True)}, index=list(ROWS)
+            {c: a[0] for c, a in zip(self.labels, answer, strict=True)}, index=list(ROWS)
         )
 
     def shape_many(self, answer: list[F64], keys: pd.Index) -> pd.DataFrame:
         blocks = [pd.DataFrame(a, index=keys, columns=list(ROWS)) for a in answer]
-        return pd.concat(blocks, axis=1, keys=list(self.columns))
+        return pd.concat(blocks, axis=1, keys=list(self.labels))

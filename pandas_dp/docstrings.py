@@ -255,6 +255,57 @@ _release(
 )
 
 _release(
+    "nunique",
+    """$summary
+
+    Parameters
+    ----------
+    column : label
+        The column whose distinct non-missing values are counted (like
+        ``df[column].nunique()``).
+    $epsilon
+    $max_rows
+    $max_groups
+
+    Returns
+    -------
+    $returns
+
+    $sections
+    """,
+    summary=(
+        "Noisy number of distinct non-missing values of ``column``.",
+        "Noisy number of distinct non-missing values of ``column`` per key.",
+    ),
+    returns=(
+        """\
+            int
+                Exact distinct count plus discrete Laplace noise; may be negative
+                when tiny.""",
+        """\
+            pandas.Series
+                Integer distinct counts indexed by ``keys`` (noise alone for a key
+                without rows); may be negative for tiny groups.""",
+    ),
+    notes=(
+        """\
+            Costs ``epsilon``. Sensitivity 1 under add_remove and under
+            substitute alike: adding or removing a row, or changing its value,
+            moves the distinct count by at most one; with a privacy unit
+            ``max_rows`` (a person's ``k`` rows changed: at most ``k`` values
+            leave and ``k`` arrive). Discrete
+            Laplace noise of scale Δ/ε. Values are compared by a 64-bit hash
+            (:class:`pandas_dp.aggregate.Nunique`). Public: ``epsilon``.""",
+        """\
+            Costs ``epsilon`` once for all keys. As a count per key: L1
+            sensitivity 1 under add_remove, 2 under substitute (a changed row may
+            leave one key's values and reach another's); with a privacy unit
+            ``max_groups·max_rows``, twice that under substitute. Discrete Laplace
+            noise of scale Δ/ε per key. Public: the keys, ``epsilon``.""",
+    ),
+)
+
+_release(
     "sum",
     """$summary
 
@@ -416,7 +467,7 @@ _release(
             add_remove, ``2(U − L)`` under substitute) and the centred second
             moment ``round(q(Q − q)/Q) − o`` to a third sum (ε/2; range
             ``≈ (U − L)/8``). Count, mean and variance all come from these three
-            (see :func:`pandas_dp.aggregate.plan_variance` for the proof of the
+            (see :func:`pandas_dp.variance.plan_variance` for the proof of the
             sensitivity). Public: ``clip``, ``epsilon``.
 
             With ``ci``: each of the three noises lies within its exact discrete
@@ -435,7 +486,7 @@ _release(
             ``U − L`` under add_remove, ``2(U − L)`` under substitute, where a row
             may move between keys) and of a centred second moment (ε/2; about
             ``(U − L)/8``, doubled under substitute). See
-            :func:`pandas_dp.aggregate.plan_variance` for the proof. Public: the
+            :func:`pandas_dp.variance.plan_variance` for the proof. Public: the
             keys, ``clip``, ``epsilon``. With ``ci``: the interval of the
             ungrouped ``var`` for each key: its clipped sample variance (at least
             two rows) is inside with probability at least ``ci``.""",

@@ -17,7 +17,7 @@ import pandas as pd
 
 from .keys import Grouping
 from .kind import Kind
-from .release import ContributionBounds, run
+from .release import ContributionBounds, PandasFrame, run
 from .surface import Grouped, Releases
 
 __all__ = ["DPGroupBy", "DPGroupedReleases"]
@@ -77,4 +77,4 @@ class DPGroupBy(DPGroupedReleases):
         self._group = Grouping.of(df, by, keys)
 
     def _release(self, kind: Kind[Any, Many], bounds: ContributionBounds) -> Many:
-        return run(self._df, kind, self._group, bounds)
+        return run(PandasFrame(self._df), kind, self._group, bounds)

@@ -11,9 +11,12 @@ pipeline in :mod:`pandas_dp.release` runs them in one fixed order::
 
     read → plan → encode keys → reserve ε → tally → commit → finish → shape
 
-``tally`` computes exact integer statistics that add up across row slices
-(:class:`Rows` slices), so a statistic computed on part of the data adds to
-another part's; ``finish`` alone draws noise.
+``tally`` computes exact integer statistics of a slice of rows
+(:class:`Rows` slices); ``combine`` joins two slices' statistics into those of
+both (an exact elementwise sum unless a kind says otherwise), so a partitioned
+backend tallies each part and combines; ``finish`` alone draws noise.  A kind
+is registered by existing: :data:`pandas_dp.release.KINDS` lists every
+concrete subclass of :class:`Kind`.
 """
 
 from __future__ import annotations
@@ -30,9 +33,10 @@ import pandas as pd
 
 from .ledger import LedgerEntry
 from .noise import I64, Bools, RandomSource
+from .text import numbers_text
 from .validation import ADJACENCIES
 
-__all__ = ["Kind", "Neighbours", "Rows", "Stats", "ledger_entry"]
+__all__ = ["DEPENDS_ON_N", "Kind", "Neighbours", "Rows", "Stats", "exact_sum", "ledger_entry"]
 
 _Num = TypeVar("_Num", int, float, Fraction)
 One = TypeVar("One")
@@ -40,6 +44,21 @@ Many = TypeVar("Many")
 
 #: Exact integer statistics of a release: arrays that add up across row slices.
 Stats = tuple[I64, ...]
+
+#: The half-width of a release whose noise interval depends on the number of rows
+#: (never read from the data: plan it with an assumed ``n``).
+DEPENDS_ON_N = "depends on n"
+
+
+def exact_sum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a + b`` exactly: int64 when it cannot wrap, Python integers (object arrays) otherwise."""
+    if a.dtype == np.int64 and b.dtype == np.int64:
+        reach = sum(max(int(x.max(initial=0)), -int(x.min(initial=0))) for x in (a, b))
+        if reach < 1 << 63:
+            out: np.ndarray = a + b
+            return out
+    wide: np.ndarray = a.astype(object) + b.astype(object)
+    return wide
 
 
 @dataclass(frozen=True)
@@ -182,29 +201,41 @@ class Neighbours:
         return factor * reach
 
 
+@functools.lru_cache(maxsize=1024)
+def _widths_text(widths: tuple[float, ...]) -> str:
+    """Half-widths as the ledger records them (cached: a pure function of public numbers)."""
+    return numbers_text(widths)
+
+
 def ledger_entry(
-    operation: str,
+    kind: Kind[Any, Any],
+    plan: Any,
     neighbours: Neighbours,
     keys: int | None,
     *,
+    operation: str | None = None,
     always_grouped: bool = False,
     **fields: Any,
 ) -> LedgerEntry:
     """A release's ledger entry: the kind's ``fields`` and what the pipeline knows.
 
-    ``operation`` is recorded as ``groupby.operation`` for a release over
-    ``keys`` public keys (unless the operation is always one, as a histogram
-    over its bins); the adjacency, privacy unit and bounds come from
-    ``neighbours``.
+    ``operation`` (by default the kind's name) is recorded as
+    ``groupby.operation`` for a release over ``keys`` public keys (unless the
+    operation is always one, as a histogram over its bins); the adjacency,
+    privacy unit and bounds come from ``neighbours``, the half-width at 95%
+    from ``kind.half_width(plan, 0.95)``.
     """
+    name = kind.name if operation is None else operation
     grouped = keys is not None and not always_grouped
+    widths = kind.half_width(plan, 0.95)
     return LedgerEntry(
-        operation=f"groupby.{operation}" if grouped else operation,
+        operation=f"groupby.{name}" if grouped else name,
         adjacency=neighbours.adjacency,
         keys=keys,
         privacy_unit=neighbours.privacy_unit,
         max_rows=neighbours.max_rows,
         max_groups=neighbours.max_groups,
+        half_width_95=widths if isinstance(widths, str) else _widths_text(widths),
         **fields,
     )
 
@@ -239,15 +270,21 @@ class Kind(ABC, Generic[One, Many]):
     """A release kind: validated public arguments, and the steps only this kind knows.
 
     ``One`` is the type of an ungrouped answer, ``Many`` of a grouped one.
+    Every concrete subclass is a release kind of the pipeline (see
+    :data:`pandas_dp.release.KINDS`): nothing else lists it.
     """
 
+    #: The kind's name: the operation the ledger records (``groupby.`` prefixed when grouped).
+    name: ClassVar[str]
     #: The plan functions of this kind (pure functions of public parameters, cached).
     planners: ClassVar[tuple[Callable[..., Any], ...]] = ()
+    #: Whether :func:`pandas_dp.planning.half_width` plans it (built by :meth:`planned`).
+    plannable: ClassVar[bool] = False
 
     epsilon: Any
 
-    def read_columns(self) -> tuple[Hashable, ...]:
-        """The columns this release reads (never the privacy unit's)."""
+    def columns(self) -> tuple[Hashable, ...]:
+        """The columns this release reads, besides the keys (never the privacy unit's)."""
         return ()
 
     def cells(self, rows: Rows) -> tuple[I64 | None, int]:
@@ -260,6 +297,32 @@ class Kind(ABC, Generic[One, Many]):
     def counts_rows(self) -> bool:
         """Whether this release is the frame's row count (public under substitute, own rows)."""
         return False
+
+    def combine(self, a: Stats, b: Stats) -> Stats:
+        """The statistics of two disjoint slices of rows together: by default their exact sum.
+
+        Elementwise, never wrapping (an array that would leave int64 comes
+        back as Python integers; the pipeline refuses it before ``finish``).
+        """
+        return tuple([exact_sum(x, y) for x, y in zip(a, b, strict=True)])
+
+    @classmethod
+    def planned(cls, epsilon: Fraction, clip: Any) -> Kind[Any, Any]:
+        """The release :func:`pandas_dp.planning.half_width` plans (``plannable`` kinds).
+
+        ``clip``: None, a pair ``(lower, upper)`` or a mapping ``{column: pair}``,
+        as the planning call gives it; refused (TypeError) if this kind takes none.
+        """
+        raise TypeError(f"a {cls.name} is not planned by half_width.")
+
+    def half_width(self, plan: Any, level: float, n: int | None = None) -> tuple[float, ...] | str:
+        """The half-width of this release's ``ci=level`` interval, per column, from ``plan``.
+
+        Data-free.  :data:`DEPENDS_ON_N` if it depends on the number of rows
+        and ``n`` (an assumed number, per key) is None; ``""`` if the release
+        has no interval (a selection).  The ledger records it at level 0.95.
+        """
+        return ""
 
     @abstractmethod
     def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
@@ -278,11 +341,14 @@ class Kind(ABC, Generic[One, Many]):
 
     @abstractmethod
     def tally(self, plan: Any, rows: Rows, codes: I64 | None, n_keys: int) -> Stats:
-        """Exact integer statistics per key (code -1: dropped); they add up across row slices."""
+        """Exact integer statistics per key (code -1: dropped) of a slice of rows.
+
+        The statistics of two slices give those of both by :meth:`combine`.
+        """
 
     @abstractmethod
-    def finish(self, plan: Any, stats: Stats, source: RandomSource) -> Any:
-        """The noisy answer from the statistics: noise and post-processing only."""
+    def finish(self, plan: Any, stats: Stats, source: RandomSource, n_keys: int) -> Any:
+        """The noisy answer over ``n_keys`` keys from the statistics: noise and post-processing."""
 
     @abstractmethod
     def shape_one(self, answer: Any) -> One:

@@ -18,7 +18,6 @@ import datetime as dt
 import itertools
 import os
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Final, Protocol
@@ -55,8 +54,6 @@ __all__ = [
     "UnknownBudgetError",
     "check_fits",
     "check_name",
-    "half_width_text",
-    "register_half_width",
 ]
 
 
@@ -86,6 +83,10 @@ class LedgerEntry:
     privacy_unit: str | None = None
     max_rows: int | None = None
     max_groups: int | None = None
+    #: The half-width of the release's 95% interval, as text, computed from its plan
+    #: when it was made (see :meth:`pandas_dp.kind.Kind.half_width`): one figure per
+    #: column, ``"depends on n"``, or empty (a selection, or an entry of an older ledger).
+    half_width_95: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.epsilon, Fraction) or self.epsilon < 0:
@@ -109,6 +110,7 @@ class LedgerEntry:
             self.privacy_unit,
             self.max_rows,
             self.max_groups,
+            self.half_width_95,
         )
 
     def as_record(self) -> dict[str, object]:
@@ -121,7 +123,7 @@ class LedgerEntry:
             "adjacency": self.adjacency,
             "sensitivity": self.sensitivity,
             "noise_scale": self.noise_scale,
-            "half_width_95": half_width_text(self),
+            "half_width_95": self.half_width_95,
             "clip": clip_text(self.clip),
             "keys": self.keys,
             "privacy_unit": self.privacy_unit,
@@ -130,33 +132,16 @@ class LedgerEntry:
         }
 
 
-#: How a view of the ledger states each entry's noise: the half-width of its 95%
-#: interval, as text.  :mod:`pandas_dp.planning` knows the plans (it sits above this
-#: module, which cannot import it) and registers
-#: :func:`~pandas_dp.planning.entry_half_width` here when the package is imported.
-_HALF_WIDTH: list[Callable[[LedgerEntry], str]] = []
-
-
-def register_half_width(describe: Callable[[LedgerEntry], str]) -> None:
-    """Let the ledger's views state each entry's 95% half-width with ``describe``."""
-    _HALF_WIDTH[:] = [describe]
-
-
-def half_width_text(entry: LedgerEntry) -> str:
-    """The half-width at 95% of ``entry``'s noise, from its public fields ("" if none).
-
-    See :func:`pandas_dp.planning.entry_half_width`: a count's or a sum's exact
-    half-width, ``"depends on n"`` for a mean, variance or describe, empty for
-    a selection.  Computed when shown; never stored.
-    """
-    return _HALF_WIDTH[0](entry) if _HALF_WIDTH else ""
-
-
 LEDGER_COLUMNS = list(LedgerEntry("x", Fraction(0)).as_record())
 
 
 def check_fits(total: Fraction, spent: Fraction, requested: Fraction) -> None:
-    """The one accounting rule: refuse a charge that would exceed ``total``."""
+    """The one accounting rule: refuse a charge that would exceed ``total``.
+
+    ``spent`` counts everything no longer free for this charge: releases,
+    pending reservations, and the shares that open holds set aside (less the
+    part of its own hold the charge draws on).
+    """
     if spent + requested > total:
         raise BudgetExceededError(requested=requested, remaining=total - spent)
 
@@ -177,8 +162,28 @@ class BudgetStore(Protocol):
         """Released and reserved epsilon together."""
         ...
 
-    def reserve(self, entry: LedgerEntry) -> int:
-        """Record ``entry`` as pending if it fits (:func:`check_fits`), atomically; a token."""
+    def held(self) -> Fraction:
+        """Epsilon set aside by open holds (:meth:`hold`), of every process."""
+        ...
+
+    def hold(self, epsilon: Fraction) -> int:
+        """Set ``epsilon`` aside for one holder if it fits beside what is spent and held; a token.
+
+        Nothing else may spend it: :func:`check_fits` counts it for every other
+        reservation.  BudgetExceededError, holding nothing, if it does not fit.
+        """
+        ...
+
+    def unhold(self, token: int) -> Fraction:
+        """Close the hold ``token``: what is left of it is free again (returned)."""
+        ...
+
+    def reserve(self, entry: LedgerEntry, hold: int | None = None) -> int:
+        """Record ``entry`` as pending if it fits (:func:`check_fits`), atomically; a token.
+
+        With ``hold``, the entry's epsilon comes from that hold first (as much
+        as is left of it), and only the rest must fit in what is free.
+        """
         ...
 
     def commit(self, token: int) -> None:
@@ -211,6 +216,7 @@ class MemoryStore:
         self._spent = Fraction(0)
         self._entries: dict[int, LedgerEntry] = {}
         self._pending: set[int] = set()
+        self._holds: dict[int, Fraction] = {}
         self._tokens = itertools.count()
         self._lock = threading.Lock()
         self._pid = os.getpid()
@@ -223,7 +229,11 @@ class MemoryStore:
         with self._lock:
             return self._spent
 
-    def reserve(self, entry: LedgerEntry) -> int:
+    def held(self) -> Fraction:
+        with self._lock:
+            return sum(self._holds.values(), Fraction(0))
+
+    def _check_process(self) -> None:
         if os.getpid() != self._pid:
             raise BudgetProcessError(
                 "This in-memory privacy budget belongs to the process that created it; this is "
@@ -231,8 +241,31 @@ class MemoryStore:
                 "between processes, use a named ledger budget: df.dp.set_budget(epsilon=..., "
                 "ledger='privacy-ledger.sqlite', name='...'), attached in each process."
             )
+
+    def hold(self, epsilon: Fraction) -> int:
+        self._check_process()
         with self._lock:
-            check_fits(self._total, self._spent, entry.epsilon)
+            check_fits(self._total, self._spent + sum(self._holds.values(), Fraction(0)), epsilon)
+            token = next(self._tokens)
+            self._holds[token] = epsilon
+        return token
+
+    def unhold(self, token: int) -> Fraction:
+        with self._lock:
+            if token not in self._holds:
+                raise ReservationError(f"No open hold {token!r} in this budget.")
+            return self._holds.pop(token)
+
+    def reserve(self, entry: LedgerEntry, hold: int | None = None) -> int:
+        self._check_process()
+        with self._lock:
+            if hold is not None and hold not in self._holds:
+                raise ReservationError(f"No open hold {hold!r} in this budget.")
+            drawn = Fraction(0) if hold is None else min(self._holds[hold], entry.epsilon)
+            held = sum(self._holds.values(), Fraction(0))
+            check_fits(self._total, self._spent + held - drawn, entry.epsilon)
+            if hold is not None:
+                self._holds[hold] -= drawn
             token = next(self._tokens)
             self._spent += entry.epsilon
             self._entries[token] = entry

@@ -18,24 +18,15 @@ from typing import Any, overload
 
 import pandas as pd
 
-from .accuracy import check_ci, level_miss, mean_miss, mean_pad, noise_half_width
-from .aggregate import plan_count, plan_mean, plan_sum
-from .kind import Neighbours
-from .ledger import LedgerEntry, register_half_width
-from .text import exact_number, figures
-from .validation import (
-    Clip,
-    check_adjacency,
-    check_bound,
-    check_clip,
-    check_clip_map,
-    check_epsilon,
-    given,
-)
+from .accuracy import check_ci
+from .kind import DEPENDS_ON_N, Kind, Neighbours
+from .release import KINDS as RELEASE_KINDS
+from .validation import check_adjacency, check_bound, check_epsilon, given
 
-__all__ = ["entry_half_width", "epsilon_for", "half_width"]
+__all__ = ["KINDS", "epsilon_for", "half_width"]
 
-KINDS = ("count", "sum", "mean")
+#: The kinds :func:`half_width` and :func:`epsilon_for` plan: the registry's plannable ones.
+KINDS = tuple(name for name, kind in RELEASE_KINDS.items() if kind.plannable)
 
 #: The range of ε that :func:`epsilon_for` searches.
 _SEARCH = (1e-300, 1e300)
@@ -66,52 +57,35 @@ def _neighbours(
     return Neighbours.of(check_adjacency(adjacency), grouped, False, rows, groups, "unit")
 
 
-def _check_kind(kind: object) -> str:
+def _release(kind: object, epsilon: Fraction, clip: object) -> Kind[Any, Any]:
+    """The release planned: the registry's kind named ``kind``, at ``epsilon``, with ``clip``."""
     if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(f"`kind` must be one of {KINDS!r}, got {given(kind)}.")
-    return kind
+    return RELEASE_KINDS[kind].planned(epsilon, clip)
 
 
-def _check_arguments(kind: str, clip: object, n: object) -> tuple[dict[Hashable, Clip], int]:
-    """The clip bounds per column (``{None: ...}`` for one pair, ``{}`` for a count) and n."""
-    if kind == "count":
-        if clip is not None or n is not None:
-            raise TypeError("a count takes neither `clip` nor `n`.")
-        return {}, 0
-    clips: dict[Hashable, Clip] = (
-        check_clip_map(clip) if isinstance(clip, Mapping) else {None: check_clip(clip)}
-    )
-    if kind == "sum":
+def _check_n(release: Kind[Any, Any], nb: Neighbours, n: object) -> int | None:
+    """``n`` if this release's half-width depends on it (then it must be given), else None."""
+    depends = release.half_width(release.plan(nb), 0.5) == DEPENDS_ON_N
+    if not depends:
         if n is not None:
-            raise TypeError("`n` is for the mean only: a sum's noise does not depend on it.")
-        return clips, 0
+            raise TypeError(
+                f"`n` is for the mean only: a {release.name}'s noise does not depend on it."
+            )
+        return None
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or int(n) < 1:
         raise TypeError(
-            "the mean's half-width depends on the number of rows: pass an assumed `n`, "
-            f"a positive integer (never read it from the data); got {given(n)}."
+            f"the {release.name}'s half-width depends on the number of rows: pass an assumed "
+            f"`n`, a positive integer (never read it from the data); got {given(n)}."
         )
-    return clips, int(n)
+    return int(n)
 
 
-def _width(
-    kind: str, epsilon: Fraction, level: float, bounds: Clip | None, n: int, nb: Neighbours
-) -> float:
-    """One column's half-width at ``epsilon`` (the plan's, exactly as a release builds it)."""
-    if kind == "count":
-        return float(noise_half_width(plan_count(epsilon, nb).scale, level_miss(level)))
-    assert bounds is not None
-    if kind == "sum":
-        g = plan_sum(bounds, epsilon, nb)
-        if g.scale == 0:  # every row rounds to 0 (see sum_interval)
-            return math.inf
-        return math.ldexp(float(noise_half_width(g.scale, level_miss(level))), g.exponent)
-    g = plan_mean(bounds, epsilon, nb).grid
-    t = noise_half_width(g.scale, mean_miss(level))
-    lower, upper = bounds
-    if g.scale == 0:  # every row rounds to 0: the interval is the whole clip
-        return (upper - lower) / 2
-    spread = (upper - lower) * t / (n * g.q_hi) + mean_pad(lower, upper, g.exponent)
-    return min(spread, (upper - lower) / 2)
+def _widths(release: Kind[Any, Any], level: float, nb: Neighbours, n: int | None) -> list[float]:
+    """Each column's half-width (one for a count): the release's plan, exactly."""
+    widths = release.half_width(release.plan(nb), level, n)
+    assert isinstance(widths, tuple)
+    return list(widths)
 
 
 @overload
@@ -207,19 +181,17 @@ def half_width(
     >>> half_width("count", epsilon=0.5, level=0.9)
     5.0
     """
-    kind = _check_kind(kind)
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise ValueError(f"`kind` must be one of {KINDS!r}, got {given(kind)}.")
     eps = check_epsilon(epsilon)
     level_ = check_ci(level, "level")
     assert level_ is not None
-    clips, rows = _check_arguments(kind, clip, n)
+    release = _release(kind, eps, clip)
     nb = _neighbours(adjacency, grouped, max_rows, max_groups)
-    if not clips:
-        return _width(kind, eps, level_, None, rows, nb)
-    share = eps / len(clips)
-    widths = {col: _width(kind, share, level_, b, rows, nb) for col, b in clips.items()}
-    if None in widths:
-        return widths[None]
-    return pd.Series(widths, dtype="float64")
+    widths = _widths(release, level_, nb, _check_n(release, nb, n))
+    if not isinstance(clip, Mapping):
+        return widths[0]
+    return pd.Series(dict(zip(release.columns(), widths, strict=True)), dtype="float64")
 
 
 def _bits(x: float) -> int:
@@ -282,23 +254,20 @@ def epsilon_for(
     >>> half_width("count", epsilon=epsilon_for("count", half_width=5, level=0.9), level=0.9)
     5.0
     """
-    kind = _check_kind(kind)
     level_ = check_ci(level, "level")
     assert level_ is not None
-    clips, rows = _check_arguments(kind, clip, n)
+    probe = _release(kind, Fraction(1), clip)
     nb = _neighbours(adjacency, grouped, max_rows, max_groups)
-    columns: dict[Hashable, Clip | None] = dict(clips) if clips else {None: None}
+    rows = _check_n(probe, nb, n)
+    columns = probe.columns() if isinstance(clip, Mapping) else (None,)
     targets = _targets(half_width, columns)
 
     def reaches(total: float) -> bool:
-        share = check_epsilon(total) / len(columns)
         try:
-            return all(
-                _width(kind, share, level_, b, rows, nb) <= targets[col]
-                for col, b in columns.items()
-            )
+            widths = _widths(_release(kind, check_epsilon(total), clip), level_, nb, rows)
         except ValueError:  # ε too small to plan (a noise scale beyond what can be drawn)
             return False
+        return all(w <= targets[col] for col, w in zip(columns, widths, strict=True))
 
     lo, hi = (_bits(x) for x in _SEARCH)
     if not reaches(_float(hi)):
@@ -317,7 +286,7 @@ def epsilon_for(
     return _float(hi)
 
 
-def _targets(half_width: object, columns: Mapping[Hashable, Clip | None]) -> dict[Hashable, float]:
+def _targets(half_width: object, columns: tuple[Hashable, ...]) -> dict[Hashable, float]:
     """The wanted half-width per column: non-negative finite numbers."""
     if isinstance(half_width, Mapping):
         if set(half_width) != set(columns):
@@ -333,73 +302,3 @@ def _targets(half_width: object, columns: Mapping[Hashable, Clip | None]) -> dic
             raise ValueError(f"`half_width` must be a non-negative number, got {given(value)}.")
         out[col] = float(value)
     return out
-
-
-#: Releases whose half-width depends on the number of rows (never read from the data).
-_DEPENDS_ON_N = ("mean", "var", "std", "describe")
-
-
-def entry_half_width(entry: LedgerEntry, level: float = 0.95) -> str:
-    """The half-width at ``level`` of a recorded release, as the ledger's views show it.
-
-    Read from the entry's public fields only (operation, ε, clip, adjacency,
-    keys, privacy unit and bounds): the release's plan is rebuilt, and shown
-    only if it gives the sensitivity and noise scale the entry recorded.
-
-    Returns
-    -------
-    str
-        A count (or histogram, crosstab): its exact ``t``, the number
-        :func:`half_width` gives (``"0"`` for an exact count). A sum: ``t·step``
-        on the grid, one figure per column (``"; "`` apart), each exactly
-        :func:`half_width` of that column. ``"depends on n"`` for a mean,
-        variance, standard deviation or describe (plan it with
-        ``half_width("mean", n=...)``). Empty for a selection (argmax,
-        quantiles), for entries that are not releases, and for an entry whose
-        recorded figures its rebuilt plan does not reproduce.
-
-    Examples
-    --------
-    >>> from fractions import Fraction
-    >>> entry_half_width(LedgerEntry("count", Fraction(1, 2), sensitivity="1", noise_scale="2"))
-    '6'
-    >>> half_width("count", epsilon=0.5)
-    6.0
-    """
-    operation = entry.operation.removeprefix("groupby.")
-    grouped = entry.operation != operation or operation == "histogram"
-    if operation in _DEPENDS_ON_N:
-        return "depends on n"
-    if operation not in ("count", "histogram", "sum"):
-        return ""
-    if entry.mechanism.startswith("exact"):  # the public row count: no noise
-        return "0"
-    try:
-        nb = Neighbours.of(
-            entry.adjacency,
-            grouped,
-            False,
-            entry.max_rows,
-            entry.max_groups,
-            entry.privacy_unit,
-        )
-        if operation == "sum":
-            if not entry.clip:
-                return ""
-            share = entry.epsilon / len(entry.clip)
-            grids = [plan_sum(bounds, share, nb) for bounds in entry.clip]
-            sensitivity = figures(g.delta * g.step for g in grids)
-            scale = figures(g.scale * g.step for g in grids)
-            widths = [_width("sum", share, level, bounds, 0, nb) for bounds in entry.clip]
-        else:
-            plan = plan_count(entry.epsilon, nb)
-            sensitivity, scale = figures([plan.sensitivity]), figures([plan.scale])
-            widths = [_width("count", entry.epsilon, level, None, 0, nb)]
-    except (ValueError, ZeroDivisionError):  # not a plan this version would make
-        return ""
-    if (sensitivity, scale) != (entry.sensitivity, entry.noise_scale):
-        return ""
-    return "; ".join(exact_number(w) for w in widths)
-
-
-register_half_width(entry_half_width)

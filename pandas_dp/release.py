@@ -1,9 +1,10 @@
 """The release pipeline: one skeleton for every release, ungrouped or grouped.
 
-Every release of ``df.dp`` and ``df.dp.groupby(...)`` runs :func:`run`, in one
-order that the privacy argument depends on::
+Every release of ``df.dp`` and ``df.dp.groupby(...)``, on pandas and on Dask,
+runs :func:`run` over a :class:`Frame` (the backend: schema, binding,
+statistics per slice), in one order that the privacy argument depends on::
 
-    read (validate columns and dtypes)
+    read (validate columns and dtypes on the schema)
       → resolve the budget
       → plan (data-free: sensitivity, grid, scale or rate, from the public
         parameters and the neighbour relation)
@@ -11,69 +12,95 @@ order that the privacy argument depends on::
       → reserve ε (one ledger entry; it counts against every other query)
       → bound each person's contribution (privacy unit: ``max_rows`` rows per
         cell, ``max_groups`` keys; random rows from the budget's randomness)
-      → tally (exact integer statistics, summable across row slices)
+      → tally (exact integer statistics of each slice of rows, joined by
+        the kind's ``combine``: one slice on pandas, partitions on Dask)
       → commit (before any noise; a reservation whose tally raised is
         returned: nothing was released)
       → finish (noise and post-processing)
       → shape (the pandas result)
 
 An ungrouped release is the one-key grouped release (``codes`` None, one key).
-The release kinds are listed once, in :data:`KINDS`; what is particular to a
-kind lives in its class (:mod:`pandas_dp.aggregate`, :mod:`pandas_dp.select`).
+What is particular to a kind lives in its class (:mod:`pandas_dp.aggregate`,
+:mod:`pandas_dp.select`, :mod:`pandas_dp.describe`); :data:`KINDS`, the
+registry, is every concrete subclass of :class:`~pandas_dp.kind.Kind` defined
+by the modules below this one: a kind is registered by existing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+import inspect
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeVar, overload
+from typing import Any, NamedTuple, Protocol, TypeVar, overload
 
 import pandas as pd
 
-from .aggregate import Count, Histogram, Mean, Sum, Var
+from . import aggregate, describe, select, variance
 from .bounding import bound_contributions, unit_codes
 from .budget import PrivacyBudget, require_binding
-from .describe import Describe
 from .keys import Grouping
 from .kind import Kind, Neighbours, Rows, Stats
 from .ledger import LedgerEntry
 from .noise import I64, RandomSource
-from .select import Argmax, Quantile
 from .validation import check_bound, check_column, check_rows
 
 __all__ = [
     "KINDS",
     "NO_BOUNDS",
     "ContributionBounds",
+    "Frame",
+    "PandasFrame",
     "Planned",
+    "Spender",
+    "Task",
     "bounded_tally",
+    "check_unit",
     "contribution_bounds",
     "plan_caches",
     "plan_release",
+    "registry",
     "release",
     "run",
-    "unit_column",
 ]
 
 One = TypeVar("One")
 Many = TypeVar("Many")
 
-#: Every release kind: the one list the pipeline, the surfaces and the tests share.
-KINDS: tuple[type[Kind[Any, Any]], ...] = (
-    Count,
-    Sum,
-    Mean,
-    Argmax,
-    Quantile,
-    Var,
-    Histogram,
-    Describe,
-)
+#: The modules whose kinds are registered: a new kind in one of them is registered by
+#: existing (a new module of kinds is imported above and named here).
+KIND_MODULES = (aggregate, variance, select, describe)
+
+
+def _concrete(base: type[Kind[Any, Any]]) -> Iterator[type[Kind[Any, Any]]]:
+    """Every concrete subclass of ``base``, depth first, in the order they were defined."""
+    for sub in base.__subclasses__():
+        if not inspect.isabstract(sub):
+            yield sub
+        yield from _concrete(sub)
+
+
+def registry(base: type[Kind[Any, Any]] = Kind) -> dict[str, type[Kind[Any, Any]]]:
+    """The concrete kinds of :data:`KIND_MODULES` by name; TypeError if two share a name."""
+    modules = {m.__name__ for m in KIND_MODULES}
+    found: dict[str, type[Kind[Any, Any]]] = {}
+    for kind in _concrete(base):
+        if kind.__module__ not in modules:
+            continue
+        name = getattr(kind, "name", None)
+        if not isinstance(name, str) or name in found:
+            raise TypeError(f"the release kind {kind.__qualname__} needs a name of its own.")
+        found[name] = kind
+    return found
+
+
+#: Every release kind, by name: the registry the pipeline, planning, the ledger's
+#: views and the tests derive from.  Nothing lists a kind by hand.
+KINDS = registry()
 
 
 def plan_caches() -> list[Any]:
     """The cached plan functions of every kind (tests clear them around each test)."""
-    return list(dict.fromkeys(p for kind in KINDS for p in kind.planners))
+    return list(dict.fromkeys(p for kind in KINDS.values() for p in kind.planners))
 
 
 @dataclass(frozen=True)
@@ -87,73 +114,152 @@ class ContributionBounds:
 NO_BOUNDS = ContributionBounds()
 
 
+class Task(NamedTuple):
+    """What a slice of rows needs to compute its statistics: public parameters only.
+
+    ``unit`` is the privacy unit's column (None: a row is a person), with the
+    release's bounds.  A backend may ship it to other processes (Dask workers).
+    """
+
+    kind: Kind[Any, Any]
+    plan: Any
+    group: Grouping | None
+    n_keys: int
+    unit: Hashable | None = None
+    max_rows: int | None = None
+    max_groups: int | None = None
+
+
+class Spender(NamedTuple):
+    """The binding a release spends from: the budget, the privacy unit, and whether it is root.
+
+    ``root``: the frame still has the rows the budget was set on (under
+    substitute, one row per person, its row count is public).
+    """
+
+    budget: PrivacyBudget
+    unit: Hashable | None
+    root: bool
+
+
+class Frame(Protocol):
+    """What a backend gives :func:`run`: the schema, the binding, and the statistics.
+
+    pandas implements it in :class:`PandasFrame`, Dask in
+    :class:`pandas_dp.dask.DaskFrame` (partitions, a tree of ``kind.combine``,
+    lineage binding).  Everything else of a release is :func:`run`'s.
+    """
+
+    def schema(self) -> pd.DataFrame:
+        """A pandas frame with the data's columns and dtypes, that the release is checked on.
+
+        Its rows (all of them on pandas, none on Dask) are the rows ``kind.read``
+        returns to :meth:`statistics`.  Refuses a frame of ``MAX_ROWS`` rows or more.
+        """
+        ...
+
+    def binding(self) -> Spender:
+        """The budget this frame may spend, or MissingBudgetError naming the fix."""
+        ...
+
+    def statistics(self, task: Task, rows: Rows) -> Callable[[RandomSource], Stats]:
+        """Prepare the exact statistics of ``task`` (``rows``: ``kind.read`` of the schema).
+
+        Anything that may refuse the release and reads no statistic is done
+        here, before ε is reserved; the function returned computes the
+        statistics inside the reservation, the bounding's random choices drawn
+        from the source it is given.
+        """
+        ...
+
+
+class PandasFrame:
+    """A pandas frame as a :class:`Frame`: one slice, the frame itself."""
+
+    __slots__ = ("df",)
+
+    def __init__(self, df: pd.DataFrame) -> None:
+        self.df = df
+
+    def schema(self) -> pd.DataFrame:
+        check_rows(self.df)
+        return self.df
+
+    def binding(self) -> Spender:
+        binding = require_binding(self.df)
+        return Spender(binding.budget, binding.unit, binding.is_root(self.df))
+
+    def statistics(self, task: Task, rows: Rows) -> Callable[[RandomSource], Stats]:
+        codes = None if task.group is None else task.group.codes(self.df)
+        units = None if task.unit is None else unit_codes(self.df[task.unit])
+
+        def statistics(source: RandomSource) -> Stats:
+            return bounded_tally(task, rows, codes, units, source)
+
+        return statistics
+
+
 @overload
 def run(
-    df: pd.DataFrame, kind: Kind[One, Many], group: None, bounds: ContributionBounds = NO_BOUNDS
+    frame: Frame, kind: Kind[One, Many], group: None, bounds: ContributionBounds = NO_BOUNDS
 ) -> One: ...
 
 
 @overload
 def run(
-    df: pd.DataFrame, kind: Kind[One, Many], group: Grouping, bounds: ContributionBounds = NO_BOUNDS
+    frame: Frame, kind: Kind[One, Many], group: Grouping, bounds: ContributionBounds = NO_BOUNDS
 ) -> Many: ...
 
 
 def run(
-    df: pd.DataFrame,
+    frame: Frame,
     kind: Kind[One, Many],
     group: Grouping | None,
     bounds: ContributionBounds = NO_BOUNDS,
 ) -> One | Many:
-    """Release ``kind`` on ``df`` (grouped by ``group``), spending from the frame's budget."""
+    """Release ``kind`` on ``frame`` (grouped by ``group``), spending from its budget.
+
+    The one orchestration of every release on every backend: validate on the
+    schema, resolve the budget and the bounds, plan, prepare the statistics,
+    then :func:`release` (reserve, compute, commit, noise, shape).
+    """
     n_keys = 1 if group is None else len(group.keys)
-    rows = kind.read(df, n_keys)
-    check_rows(df)
-    binding = require_binding(df)
-    budget = binding.budget
-    unit = binding.unit
+    schema = frame.schema()
+    rows = kind.read(schema, n_keys)
+    spender = frame.binding()
+    budget, unit = spender.budget, spender.unit
     max_rows, max_groups = contribution_bounds(bounds, budget, unit, group is not None)
-    units = None if unit is None else unit_codes(unit_column(df, unit, kind, group))
+    if unit is not None:
+        check_unit(schema, unit, kind, group)
     planned = plan_release(
         kind,
         group,
         budget.adjacency,
-        root=binding.is_root(df),
+        root=spender.root,
         unit=None if unit is None else str(unit),
         max_rows=max_rows,
         max_groups=max_groups,
     )
-    codes = None if group is None else group.codes(df)
-
-    def statistics() -> Stats:
-        return bounded_tally(
-            kind, planned.plan, rows, codes, n_keys, units, budget.source, max_rows, max_groups
-        )
-
-    return release(budget, kind, group, planned, statistics)
+    task = Task(kind, planned.plan, group, n_keys, unit, max_rows, max_groups)
+    compute = frame.statistics(task, rows)
+    return release(budget, kind, group, planned, lambda: compute(budget.source))
 
 
 def bounded_tally(
-    kind: Kind[Any, Any],
-    plan: Any,
-    rows: Rows,
-    codes: I64 | None,
-    n_keys: int,
-    units: I64 | None,
-    source: RandomSource,
-    max_rows: int | None,
-    max_groups: int | None,
+    task: Task, rows: Rows, codes: I64 | None, units: I64 | None, source: RandomSource | None
 ) -> Stats:
-    """The exact statistics of ``rows`` after bounding each person's contribution.
+    """The exact statistics of ``rows`` (one slice) after bounding each person's contribution.
 
     ``units`` (each row's person, or None when a row is a person) must hold
     every row of each person it names: the whole frame on pandas, one
     partition after a shuffle on the unit on Dask.  The random choices of the
-    bounding draw from ``source``.
+    bounding draw from ``source`` (None only without a unit).
     """
+    kind, n_keys = task.kind, task.n_keys
     if units is None:
-        return kind.tally(plan, rows, codes, n_keys)
-    assert max_rows is not None
+        return kind.tally(task.plan, rows, codes, n_keys)
+    assert task.max_rows is not None
+    assert source is not None
     cells, n_cells = kind.cells(rows)
     keep = bound_contributions(
         source,
@@ -162,10 +268,10 @@ def bounded_tally(
         cells,
         n_keys=n_keys,
         n_cells=n_cells,
-        max_rows=max_rows,
-        max_groups=max_groups,
+        max_rows=task.max_rows,
+        max_groups=task.max_groups,
     )
-    return kind.tally(plan, rows.take(keep), None if codes is None else codes[keep], n_keys)
+    return kind.tally(task.plan, rows.take(keep), None if codes is None else codes[keep], n_keys)
 
 
 class Planned(NamedTuple):
@@ -244,7 +350,9 @@ def release(
     """
     with budget.reserve(planned.entry):  # committed before any noise; returned if it raised
         stats = statistics()
-    answer = kind.finish(planned.plan, stats, budget.source)
+    answer = kind.finish(
+        planned.plan, stats, budget.source, 1 if group is None else len(group.keys)
+    )
     if group is None:
         return kind.shape_one(answer)
     return kind.shape_many(answer, group.keys)
@@ -293,18 +401,17 @@ def contribution_bounds(
     return max_rows, max_groups
 
 
-def unit_column(
-    df: pd.DataFrame, unit: Hashable, kind: Kind[Any, Any], group: Grouping | None
-) -> pd.Series:
-    """The privacy unit's column; refused if the release groups by it or reads it."""
-    check_column(df, unit)
+def check_unit(
+    schema: pd.DataFrame, unit: Hashable, kind: Kind[Any, Any], group: Grouping | None
+) -> None:
+    """Refuse a release that groups by the privacy unit or reads it (or a frame without it)."""
+    check_column(schema, unit)
     if group is not None and unit in group.by:
         raise ValueError(
             f"{unit!r} is the privacy unit: grouping by it would release one answer per "
             "person. Group by another column, or use df.dp.per_unit(...) for per-person values."
         )
-    if unit in kind.read_columns():
+    if unit in kind.columns():
         raise ValueError(
             f"{unit!r} is the privacy unit; a release may not read it as a value or candidate."
         )
-    return df[unit]

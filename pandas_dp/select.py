@@ -508,6 +508,7 @@ def _plain(item: object) -> Any:
 class Argmax(Kind[Any, pd.Series | pd.DataFrame]):
     """The candidate with the most rows (or largest clipped sum of ``value``), top-k by peeling."""
 
+    name: ClassVar[str] = "argmax_exp"
     planners: ClassVar = (aggregate.plan_sum,)
 
     epsilon: Fraction
@@ -542,7 +543,7 @@ class Argmax(Kind[Any, pd.Series | pd.DataFrame]):
             return cls(epsilon, column, cands, top, listed=listed)
         return cls(epsilon, column, cands, top, value, check_clip(clip), listed)
 
-    def read_columns(self) -> tuple[Hashable, ...]:
+    def columns(self) -> tuple[Hashable, ...]:
         return (self.column,) if self.value is None else (self.column, self.value)
 
     def cells(self, rows: Rows) -> tuple[I64 | None, int]:
@@ -564,9 +565,11 @@ class Argmax(Kind[Any, pd.Series | pd.DataFrame]):
     def entry(self, plan: SelectPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         columns = [self.column] if self.value is None else [self.column, self.value]
         return ledger_entry(
-            "argmax_exp" if self.k == 1 else f"argmax_exp(k={self.k})",
+            self,
+            plan,
             neighbours,
             keys,
+            operation=self.name if self.k == 1 else f"{self.name}(k={self.k})",
             epsilon=self.epsilon,
             columns=column_names(columns),
             mechanism="permute_and_flip",
@@ -588,7 +591,7 @@ class Argmax(Kind[Any, pd.Series | pd.DataFrame]):
         assert plan.grid is not None
         return (sum_utilities(rows.arrays[1], cells, n_keys, n_cands, plan.grid),)
 
-    def finish(self, plan: SelectPlan, stats: Stats, source: RandomSource) -> I64:
+    def finish(self, plan: SelectPlan, stats: Stats, source: RandomSource, n_keys: int) -> I64:
         return peel(source, stats[0], plan.rate, self.k)
 
     def shape_one(self, answer: I64) -> Any:
@@ -610,15 +613,18 @@ class Quantile(Kind[float, pd.Series]):
     column: Hashable
     q: Fraction
     grid: F64 = field(repr=False)
-    name: str = "quantile"
+    #: The operation the ledger records: ``quantile``, ``median`` or ``rows_per_unit``.
+    alias: str = "quantile"
+
+    name: ClassVar[str] = "quantile"
 
     @classmethod
     def of(
-        cls, epsilon: Fraction, column: Hashable, q: object, candidates: object, name: str
+        cls, epsilon: Fraction, column: Hashable, q: object, candidates: object, alias: str
     ) -> Quantile:
-        return cls(epsilon, column, check_quantile(q), check_quantile_grid(candidates), name)
+        return cls(epsilon, column, check_quantile(q), check_quantile_grid(candidates), alias)
 
-    def read_columns(self) -> tuple[Hashable, ...]:
+    def columns(self) -> tuple[Hashable, ...]:
         return (self.column,)
 
     def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
@@ -632,9 +638,13 @@ class Quantile(Kind[float, pd.Series]):
 
     def entry(self, plan: SelectPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         return ledger_entry(
-            self.name if self.name == "median" else f"{self.name}(q={float(self.q):g})",
+            self,
+            plan,
             neighbours,
             keys,
+            operation=self.alias
+            if self.alias == "median"
+            else f"{self.alias}(q={float(self.q):g})",
             epsilon=self.epsilon,
             columns=column_names([self.column]),
             mechanism="permute_and_flip",
@@ -645,7 +655,7 @@ class Quantile(Kind[float, pd.Series]):
     def tally(self, plan: SelectPlan, rows: Rows, codes: I64 | None, n_keys: int) -> Stats:
         return (quantile_table(rows.arrays[0], codes, n_keys, self.grid),)
 
-    def finish(self, plan: SelectPlan, stats: Stats, source: RandomSource) -> I64:
+    def finish(self, plan: SelectPlan, stats: Stats, source: RandomSource, n_keys: int) -> I64:
         assert plan.q is not None
         return permute_and_flip(source, quantile_scores(stats[0], plan.q), plan.rate)
 

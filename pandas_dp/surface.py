@@ -1,6 +1,6 @@
 """The releases of ``df.dp`` and ``df.dp.groupby(...)``, each written once.
 
-:class:`Releases` holds ``count``, ``sum``, ``mean``, ``var``, ``std``,
+:class:`Releases` holds ``count``, ``nunique``, ``sum``, ``mean``, ``var``, ``std``,
 ``argmax_exp``, ``quantile``, ``median`` and ``describe``.  Self-typed
 overloads give each method its two typed forms: on an ungrouped surface
 (``Releases[Ungrouped]``: :class:`pandas_dp.accessor.DPReleases`) one answer,
@@ -20,12 +20,13 @@ from typing import Any, Generic, TypeVar, overload
 
 import pandas as pd
 
-from .aggregate import Count, Mean, Sum, Var
+from .aggregate import Count, Mean, Nunique, Sum
 from .describe import Describe
 from .docstrings import RELEASES, Scope, for_scope
 from .kind import Kind
 from .select import Argmax, Quantile
 from .validation import Bounds, check_epsilon
+from .variance import Var
 
 __all__ = ["Grouped", "Releases", "Ungrouped"]
 
@@ -114,6 +115,35 @@ class Releases(Generic[S]):
         max_groups: int | None = None,
     ) -> Any:
         return self._spend(Count(check_epsilon(epsilon), column, ci), max_rows, max_groups)
+
+    @overload
+    def nunique(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        epsilon: float,
+        max_rows: int | None = None,
+    ) -> int: ...
+
+    @overload
+    def nunique(
+        self: Releases[Grouped],
+        column: Hashable,
+        *,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
+
+    def nunique(
+        self,
+        column: Hashable,
+        *,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> Any:
+        return self._spend(Nunique(check_epsilon(epsilon), column), max_rows, max_groups)
 
     @overload
     def sum(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
@@ -20,6 +21,7 @@ from pandas_dp.aggregate import (
     grid_sums,
     plan_count,
     plan_mean,
+    plan_nunique,
     plan_sum,
     round_rows,
 )
@@ -409,3 +411,56 @@ def test_one_key_mean_is_the_vector_mean_bit_for_bit() -> None:
         ]
         assert vector.tolist() == one  # identical doubles, not merely close
         assert all(lower <= m <= upper for m in one)
+
+
+# ------------------------------------------------------------------ nunique
+
+
+@pytest.mark.parametrize(
+    ("relation", "sensitivity"),
+    [
+        (Neighbours("add_remove"), 1),
+        (Neighbours("substitute"), 1),  # one value leaves, another arrives: net at most 1
+        (Neighbours("add_remove", max_rows=3, privacy_unit="u"), 3),
+        (Neighbours("substitute", max_rows=3, privacy_unit="u"), 3),  # k leave, k arrive
+        (Neighbours("add_remove", grouped=True), 1),
+        (Neighbours("substitute", grouped=True), 2),  # leaves one key, reaches another
+        (Neighbours("add_remove", True, max_rows=3, max_groups=2, privacy_unit="u"), 6),
+        (Neighbours("substitute", True, max_rows=3, max_groups=2, privacy_unit="u"), 12),
+    ],
+)
+def test_nunique_sensitivity_and_scale(relation: Neighbours, sensitivity: int) -> None:
+    plan = plan_nunique(Fraction(1, 2), relation)
+    assert plan.sensitivity == sensitivity
+    assert plan.scale == 2 * sensitivity
+
+
+def test_nunique_at_huge_epsilon_is_series_nunique(huge_eps: float) -> None:
+    values = [1.0, 2.0, np.nan, 2.0, -0.0, 0.0, 3.0, 4.0, 5.0, 6.0] * 10
+    df = pd.DataFrame({"k": list("aabbc") * 20, "v": values, "s": list("xyzxx") * 20})
+    df.dp.set_budget(epsilon=1e12, seed=1)
+    assert df.dp.nunique("v", epsilon=huge_eps) == df.v.nunique() == 7
+    assert df.dp.nunique("s", epsilon=huge_eps) == 3
+    got = df.dp.groupby("k", keys=["a", "b", "c", "z"]).nunique("v", epsilon=huge_eps)
+    expected = df.groupby("k").v.nunique().reindex(["a", "b", "c", "z"], fill_value=0)
+    assert got.tolist() == expected.tolist()
+    assert got.name == "v"
+    assert list(df.dp.budget.ledger.operation) == ["nunique", "nunique", "groupby.nunique"]
+
+
+def test_nunique_noise_is_discrete_laplace_of_its_scale(
+    assert_dlap_scale: Callable[[np.ndarray, float], None],
+) -> None:
+    """4,000 keys, 3 distinct values each: one grouped release, 4,000 independent draws."""
+    keys = np.arange(4_000)
+    df = pd.DataFrame({"k": np.repeat(keys, 4), "v": np.tile([1, 2, 3, 3], keys.size)})
+    df.dp.set_budget(epsilon=10, adjacency="substitute", seed=7)
+    got = df.dp.groupby("k", keys=keys).nunique("v", epsilon=0.5)
+    assert_dlap_scale((got - 3).to_numpy(), 4.0)  # Δ = 2 (substitute, grouped), ε = 1/2
+
+
+def test_nunique_with_a_privacy_unit_uses_max_rows_of_each_person(huge_eps: float) -> None:
+    df = pd.DataFrame({"person": [1] * 5 + [2], "v": [1, 2, 3, 4, 5, 9]})
+    df.dp.set_budget(epsilon=1e12, privacy_unit="person", seed=3)
+    assert df.dp.nunique("v", epsilon=huge_eps, max_rows=2) == 3  # person 1 keeps 2 rows
+    assert df.dp.budget.ledger.sensitivity.tolist() == ["2"]

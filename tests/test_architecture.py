@@ -10,7 +10,6 @@ the accounting core, never the SQLite ledger.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,12 +18,6 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "pandas_dp"
 NAME = "pandas_dp"
 MAX_LINES = 1000
-
-# Known offenders, tolerated only until their refactor (issue 18) lands: delete the
-# entry in the same commit that fixes it. Nothing else may join them.
-# - planning registers entry_half_width into the ledger (ledger.register_half_width); the
-#   half-width moves into the kinds and is stored in each entry (item 1), and the hook goes.
-REGISTERS_BEING_REMOVED = {"pandas_dp.planning calls pandas_dp.ledger.register_half_width"}
 
 
 def _is_type_checking(node: ast.If) -> bool:
@@ -279,7 +272,6 @@ def test_no_module_registers_itself_into_a_lower_one() -> None:
         line
         for module, source in package_sources().items()
         for line in registrations_of(source, module)
-        if re.sub(r":[0-9]+ ", " ", line) not in REGISTERS_BEING_REMOVED
     ]
     assert found == [], (
         "a module changes another module's state at import time (a dependency no import "

@@ -1,11 +1,11 @@
 """The release pipeline, for every kind of :data:`pandas_dp.release.KINDS`.
 
-The one list of kinds: a new kind fails here until it has examples.
+The registry: every concrete kind, so a new kind fails here until it has examples.
 
-- The statistics of row slices of a frame add up exactly to the whole
-  frame's, and the same seed then gives the same release as the pipeline does
-  on the whole frame.  This is what lets a partitioned backend (Dask) sum
-  per-partition statistics before the noise.
+- The statistics of row slices of a frame, joined by the kind's ``combine``,
+  are exactly the whole frame's, and the same seed then gives the same release
+  as the pipeline does on the whole frame.  This is what lets a partitioned
+  backend (Dask) combine per-partition statistics before the noise.
 - The parts of every release's plan realise, added up, the ε its ledger entry
   charges (no more, and not needlessly less).
 - A release that fails after drawing its noise keeps its charge.
@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import pandas_dp
 from pandas_dp import noise, release
 from pandas_dp.aggregate import (
     Count,
@@ -31,15 +32,15 @@ from pandas_dp.aggregate import (
     Histogram,
     Mean,
     MeanPlan,
+    Nunique,
     Sum,
-    Var,
-    VarPlan,
 )
 from pandas_dp.describe import Describe
 from pandas_dp.keys import Grouping
-from pandas_dp.kind import Kind, Neighbours
+from pandas_dp.kind import DEPENDS_ON_N, Kind, Neighbours
 from pandas_dp.noise import SeededSource
 from pandas_dp.select import Argmax, Quantile, SelectPlan
+from pandas_dp.variance import Var, VarPlan
 
 EPS = Fraction(1)
 DEPTS = ["Eng", "Ops", "Sales", "Legal"]  # Legal has no rows
@@ -72,6 +73,7 @@ EXAMPLES: dict[type[Kind[Any, Any]], list[Kind[Any, Any]]] = {
         Var.of(EPS, "age", (18.0, 70.0), std=True),
     ],
     Histogram: [Histogram(EPS, "age")],
+    Nunique: [Nunique(EPS, "age"), Nunique(EPS, "dept")],
     Describe: [
         Describe.of(
             EPS,
@@ -86,7 +88,7 @@ CASES = [
     pytest.param(
         kind, example, grouped, id=f"{kind.__name__}-{i}-{'grouped' if grouped else 'one'}"
     )
-    for kind in release.KINDS
+    for kind in release.KINDS.values()
     for i, example in enumerate(EXAMPLES.get(kind, [None]))
     for grouped in (False, True)
 ]
@@ -131,7 +133,7 @@ def test_statistics_of_row_slices_add_up_and_give_the_same_release(
     for start, stop in _parts(len(frame)):
         part_codes = None if codes is None else codes[start:stop]
         part = kind.tally(plan, rows.slice(start, stop), part_codes, n_keys)
-        summed = part if summed is None else tuple(a + b for a, b in zip(summed, part, strict=True))
+        summed = part if summed is None else kind.combine(summed, part)
     assert summed is not None
     assert len(summed) == len(whole)
     for a, b in zip(summed, whole, strict=True):
@@ -140,8 +142,8 @@ def test_statistics_of_row_slices_add_up_and_give_the_same_release(
     # The same seed gives the same release from the summed statistics as the pipeline.
     df = frame.copy()
     df.dp.set_budget(epsilon=100, seed=31)
-    expected = release.run(df, kind, group)
-    answer = kind.finish(plan, summed, SeededSource(31))
+    expected = release.run(release.PandasFrame(df), kind, group)
+    answer = kind.finish(plan, summed, SeededSource(31), n_keys)
     got = kind.shape_one(answer) if group is None else kind.shape_many(answer, group.keys)
     if isinstance(expected, pd.Series | pd.DataFrame):
         assert got.equals(expected)
@@ -149,9 +151,47 @@ def test_statistics_of_row_slices_add_up_and_give_the_same_release(
         assert got == expected
 
 
-def test_every_kind_is_in_the_pipeline_table_once() -> None:
-    assert len(set(release.KINDS)) == len(release.KINDS)
-    assert set(EXAMPLES) == set(release.KINDS)
+@pytest.mark.parametrize(("kind_type", "kind", "grouped"), CASES)
+def test_every_entry_records_the_half_width_its_plan_gives(
+    kind_type: type, kind: Kind[Any, Any], grouped: bool
+) -> None:
+    group = Grouping.of(pd.DataFrame({"dept": DEPTS}), "dept", DEPTS) if grouped else None
+    planned = release.plan_release(kind, group, "add_remove", root=False)
+    widths = kind.half_width(planned.plan, 0.95)
+    if isinstance(widths, tuple):  # a number per column
+        assert planned.entry.half_width_95 == "; ".join(repr(w).removesuffix(".0") for w in widths)
+        assert all(w > 0 for w in widths)
+    else:  # depends on n (planned with an assumed n), or a selection: none
+        assert planned.entry.half_width_95 == widths in (DEPENDS_ON_N, "")
+    if kind_type.plannable:
+        assert isinstance(kind.half_width(planned.plan, 0.95, n=100), tuple)
+
+
+def test_the_registry_is_every_concrete_kind_by_its_name() -> None:
+    assert set(EXAMPLES) == set(release.KINDS.values())
+    assert all(name == kind.name for name, kind in release.KINDS.items())
+
+
+def test_a_new_kind_is_registered_by_existing_and_needs_a_name_of_its_own() -> None:
+    class Twice(Count):
+        pass  # a concrete kind that kept its parent's name
+
+    Twice.__module__ = Count.__module__
+    with pytest.raises(TypeError, match="Twice needs a name of its own"):
+        release.registry()
+    Twice.name = "twice"
+    assert release.registry()["twice"] is Twice
+
+
+def test_the_package_map_says_which_modules_hold_the_kinds() -> None:
+    """The map in ``pandas_dp/__init__.py`` names no kind by hand: it says where kinds live."""
+    rows = {}
+    for line in (pandas_dp.__doc__ or "").splitlines():
+        if line.startswith("``"):
+            module, _, text = line.partition("  ")
+            rows[module.strip("`")] = text
+    for kind in release.KINDS.values():
+        assert "kind" in rows[kind.__module__.rpartition(".")[2]], kind.__module__
 
 
 # ------------------------------------------------------------ ε: charged = realised
@@ -203,7 +243,9 @@ CALLS: dict[str, Call] = {
         candidates={"age": AGE_GRID, "salary": SALARY_GRID},
         epsilon=SPLIT_EPS,
     ),
+    "nunique": lambda df: df.dp.nunique("age", epsilon=SPLIT_EPS),
     "groupby.count": lambda df: _grouped(df).count(epsilon=SPLIT_EPS),
+    "groupby.nunique": lambda df: _grouped(df).nunique("band", epsilon=SPLIT_EPS),
     "groupby.sum-2-columns": lambda df: _grouped(df).sum(clip=TWO_CLIPS, epsilon=SPLIT_EPS),
     "groupby.mean": lambda df: _grouped(df).mean("salary", clip=CLIP, epsilon=SPLIT_EPS),
     "groupby.mean-2-columns": lambda df: _grouped(df).mean(clip=TWO_CLIPS, epsilon=SPLIT_EPS),
@@ -307,7 +349,7 @@ def test_the_split_table_reaches_every_kind(
     planned = _planned(monkeypatch)
     for call in CALLS.values():
         call(split_frame)
-    assert {type(kind) for kind, _ in planned} >= set(release.KINDS)
+    assert {type(kind) for kind, _ in planned} >= set(release.KINDS.values())
 
 
 # ------------------------------------------------------- a failure after the noise

@@ -10,18 +10,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pandas_dp import aggregate
-from pandas_dp.aggregate import (
+from pandas_dp import aggregate, variance
+from pandas_dp.errors import BudgetExceededError
+from pandas_dp.kind import Neighbours
+from pandas_dp.noise import SeededSource
+from pandas_dp.select import evenly_spaced, grid_cells, quantile_table
+from pandas_dp.variance import (
     grid_triples,
     noisy_triples,
     plan_variance,
     triple_bump,
     variance_estimates,
 )
-from pandas_dp.errors import BudgetExceededError
-from pandas_dp.kind import Neighbours
-from pandas_dp.noise import SeededSource
-from pandas_dp.select import evenly_spaced, grid_cells, quantile_table
 
 Bound = Callable[[np.ndarray, np.ndarray], float]
 RELATIONS = {
@@ -49,7 +49,7 @@ def test_triple_bump_can_exceed_a_quarter_of_q() -> None:
     assert triple_bump(6) == 2 > Fraction(6, 4)
 
 
-def _small_plans(relation: Neighbours) -> list[aggregate.VarPlan]:
+def _small_plans(relation: Neighbours) -> list[variance.VarPlan]:
     """Plans whose grid has few points (tiny ε), so every neighbour pair can be listed."""
     plans = {}
     for k in range(20, 36):
@@ -207,10 +207,10 @@ def _loss_statistic(
     return loss(out[0]), loss(out[1])
 
 
-def _exact(p: aggregate.VarPlan) -> aggregate.VarPlan:
+def _exact(p: variance.VarPlan) -> variance.VarPlan:
     """The same plan without noise (scale 0): the exact statistics."""
     grid = aggregate.GridPlan(**{**p.grid.__dict__, "scale": 0})
-    return aggregate.VarPlan(grid, p.bump, p.offset, p.delta3, 0, p.epsilon)
+    return variance.VarPlan(grid, p.bump, p.offset, p.delta3, 0, p.epsilon)
 
 
 AUDITS = {
