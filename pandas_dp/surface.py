@@ -15,7 +15,7 @@ added per call), rendered from the templates of :mod:`pandas_dp.docstrings`.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from typing import Any, Generic, TypeVar, overload
 
 import pandas as pd
@@ -31,6 +31,7 @@ from .variance import Var
 __all__ = ["Grouped", "Releases", "Ungrouped"]
 
 S = TypeVar("S")
+C = TypeVar("C")  # a candidate of argmax_exp
 
 
 class Ungrouped:
@@ -431,27 +432,80 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable,
         *,
-        candidates: Any = None,
+        candidates: Iterable[C],
         epsilon: float,
-        k: int = 1,
-        value: Hashable | None = None,
-        clip: Any = None,
-        max_rows: int | None = None,
+        k: None = ...,
+        value: Hashable | None = ...,
+        clip: Any = ...,
+        max_rows: int | None = ...,
+    ) -> C: ...
+
+    @overload
+    def argmax_exp(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        candidates: Iterable[C],
+        epsilon: float,
+        k: int,
+        value: Hashable | None = ...,
+        clip: Any = ...,
+        max_rows: int | None = ...,
+    ) -> list[C]: ...
+
+    @overload
+    def argmax_exp(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        candidates: pd.CategoricalDtype,
+        epsilon: float,
+        k: None = ...,
+        value: Hashable | None = ...,
+        clip: Any = ...,
+        max_rows: int | None = ...,
     ) -> Any: ...
+
+    @overload
+    def argmax_exp(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        candidates: pd.CategoricalDtype,
+        epsilon: float,
+        k: int,
+        value: Hashable | None = ...,
+        clip: Any = ...,
+        max_rows: int | None = ...,
+    ) -> list[Any]: ...
 
     @overload
     def argmax_exp(
         self: Releases[Grouped],
         column: Hashable,
         *,
-        candidates: Any = None,
+        candidates: Any = ...,
         epsilon: float,
-        k: int = 1,
-        value: Hashable | None = None,
-        clip: Any = None,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> pd.Series | pd.DataFrame: ...
+        k: None = ...,
+        value: Hashable | None = ...,
+        clip: Any = ...,
+        max_rows: int | None = ...,
+        max_groups: int | None = ...,
+    ) -> pd.Series: ...
+
+    @overload
+    def argmax_exp(
+        self: Releases[Grouped],
+        column: Hashable,
+        *,
+        candidates: Any = ...,
+        epsilon: float,
+        k: int,
+        value: Hashable | None = ...,
+        clip: Any = ...,
+        max_rows: int | None = ...,
+        max_groups: int | None = ...,
+    ) -> pd.DataFrame: ...
 
     def argmax_exp(
         self,
@@ -459,7 +513,7 @@ class Releases(Generic[S]):
         *,
         candidates: Any = None,
         epsilon: float,
-        k: int = 1,
+        k: int | None = None,
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | None = None,
