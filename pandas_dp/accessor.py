@@ -467,6 +467,9 @@ class DPAccessor(DPReleases):
         binding = binding_of(self._df)
         return require_binding(self._df).budget if binding is None else binding.budget
 
+    def _budget(self) -> PrivacyBudget:
+        return self.budget
+
     def reserve(self, *, epsilon: float) -> Hold:
         """Hold ``epsilon`` of the frame's budget for the releases of a ``with`` block.
 

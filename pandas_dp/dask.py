@@ -427,6 +427,9 @@ class DaskDPAccessor(DPReleases):
         """The collection's :class:`PrivacyBudget` (MissingBudgetError if it has none)."""
         return _require(self._ddf).budget
 
+    def _budget(self) -> PrivacyBudget:
+        return self.budget
+
     def reserve(self, *, epsilon: float) -> Hold:
         """Hold ``epsilon`` of the collection's budget for the releases of a ``with`` block.
 
@@ -838,3 +841,6 @@ class DaskDPGroupBy(DPGroupedReleases):
 
     def _release(self, kind: Kind[Any, Many], bounds: ContributionBounds) -> Many:
         return run(DaskFrame(self._ddf), kind, self._group, bounds)
+
+    def _budget(self) -> PrivacyBudget:
+        return _require(self._ddf).budget

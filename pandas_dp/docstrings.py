@@ -53,14 +53,21 @@ PARAGRAPHS: dict[str, str] = {
         column : label
             A numeric column; missing values are skipped.""",
     "clip_one": """\
-        clip : (float, float)
+        clip : (float, float) or "auto"
             Public clip bounds, never read from the data; values are clipped to
-            them first (±inf to the bounds).""",
+            them first (±inf to the bounds). ``"auto"``: chosen privately by
+            :meth:`bounds` with a quarter of ``epsilon`` (the call still costs
+            ``epsilon`` in total, held at once; two ledger entries), returned
+            with an interval as ``clip_lower``/``clip_upper``.""",
     "clip_many": """\
-        clip : (float, float) or dict
+        clip : (float, float), dict or "auto"
             Public clip bounds, never read from the data; values are clipped to
             them first (±inf to the bounds). A mapping ``{column: (lower,
-            upper)}`` (with ``column`` omitted) releases several columns at once.""",
+            upper)}`` (with ``column`` omitted) releases several columns at once.
+            ``"auto"``: chosen privately by :meth:`bounds` with a quarter of
+            ``epsilon`` (the call still costs ``epsilon`` in total, held at once;
+            two ledger entries; a grouped call finds one pair from every key's
+            rows), returned with an interval as ``clip_lower``/``clip_upper``.""",
     "column_many": """\
         column : label, optional
             The numeric column; missing values are skipped. Omit it and pass
@@ -715,6 +722,60 @@ _release(
 )
 
 _release(
+    "bounds",
+    """$summary
+
+    Parameters
+    ----------
+    $numeric
+    $epsilon
+    $max_rows
+    $max_groups
+
+    Returns
+    -------
+    $returns
+
+    $sections
+    """,
+    summary=(
+        "Clip bounds ``(lower, upper)`` for ``column``, chosen privately with no bound given.",
+        "Clip bounds for ``column`` in every key, chosen privately with no bound given.",
+    ),
+    returns=(
+        """\
+            (float, float)
+                ``lower <= 0 < upper`` or ``lower < 0 = upper``: each ``0`` or a
+                power of two times ±4 (``(0, 2**-20)`` for a column with no
+                values). Use them as ``clip=``; ``clip="auto"`` does both steps.""",
+        """\
+            pandas.DataFrame
+                Columns ``lower`` and ``upper``, indexed by ``keys``.""",
+    ),
+    notes=(
+        """\
+            Costs ``epsilon``: half for the upper side, half for the lower. Each
+            side runs AboveThreshold (the sparse vector technique) over the public
+            candidates ``0, 2**-20, ..., 2**100``: the first candidate whose count
+            of values beyond it, plus discrete Laplace noise, is at most a public
+            threshold plus noise; the bound is 4 times that candidate. The
+            threshold is 1.5 noise scales (64 rows at ``epsilon=1``), so about that
+            many rows lie beyond the stop, and 4x leaves them room: on the PUMS
+            income data the bound lands near 2**19 to 2**21 (the maximum is
+            420,500). Count sensitivity 1 under add_remove and under substitute
+            (``max_rows``, twice under substitute, with a privacy unit).
+            Public: the candidates, the threshold, ``epsilon``. See
+            :mod:`pandas_dp.clipbounds` for the privacy argument.""",
+        """\
+            Each key runs its own search (parallel composition): costs
+            ``epsilon`` once for all keys, with count sensitivity 1 under
+            add_remove and 2 under substitute (a changed row may leave one key
+            and join another). A key with few rows stops early, at small bounds.
+            Public: the keys, the candidates, ``epsilon``.""",
+    ),
+)
+
+_release(
     "describe",
     """$summary
 
@@ -722,8 +783,12 @@ _release(
     ----------
     columns : label or list of labels
         Numeric columns; missing values are skipped.
-    clip : dict
+    clip : dict or "auto"
         ``{column: (lower, upper)}``: public clip bounds of every column.
+        ``"auto"``: each column's chosen privately by :meth:`bounds` (a quarter
+        of ``epsilon``, split across the columns; the call still costs
+        ``epsilon``), returned as the rows (grouped: columns) ``clip_lower``
+        and ``clip_upper``.
     candidates : dict
         ``{column: grid}``: the public grid each column's quartiles are
         chosen from (finite, strictly increasing).

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
+from .budget import PrivacyBudget, require_binding
 from .keys import Grouping
 from .kind import Kind
 from .release import ContributionBounds, PandasFrame, run
@@ -78,3 +79,6 @@ class DPGroupBy(DPGroupedReleases):
 
     def _release(self, kind: Kind[Any, Many], bounds: ContributionBounds) -> Many:
         return run(PandasFrame(self._df), kind, self._group, bounds)
+
+    def _budget(self) -> PrivacyBudget:
+        return require_binding(self._df).budget

@@ -15,12 +15,16 @@ added per call), rendered from the templates of :mod:`pandas_dp.docstrings`.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
-from typing import Any, Generic, TypeVar, overload
+import contextlib
+from collections.abc import Callable, Hashable, Mapping
+from fractions import Fraction
+from typing import Any, Generic, Literal, TypeVar, overload
 
 import pandas as pd
 
 from .aggregate import Count, Mean, Nunique, Sum
+from .budget import PrivacyBudget
+from .clipbounds import ClipBounds
 from .describe import Describe
 from .docstrings import RELEASES, Scope, for_scope
 from .kind import Kind
@@ -28,9 +32,49 @@ from .select import Argmax, Quantile
 from .validation import Bounds, check_epsilon
 from .variance import Var
 
-__all__ = ["Grouped", "Releases", "Ungrouped"]
+__all__ = ["AUTO_SHARE", "Grouped", "Releases", "Ungrouped", "with_bounds"]
 
 S = TypeVar("S")
+
+#: The share of a ``clip="auto"`` call's epsilon that finds the bounds (the rest
+#: releases the statistic with them).
+AUTO_SHARE = Fraction(1, 4)
+#: What ``clip`` takes to have the bounds found privately.
+Auto = Literal["auto"]
+
+
+def _is_auto(clip: object) -> bool:
+    return isinstance(clip, str) and clip == "auto"
+
+
+def with_bounds(answer: Any, clips: Mapping[Hashable, tuple[float, float]]) -> Any:
+    """``answer`` with the bounds ``clip="auto"`` chose, where it has room for them.
+
+    An interval (a Series or DataFrame with ``estimate``, ``lower``, ``upper``)
+    gets ``clip_lower`` and ``clip_upper``; a ``describe`` table gets them as
+    rows (ungrouped) or as columns under each column name (grouped).  A plain
+    number is returned as it is: the bounds are in the ledger entry.
+    """
+    if isinstance(answer, pd.Series) and "estimate" in answer.index:
+        ((lower, upper),) = clips.values()
+        chosen = pd.Series([lower, upper], index=["clip_lower", "clip_upper"], name=answer.name)
+        return pd.concat([answer.astype("float64"), chosen])
+    if isinstance(answer, pd.DataFrame) and "estimate" in answer.columns:
+        ((lower, upper),) = clips.values()
+        return answer.assign(clip_lower=lower, clip_upper=upper)
+    if isinstance(answer, pd.DataFrame) and isinstance(answer.columns, pd.MultiIndex):
+        out = answer.copy()
+        for column, (lower, upper) in clips.items():
+            out[(column, "clip_lower")] = lower
+            out[(column, "clip_upper")] = upper
+        return out[list(clips)]
+    if isinstance(answer, pd.DataFrame) and set(clips) <= set(answer.columns):
+        extra = pd.DataFrame(
+            {c: [lower, upper] for c, (lower, upper) in clips.items()},
+            index=["clip_lower", "clip_upper"],
+        )
+        return pd.concat([answer, extra])
+    return answer
 
 
 class Ungrouped:
@@ -61,6 +105,42 @@ class Releases(Generic[S]):
     def _spend(self, kind: Kind[Any, Any], max_rows: int | None, max_groups: int | None) -> Any:
         """Release ``kind`` (one answer, or one per key) under these contribution bounds."""
         raise NotImplementedError
+
+    def _budget(self) -> PrivacyBudget:
+        """The budget this surface's releases spend (MissingBudgetError if none)."""
+        raise NotImplementedError
+
+    def _auto(
+        self,
+        columns: tuple[Hashable, ...],
+        epsilon: float,
+        build: Callable[[dict[Hashable, tuple[float, float]], Fraction], Kind[Any, Any]],
+        max_rows: int | None,
+        max_groups: int | None,
+    ) -> Any:
+        """``clip="auto"``: private bounds with :data:`AUTO_SHARE` of ε, then the statistic.
+
+        The whole ``epsilon`` is held first (refused, nothing spent, if it does
+        not fit), unless this thread already holds a share (``df.dp.reserve``):
+        the two releases are two ledger entries adding up to exactly
+        ``epsilon``, the second recording the bounds as its clip.  The
+        statistic's arguments are checked before anything is spent.  A grouped
+        surface finds one pair of bounds from the rows of every key together.
+        """
+        total = check_epsilon(epsilon)
+        share = total * AUTO_SHARE
+        build({c: (0.0, 1.0) for c in columns}, total - share)  # its arguments, checked first
+        finders = [ClipBounds(share / len(columns), c, pooled=True) for c in columns]
+        budget = self._budget()
+        with contextlib.nullcontext() if budget.holding else budget.hold(total):
+            clips: dict[Hashable, tuple[float, float]] = {}
+            for finder in finders:
+                found = self._spend(finder, max_rows, max_groups)
+                if isinstance(found, pd.DataFrame):  # pooled: every key's row is the same
+                    found = (float(found["lower"].min()), float(found["upper"].max()))
+                clips[finder.column] = found
+            answer = self._spend(build(clips, total - share), max_rows, max_groups)
+        return with_bounds(answer, clips)
 
     @overload
     def count(
@@ -160,7 +240,7 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable,
         *,
-        clip: Bounds,
+        clip: Bounds | Auto,
         epsilon: float,
         ci: None = None,
         max_rows: int | None = None,
@@ -171,7 +251,7 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable,
         *,
-        clip: Bounds,
+        clip: Bounds | Auto,
         epsilon: float,
         ci: float,
         max_rows: int | None = None,
@@ -194,7 +274,7 @@ class Releases(Generic[S]):
         self: Releases[Grouped],
         column: Hashable,
         *,
-        clip: Bounds,
+        clip: Bounds | Auto,
         epsilon: float,
         ci: None = None,
         max_rows: int | None = None,
@@ -206,7 +286,7 @@ class Releases(Generic[S]):
         self: Releases[Grouped],
         column: Hashable,
         *,
-        clip: Bounds,
+        clip: Bounds | Auto,
         epsilon: float,
         ci: float,
         max_rows: int | None = None,
@@ -223,6 +303,14 @@ class Releases(Generic[S]):
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> Any:
+        if _is_auto(clip):
+            return self._auto(
+                (column,),
+                epsilon,
+                lambda clips, e: Sum(e, column, clips[column], ci),
+                max_rows,
+                max_groups,
+            )
         kind = Sum(check_epsilon(epsilon), column, clip, ci)
         return self._spend(kind, max_rows, max_groups)
 
@@ -242,7 +330,7 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable,
         *,
-        clip: Bounds,
+        clip: Bounds | Auto,
         epsilon: float,
         ci: None = None,
         max_rows: int | None = None,
@@ -253,7 +341,7 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable,
         *,
-        clip: Bounds,
+        clip: Bounds | Auto,
         epsilon: float,
         ci: float,
         max_rows: int | None = None,
@@ -276,7 +364,7 @@ class Releases(Generic[S]):
         self: Releases[Grouped],
         column: Hashable,
         *,
-        clip: Bounds,
+        clip: Bounds | Auto,
         epsilon: float,
         ci: None = None,
         max_rows: int | None = None,
@@ -288,7 +376,7 @@ class Releases(Generic[S]):
         self: Releases[Grouped],
         column: Hashable,
         *,
-        clip: Bounds,
+        clip: Bounds | Auto,
         epsilon: float,
         ci: float,
         max_rows: int | None = None,
@@ -305,6 +393,14 @@ class Releases(Generic[S]):
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> Any:
+        if _is_auto(clip):
+            return self._auto(
+                (column,),
+                epsilon,
+                lambda clips, e: Mean(e, column, clips[column], ci),
+                max_rows,
+                max_groups,
+            )
         kind = Mean(check_epsilon(epsilon), column, clip, ci)
         return self._spend(kind, max_rows, max_groups)
 
@@ -364,6 +460,14 @@ class Releases(Generic[S]):
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> Any:
+        if _is_auto(clip):
+            return self._auto(
+                (column,),
+                epsilon,
+                lambda clips, e: Var.of(e, column, clips[column], std=False, ci=ci),
+                max_rows,
+                max_groups,
+            )
         kind = Var.of(check_epsilon(epsilon), column, clip, std=False, ci=ci)
         return self._spend(kind, max_rows, max_groups)
 
@@ -423,6 +527,14 @@ class Releases(Generic[S]):
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> Any:
+        if _is_auto(clip):
+            return self._auto(
+                (column,),
+                epsilon,
+                lambda clips, e: Var.of(e, column, clips[column], std=True, ci=ci),
+                max_rows,
+                max_groups,
+            )
         kind = Var.of(check_epsilon(epsilon), column, clip, std=True, ci=ci)
         return self._spend(kind, max_rows, max_groups)
 
@@ -538,6 +650,36 @@ class Releases(Generic[S]):
         return self._spend(kind, max_rows, max_groups)
 
     @overload
+    def bounds(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        epsilon: float,
+        max_rows: int | None = None,
+    ) -> tuple[float, float]: ...
+
+    @overload
+    def bounds(
+        self: Releases[Grouped],
+        column: Hashable,
+        *,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
+
+    def bounds(
+        self,
+        column: Hashable,
+        *,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> Any:
+        kind = ClipBounds(check_epsilon(epsilon), column)
+        return self._spend(kind, max_rows, max_groups)
+
+    @overload
     def describe(
         self: Releases[Ungrouped],
         columns: Any,
@@ -573,5 +715,14 @@ class Releases(Generic[S]):
         max_groups: int | None = None,
         ci: None = None,
     ) -> Any:
+        if _is_auto(clip):
+            labels = tuple(columns) if isinstance(columns, list | tuple) else (columns,)
+            return self._auto(
+                labels,
+                epsilon,
+                lambda clips, e: Describe.of(e, list(labels), clips, candidates, ci),
+                max_rows,
+                max_groups,
+            )
         kind = Describe.of(check_epsilon(epsilon), columns, clip, candidates, ci)
         return self._spend(kind, max_rows, max_groups)

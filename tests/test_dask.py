@@ -53,6 +53,8 @@ RECIPES: dict[str, Callable[[Any], Any]] = {
     "quantile": lambda d: d.dp.quantile(
         "salary", 0.9, candidates=np.linspace(0, 3e5, 31), epsilon=0.5
     ),
+    "bounds": lambda d: d.dp.bounds("salary", epsilon=0.5),
+    "grouped_bounds": lambda d: d.dp.groupby("dept", keys=DEPTS).bounds("age", epsilon=0.5),
     "grouped_count": lambda d: d.dp.groupby("dept", keys=DEPTS).count(epsilon=0.5),
     "grouped_sum": lambda d: d.dp.groupby("dept", keys=DEPTS).sum("salary", clip=CLIP, epsilon=0.5),
     "grouped_mean_mapping": lambda d: d.dp.groupby("dept", keys=DEPTS).mean(
@@ -193,6 +195,20 @@ def test_same_seed_same_release_as_pandas(
     ledger = ddf.dp.budget.ledger
     assert len(ledger) == len(RECIPES)
     assert ledger["epsilon"].sum() == pytest.approx(0.5 * len(RECIPES))
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_clip_auto_gives_the_pandas_answer_and_spends_epsilon(
+    frame: pd.DataFrame, grouped: bool
+) -> None:
+    """clip="auto" is two releases (bounds, then the mean): the same on both engines."""
+    answers = []
+    for data in (frame.copy(), fresh(frame, 4)):
+        data.dp.set_budget(epsilon=1, seed=9)
+        surface = data.dp.groupby("dept", keys=DEPTS) if grouped else data.dp
+        answers.append(surface.mean("salary", clip="auto", epsilon=0.8, ci=0.9))
+        assert data.dp.budget.spent == Fraction(4, 5)
+    assert same(*answers)
 
 
 def test_the_recipes_release_every_kind_of_the_registry(frame: pd.DataFrame) -> None:
