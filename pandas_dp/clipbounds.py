@@ -68,9 +68,18 @@ from .kind import Kind, Neighbours, Rows, Stats, ledger_entry
 from .ledger import LedgerEntry
 from .noise import F64, I64, RandomSource, discrete_laplace, integer_scale
 from .text import column_names, figures
-from .validation import check_column, numeric_values
+from .validation import Clip, check_clip, check_column, numeric_values
 
-__all__ = ["CANDIDATES", "MARGIN", "THRESHOLD", "BoundsPlan", "ClipBounds", "tail_counts"]
+__all__ = [
+    "CANDIDATES",
+    "MARGIN",
+    "THRESHOLD",
+    "BoundsPlan",
+    "ClipBounds",
+    "ClippedShare",
+    "SharePlan",
+    "tail_counts",
+]
 
 #: The smallest and largest power of two searched.
 J0, J1 = -20, 100
@@ -210,3 +219,99 @@ class ClipBounds(Kind[tuple[float, float], pd.DataFrame]):
 
     def shape_many(self, answer: F64, keys: pd.Index) -> pd.DataFrame:
         return pd.DataFrame({"lower": answer[:, 0], "upper": answer[:, 1]}, index=keys)
+
+
+# ------------------------------------------------------------- the share clipped
+
+
+@dataclass(frozen=True)
+class SharePlan:
+    """The pair (values outside the clip, values inside) with discrete Laplace of ``scale``."""
+
+    sensitivity: int
+    scale: Fraction
+
+
+@functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
+def plan_share(epsilon: Fraction, neighbours: Neighbours) -> SharePlan:
+    """A row is in exactly one of the two counts: the pair's L1 sensitivity is the pair's of 1."""
+    delta = neighbours.pair_sensitivity(1)
+    integer_scale(delta, epsilon)  # refuses, before the spend, an ε too small
+    return SharePlan(delta, Fraction(delta) / epsilon)
+
+
+@dataclass(frozen=True)
+class ClippedShare(Kind[float, pd.Series]):
+    """The share of ``column``'s values outside ``clip``: how much clipping there cuts.
+
+    Mechanism: per key, ``A = #{x outside [L, U]}`` and ``B = #{x inside}``,
+    each with discrete Laplace noise of scale ``Δ/ε``: a row added moves one of
+    them by 1, so the pair has L1 sensitivity ``Δ = 1`` under add_remove and 2
+    under substitute (a row that leaves the clip: one count down, the other
+    up; or a row that moves keys), times the person's rows with a privacy
+    unit (:meth:`Neighbours.pair_sensitivity`).  The answer is
+    ``a / (a + b)`` with ``a, b`` the noisy counts floored at 0 (0 if both
+    are).  Missing values are in neither count.
+    """
+
+    epsilon: Fraction
+    column: Hashable
+    clip: Clip
+
+    planners: ClassVar = (plan_share,)
+    name: ClassVar[str] = "clipped_share"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "clip", check_clip(self.clip))
+
+    def columns(self) -> tuple[Hashable, ...]:
+        return (self.column,)
+
+    def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
+        check_column(df, self.column)
+        return Rows(len(df), (numeric_values(df, self.column),))
+
+    def plan(self, neighbours: Neighbours) -> SharePlan:
+        return plan_share(self.epsilon, neighbours)
+
+    def entry(self, plan: SharePlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
+        return ledger_entry(
+            self,
+            plan,
+            neighbours,
+            keys,
+            epsilon=self.epsilon,
+            columns=column_names([self.column]),
+            mechanism="discrete_laplace (outside, inside)",
+            sensitivity=figures([plan.sensitivity]),
+            noise_scale=figures([plan.scale]),
+            clip=(self.clip,),
+        )
+
+    def tally(self, plan: SharePlan, rows: Rows, codes: I64 | None, n_keys: int) -> Stats:
+        values = np.asarray(rows.arrays[0], dtype=np.float64)
+        lower, upper = self.clip
+        present = ~np.isnan(values)
+        outside = present & ((values < lower) | (values > upper))
+        cells = np.zeros(values.size, dtype=np.int64) if codes is None else codes
+        keep = cells >= 0
+        counts = [
+            np.bincount(cells[keep & mask], minlength=n_keys).astype(np.int64)
+            for mask in (outside, present & ~outside)
+        ]
+        return (counts[0], counts[1])
+
+    def finish(self, plan: SharePlan, stats: Stats, source: RandomSource, n_keys: int) -> F64:
+        a, b = (
+            np.maximum(s + discrete_laplace(source, plan.scale, n_keys), 0).astype(np.float64)
+            for s in stats
+        )
+        total = a + b
+        out: F64 = np.divide(a, total, out=np.zeros(n_keys), where=total > 0)
+        return out
+
+    def shape_one(self, answer: F64) -> float:
+        return float(answer[0])
+
+    def shape_many(self, answer: F64, keys: pd.Index) -> pd.Series:
+        return pd.Series(answer, index=keys, name=self.column)

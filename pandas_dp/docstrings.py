@@ -776,6 +776,48 @@ _release(
 )
 
 _release(
+    "clipped_share",
+    """$summary
+
+    Parameters
+    ----------
+    $numeric
+    clip : (float, float)
+        The clip bounds to check (e.g. those a ``sum`` or ``mean`` used).
+    $epsilon
+    $max_rows
+    $max_groups
+
+    Returns
+    -------
+    $returns
+
+    $sections
+    """,
+    summary=(
+        "The noisy share of ``column``'s values outside ``clip``: the bias a clip may cause.",
+        "The noisy share of ``column``'s values outside ``clip`` in every key.",
+    ),
+    returns=(
+        "float\n    In [0, 1].",
+        "pandas.Series\n    In [0, 1], indexed by ``keys``.",
+    ),
+    notes=(
+        """\
+            ``ci=`` intervals cover the noise only; this shows what the clip cut.
+            Costs ``epsilon``: the counts of values outside and inside the clip,
+            each with discrete Laplace noise of scale ``Δ/ε``; a row is in one of
+            them, so ``Δ = 1`` under add_remove and 2 under substitute. The
+            share is ``a/(a + b)`` of the noisy counts floored at 0. Public:
+            ``clip``, ``epsilon``.""",
+        """\
+            Costs ``epsilon`` once for all keys: per key the counts outside and
+            inside the clip, of joint L1 sensitivity 1 under add_remove and 2
+            under substitute. Public: the keys, ``clip``, ``epsilon``.""",
+    ),
+)
+
+_release(
     "describe",
     """$summary
 

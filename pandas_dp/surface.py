@@ -24,7 +24,7 @@ import pandas as pd
 
 from .aggregate import Count, Mean, Nunique, Sum
 from .budget import PrivacyBudget
-from .clipbounds import ClipBounds
+from .clipbounds import ClipBounds, ClippedShare
 from .describe import Describe
 from .docstrings import RELEASES, Scope, for_scope
 from .kind import Kind
@@ -677,6 +677,39 @@ class Releases(Generic[S]):
         max_groups: int | None = None,
     ) -> Any:
         kind = ClipBounds(check_epsilon(epsilon), column)
+        return self._spend(kind, max_rows, max_groups)
+
+    @overload
+    def clipped_share(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        max_rows: int | None = None,
+    ) -> float: ...
+
+    @overload
+    def clipped_share(
+        self: Releases[Grouped],
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
+
+    def clipped_share(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> Any:
+        kind = ClippedShare(check_epsilon(epsilon), column, clip)
         return self._spend(kind, max_rows, max_groups)
 
     @overload

@@ -18,6 +18,7 @@ from pandas_dp.clipbounds import (
     CANDIDATES,
     BoundsPlan,
     ClipBounds,
+    ClippedShare,
     above_threshold,
     plan_bounds,
     tail_counts,
@@ -202,3 +203,32 @@ def test_auto_mean_of_real_incomes_is_accurate(
     errors = np.abs(auto_means(income, epsilon, runs=300, seed=19) / truth - 1)
     assert np.median(errors) <= median_at_most
     assert np.mean(errors > 0.5) <= over_half_at_most
+
+
+# ------------------------------------------------------------ the share clipped
+
+
+def test_clipped_share_counts_values_outside_the_clip_apart() -> None:
+    kind = ClippedShare(Fraction(1), "x", (0.0, 10.0))
+    values = np.array([-1.0, 0.0, 5.0, 10.0, 11.0, np.nan, 20.0])
+    plan = kind.plan(Neighbours.of("add_remove"))
+    outside, inside = kind.tally(plan, Rows(7, (values,)), np.array([0, 0, 1, 1, 1, 1, -1]), 2)
+    assert list(outside) == [1, 1]  # -1 in key 0, 11 in key 1; 20 has no key; NaN in neither
+    assert list(inside) == [1, 2]
+
+
+@pytest.mark.parametrize(("adjacency", "scale"), [("add_remove", 2), ("substitute", 4)])
+def test_clipped_share_noise_has_the_pairs_sensitivity(adjacency: str, scale: int) -> None:
+    plan = ClippedShare(Fraction(1, 2), "x", (0, 1)).plan(Neighbours.of(adjacency))
+    assert plan.scale == scale
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_clipped_share_is_near_the_share_cut(grouped: bool) -> None:
+    df = column("positive", n=20_000)
+    df.dp.set_budget(epsilon=1, seed=4)
+    clip = (0.0, float(df["x"].quantile(0.9)))
+    surface = df.dp.groupby("g", keys=["a", "b"]) if grouped else df.dp
+    share = surface.clipped_share("x", clip=clip, epsilon=1)
+    assert np.all(np.abs(np.asarray(share) - 0.1) < 0.01)
+    assert df.dp.budget.entries[0].clip == (clip,)

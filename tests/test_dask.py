@@ -55,6 +55,7 @@ RECIPES: dict[str, Callable[[Any], Any]] = {
     ),
     "bounds": lambda d: d.dp.bounds("salary", epsilon=0.5),
     "grouped_bounds": lambda d: d.dp.groupby("dept", keys=DEPTS).bounds("age", epsilon=0.5),
+    "clipped_share": lambda d: d.dp.clipped_share("salary", clip=CLIP, epsilon=0.5),
     "grouped_count": lambda d: d.dp.groupby("dept", keys=DEPTS).count(epsilon=0.5),
     "grouped_sum": lambda d: d.dp.groupby("dept", keys=DEPTS).sum("salary", clip=CLIP, epsilon=0.5),
     "grouped_mean_mapping": lambda d: d.dp.groupby("dept", keys=DEPTS).mean(
