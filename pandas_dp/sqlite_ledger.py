@@ -300,7 +300,7 @@ class Ledger:
             return "NULL"
         if name == "public_rows" and self._version < 5:
             return "NULL"
-        if name == "half_width_95" and self._version < 6:
+        if name == "half_width_95" and self._version < 7:
             return "NULL"
         return f"{table}.{name}" if table else name
 

@@ -16,7 +16,7 @@ added per call), rendered from the templates of :mod:`pandas_dp.docstrings`.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from fractions import Fraction
 from typing import Any, Generic, Literal, TypeVar, overload
 
@@ -35,6 +35,7 @@ from .variance import Var
 __all__ = ["AUTO_SHARE", "Grouped", "Releases", "Ungrouped", "with_bounds"]
 
 S = TypeVar("S")
+C = TypeVar("C")  # a candidate of argmax_exp
 
 #: The share of a ``clip="auto"`` call's epsilon that finds the bounds (the rest
 #: releases the statistic with them).
@@ -543,27 +544,80 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable,
         *,
-        candidates: Any = None,
+        candidates: Iterable[C],
         epsilon: float,
-        k: int = 1,
-        value: Hashable | None = None,
-        clip: Any = None,
-        max_rows: int | None = None,
+        k: None = ...,
+        value: Hashable | None = ...,
+        clip: Any = ...,
+        max_rows: int | None = ...,
+    ) -> C: ...
+
+    @overload
+    def argmax_exp(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        candidates: Iterable[C],
+        epsilon: float,
+        k: int,
+        value: Hashable | None = ...,
+        clip: Any = ...,
+        max_rows: int | None = ...,
+    ) -> list[C]: ...
+
+    @overload
+    def argmax_exp(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        candidates: pd.CategoricalDtype,
+        epsilon: float,
+        k: None = ...,
+        value: Hashable | None = ...,
+        clip: Any = ...,
+        max_rows: int | None = ...,
     ) -> Any: ...
+
+    @overload
+    def argmax_exp(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        candidates: pd.CategoricalDtype,
+        epsilon: float,
+        k: int,
+        value: Hashable | None = ...,
+        clip: Any = ...,
+        max_rows: int | None = ...,
+    ) -> list[Any]: ...
 
     @overload
     def argmax_exp(
         self: Releases[Grouped],
         column: Hashable,
         *,
-        candidates: Any = None,
+        candidates: Any = ...,
         epsilon: float,
-        k: int = 1,
-        value: Hashable | None = None,
-        clip: Any = None,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> pd.Series | pd.DataFrame: ...
+        k: None = ...,
+        value: Hashable | None = ...,
+        clip: Any = ...,
+        max_rows: int | None = ...,
+        max_groups: int | None = ...,
+    ) -> pd.Series: ...
+
+    @overload
+    def argmax_exp(
+        self: Releases[Grouped],
+        column: Hashable,
+        *,
+        candidates: Any = ...,
+        epsilon: float,
+        k: int,
+        value: Hashable | None = ...,
+        clip: Any = ...,
+        max_rows: int | None = ...,
+        max_groups: int | None = ...,
+    ) -> pd.DataFrame: ...
 
     def argmax_exp(
         self,
@@ -571,7 +625,7 @@ class Releases(Generic[S]):
         *,
         candidates: Any = None,
         epsilon: float,
-        k: int = 1,
+        k: int | None = None,
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | None = None,
