@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Hashable, Iterable
+from fractions import Fraction
 from typing import Any, TypeVar, overload
 
 import numpy as np
@@ -43,7 +44,7 @@ from .release import NO_BOUNDS, ContributionBounds, PandasFrame, run
 from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values, row_mask
 from .select import Quantile
 from .sqlite_ledger import Ledger, open_ledger
-from .surface import Releases, Ungrouped
+from .surface import AUTO_ROWS, Releases, Ungrouped
 from .validation import (
     check_adjacency,
     check_column,
@@ -447,6 +448,11 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
         """
         people = self._people("rows_per_unit()")
         kind = Quantile.of(check_epsilon(epsilon), "rows", q, candidates, "rows_per_unit")
+        return int(people._release(kind, None, NO_BOUNDS))
+
+    def _rows_per_unit(self, epsilon: Fraction) -> int:
+        people = self._people('max_rows="auto"')
+        kind = Quantile.of(epsilon, "rows", 0.9, AUTO_ROWS, "rows_per_unit")
         return int(people._release(kind, None, NO_BOUNDS))
 
 

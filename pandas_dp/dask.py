@@ -61,6 +61,7 @@ import threading
 import weakref
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, TypeVar, overload
 
 import numpy as np
@@ -844,3 +845,6 @@ class DaskDPGroupBy(DPGroupedReleases):
 
     def _budget(self) -> PrivacyBudget:
         return _require(self._ddf).budget
+
+    def _rows_per_unit(self, epsilon: Fraction) -> int:
+        return DaskDPAccessor(self._ddf)._rows_per_unit(epsilon)

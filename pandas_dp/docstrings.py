@@ -34,11 +34,15 @@ _FIELD = re.compile(r"\$(\w+)")
 #: Paragraphs written once, the same on every surface.
 PARAGRAPHS: dict[str, str] = {
     "max_rows": """\
-        max_rows : int, optional
+        max_rows : int or "auto", optional
             With a privacy unit: at most this many rows of one person are used
             (in each key, and for a selection in each candidate; the rest are
             dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
-            on a frame whose rows are persons.""",
+            on a frame whose rows are persons. ``"auto"``: chosen privately by
+            ``rows_per_unit(0.9)`` on the grid 1..32, 64, ..., 2**20 with a
+            quarter of ``epsilon`` (the call still costs ``epsilon``, held at
+            once); the ledger records it, and an interval carries it as
+            ``max_rows``.""",
     "max_groups": """\
         max_groups : int, optional
             With a privacy unit: at most this many keys of one person are used

@@ -11,6 +11,7 @@ Every release runs the pipeline of :mod:`pandas_dp.release`.
 from __future__ import annotations
 
 from collections.abc import Hashable
+from fractions import Fraction
 from typing import Any, TypeVar
 
 import pandas as pd
@@ -82,3 +83,6 @@ class DPGroupBy(DPGroupedReleases):
 
     def _budget(self) -> PrivacyBudget:
         return require_binding(self._df).budget
+
+    def _rows_per_unit(self, epsilon: Fraction) -> int:
+        return int(self._df.dp._rows_per_unit(epsilon))

@@ -16,6 +16,7 @@ added per call), rendered from the templates of :mod:`pandas_dp.docstrings`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from fractions import Fraction
 from typing import Any, Generic, Literal, TypeVar, overload
@@ -32,7 +33,16 @@ from .select import Argmax, Quantile
 from .validation import Bounds, check_epsilon
 from .variance import Var
 
-__all__ = ["AUTO_SHARE", "Grouped", "Releases", "Ungrouped", "with_bounds"]
+__all__ = [
+    "AUTO_ROWS",
+    "AUTO_ROWS_SHARE",
+    "AUTO_SHARE",
+    "Grouped",
+    "Releases",
+    "Ungrouped",
+    "with_bounds",
+    "with_rows",
+]
 
 S = TypeVar("S")
 C = TypeVar("C")  # a candidate of argmax_exp
@@ -40,8 +50,11 @@ C = TypeVar("C")  # a candidate of argmax_exp
 #: The share of a ``clip="auto"`` call's epsilon that finds the bounds (the rest
 #: releases the statistic with them).
 AUTO_SHARE = Fraction(1, 4)
-#: What ``clip`` takes to have the bounds found privately.
-Auto = Literal["auto"]
+#: The share of a ``max_rows="auto"`` call's epsilon that chooses ``max_rows``
+#: (``rows_per_unit`` at q = 0.9 on :data:`AUTO_ROWS`).
+AUTO_ROWS_SHARE = Fraction(1, 4)
+#: The public grid ``max_rows="auto"`` chooses from: 1 to 32, then powers of two to 2**20.
+AUTO_ROWS = tuple(range(1, 33)) + tuple(2**k for k in range(6, 21))
 
 
 def _is_auto(clip: object) -> bool:
@@ -78,6 +91,20 @@ def with_bounds(answer: Any, clips: Mapping[Hashable, tuple[float, float]]) -> A
     return answer
 
 
+def with_rows(answer: Any, max_rows: int) -> Any:
+    """``answer`` with the ``max_rows`` that ``max_rows="auto"`` chose, where it has room.
+
+    An interval (a Series or DataFrame with ``estimate``) gets ``max_rows``; a
+    plain answer is returned as it is: the bound is in the ledger entry.
+    """
+    if isinstance(answer, pd.Series) and "estimate" in answer.index:
+        chosen = pd.Series([float(max_rows)], index=["max_rows"], name=answer.name)
+        return pd.concat([answer.astype("float64"), chosen])
+    if isinstance(answer, pd.DataFrame) and "estimate" in answer.columns:
+        return answer.assign(max_rows=max_rows)
+    return answer
+
+
 class Ungrouped:
     """Marker type of a surface whose releases give one answer (``df.dp``)."""
 
@@ -111,12 +138,39 @@ class Releases(Generic[S]):
         """The budget this surface's releases spend (MissingBudgetError if none)."""
         raise NotImplementedError
 
+    def _rows_per_unit(self, epsilon: Fraction) -> int:
+        """``rows_per_unit(0.9, candidates=AUTO_ROWS, epsilon=epsilon)`` of the surface's frame."""
+        raise NotImplementedError
+
+    def _hold(self, epsilon: Fraction) -> contextlib.AbstractContextManager[Any]:
+        """Hold ``epsilon`` for a call of several releases (nothing if this thread holds)."""
+        budget = self._budget()
+        return contextlib.nullcontext() if budget.holding else budget.hold(epsilon)
+
+    def _go(self, kind: Kind[Any, Any], max_rows: Any, max_groups: int | None) -> Any:
+        """Release ``kind``; with ``max_rows="auto"``, choose the bound first.
+
+        ``max_rows="auto"`` spends :data:`AUTO_ROWS_SHARE` of the kind's ε on
+        ``rows_per_unit`` (q = 0.9) and the rest on the kind with that bound,
+        the whole ε held first: two ledger entries, the second recording the
+        bound.
+        """
+        if not _is_auto(max_rows):
+            return self._spend(kind, max_rows, max_groups)
+        total: Fraction = kind.epsilon
+        share = total * AUTO_ROWS_SHARE
+        with self._hold(total):
+            rows = self._rows_per_unit(share)
+            rest = dataclasses.replace(kind, epsilon=total - share)  # type: ignore[type-var]
+            answer = self._spend(rest, rows, max_groups)
+        return with_rows(answer, rows)
+
     def _auto(
         self,
         columns: tuple[Hashable, ...],
         epsilon: float,
         build: Callable[[dict[Hashable, tuple[float, float]], Fraction], Kind[Any, Any]],
-        max_rows: int | None,
+        max_rows: Any,
         max_groups: int | None,
     ) -> Any:
         """``clip="auto"``: private bounds with :data:`AUTO_SHARE` of ε, then the statistic.
@@ -127,21 +181,26 @@ class Releases(Generic[S]):
         ``epsilon``, the second recording the bounds as its clip.  The
         statistic's arguments are checked before anything is spent.  A grouped
         surface finds one pair of bounds from the rows of every key together.
+        With ``max_rows="auto"`` too, ``rows_per_unit`` takes
+        :data:`AUTO_ROWS_SHARE` of ε first (three entries).
         """
         total = check_epsilon(epsilon)
         share = total * AUTO_SHARE
-        build({c: (0.0, 1.0) for c in columns}, total - share)  # its arguments, checked first
+        rows_share = total * AUTO_ROWS_SHARE if _is_auto(max_rows) else Fraction(0)
+        rest = total - share - rows_share
+        build({c: (0.0, 1.0) for c in columns}, rest)  # its arguments, checked first
         finders = [ClipBounds(share / len(columns), c, pooled=True) for c in columns]
-        budget = self._budget()
-        with contextlib.nullcontext() if budget.holding else budget.hold(total):
+        with self._hold(total):
+            rows = self._rows_per_unit(rows_share) if rows_share else max_rows
             clips: dict[Hashable, tuple[float, float]] = {}
             for finder in finders:
-                found = self._spend(finder, max_rows, max_groups)
+                found = self._spend(finder, rows, max_groups)
                 if isinstance(found, pd.DataFrame):  # pooled: every key's row is the same
                     found = (float(found["lower"].min()), float(found["upper"].max()))
                 clips[finder.column] = found
-            answer = self._spend(build(clips, total - share), max_rows, max_groups)
-        return with_bounds(answer, clips)
+            answer = self._spend(build(clips, rest), rows, max_groups)
+        answer = with_bounds(answer, clips)
+        return with_rows(answer, rows) if rows_share else answer
 
     @overload
     def count(
@@ -150,7 +209,7 @@ class Releases(Generic[S]):
         *,
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> int: ...
 
     @overload
@@ -160,7 +219,7 @@ class Releases(Generic[S]):
         *,
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -170,7 +229,7 @@ class Releases(Generic[S]):
         *,
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
 
@@ -181,7 +240,7 @@ class Releases(Generic[S]):
         *,
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
@@ -191,10 +250,10 @@ class Releases(Generic[S]):
         *,
         epsilon: float,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        return self._spend(Count(check_epsilon(epsilon), column, ci), max_rows, max_groups)
+        return self._go(Count(check_epsilon(epsilon), column, ci), max_rows, max_groups)
 
     @overload
     def nunique(
@@ -202,7 +261,7 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> int: ...
 
     @overload
@@ -211,7 +270,7 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
 
@@ -220,10 +279,10 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        return self._spend(Nunique(check_epsilon(epsilon), column), max_rows, max_groups)
+        return self._go(Nunique(check_epsilon(epsilon), column), max_rows, max_groups)
 
     @overload
     def sum(
@@ -233,7 +292,7 @@ class Releases(Generic[S]):
         clip: Mapping[Hashable, Bounds],
         epsilon: float,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -241,10 +300,10 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable,
         *,
-        clip: Bounds | Auto,
+        clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
     @overload
@@ -252,10 +311,10 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable,
         *,
-        clip: Bounds | Auto,
+        clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -266,7 +325,7 @@ class Releases(Generic[S]):
         clip: Mapping[Hashable, Bounds],
         epsilon: float,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
@@ -275,10 +334,10 @@ class Releases(Generic[S]):
         self: Releases[Grouped],
         column: Hashable,
         *,
-        clip: Bounds | Auto,
+        clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
 
@@ -287,10 +346,10 @@ class Releases(Generic[S]):
         self: Releases[Grouped],
         column: Hashable,
         *,
-        clip: Bounds | Auto,
+        clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
@@ -301,7 +360,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
         if _is_auto(clip):
@@ -313,7 +372,7 @@ class Releases(Generic[S]):
                 max_groups,
             )
         kind = Sum(check_epsilon(epsilon), column, clip, ci)
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)
 
     @overload
     def mean(
@@ -323,7 +382,7 @@ class Releases(Generic[S]):
         clip: Mapping[Hashable, Bounds],
         epsilon: float,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -331,10 +390,10 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable,
         *,
-        clip: Bounds | Auto,
+        clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
     @overload
@@ -342,10 +401,10 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable,
         *,
-        clip: Bounds | Auto,
+        clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -356,7 +415,7 @@ class Releases(Generic[S]):
         clip: Mapping[Hashable, Bounds],
         epsilon: float,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
@@ -365,10 +424,10 @@ class Releases(Generic[S]):
         self: Releases[Grouped],
         column: Hashable,
         *,
-        clip: Bounds | Auto,
+        clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
 
@@ -377,10 +436,10 @@ class Releases(Generic[S]):
         self: Releases[Grouped],
         column: Hashable,
         *,
-        clip: Bounds | Auto,
+        clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
@@ -391,7 +450,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
         if _is_auto(clip):
@@ -403,7 +462,7 @@ class Releases(Generic[S]):
                 max_groups,
             )
         kind = Mean(check_epsilon(epsilon), column, clip, ci)
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)
 
     @overload
     def var(
@@ -413,7 +472,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
     @overload
@@ -424,7 +483,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -435,7 +494,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
 
@@ -447,7 +506,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
@@ -458,7 +517,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
         if _is_auto(clip):
@@ -470,7 +529,7 @@ class Releases(Generic[S]):
                 max_groups,
             )
         kind = Var.of(check_epsilon(epsilon), column, clip, std=False, ci=ci)
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)
 
     @overload
     def std(
@@ -480,7 +539,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
     @overload
@@ -491,7 +550,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -502,7 +561,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
 
@@ -514,7 +573,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
@@ -525,7 +584,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
         if _is_auto(clip):
@@ -537,7 +596,7 @@ class Releases(Generic[S]):
                 max_groups,
             )
         kind = Var.of(check_epsilon(epsilon), column, clip, std=True, ci=ci)
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)
 
     @overload
     def argmax_exp(
@@ -628,11 +687,11 @@ class Releases(Generic[S]):
         k: int | None = None,
         value: Hashable | None = None,
         clip: Any = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
         kind = Argmax.of(check_epsilon(epsilon), column, candidates, k=k, value=value, clip=clip)
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)
 
     @overload
     def quantile(
@@ -642,7 +701,7 @@ class Releases(Generic[S]):
         *,
         candidates: Any = None,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
     @overload
@@ -653,7 +712,7 @@ class Releases(Generic[S]):
         *,
         candidates: Any = None,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
 
@@ -664,11 +723,11 @@ class Releases(Generic[S]):
         *,
         candidates: Any = None,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
         kind = Quantile.of(check_epsilon(epsilon), column, q, candidates, "quantile")
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)
 
     @overload
     def median(
@@ -677,7 +736,7 @@ class Releases(Generic[S]):
         *,
         candidates: Any = None,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
     @overload
@@ -687,7 +746,7 @@ class Releases(Generic[S]):
         *,
         candidates: Any = None,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
 
@@ -697,11 +756,11 @@ class Releases(Generic[S]):
         *,
         candidates: Any = None,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
         kind = Quantile.of(check_epsilon(epsilon), column, 0.5, candidates, "median")
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)
 
     @overload
     def bounds(
@@ -709,7 +768,7 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> tuple[float, float]: ...
 
     @overload
@@ -718,7 +777,7 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
@@ -727,11 +786,11 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
         kind = ClipBounds(check_epsilon(epsilon), column)
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)
 
     @overload
     def clipped_share(
@@ -740,7 +799,7 @@ class Releases(Generic[S]):
         *,
         clip: Bounds,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
     @overload
@@ -750,7 +809,7 @@ class Releases(Generic[S]):
         *,
         clip: Bounds,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
 
@@ -760,11 +819,11 @@ class Releases(Generic[S]):
         *,
         clip: Any,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
         kind = ClippedShare(check_epsilon(epsilon), column, clip)
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)
 
     @overload
     def describe(
@@ -774,7 +833,7 @@ class Releases(Generic[S]):
         clip: Any,
         candidates: Any,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         ci: None = None,
     ) -> pd.DataFrame: ...
 
@@ -786,7 +845,7 @@ class Releases(Generic[S]):
         clip: Any,
         candidates: Any,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
         ci: None = None,
     ) -> pd.DataFrame: ...
@@ -798,7 +857,7 @@ class Releases(Generic[S]):
         clip: Any,
         candidates: Any,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
         ci: None = None,
     ) -> Any:
@@ -812,4 +871,4 @@ class Releases(Generic[S]):
                 max_groups,
             )
         kind = Describe.of(check_epsilon(epsilon), columns, clip, candidates, ci)
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)

@@ -232,3 +232,41 @@ def test_clipped_share_is_near_the_share_cut(grouped: bool) -> None:
     share = surface.clipped_share("x", clip=clip, epsilon=1)
     assert np.all(np.abs(np.asarray(share) - 0.1) < 0.01)
     assert df.dp.budget.entries[0].clip == (clip,)
+
+
+# ----------------------------------------------------------- max_rows="auto"
+
+
+@pytest.fixture
+def orders() -> pd.DataFrame:
+    rng = np.random.Generator(np.random.PCG64(5))
+    n = 4_000
+    df = pd.DataFrame({"cid": rng.integers(0, 800, n), "amount": rng.uniform(0, 500, n)})
+    df.dp.set_budget(epsilon=4, privacy_unit="cid", seed=3)
+    return df
+
+
+def test_auto_rows_spends_a_quarter_on_rows_per_unit_and_records_the_bound(
+    orders: pd.DataFrame,
+) -> None:
+    answer = orders.dp.sum("amount", clip=(0, 500), epsilon=1, max_rows="auto", ci=0.9)
+    first, second = orders.dp.budget.entries
+    assert first.operation.startswith("rows_per_unit")
+    assert (first.epsilon, second.epsilon) == (Fraction(1, 4), Fraction(3, 4))
+    assert second.max_rows == answer["max_rows"]
+    assert 5 <= answer["max_rows"] <= 12  # about the 0.9-quantile of rows per person (8)
+
+
+def test_auto_rows_and_auto_clip_share_epsilon(orders: pd.DataFrame) -> None:
+    orders.dp.mean("amount", clip="auto", epsilon=1, max_rows="auto")
+    entries = orders.dp.budget.entries
+    assert [e.epsilon for e in entries] == [Fraction(1, 4), Fraction(1, 4), Fraction(1, 2)]
+    assert entries[1].max_rows == entries[2].max_rows is not None
+
+
+def test_auto_rows_without_a_privacy_unit_is_refused_before_any_spend() -> None:
+    df = column("positive")
+    df.dp.set_budget(epsilon=1, seed=4)
+    with pytest.raises(TypeError, match="privacy unit"):
+        df.dp.mean("x", clip=(0, 1), epsilon=0.5, max_rows="auto")
+    assert df.dp.budget.spent == 0
