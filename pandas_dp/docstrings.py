@@ -751,7 +751,7 @@ _release(
         """\
             (float, float)
                 ``lower <= 0 < upper`` or ``lower < 0 = upper``: each ``0`` or a
-                power of two times ±4 (``(0, 2**-20)`` for a column with no
+                power of two times ±2 (``(0, 2**-20)`` for a column with no
                 values). Use them as ``clip=``; ``clip="auto"`` does both steps.""",
         """\
             pandas.DataFrame
@@ -763,10 +763,10 @@ _release(
             side runs AboveThreshold (the sparse vector technique) over the public
             candidates ``0, 2**-20, ..., 2**100``: the first candidate whose count
             of values beyond it, plus discrete Laplace noise, is at most a public
-            threshold plus noise; the bound is 4 times that candidate. The
-            threshold is 1.5 noise scales (64 rows at ``epsilon=1``), so about that
-            many rows lie beyond the stop, and 4x leaves them room: on the PUMS
-            income data the bound lands near 2**19 to 2**21 (the maximum is
+            threshold plus noise; the bound is twice that candidate. The
+            threshold is 5/4 noise scales (54 rows at ``epsilon=0.25``), so about
+            that many rows lie beyond the stop, and 2x leaves them room: on the
+            PUMS income data the bound lands near 2**18 or 2**19 (the maximum is
             420,500). Count sensitivity 1 under add_remove and under substitute
             (``max_rows``, twice under substitute, with a privacy unit).
             Public: the candidates, the threshold, ``epsilon``. See

@@ -37,13 +37,37 @@ def column(sign: str, n: int = 3_000) -> pd.DataFrame:
 
 @pytest.mark.parametrize("sign", ["positive", "negative", "mixed"])
 def test_bounds_hold_the_data_on_each_side(sign: str) -> None:
+    """Over 400 draws: the bounds hold 99% of the data, rarely by more than 64x its range."""
     df = column(sign)
-    df.dp.set_budget(epsilon=1, seed=4)
-    lower, upper = df.dp.bounds("x", epsilon=1)
+    kind = ClipBounds(Fraction(1), "x")
+    plan = kind.plan(Neighbours.of("add_remove"))
+    stats = kind.tally(plan, kind.read(df, 1), None, 1)
+    source = SeededSource(4)
+    lower, upper = np.array(
+        [kind.shape_one(kind.finish(plan, stats, source, 1)) for _ in range(400)]
+    ).T
     x = df["x"]
     tiny = 4 * CANDIDATES[2]  # a side with no values stops at 0 or, by the noise, just above
-    assert -tiny <= lower <= 0 if sign == "positive" else x.quantile(0.01) >= lower >= 64 * x.min()
-    assert 0 <= upper <= tiny if sign == "negative" else x.quantile(0.99) <= upper <= 64 * x.max()
+    # (now and then a side's search overshoots: a threshold noise far below -T)
+    if sign == "positive":
+        assert np.all(lower <= 0)
+        assert np.mean(lower < -tiny) <= 0.02
+    else:
+        assert np.median(lower) <= x.quantile(0.01)
+        assert np.mean(lower < 64 * x.min()) <= 0.02
+    if sign == "negative":
+        assert np.all(upper >= 0)
+        assert np.mean(upper > tiny) <= 0.02
+    else:
+        assert np.median(upper) >= x.quantile(0.99)
+        assert np.mean(upper > 64 * x.max()) <= 0.02
+
+
+def test_a_bounds_release_spends_its_epsilon() -> None:
+    df = column("mixed")
+    df.dp.set_budget(epsilon=1, seed=4)
+    lower, upper = df.dp.bounds("x", epsilon=1)
+    assert lower < 0 < upper
     assert df.dp.budget.spent == 1
 
 
@@ -61,10 +85,10 @@ def test_grouped_bounds_are_a_frame_of_each_keys_bounds() -> None:
     ("adjacency", "max_rows", "rho", "nu", "threshold"),
     [
         # side ε = 1/2; ρ takes 3/4 of it, the queries 1/4: Δ/(3/8), c·Δ/(1/8)
-        ("add_remove", None, Fraction(8, 3), Fraction(8), 16),
-        ("substitute", None, Fraction(8, 3), Fraction(8), 16),
-        ("add_remove", 3, Fraction(8), Fraction(24), 48),
-        ("substitute", 3, Fraction(16), Fraction(96), 168),  # a person's rows replaced: c = 2
+        ("add_remove", None, Fraction(8, 3), Fraction(8), 14),
+        ("substitute", None, Fraction(8, 3), Fraction(8), 14),
+        ("add_remove", 3, Fraction(8), Fraction(24), 40),
+        ("substitute", 3, Fraction(16), Fraction(96), 140),  # a person's rows replaced: c = 2
     ],
 )
 def test_the_plan_splits_each_sides_epsilon(
