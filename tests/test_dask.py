@@ -1187,3 +1187,21 @@ def test_reserve_holds_a_share_for_the_collection_releases(
         assert (budget.spent, budget.held, budget.remaining) == (0.25, 0.25, 0.5)
     assert hold.returned == 0.25
     assert (budget.spent, budget.held, budget.remaining) == (0.25, 0, 0.75)
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_max_rows_auto_gives_the_pandas_answer(orders: pd.DataFrame, grouped: bool) -> None:
+    """max_rows="auto": rows_per_unit chooses the same bound on both engines, then the release.
+
+    (The rows a person keeps are drawn per engine: the counts themselves differ.)
+    """
+    answers = []
+    for data in (orders.copy(), fresh(orders, 3)):
+        data.dp.set_budget(epsilon=2, privacy_unit="customer", seed=11)
+        surface = data.dp.groupby("region", keys=["N", "S", "E", "W"]) if grouped else data.dp
+        extra = {"max_groups": 1} if grouped else {}
+        answers.append(surface.count(epsilon=1, max_rows="auto", ci=0.9, **extra))
+        entries = data.dp.budget.entries
+        assert [e.epsilon for e in entries] == [Fraction(1, 4), Fraction(3, 4)]
+        assert entries[1].max_rows == int(np.unique(answers[-1]["max_rows"])[0])
+    assert same(answers[0]["max_rows"], answers[1]["max_rows"])
