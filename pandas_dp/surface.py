@@ -862,7 +862,7 @@ class Releases(Generic[S]):
         ci: None = None,
     ) -> Any:
         if _is_auto(clip):
-            labels = tuple(columns) if isinstance(columns, list | tuple) else (columns,)
+            labels = tuple(columns) if isinstance(columns, list | tuple | pd.Index) else (columns,)
             return self._auto(
                 labels,
                 epsilon,

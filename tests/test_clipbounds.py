@@ -155,6 +155,16 @@ def test_auto_spends_exactly_epsilon_and_records_the_bounds(name: str, grouped: 
     assert upper > df["x"].quantile(0.99)
 
 
+@pytest.mark.parametrize("columns", ["x", ["x"], pd.Index(["x"])])
+def test_auto_describe_takes_columns_as_describe_does(columns: Any) -> None:
+    df = column("positive")
+    df.dp.set_budget(epsilon=1, seed=4)
+    grid = {"x": np.linspace(0, 1e6, 101)}
+    table = df.dp.describe(columns, clip="auto", candidates=grid, epsilon=1)
+    assert list(table.columns) == ["x"]
+    assert table.loc["clip_upper", "x"] > df["x"].quantile(0.99)
+
+
 def test_auto_refuses_before_any_spend_when_the_whole_epsilon_does_not_fit() -> None:
     df = column("positive")
     df.dp.set_budget(epsilon=1, seed=4)
