@@ -225,6 +225,7 @@ def test_same_seed_same_keys_and_global_state_untouched() -> None:
         (["x", None, "x", "y"], True, {"x": 2, "y": 1}),
         ([1, None, 1, 2], True, {1.0: 2, 2.0: 1}),
         (pd.Categorical(["x", None, "x", "y"], categories=["y", "x", "z"]), True, {"x": 2, "y": 1}),
+        ([("a", 1), ("a", 1), None, ("b", 2)], True, {("a", 1): 2, ("b", 2): 1}),
     ],
 )
 def test_observed_keys_of_any_dtype(
