@@ -441,8 +441,10 @@ def select_codes(plan: SelectionPlan, stats: I64, source: RandomSource) -> tuple
     """The selected key codes and their noisy statistics (None when they are not counts).
 
     Only keys with a positive statistic are candidates.  Order: descending
-    noisy statistic, ties in random order; ascending code for
-    ``"truncated_geometric"`` (no statistic).
+    noisy statistic, ties in random order; a random order for
+    ``"truncated_geometric"`` (no statistic).  Never the codes' order: that is
+    the order of first appearance in the data (the caller may sort the keys
+    by value, as pandas' ``groupby(sort=True)`` does).
     """
     present = np.flatnonzero(stats > 0)
     n = stats[present]
@@ -450,7 +452,8 @@ def select_codes(plan: SelectionPlan, stats: I64, source: RandomSource) -> tuple
         probs = np.array(plan.probabilities, dtype=np.int64)
         chance = np.where(n < probs.size, probs[np.minimum(n, probs.size - 1)], _ONE)
         words = (source.words(n.size) >> np.uint64(64 - PROB_BITS)).astype(np.int64)
-        return present[words < chance], None
+        released = present[words < chance]
+        return released[np.argsort(source.words(released.size))], None
     if plan.method == "laplace":
         noisy = n + discrete_laplace(source, plan.scale, n.size)
     else:

@@ -210,6 +210,15 @@ def test_value_counts_order_is_descending_noisy_count() -> None:
     assert list(noisy) == sorted(noisy, reverse=True)
 
 
+def test_selected_keys_do_not_follow_the_order_of_first_appearance() -> None:
+    plan = plan_of("truncated_geometric")
+    stats = np.full(50, 2000, dtype=np.int64)  # every key released
+    codes, noisy = select_codes(plan, stats, SeededSource(4))
+    assert noisy is None
+    assert sorted(codes) == list(range(50))
+    assert list(codes) != list(range(50))
+
+
 def test_same_seed_same_keys_and_global_state_untouched() -> None:
     df = pd.DataFrame({"k": np.arange(3000) % 300, "u": np.arange(3000) % 700})
     plan = plan_of("laplace", 3)
