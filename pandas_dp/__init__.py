@@ -31,6 +31,7 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``variance``              var / std: the variance's plan, statistics and kind
 ``clipbounds``            bounds / clip="auto": private clip bounds (AboveThreshold), a kind
 ``aggregate``             counts and clipped sums: plans, statistics, kinds
+``partition``             keys chosen privately (no public keys): plans from δ, the kernel
 ``accuracy``              noise intervals: exact discrete Laplace/Gaussian quantiles
 ``kind``                  Neighbours (the neighbour relation), Rows, the Kind contract
 ``bounding``              privacy unit: at most max_rows rows / max_groups keys per person
