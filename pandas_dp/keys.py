@@ -255,7 +255,12 @@ def row_codes(series: pd.Series) -> tuple[I64, pd.Index]:
     """
     if isinstance(series.dtype, pd.CategoricalDtype):
         return np.asarray(series.cat.codes, dtype=np.int64), pd.Index(series.cat.categories)
-    factorized, uniques = pd.factorize(series, use_na_sentinel=True)
+    # A numpy number, bool or datetime column factorizes as its array: the same codes and
+    # uniques without the Series round trip (a large share of a small release's cost).
+    # Object columns stay Series: an object array's uniques would be inferred as strings.
+    numpy = isinstance(series.dtype, np.dtype) and series.dtype.kind in "biufmM"
+    values = series.to_numpy() if numpy else series
+    factorized, uniques = pd.factorize(values, use_na_sentinel=True)
     return np.asarray(factorized, dtype=np.int64), pd.Index(uniques)
 
 
