@@ -277,7 +277,8 @@ def level_codes(series: pd.Series, level: pd.Index) -> I64:
     is factorized and its distinct values looked up.
     """
     if _is_numpy_scalar(series.dtype):
-        return np.asarray(level.get_indexer(series.to_numpy()), dtype=np.int64)
+        values: Any = series.to_numpy()  # get_indexer takes an array (the stubs say Index)
+        return np.asarray(level.get_indexer(values), dtype=np.int64)
     codes, uniques = row_codes(series)
     mapping = np.append(np.asarray(level.get_indexer(uniques), dtype=np.int64), -1)
     return mapping[codes]  # code -1 (missing) picks the trailing -1
