@@ -81,7 +81,6 @@ from .budget import (
     Hold,
     PrivacyBudget,
     bind,
-    binding_of,
     claim_root,
     keep_spent,
     live_budget,
@@ -804,7 +803,7 @@ class DaskDPAccessor(DPReleases):
             found = found or _require(source)
             budget, unit = found.budget, found.unit
         elif isinstance(source, pd.DataFrame):
-            binding = binding_of(source) or require_binding(source)
+            binding = require_binding(source)  # as other.dp.inherit(df): unchanged in place
             budget, unit = binding.budget, binding.unit
         else:
             raise TypeError(f"`source` must be a DataFrame, got {type(source).__name__}.")
