@@ -280,6 +280,21 @@ BAD: dict[str, tuple[Callable[[pd.DataFrame], Any], type[Exception], str]] = {
     ),
     "drop the unit": (lambda d: d.dp.select(["amount"]), ValueError, "privacy unit"),
     "overwrite the unit": (lambda d: d.dp.assign(customer=0), ValueError, "privacy unit"),
+    # assign's callables get a copy of the frame: replacing the unit there changes who is who
+    "overwrite the unit in a function": (
+        lambda d: d.dp.assign(z=lambda c: c.__setitem__("customer", np.arange(len(c))) or 0),
+        ValueError,
+        "privacy unit",
+    ),
+    "rename onto the unit in a function": (
+        lambda d: d.dp.assign(
+            z=lambda c: setattr(
+                c, "columns", [{"customer": "c", "amount": "customer"}.get(k, k) for k in c]
+            )
+        ),
+        ValueError,
+        "privacy unit",
+    ),
 }
 
 
