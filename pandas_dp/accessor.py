@@ -790,8 +790,9 @@ class DPAccessor(DPReleases):
             ``"min"``, ``"max"``, ``"median"``, ``"std"``, ``"var"``,
             ``"nunique"``, ``"first"``, ``"last"``, ...; see
             :data:`pandas_dp.validation.PER_UNIT_AGGREGATIONS`) or a callable
-            that returns a scalar. Each function sees the rows of one person
-            only.
+            that returns a scalar. Each function sees the values of one person
+            only, indexed 0, 1, ...: never their row labels, which are row
+            positions when the index is a ``RangeIndex``.
 
         Returns
         -------

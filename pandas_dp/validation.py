@@ -428,7 +428,9 @@ class _OneValue:
     A function returning an array, list or Series (``lambda s: s.cumsum()``)
     would put a row's worth of data per person in one cell, or rows in place
     of persons; it is refused with a message that names neither the value nor
-    its length.
+    its length.  The function sees the person's values indexed 0, 1, ...: their
+    row labels (``s.index[0]``, ``s.idxmax()``) would be row positions, which
+    depend on every earlier row.
     """
 
     __slots__ = ("_function", "_name")
@@ -438,7 +440,8 @@ class _OneValue:
         self._name = name
 
     def __call__(self, values: pd.Series) -> object:
-        result = self._function(values)
+        # the person's values without their row labels: a RangeIndex label is a row's position
+        result = self._function(values.reset_index(drop=True))
         if not pd.api.types.is_scalar(result):
             raise TypeError(
                 f"The function of `{self._name}` must return one value per person (a number, "
