@@ -327,6 +327,11 @@ class PrivacyBudget:
         hold = getattr(self._holding, "token", None)
         return Reservation(self._store, self._store.reserve(entry, hold))
 
+    @property
+    def holding(self) -> bool:
+        """Whether this thread holds a share of this budget (inside ``df.dp.reserve``)."""
+        return getattr(self._holding, "token", None) is not None
+
     def hold(self, epsilon: Fraction) -> Hold:
         """Set ``epsilon`` aside for the releases of this thread inside a ``with`` block.
 

@@ -15,12 +15,17 @@ added per call), rendered from the templates of :mod:`pandas_dp.docstrings`.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
-from typing import Any, Generic, TypeVar, overload
+import contextlib
+import dataclasses
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from fractions import Fraction
+from typing import Any, Generic, Literal, TypeVar, overload
 
 import pandas as pd
 
 from .aggregate import Count, Mean, Nunique, Sum
+from .budget import PrivacyBudget
+from .clipbounds import ClipBounds, ClippedShare
 from .describe import Describe
 from .docstrings import RELEASES, Scope, for_scope
 from .kind import Kind
@@ -28,10 +33,76 @@ from .select import Argmax, Quantile
 from .validation import Bounds, check_epsilon
 from .variance import Var
 
-__all__ = ["Grouped", "Releases", "Ungrouped"]
+__all__ = [
+    "AUTO_ROWS",
+    "AUTO_ROWS_SHARE",
+    "AUTO_SHARE",
+    "Grouped",
+    "Releases",
+    "Ungrouped",
+    "with_bounds",
+    "with_rows",
+]
 
 S = TypeVar("S")
 C = TypeVar("C")  # a candidate of argmax_exp
+
+#: The share of a ``clip="auto"`` call's epsilon that finds the bounds (the rest
+#: releases the statistic with them).
+AUTO_SHARE = Fraction(1, 4)
+#: The share of a ``max_rows="auto"`` call's epsilon that chooses ``max_rows``
+#: (``rows_per_unit`` at q = 0.9 on :data:`AUTO_ROWS`).
+AUTO_ROWS_SHARE = Fraction(1, 4)
+#: The public grid ``max_rows="auto"`` chooses from: 1 to 32, then powers of two to 2**20.
+AUTO_ROWS = tuple(range(1, 33)) + tuple(2**k for k in range(6, 21))
+
+
+def _is_auto(clip: object) -> bool:
+    return isinstance(clip, str) and clip == "auto"
+
+
+def with_bounds(answer: Any, clips: Mapping[Hashable, tuple[float, float]]) -> Any:
+    """``answer`` with the bounds ``clip="auto"`` chose, where it has room for them.
+
+    An interval (a Series or DataFrame with ``estimate``, ``lower``, ``upper``)
+    gets ``clip_lower`` and ``clip_upper``; a ``describe`` table gets them as
+    rows (ungrouped) or as columns under each column name (grouped).  A plain
+    number is returned as it is: the bounds are in the ledger entry.
+    """
+    if isinstance(answer, pd.Series) and "estimate" in answer.index:
+        ((lower, upper),) = clips.values()
+        chosen = pd.Series([lower, upper], index=["clip_lower", "clip_upper"], name=answer.name)
+        return pd.concat([answer.astype("float64"), chosen])
+    if isinstance(answer, pd.DataFrame) and "estimate" in answer.columns:
+        ((lower, upper),) = clips.values()
+        return answer.assign(clip_lower=lower, clip_upper=upper)
+    if isinstance(answer, pd.DataFrame) and isinstance(answer.columns, pd.MultiIndex):
+        out = answer.copy()
+        for column, (lower, upper) in clips.items():
+            out[(column, "clip_lower")] = lower
+            out[(column, "clip_upper")] = upper
+        return out[list(clips)]
+    if isinstance(answer, pd.DataFrame) and set(clips) <= set(answer.columns):
+        extra = pd.DataFrame(
+            {c: [lower, upper] for c, (lower, upper) in clips.items()},
+            index=["clip_lower", "clip_upper"],
+        )
+        return pd.concat([answer, extra])
+    return answer
+
+
+def with_rows(answer: Any, max_rows: int) -> Any:
+    """``answer`` with the ``max_rows`` that ``max_rows="auto"`` chose, where it has room.
+
+    An interval (a Series or DataFrame with ``estimate``) gets ``max_rows``; a
+    plain answer is returned as it is: the bound is in the ledger entry.
+    """
+    if isinstance(answer, pd.Series) and "estimate" in answer.index:
+        chosen = pd.Series([float(max_rows)], index=["max_rows"], name=answer.name)
+        return pd.concat([answer.astype("float64"), chosen])
+    if isinstance(answer, pd.DataFrame) and "estimate" in answer.columns:
+        return answer.assign(max_rows=max_rows)
+    return answer
 
 
 class Ungrouped:
@@ -63,6 +134,74 @@ class Releases(Generic[S]):
         """Release ``kind`` (one answer, or one per key) under these contribution bounds."""
         raise NotImplementedError
 
+    def _budget(self) -> PrivacyBudget:
+        """The budget this surface's releases spend (MissingBudgetError if none)."""
+        raise NotImplementedError
+
+    def _rows_per_unit(self, epsilon: Fraction) -> int:
+        """``rows_per_unit(0.9, candidates=AUTO_ROWS, epsilon=epsilon)`` of the surface's frame."""
+        raise NotImplementedError
+
+    def _hold(self, epsilon: Fraction) -> contextlib.AbstractContextManager[Any]:
+        """Hold ``epsilon`` for a call of several releases (nothing if this thread holds)."""
+        budget = self._budget()
+        return contextlib.nullcontext() if budget.holding else budget.hold(epsilon)
+
+    def _go(self, kind: Kind[Any, Any], max_rows: Any, max_groups: int | None) -> Any:
+        """Release ``kind``; with ``max_rows="auto"``, choose the bound first.
+
+        ``max_rows="auto"`` spends :data:`AUTO_ROWS_SHARE` of the kind's ε on
+        ``rows_per_unit`` (q = 0.9) and the rest on the kind with that bound,
+        the whole ε held first: two ledger entries, the second recording the
+        bound.
+        """
+        if not _is_auto(max_rows):
+            return self._spend(kind, max_rows, max_groups)
+        total: Fraction = kind.epsilon
+        share = total * AUTO_ROWS_SHARE
+        with self._hold(total):
+            rows = self._rows_per_unit(share)
+            rest = dataclasses.replace(kind, epsilon=total - share)  # type: ignore[type-var]
+            answer = self._spend(rest, rows, max_groups)
+        return with_rows(answer, rows)
+
+    def _auto(
+        self,
+        columns: tuple[Hashable, ...],
+        epsilon: float,
+        build: Callable[[dict[Hashable, tuple[float, float]], Fraction], Kind[Any, Any]],
+        max_rows: Any,
+        max_groups: int | None,
+    ) -> Any:
+        """``clip="auto"``: private bounds with :data:`AUTO_SHARE` of ε, then the statistic.
+
+        The whole ``epsilon`` is held first (refused, nothing spent, if it does
+        not fit), unless this thread already holds a share (``df.dp.reserve``):
+        the two releases are two ledger entries adding up to exactly
+        ``epsilon``, the second recording the bounds as its clip.  The
+        statistic's arguments are checked before anything is spent.  A grouped
+        surface finds one pair of bounds from the rows of every key together.
+        With ``max_rows="auto"`` too, ``rows_per_unit`` takes
+        :data:`AUTO_ROWS_SHARE` of ε first (three entries).
+        """
+        total = check_epsilon(epsilon)
+        share = total * AUTO_SHARE
+        rows_share = total * AUTO_ROWS_SHARE if _is_auto(max_rows) else Fraction(0)
+        rest = total - share - rows_share
+        build({c: (0.0, 1.0) for c in columns}, rest)  # its arguments, checked first
+        finders = [ClipBounds(share / len(columns), c, pooled=True) for c in columns]
+        with self._hold(total):
+            rows = self._rows_per_unit(rows_share) if rows_share else max_rows
+            clips: dict[Hashable, tuple[float, float]] = {}
+            for finder in finders:
+                found = self._spend(finder, rows, max_groups)
+                if isinstance(found, pd.DataFrame):  # pooled: every key's row is the same
+                    found = (float(found["lower"].min()), float(found["upper"].max()))
+                clips[finder.column] = found
+            answer = self._spend(build(clips, rest), rows, max_groups)
+        answer = with_bounds(answer, clips)
+        return with_rows(answer, rows) if rows_share else answer
+
     @overload
     def count(
         self: Releases[Ungrouped],
@@ -70,7 +209,7 @@ class Releases(Generic[S]):
         *,
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> int: ...
 
     @overload
@@ -80,7 +219,7 @@ class Releases(Generic[S]):
         *,
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -90,7 +229,7 @@ class Releases(Generic[S]):
         *,
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
 
@@ -101,7 +240,7 @@ class Releases(Generic[S]):
         *,
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
@@ -111,10 +250,10 @@ class Releases(Generic[S]):
         *,
         epsilon: float,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        return self._spend(Count(check_epsilon(epsilon), column, ci), max_rows, max_groups)
+        return self._go(Count(check_epsilon(epsilon), column, ci), max_rows, max_groups)
 
     @overload
     def nunique(
@@ -122,7 +261,7 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> int: ...
 
     @overload
@@ -131,7 +270,7 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
 
@@ -140,10 +279,10 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        return self._spend(Nunique(check_epsilon(epsilon), column), max_rows, max_groups)
+        return self._go(Nunique(check_epsilon(epsilon), column), max_rows, max_groups)
 
     @overload
     def sum(
@@ -153,7 +292,7 @@ class Releases(Generic[S]):
         clip: Mapping[Hashable, Bounds],
         epsilon: float,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -161,10 +300,10 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable,
         *,
-        clip: Bounds,
+        clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
     @overload
@@ -172,10 +311,10 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable,
         *,
-        clip: Bounds,
+        clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -186,7 +325,7 @@ class Releases(Generic[S]):
         clip: Mapping[Hashable, Bounds],
         epsilon: float,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
@@ -195,10 +334,10 @@ class Releases(Generic[S]):
         self: Releases[Grouped],
         column: Hashable,
         *,
-        clip: Bounds,
+        clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
 
@@ -207,10 +346,10 @@ class Releases(Generic[S]):
         self: Releases[Grouped],
         column: Hashable,
         *,
-        clip: Bounds,
+        clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
@@ -221,11 +360,19 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
+        if _is_auto(clip):
+            return self._auto(
+                (column,),
+                epsilon,
+                lambda clips, e: Sum(e, column, clips[column], ci),
+                max_rows,
+                max_groups,
+            )
         kind = Sum(check_epsilon(epsilon), column, clip, ci)
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)
 
     @overload
     def mean(
@@ -235,7 +382,7 @@ class Releases(Generic[S]):
         clip: Mapping[Hashable, Bounds],
         epsilon: float,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -243,10 +390,10 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable,
         *,
-        clip: Bounds,
+        clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
     @overload
@@ -254,10 +401,10 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable,
         *,
-        clip: Bounds,
+        clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -268,7 +415,7 @@ class Releases(Generic[S]):
         clip: Mapping[Hashable, Bounds],
         epsilon: float,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
@@ -277,10 +424,10 @@ class Releases(Generic[S]):
         self: Releases[Grouped],
         column: Hashable,
         *,
-        clip: Bounds,
+        clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
 
@@ -289,10 +436,10 @@ class Releases(Generic[S]):
         self: Releases[Grouped],
         column: Hashable,
         *,
-        clip: Bounds,
+        clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
@@ -303,11 +450,19 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
+        if _is_auto(clip):
+            return self._auto(
+                (column,),
+                epsilon,
+                lambda clips, e: Mean(e, column, clips[column], ci),
+                max_rows,
+                max_groups,
+            )
         kind = Mean(check_epsilon(epsilon), column, clip, ci)
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)
 
     @overload
     def var(
@@ -317,7 +472,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
     @overload
@@ -328,7 +483,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -339,7 +494,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
 
@@ -351,7 +506,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
@@ -362,11 +517,19 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
+        if _is_auto(clip):
+            return self._auto(
+                (column,),
+                epsilon,
+                lambda clips, e: Var.of(e, column, clips[column], std=False, ci=ci),
+                max_rows,
+                max_groups,
+            )
         kind = Var.of(check_epsilon(epsilon), column, clip, std=False, ci=ci)
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)
 
     @overload
     def std(
@@ -376,7 +539,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
     @overload
@@ -387,7 +550,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -398,7 +561,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
 
@@ -410,7 +573,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
@@ -421,11 +584,19 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
+        if _is_auto(clip):
+            return self._auto(
+                (column,),
+                epsilon,
+                lambda clips, e: Var.of(e, column, clips[column], std=True, ci=ci),
+                max_rows,
+                max_groups,
+            )
         kind = Var.of(check_epsilon(epsilon), column, clip, std=True, ci=ci)
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)
 
     @overload
     def argmax_exp(
@@ -516,11 +687,11 @@ class Releases(Generic[S]):
         k: int | None = None,
         value: Hashable | None = None,
         clip: Any = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
         kind = Argmax.of(check_epsilon(epsilon), column, candidates, k=k, value=value, clip=clip)
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)
 
     @overload
     def quantile(
@@ -530,7 +701,7 @@ class Releases(Generic[S]):
         *,
         candidates: Any = None,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
     @overload
@@ -541,7 +712,7 @@ class Releases(Generic[S]):
         *,
         candidates: Any = None,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
 
@@ -552,11 +723,11 @@ class Releases(Generic[S]):
         *,
         candidates: Any = None,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
         kind = Quantile.of(check_epsilon(epsilon), column, q, candidates, "quantile")
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)
 
     @overload
     def median(
@@ -565,7 +736,7 @@ class Releases(Generic[S]):
         *,
         candidates: Any = None,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
     @overload
@@ -575,7 +746,7 @@ class Releases(Generic[S]):
         *,
         candidates: Any = None,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
 
@@ -585,11 +756,74 @@ class Releases(Generic[S]):
         *,
         candidates: Any = None,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
         kind = Quantile.of(check_epsilon(epsilon), column, 0.5, candidates, "median")
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)
+
+    @overload
+    def bounds(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        epsilon: float,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> tuple[float, float]: ...
+
+    @overload
+    def bounds(
+        self: Releases[Grouped],
+        column: Hashable,
+        *,
+        epsilon: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
+
+    def bounds(
+        self,
+        column: Hashable,
+        *,
+        epsilon: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+    ) -> Any:
+        kind = ClipBounds(check_epsilon(epsilon), column)
+        return self._go(kind, max_rows, max_groups)
+
+    @overload
+    def clipped_share(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float: ...
+
+    @overload
+    def clipped_share(
+        self: Releases[Grouped],
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
+
+    def clipped_share(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+    ) -> Any:
+        kind = ClippedShare(check_epsilon(epsilon), column, clip)
+        return self._go(kind, max_rows, max_groups)
 
     @overload
     def describe(
@@ -599,7 +833,7 @@ class Releases(Generic[S]):
         clip: Any,
         candidates: Any,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         ci: None = None,
     ) -> pd.DataFrame: ...
 
@@ -611,7 +845,7 @@ class Releases(Generic[S]):
         clip: Any,
         candidates: Any,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
         ci: None = None,
     ) -> pd.DataFrame: ...
@@ -623,9 +857,18 @@ class Releases(Generic[S]):
         clip: Any,
         candidates: Any,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
         ci: None = None,
     ) -> Any:
+        if _is_auto(clip):
+            labels = tuple(columns) if isinstance(columns, list | tuple | pd.Index) else (columns,)
+            return self._auto(
+                labels,
+                epsilon,
+                lambda clips, e: Describe.of(e, list(labels), clips, candidates, ci),
+                max_rows,
+                max_groups,
+            )
         kind = Describe.of(check_epsilon(epsilon), columns, clip, candidates, ci)
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)

@@ -29,7 +29,8 @@ def test_a_release_signature_reads_as_before() -> None:
     got = inspect.signature(pandas_dp.DPAccessor.count)
     assert str(got) == (
         "(self, column: 'Hashable | None' = None, *, epsilon: 'float', "
-        "ci: 'float | None' = None, max_rows: 'int | None' = None) -> 'int | pd.Series'"
+        "ci: 'float | None' = None, max_rows: \"int | Literal['auto'] | None\" = None) "
+        "-> 'int | pd.Series'"
     )
 
 
