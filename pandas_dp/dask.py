@@ -744,7 +744,11 @@ class DaskDPAccessor(DPReleases):
         Parameters
         ----------
         **aggregations
-            ``name=(column, function)`` pairs: reductions by name, as on pandas.
+            ``name=(column, function)`` pairs: reductions by name, as on pandas,
+            among those Dask's named aggregation knows
+            (:data:`pandas_dp.validation.DASK_PER_UNIT_AGGREGATIONS`: not
+            ``"all"``, ``"any"``, ``"kurt"``, ``"nunique"``, ``"quantile"``,
+            ``"sem"``, ``"skew"``).
 
         Returns
         -------

@@ -24,6 +24,7 @@ from .errors import MissingColumnError
 
 __all__ = [
     "ADJACENCIES",
+    "DASK_PER_UNIT_AGGREGATIONS",
     "MAX_ROWS",
     "PER_UNIT_AGGREGATIONS",
     "Bounds",
@@ -416,6 +417,10 @@ PER_UNIT_AGGREGATIONS = frozenset(
         "var",
     }
 )
+#: The reductions of :data:`PER_UNIT_AGGREGATIONS` that Dask's named aggregation knows.
+DASK_PER_UNIT_AGGREGATIONS = PER_UNIT_AGGREGATIONS - {
+    "all", "any", "kurt", "nunique", "quantile", "sem", "skew"
+}  # fmt: skip
 _PER_UNIT_HINT = (
     "per_unit() makes one row per person, so each aggregation must reduce a person's rows to "
     "one value: one of " + ", ".join(repr(name) for name in sorted(PER_UNIT_AGGREGATIONS))
@@ -489,6 +494,13 @@ def check_per_unit(
                 raise ValueError(
                     f"`{name}` aggregates with {function!r}, which does not reduce a person's "
                     f"rows to one value. {_PER_UNIT_HINT}."
+                )
+            if not callables and function not in DASK_PER_UNIT_AGGREGATIONS:
+                raise ValueError(
+                    f"`{name}` aggregates with {function!r}, which Dask's named aggregation does "
+                    "not support; on a Dask collection use one of "
+                    + ", ".join(repr(f) for f in sorted(DASK_PER_UNIT_AGGREGATIONS))
+                    + ", or ddf.dp.compute() and per_unit on the pandas frame."
                 )
         elif callables and callable(function):
             function = _OneValue(function, name)

@@ -1031,6 +1031,17 @@ def test_per_unit_gives_one_row_per_person_on_the_same_budget(orders: pd.DataFra
         ddf.dp.per_unit()
 
 
+@pytest.mark.parametrize("function", ["all", "any", "kurt", "nunique", "quantile", "sem", "skew"])
+def test_per_unit_refuses_a_reduction_dask_lacks_naming_the_fix(
+    orders: pd.DataFrame, function: str
+) -> None:
+    ddf = fresh(orders, 3)
+    budget = ddf.dp.set_budget(epsilon=3, privacy_unit="customer")
+    with pytest.raises(ValueError, match=r"Dask's named aggregation does not support.*compute"):
+        ddf.dp.per_unit(v=("amount", function))
+    assert budget.entries == []
+
+
 @pytest.mark.parametrize("function", ["cumsum", "rank", "shift", "diff", "cumcount", "head"])
 def test_per_unit_refuses_a_transform_as_on_pandas(orders: pd.DataFrame, function: str) -> None:
     df = orders.copy()
