@@ -27,6 +27,7 @@ from .budget import (
     bind,
     binding_of,
     budget_lock,
+    column_token,
     live_budget,
     marker_of,
     named_memory_store,
@@ -720,7 +721,9 @@ class DPAccessor(DPReleases):
         Raises
         ------
         ValueError
-            If the assignment changes the frame's rows (index).
+            If the assignment changes the frame's rows (index), assigns the privacy
+            unit column, or a callable replaced or renamed the unit column of the
+            frame it was given (checked by identity, never by value).
         MissingBudgetError
             If this frame has no budget it may spend.
 
@@ -744,7 +747,19 @@ class DPAccessor(DPReleases):
                 f"{unit!r} is the privacy unit: it identifies each row's person, and "
                 "overwriting it would change who is who. Assign another column."
             )
-        result = self._df.assign(**columns)
+        # As DataFrame.assign, on a copy whose unit column a callable must leave alone: one
+        # that replaced or renamed it there would bound by other ids (checked by identity).
+        result = self._df.copy(deep=False)
+        ids = None if unit is None else column_token(result, unit)
+        for label, value in columns.items():
+            result[label] = value(result) if callable(value) else value
+        now = None if unit is None else column_token(result, unit)
+        if ids is not None and (now is None or not ids.same(now)):
+            raise ValueError(
+                f"A function passed to assign replaced or renamed the privacy unit column {unit!r} "
+                "of the frame it was given: that would change who is who. Leave the unit column "
+                "alone; return the new column's values."
+            )
         if not result.index.equals(self._df.index):
             raise ValueError("assigned columns must keep the frame's rows (same index).")
         return self._derive(result, same_rows=True)
@@ -784,8 +799,9 @@ class DPAccessor(DPReleases):
             ``"min"``, ``"max"``, ``"median"``, ``"std"``, ``"var"``,
             ``"nunique"``, ``"first"``, ``"last"``, ...; see
             :data:`pandas_dp.validation.PER_UNIT_AGGREGATIONS`) or a callable
-            that returns a scalar. Each function sees the rows of one person
-            only.
+            that returns a scalar. Each function sees the values of one person
+            only, indexed 0, 1, ...: never their row labels, which are row
+            positions when the index is a ``RangeIndex``.
 
         Returns
         -------

@@ -438,7 +438,8 @@ class FrameBinding:
     when nothing was dropped), so a bound frame whose index object changed
     spends nothing until ``df.dp.inherit()`` asserts again that it holds at
     most one row per person (see :func:`require_binding`).  Likewise a unit
-    column replaced or renamed in place (``df["customer_id"] = ...``) stops
+    column replaced, overwritten or renamed in place (``df["customer_id"] = ...``,
+    ``df.loc[:, "customer_id"] = ...``) stops
     the frame: bounding by other ids would understate a person's reach.  The
     tests are on objects' identities, never on the data, so a refusal reveals
     nothing.
@@ -503,12 +504,16 @@ class ColumnToken:
     on the address alone passed about half the time after ``del df[unit]``,
     ``gc.collect()``, ``df[unit] = new_ids``).  ``where`` is the column's
     place inside the owner (address, shape, strides, dtype), which tells
-    apart two columns of one block.  Compared with ``is`` and ``==``, never
-    elementwise.
+    apart two columns of one block.  ``view`` is the column as a Series,
+    held so that pandas' copy-on-write sees a reference to the values: a write
+    into them in place (``df.loc[:, unit] = ...``, ``df.loc[0, unit] = ...``)
+    then copies them first, which changes the owner.  Compared with ``is`` and
+    ``==``, never elementwise.
     """
 
     owner: object
     where: tuple[Any, ...] = ()
+    view: object = None
 
     def same(self, other: ColumnToken) -> bool:
         """Whether ``other`` reads the very values this token was taken from."""
@@ -520,17 +525,19 @@ def column_token(df: pd.DataFrame, label: Hashable) -> ColumnToken | None:
 
     The same across reads of an unchanged column; different once the column
     is replaced (``df[label] = ...``, a rename that moves another column under
-    the label, ``astype``).  None when the frame has no such column.
+    the label, ``astype``) or, while the token lives, written in place.
+    None when the frame has no such column.
     """
     if label not in df.columns:
         return None
-    values = df[label].array
+    view = df[label]
+    values = view.array
     if isinstance(values, pd.arrays.NumpyExtensionArray):
         array = values.to_numpy()
         owner = array if array.base is None else array.base
         where = (array.__array_interface__["data"][0], array.shape, array.strides, array.dtype.str)
-        return ColumnToken(owner, where)
-    return ColumnToken(values)
+        return ColumnToken(owner, where, view)
+    return ColumnToken(values, view=view)
 
 
 def bind(
@@ -607,8 +614,9 @@ def require_binding(df: pd.DataFrame) -> FrameBinding:
             )
         if not binding.unit_unchanged(df):
             raise MissingBudgetError(
-                f"The privacy unit column {binding.unit!r} was replaced or renamed in place "
-                "after the budget was attached (df[unit] = ..., rename(inplace=True), ...): "
+                f"The privacy unit column {binding.unit!r} was replaced, overwritten or renamed "
+                "in place after the budget was attached (df[unit] = ..., df.loc[:, unit] = ..., "
+                "rename(inplace=True), ...): "
                 "bounding by other ids would understate what one person contributes. If it "
                 "still identifies the same persons, say so with df.dp.inherit()."
             )

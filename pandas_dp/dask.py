@@ -83,7 +83,6 @@ from .budget import (
     Hold,
     PrivacyBudget,
     bind,
-    binding_of,
     claim_root,
     keep_spent,
     live_budget,
@@ -747,7 +746,11 @@ class DaskDPAccessor(DPReleases):
         Parameters
         ----------
         **aggregations
-            ``name=(column, function)`` pairs: reductions by name, as on pandas.
+            ``name=(column, function)`` pairs: reductions by name, as on pandas,
+            among those Dask's named aggregation knows
+            (:data:`pandas_dp.validation.DASK_PER_UNIT_AGGREGATIONS`: not
+            ``"all"``, ``"any"``, ``"kurt"``, ``"nunique"``, ``"quantile"``,
+            ``"sem"``, ``"skew"``).
 
         Returns
         -------
@@ -810,7 +813,7 @@ class DaskDPAccessor(DPReleases):
             found = found or _require(source)
             budget, unit = found.budget, found.unit
         elif isinstance(source, pd.DataFrame):
-            binding = binding_of(source) or require_binding(source)
+            binding = require_binding(source)  # as other.dp.inherit(df): unchanged in place
             budget, unit = binding.budget, binding.unit
         else:
             raise TypeError(f"`source` must be a DataFrame, got {type(source).__name__}.")

@@ -24,6 +24,7 @@ from .errors import MissingColumnError
 
 __all__ = [
     "ADJACENCIES",
+    "DASK_PER_UNIT_AGGREGATIONS",
     "MAX_ROWS",
     "PER_UNIT_AGGREGATIONS",
     "Bounds",
@@ -416,6 +417,10 @@ PER_UNIT_AGGREGATIONS = frozenset(
         "var",
     }
 )
+#: The reductions of :data:`PER_UNIT_AGGREGATIONS` that Dask's named aggregation knows.
+DASK_PER_UNIT_AGGREGATIONS = PER_UNIT_AGGREGATIONS - {
+    "all", "any", "kurt", "nunique", "quantile", "sem", "skew"
+}  # fmt: skip
 _PER_UNIT_HINT = (
     "per_unit() makes one row per person, so each aggregation must reduce a person's rows to "
     "one value: one of " + ", ".join(repr(name) for name in sorted(PER_UNIT_AGGREGATIONS))
@@ -428,7 +433,9 @@ class _OneValue:
     A function returning an array, list or Series (``lambda s: s.cumsum()``)
     would put a row's worth of data per person in one cell, or rows in place
     of persons; it is refused with a message that names neither the value nor
-    its length.
+    its length.  The function sees the person's values indexed 0, 1, ...: their
+    row labels (``s.index[0]``, ``s.idxmax()``) would be row positions, which
+    depend on every earlier row.
     """
 
     __slots__ = ("_function", "_name")
@@ -438,7 +445,8 @@ class _OneValue:
         self._name = name
 
     def __call__(self, values: pd.Series) -> object:
-        result = self._function(values)
+        # the person's values without their row labels: a RangeIndex label is a row's position
+        result = self._function(values.reset_index(drop=True))
         if not pd.api.types.is_scalar(result):
             raise TypeError(
                 f"The function of `{self._name}` must return one value per person (a number, "
@@ -486,6 +494,13 @@ def check_per_unit(
                 raise ValueError(
                     f"`{name}` aggregates with {function!r}, which does not reduce a person's "
                     f"rows to one value. {_PER_UNIT_HINT}."
+                )
+            if not callables and function not in DASK_PER_UNIT_AGGREGATIONS:
+                raise ValueError(
+                    f"`{name}` aggregates with {function!r}, which Dask's named aggregation does "
+                    "not support; on a Dask collection use one of "
+                    + ", ".join(repr(f) for f in sorted(DASK_PER_UNIT_AGGREGATIONS))
+                    + ", or ddf.dp.compute() and per_unit on the pandas frame."
                 )
         elif callables and callable(function):
             function = _OneValue(function, name)

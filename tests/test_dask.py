@@ -395,6 +395,10 @@ def _plain_meta(df: pd.DataFrame) -> pd.DataFrame:
     return meta
 
 
+def _concat_nested(holder: dict[str, list[tuple[pd.DataFrame]]]) -> pd.DataFrame:
+    return pd.concat([part for (part,) in holder["parts"]])
+
+
 #: Ways a bound pandas frame becomes a Dask collection: each carries its marker.
 FROM_PANDAS: dict[str, Callable[[pd.DataFrame, Path], Any]] = {
     "from_pandas": lambda df, _: dd.from_pandas(df, npartitions=3),
@@ -409,6 +413,13 @@ FROM_PANDAS: dict[str, Callable[[pd.DataFrame, Path], Any]] = {
     ),
     "from_delayed of a call": lambda df, _: dd.from_delayed(
         [dask.delayed(pd.DataFrame.copy)(df)], meta=_plain_meta(df)
+    ),
+    "from_delayed of a concat": lambda df, _: dd.from_delayed(
+        [dask.delayed(pd.concat)([df.iloc[:1000], df.iloc[1000:]])], meta=_plain_meta(df)
+    ),
+    "from_delayed, nested": lambda df, _: dd.from_delayed(
+        [dask.delayed(_concat_nested)({"parts": [(df.iloc[:1000],), (df.iloc[1000:],)]})],
+        meta=_plain_meta(df),
     ),
     "parquet written by pandas": lambda df, tmp: (
         df.to_parquet(tmp / "one.parquet"),
@@ -1021,6 +1032,17 @@ def test_per_unit_gives_one_row_per_person_on_the_same_budget(orders: pd.DataFra
         ddf.dp.per_unit()
 
 
+@pytest.mark.parametrize("function", ["all", "any", "kurt", "nunique", "quantile", "sem", "skew"])
+def test_per_unit_refuses_a_reduction_dask_lacks_naming_the_fix(
+    orders: pd.DataFrame, function: str
+) -> None:
+    ddf = fresh(orders, 3)
+    budget = ddf.dp.set_budget(epsilon=3, privacy_unit="customer")
+    with pytest.raises(ValueError, match=r"Dask's named aggregation does not support.*compute"):
+        ddf.dp.per_unit(v=("amount", function))
+    assert budget.entries == []
+
+
 @pytest.mark.parametrize("function", ["cumsum", "rank", "shift", "diff", "cumcount", "head"])
 def test_per_unit_refuses_a_transform_as_on_pandas(orders: pd.DataFrame, function: str) -> None:
     df = orders.copy()
@@ -1209,6 +1231,31 @@ def test_a_collection_changed_in_place_spends_nothing_until_inherit() -> None:
         ddf.dp.inherit(ddf)  # the analyst's assertion
         ddf.dp.count(epsilon=1e5)
     assert len(budget.entries) == 2
+
+
+#: In-place changes to a bound pandas frame after which it spends nothing until inherit().
+CHANGED_IN_PLACE: dict[str, Callable[[pd.DataFrame], None]] = {
+    "unit replaced": lambda f: f.__setitem__("pid", np.arange(len(f))),  # each row a "person"
+    "row added": lambda f: f.loc.__setitem__(10**9, [7, 1.0]),  # df.loc[new] = a repeat
+}
+
+
+@pytest.mark.parametrize("change", list(CHANGED_IN_PLACE))
+def test_a_collection_inherits_only_from_a_frame_that_may_spend(change: str) -> None:
+    """As ``other.dp.inherit(df)`` on pandas: a frame changed in place lends no budget."""
+    frame = pd.DataFrame({"pid": [7] * 8, "x": [1.0] * 8}).set_axis(
+        pd.RangeIndex(next(_OFFSET), next(_OFFSET))[:8]
+    )
+    budget = frame.dp.set_budget(epsilon=1, privacy_unit="pid", max_rows=1)
+    CHANGED_IN_PLACE[change](frame)
+    with pytest.raises(MissingBudgetError, match=r"changed in place|was replaced"):
+        frame.copy().dp.inherit(frame)  # pandas
+    ddf = dd.from_pandas(frame, npartitions=2)
+    with pytest.raises(MissingBudgetError, match=r"changed in place|was replaced"):
+        ddf.dp.inherit(frame)
+    with pytest.raises(MissingBudgetError):
+        ddf.dp.count(epsilon=0.5)
+    assert budget.spent == 0
 
 
 def test_set_budget_is_one_path_for_both_engines() -> None:
