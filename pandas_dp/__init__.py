@@ -31,9 +31,11 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``accuracy``              noise intervals: exact discrete Laplace/Gaussian quantiles
 ``kind``                  Neighbours (the neighbour relation), Rows, the Kind contract
 ``bounding``              privacy unit: at most max_rows rows / max_groups keys per person
-``budget``                PrivacyBudget (reserve, commit), frame binding, marker
+``budget``                PrivacyBudget (reserve, commit, hold), frame binding, marker
+``budget_view``           the budget's HTML and text views: its facts, latest releases
 ``keys``                  public keys and candidates: normalise, check, encode
 ``sqlite_ledger``         named budgets in a SQLite file: Ledger, SqliteStore, open_ledger
+``ledger_holds``          holds in a ledger file (df.dp.reserve), dead processes' released
 ``ledger_format``         the ledger file's schema, migrations, stored values, views
 ``ledger``                accounting core: LedgerEntry, check_fits, BudgetStore, MemoryStore
 ``validation``            argument checks that return normalised values
@@ -41,7 +43,7 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``rowwise``               the row-wise expression check of ``df.dp.query``, masks
 ``noise``                 CSPRNG / seeded words, exact samplers, grid; array types
 ``zcdp``                  zCDP arithmetic: ρ charges, the (ε, δ) a ρ means (data-free)
-``text``                  public numbers as text (epsilons, bounds, figures)
+``text``                  public numbers as text: number_text, the one number format
 ``datasets``              synthetic example frames (demo, notebooks, benchmarks)
 ========================  ====================================================
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from collections.abc import Sequence
 
 import pandas as pd
@@ -16,6 +17,7 @@ from . import datasets, dp
 from .errors import BudgetExceededError, LedgerError
 from .ledger import SEEDED
 from .sqlite_ledger import open_ledger
+from .text import labelled_figures, number_text
 
 CLIP = (0, 250_000)
 
@@ -30,7 +32,7 @@ def demo(seed: int | None = None) -> None:
 
     budget = df.dp.set_budget(epsilon=5.0, seed=seed)
     private = dp(df)  # df.dp, typed (pandas-stubs reads df.dp as a column)
-    print(f"df.dp.set_budget(epsilon=5.0)  ->  {budget}\n")
+    print(f"df.dp.set_budget(epsilon=5.0)  ->  {budget!r}\n")
 
     truth_sum = df.salary.clip(*CLIP).sum()
     truth_mean = df.salary.clip(*CLIP).mean()
@@ -67,12 +69,95 @@ def demo(seed: int | None = None) -> None:
     print(f"  df.dp.count(epsilon=0.1) -> {private.count(epsilon=0.1)}")
 
 
+#: The widest line ``python -m pandas_dp ledger`` prints.
+WIDTH = 100
+#: Per row of the ledger views: the columns of its first line (a table), then the columns
+#: written below it as "label value" pairs, wrapped to WIDTH.
+BUDGET_LINE = ("name", "total", "spent", "held", "remaining", "releases", "pending")
+BUDGET_DETAILS = ("adjacency", "privacy_unit", "public_rows", "seeded_releases", "created")
+HISTORY_LINE = ("time", "operation", "state", "epsilon", "spent", "process")
+HISTORY_DETAILS = (
+    "columns",
+    "clip",
+    "keys",
+    "mechanism",
+    "adjacency",
+    "sensitivity",
+    "noise_scale",
+    "half_width_95",
+    "privacy_unit",
+    "max_rows",
+    "max_groups",
+    "total",
+)
+_EPSILONS = {"total", "spent", "held", "remaining", "epsilon"}
+LABELS = {"half_width_95": "± at 95%", "total": "total after"}
+
+
+def _cell(column: str, value: object) -> str:
+    """One value of a ledger view as text: figures by number_text, nothing for a missing one."""
+    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, pd.Timestamp):
+        return value.strftime("%Y-%m-%d %H:%M:%S")
+    if column in _EPSILONS:
+        return number_text(float(str(value)), 6)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return number_text(value)
+    return str(value)
+
+
+def blocks(frame: pd.DataFrame, line: Sequence[str], details: Sequence[str]) -> list[str]:
+    """``frame`` as text no wider than :data:`WIDTH`: per row, a table line and its details.
+
+    The ``line`` columns form an aligned table (figures right-aligned); the
+    non-empty ``details`` follow below each row as ``label value`` pairs,
+    wrapped and indented.  A table wider than WIDTH (a very long name) is cut
+    at WIDTH with ``…``.
+    """
+    cells = [
+        [_cell(c, v) for c, v in zip(line, row, strict=True)]
+        for row in frame[list(line)].itertuples(index=False)
+    ]
+    widths = [max([len(c), *(len(r[i]) for r in cells)]) for i, c in enumerate(line)]
+    right = [c in _EPSILONS or pd.api.types.is_numeric_dtype(frame[c]) for c in line]
+
+    def row_text(values: Sequence[str]) -> str:
+        text = "  ".join(
+            v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right, strict=True)
+        ).rstrip()
+        return text if len(text) <= WIDTH else text[: WIDTH - 1] + "…"
+
+    out = [row_text(line)]
+    for values, (_, record) in zip(cells, frame.iterrows(), strict=True):
+        out.append(row_text(values))
+        pairs = [
+            f"{LABELS.get(column, column.replace('_', ' '))} {text}"
+            for column in details
+            if (text := _cell(column, record[column]))
+        ]
+        out += _wrap(pairs)
+    return out
+
+
+def _wrap(pairs: Sequence[str], indent: str = "    ") -> list[str]:
+    """``pairs`` joined by `` · ``, in lines of at most WIDTH that break between pairs."""
+    lines: list[str] = []
+    for pair in pairs:
+        if lines and len(lines[-1]) + 3 + len(pair) <= WIDTH:
+            lines[-1] += f" · {pair}"
+        else:  # a pair longer than a line (a long mechanism) is wrapped on its own
+            lines += textwrap.wrap(pair, WIDTH, initial_indent=indent, subsequent_indent=indent)
+    return lines
+
+
 def show_ledger(path: str, name: str | None) -> int:
     """Print the budgets of the ledger at ``path``, or the history of budget ``name``.
 
     Reads only: the file is opened read-only (``open_ledger(path, read_only=True)``),
     so nothing is created, upgraded or written, and a ledger in a read-only
-    folder can be read.
+    folder can be read.  No line is wider than :data:`WIDTH`: each budget or
+    entry is one table line and, below it, its other fields wrapped.
     """
     try:
         with open_ledger(path, read_only=True) as ledger:
@@ -85,19 +170,19 @@ def show_ledger(path: str, name: str | None) -> int:
         print(f"Budgets in {path} ({len(frame)}):")
         if frame.empty:
             return 0
-        frame = frame.assign(created=frame["created"].dt.strftime("%Y-%m-%d %H:%M:%S UTC"))
+        lines = blocks(frame, BUDGET_LINE, BUDGET_DETAILS)
         seeded = frame["seeded_releases"] > 0
         pending = frame["pending"] > 0
     else:
         print(f"History of {name!r} in {path} ({len(frame)} entries, times in UTC):")
+        half_widths = [  # each figure labelled by its column, written by number_text
+            labelled_figures(str(columns).split(", "), str(text))
+            for columns, text in zip(frame["columns"], frame["half_width_95"], strict=True)
+        ]
+        lines = blocks(frame.assign(half_width_95=half_widths), HISTORY_LINE, HISTORY_DETAILS)
         seeded = frame["mechanism"].str.endswith(SEEDED)
         pending = frame["state"] == "pending"
-        frame = frame.drop(columns="epsilon_exact").assign(
-            time=frame["time"].dt.strftime("%Y-%m-%d %H:%M:%S"),
-            keys=frame["keys"].astype("string").fillna(""),
-            process=frame["process"].astype("string").fillna(""),
-        )
-    print(frame.to_string(index=False, na_rep=""))
+    print("\n".join(lines))
     if seeded.any():
         notes.append(
             f"Releases marked {SEEDED} were drawn from seeded, reproducible noise "
@@ -109,21 +194,37 @@ def show_ledger(path: str, name: str | None) -> int:
             "that stopped before committing it; they count as spent."
         )
     for note in notes:
-        print(f"\nNote: {note}")
+        print()
+        print(textwrap.fill(f"Note: {note}", WIDTH, subsequent_indent="      "))
     return 0
 
 
+DESCRIPTION = """\
+pandas_dp from the command line.
+
+  python -m pandas_dp demo                      the salary story on generated data
+  python -m pandas_dp ledger FILE               the budgets of a ledger file
+  python -m pandas_dp ledger FILE --name NAME   the history of one budget
+
+Ledgers are read only, and show public parameters only (never a data value).
+"""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pandas_dp", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m pandas_dp",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("demo", help="the salary story on generated data")
     run.add_argument("--seed", type=int, default=None, help="reproducible noise (not private)")
     show = commands.add_parser(
         "ledger",
         help="show the budgets of a ledger file, or the history of one budget",
-        description="Show the budgets of a pandas_dp ledger file (name, total, spent, "
-        "remaining, releases, pending, seeded_releases, ...), or with --name every entry of one "
-        "budget. Reads only: never creates, upgrades or writes the file.",
+        description="Show the budgets of a pandas_dp ledger file (name, total, spent, held, "
+        "remaining, releases, pending, ...), or with --name every entry of one budget. Reads "
+        "only: never creates, upgrades or writes the file.",
     )
     show.add_argument("path", help="the ledger file, e.g. privacy-ledger.sqlite")
     show.add_argument("--name", default=None, help="show the history of this budget")

@@ -20,6 +20,7 @@ import pandas as pd
 
 from .aggregate import Count, Histogram
 from .budget import (
+    Hold,
     PrivacyBudget,
     attach,
     bind,
@@ -465,6 +466,37 @@ class DPAccessor(DPReleases):
         """The frame's :class:`PrivacyBudget` (MissingBudgetError if it has none)."""
         binding = binding_of(self._df)
         return require_binding(self._df).budget if binding is None else binding.budget
+
+    def reserve(self, *, epsilon: float) -> Hold:
+        """Hold ``epsilon`` of the frame's budget for the releases of a ``with`` block.
+
+        ``with df.dp.reserve(epsilon=0.3): ...`` sets the share aside at once;
+        inside, this thread's releases of the budget draw on it first; on exit
+        (also on an error) what is left is free again.  With a named ledger
+        budget, other processes cannot spend it either.  Holding spends
+        nothing by itself.
+
+        Parameters
+        ----------
+        epsilon : float
+            The share to hold: what the block's releases will cost.
+
+        Returns
+        -------
+        Hold
+            The context manager (:class:`pandas_dp.budget.Hold`); after the
+            block, its ``returned`` is what was left of the share.
+
+        Raises
+        ------
+        BudgetExceededError
+            On entering the block, if ``epsilon`` exceeds what remains
+            (nothing is held; the block does not run).
+        ValueError
+            If this thread already holds a share of this budget (holds do not
+            nest), or ``epsilon`` is not a positive number.
+        """
+        return self.budget.hold(check_epsilon(epsilon))
 
     def groupby(self, by: Hashable | list[Hashable], *, keys: Any = None) -> DPGroupBy:
         """Group by ``by`` over the public ``keys`` for grouped releases.

@@ -15,7 +15,6 @@ so that a derived frame can say where it came from and how to fix it.
 
 from __future__ import annotations
 
-import html
 import itertools
 import json
 import threading
@@ -28,6 +27,7 @@ from typing import Any, NoReturn
 
 import pandas as pd
 
+from .budget_view import epsilon_figure, html_view, text_view
 from .errors import BudgetMismatchError, MissingBudgetError, PandasDPError
 from .ledger import (
     LEDGER_COLUMNS,
@@ -37,11 +37,12 @@ from .ledger import (
     MemoryStore,
 )
 from .noise import RandomSource
-from .text import epsilon_text
+from .text import epsilon_text, number_text
 
 __all__ = [
     "Epsilon",
     "FrameBinding",
+    "Hold",
     "PrivacyBudget",
     "attach",
     "bind",
@@ -65,9 +66,17 @@ class Epsilon(Fraction):
     ``Fraction`` has no ``__format__`` of its own (it arrived in 3.12); a
     format spec is applied exactly where Fraction supports it, else to the
     float.  Arithmetic gives plain Fractions.
+
+    ``str()`` (so ``print`` and an f-string) writes a decimal, ``2.67`` (ten
+    significant figures at most: :func:`pandas_dp.text.epsilon_text`); the
+    value, ``==`` and arithmetic stay exact, and ``repr()`` shows the
+    fraction: ``Epsilon(267, 100)``.
     """
 
     __slots__ = ()
+
+    def __str__(self) -> str:
+        return epsilon_text(self)
 
     def __format__(self, spec: str) -> str:
         if not spec:
@@ -175,6 +184,58 @@ class Reservation:
             self._store.cancel(self._token)
 
 
+class Hold:
+    """A share of a budget held for one report: ``with df.dp.reserve(epsilon=0.5):``.
+
+    Entering the block sets the share aside atomically (in the store: with a
+    ledger, a row every process counts), or raises BudgetExceededError
+    holding nothing.  Inside the block, the releases of this budget made in
+    this thread (by any frame that shares the budget) draw on the share
+    first, and on what is free only for the rest; other threads, frames of
+    other budgets and other processes can no longer spend it.  On exit, also
+    when the block raises, what is left of the share is free again
+    (``returned``).  A release that raised inside the block returns its
+    epsilon to the budget, not to the share.  Holds do not nest: a second
+    ``reserve`` of the same budget in the same thread inside the block is a
+    ValueError (hold the whole report's share once).
+    """
+
+    __slots__ = ("_budget", "_token", "epsilon", "returned")
+
+    def __init__(self, budget: PrivacyBudget, epsilon: Fraction) -> None:
+        self._budget = budget
+        self._token: int | None = None
+        #: The share held, and (after the block) what was left of it and returned.
+        self.epsilon = Epsilon(epsilon)
+        self.returned: Epsilon | None = None
+
+    def __enter__(self) -> Hold:
+        local = self._budget._holding
+        if getattr(local, "token", None) is not None:
+            raise ValueError(
+                "`reserve` is already holding a share of this budget in this thread; holds do "
+                "not nest. Reserve the whole report's epsilon in one block."
+            )
+        if self._token is not None:
+            raise ValueError("This reservation was already used; call df.dp.reserve(...) again.")
+        self._token = self._budget.store.hold(self.epsilon)
+        local.token = self._token
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._budget._holding.token = None
+        assert self._token is not None
+        self.returned = Epsilon(self._budget.store.unhold(self._token))
+
+    def __repr__(self) -> str:
+        return f"Hold(epsilon={self.epsilon})"
+
+
 class PrivacyBudget:
     """A total epsilon, what has been spent of it, and the randomness that spends it.
 
@@ -206,6 +267,8 @@ class PrivacyBudget:
         self.max_rows = max_rows
         self.max_groups = max_groups
         self.id = uuid.uuid4().hex
+        # The open hold of each thread (Hold): its releases draw on it first.
+        self._holding = threading.local()
         _LIVE[self.id] = self
 
     @property
@@ -217,8 +280,14 @@ class PrivacyBudget:
         return Epsilon(self._store.spent())
 
     @property
+    def held(self) -> Epsilon:
+        """Epsilon set aside by open ``reserve`` blocks (of every thread, and process)."""
+        return Epsilon(self._store.held())
+
+    @property
     def remaining(self) -> Epsilon:
-        return Epsilon(self._store.total - self._store.spent())
+        """What a new reservation may still take: the total less what is spent and held."""
+        return Epsilon(self._store.total - self._store.spent() - self._store.held())
 
     @property
     def store(self) -> BudgetStore:
@@ -255,7 +324,15 @@ class PrivacyBudget:
         """
         if self.seed is not None:  # reproducible noise: the ledger must say it is not private
             entry = entry.marked(SEEDED)
-        return Reservation(self._store, self._store.reserve(entry))
+        hold = getattr(self._holding, "token", None)
+        return Reservation(self._store, self._store.reserve(entry, hold))
+
+    def hold(self, epsilon: Fraction) -> Hold:
+        """Set ``epsilon`` aside for the releases of this thread inside a ``with`` block.
+
+        ``df.dp.reserve(epsilon=...)`` calls it; see :class:`Hold`.
+        """
+        return Hold(self, epsilon)
 
     def spend(self, entry: LedgerEntry) -> None:
         """Charge ``entry.epsilon`` at once (a reservation with nothing to compute)."""
@@ -283,85 +360,59 @@ class PrivacyBudget:
         return json.dumps({"budget": self.id, "name": self.name}, sort_keys=True)
 
     def __repr__(self) -> str:
+        """One line: the amounts (decimals, like ``str(budget.remaining)``) and the settings."""
         seeded = f", seed={self.seed} (NOT PRIVATE)" if self.seed is not None else ""
         named = f", name={self.name!r}" if self.name else ""
         unit = "" if self.privacy_unit is None else f", privacy_unit={self.privacy_unit!r}"
         return (
-            f"PrivacyBudget(total={float(self.total):g}, spent={float(self.spent):g}, "
-            f"remaining={float(self.remaining):g}, adjacency={self.adjacency!r}{unit}{named}"
+            f"PrivacyBudget(total={self.total}, spent={self.spent}, "
+            f"remaining={self.remaining}, adjacency={self.adjacency!r}{unit}{named}"
             f"{seeded})"
         )
 
+    def facts(self) -> list[tuple[str, str]]:
+        """What the views state about this budget, one ``(label, value)`` per line.
+
+        Both views (:meth:`_repr_html_`, ``str(budget)``) show these; a new
+        fact is one more pair.  Public parameters only.
+        """
+        held = self.held
+        unit = "one row" if self.privacy_unit is None else f"column {self.privacy_unit!s}"
+        bounds = ", ".join(
+            f"{name}={number_text(value)}"
+            for name, value in (("max_rows", self.max_rows), ("max_groups", self.max_groups))
+            if value is not None
+        )
+        facts = [
+            ("total ε", epsilon_figure(self.total)),
+            ("spent", epsilon_figure(self.spent)),
+            ("held (reserve)", epsilon_figure(held)) if held else None,
+            ("remaining", epsilon_figure(self.remaining)),
+            ("accountant", "ε (pure)"),
+            ("adjacency", self.adjacency),
+            ("privacy unit", unit),
+            ("bounds", bounds) if bounds else None,
+            ("noise", f"seeded ({self.seed}): NOT private") if self.seed is not None else None,
+        ]
+        return [fact for fact in facts if fact is not None]
+
+    def _title(self) -> str:
+        return "PrivacyBudget" if self.name is None else f"PrivacyBudget {self.name}"
+
+    def __str__(self) -> str:
+        """Several lines: the facts and the latest releases (``print(budget)``)."""
+        return text_view(self._title(), self.facts(), self.entries)
+
     def _repr_html_(self) -> str:
-        """Jupyter's view: total, spent, remaining (with a bar) and the last releases.
+        """Jupyter's view: the share spent as a bar, the facts, and the latest releases.
 
         Shows public parameters only (operations, column names, epsilons, and
-        each release's half-width at 95% as the ledger's ``half_width_95``), like
-        the ledger.
+        each release's half-width at 95%, labelled per column), like the
+        ledger.  Cells are padded by inline styles (no notebook CSS needed).
         """
-        total, entries = self.total, self.entries
-        spent = self.spent
-        remaining = total - spent
+        total, spent = self.total, self.spent
         share = min(float(spent / total), 1.0) if total else 1.0
-        colour = "#3a8f5c" if share < 0.8 else "#d98a00" if remaining > 0 else "#c0392b"
-        after = list(itertools.accumulate(e.epsilon for e in entries))
-        shown = list(enumerate(zip(entries, after, strict=True), start=1))[-_HTML_LAST:]
-        rows = "".join(
-            "<tr>"
-            f"<td>{number}</td><td>{html.escape(entry.operation)}</td>"
-            f"<td>{html.escape(', '.join(entry.columns)) or '—'}</td>"
-            f"<td style='text-align:right'>{epsilon_text(entry.epsilon)}</td>"
-            f"<td style='text-align:right'>{html.escape(entry.half_width_95)}</td>"
-            f"<td style='text-align:right'>{epsilon_text(spent_after)}</td>"
-            "</tr>"
-            for number, (entry, spent_after) in reversed(shown)
-        )
-        if rows:
-            caption = (
-                f"last {len(shown)} of {len(entries)} releases, newest first "
-                "(all of them: <code>.ledger</code>)"
-                if len(entries) > len(shown)
-                else f"releases, newest first ({len(entries)})"
-            )
-            table = (
-                "<table style='margin-top:6px;border-collapse:collapse'>"
-                f"<caption style='text-align:left;color:#666'>{caption}</caption>"
-                "<thead><tr><th>#</th><th>release</th><th>columns</th><th>ε</th>"
-                f"<th title='{_HALF_WIDTH_TITLE}'>± at 95%</th>"
-                "<th>spent after</th></tr></thead>"
-                f"<tbody>{rows}</tbody></table>"
-            )
-        else:
-            table = "<div style='color:#666;margin-top:6px'>no releases yet</div>"
-        warning = (
-            "<div style='color:#c0392b;margin-top:4px'>seeded budget: reproducible noise, "
-            "NOT private (for tests and teaching only)</div>"
-            if self.seed is not None
-            else ""
-        )
-        title = "<b>PrivacyBudget</b>"
-        if self.name:
-            title += f" <code>{html.escape(self.name)}</code>"
-        return (
-            "<div class='pandas-dp-budget' style='font-family:sans-serif;font-size:13px;"
-            "line-height:1.5'>"
-            f"<div>{title} · adjacency <code>{html.escape(self.adjacency)}</code></div>"
-            f"<div>total ε <b>{epsilon_text(total)}</b> · spent <b>{epsilon_text(spent)}</b> · "
-            f"remaining <b>{epsilon_text(remaining)}</b></div>"
-            "<div style='display:flex;align-items:center;gap:8px'>"
-            "<div style='width:240px;height:10px;background:#e5e5e5;border-radius:3px'>"
-            f"<div style='width:{share * 100:.1f}%;height:10px;background:{colour};"
-            "border-radius:3px'></div></div>"
-            f"<span style='color:#666'>{share:.0%} spent</span></div>"
-            f"{warning}{table}</div>"
-        )
-
-
-_HTML_LAST = 5
-_HALF_WIDTH_TITLE = (
-    "half-width of the 95% noise interval, from public parameters (count, sum; a mean's "
-    "depends on the number of rows: pandas_dp.half_width)"
-)
+        return html_view(self._title(), self.facts(), self.entries, share)
 
 
 # ---------------------------------------------------------------------- frame binding

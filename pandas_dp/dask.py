@@ -78,6 +78,7 @@ except ImportError as error:
 from .accessor import DPReleases
 from .bounding import unit_codes
 from .budget import (
+    Hold,
     PrivacyBudget,
     bind,
     binding_of,
@@ -98,6 +99,7 @@ from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values
 from .validation import (
     MAX_ROWS,
     check_column,
+    check_epsilon,
     check_per_unit,
 )
 
@@ -424,6 +426,37 @@ class DaskDPAccessor(DPReleases):
     def budget(self) -> PrivacyBudget:
         """The collection's :class:`PrivacyBudget` (MissingBudgetError if it has none)."""
         return _require(self._ddf).budget
+
+    def reserve(self, *, epsilon: float) -> Hold:
+        """Hold ``epsilon`` of the collection's budget for the releases of a ``with`` block.
+
+        ``with df.dp.reserve(epsilon=0.3): ...`` sets the share aside at once;
+        inside, this thread's releases of the budget draw on it first; on exit
+        (also on an error) what is left is free again.  With a named ledger
+        budget, other processes cannot spend it either.  Holding spends
+        nothing by itself.
+
+        Parameters
+        ----------
+        epsilon : float
+            The share to hold: what the block's releases will cost.
+
+        Returns
+        -------
+        Hold
+            The context manager (:class:`pandas_dp.budget.Hold`); after the
+            block, its ``returned`` is what was left of the share.
+
+        Raises
+        ------
+        BudgetExceededError
+            On entering the block, if ``epsilon`` exceeds what remains
+            (nothing is held; the block does not run).
+        ValueError
+            If this thread already holds a share of this budget (holds do not
+            nest), or ``epsilon`` is not a positive number.
+        """
+        return self.budget.hold(check_epsilon(epsilon))
 
     # ------------------------------------------------------------------- hooks
 

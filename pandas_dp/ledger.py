@@ -136,7 +136,12 @@ LEDGER_COLUMNS = list(LedgerEntry("x", Fraction(0)).as_record())
 
 
 def check_fits(total: Fraction, spent: Fraction, requested: Fraction) -> None:
-    """The one accounting rule: refuse a charge that would exceed ``total``."""
+    """The one accounting rule: refuse a charge that would exceed ``total``.
+
+    ``spent`` counts everything no longer free for this charge: releases,
+    pending reservations, and the shares that open holds set aside (less the
+    part of its own hold the charge draws on).
+    """
     if spent + requested > total:
         raise BudgetExceededError(requested=requested, remaining=total - spent)
 
@@ -157,8 +162,28 @@ class BudgetStore(Protocol):
         """Released and reserved epsilon together."""
         ...
 
-    def reserve(self, entry: LedgerEntry) -> int:
-        """Record ``entry`` as pending if it fits (:func:`check_fits`), atomically; a token."""
+    def held(self) -> Fraction:
+        """Epsilon set aside by open holds (:meth:`hold`), of every process."""
+        ...
+
+    def hold(self, epsilon: Fraction) -> int:
+        """Set ``epsilon`` aside for one holder if it fits beside what is spent and held; a token.
+
+        Nothing else may spend it: :func:`check_fits` counts it for every other
+        reservation.  BudgetExceededError, holding nothing, if it does not fit.
+        """
+        ...
+
+    def unhold(self, token: int) -> Fraction:
+        """Close the hold ``token``: what is left of it is free again (returned)."""
+        ...
+
+    def reserve(self, entry: LedgerEntry, hold: int | None = None) -> int:
+        """Record ``entry`` as pending if it fits (:func:`check_fits`), atomically; a token.
+
+        With ``hold``, the entry's epsilon comes from that hold first (as much
+        as is left of it), and only the rest must fit in what is free.
+        """
         ...
 
     def commit(self, token: int) -> None:
@@ -191,6 +216,7 @@ class MemoryStore:
         self._spent = Fraction(0)
         self._entries: dict[int, LedgerEntry] = {}
         self._pending: set[int] = set()
+        self._holds: dict[int, Fraction] = {}
         self._tokens = itertools.count()
         self._lock = threading.Lock()
         self._pid = os.getpid()
@@ -203,7 +229,11 @@ class MemoryStore:
         with self._lock:
             return self._spent
 
-    def reserve(self, entry: LedgerEntry) -> int:
+    def held(self) -> Fraction:
+        with self._lock:
+            return sum(self._holds.values(), Fraction(0))
+
+    def _check_process(self) -> None:
         if os.getpid() != self._pid:
             raise BudgetProcessError(
                 "This in-memory privacy budget belongs to the process that created it; this is "
@@ -211,8 +241,31 @@ class MemoryStore:
                 "between processes, use a named ledger budget: df.dp.set_budget(epsilon=..., "
                 "ledger='privacy-ledger.sqlite', name='...'), attached in each process."
             )
+
+    def hold(self, epsilon: Fraction) -> int:
+        self._check_process()
         with self._lock:
-            check_fits(self._total, self._spent, entry.epsilon)
+            check_fits(self._total, self._spent + sum(self._holds.values(), Fraction(0)), epsilon)
+            token = next(self._tokens)
+            self._holds[token] = epsilon
+        return token
+
+    def unhold(self, token: int) -> Fraction:
+        with self._lock:
+            if token not in self._holds:
+                raise ReservationError(f"No open hold {token!r} in this budget.")
+            return self._holds.pop(token)
+
+    def reserve(self, entry: LedgerEntry, hold: int | None = None) -> int:
+        self._check_process()
+        with self._lock:
+            if hold is not None and hold not in self._holds:
+                raise ReservationError(f"No open hold {hold!r} in this budget.")
+            drawn = Fraction(0) if hold is None else min(self._holds[hold], entry.epsilon)
+            held = sum(self._holds.values(), Fraction(0))
+            check_fits(self._total, self._spent + held - drawn, entry.epsilon)
+            if hold is not None:
+                self._holds[hold] -= drawn
             token = next(self._tokens)
             self._spent += entry.epsilon
             self._entries[token] = entry

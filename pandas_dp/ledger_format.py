@@ -23,12 +23,14 @@ import itertools
 import json
 import os
 import re
+import sqlite3
 from fractions import Fraction
+from pathlib import Path
 from typing import Final, NamedTuple
 
 import pandas as pd
 
-from .errors import CorruptLedgerError
+from .errors import CorruptLedgerError, LedgerFormatError, NotALedgerError
 from .ledger import LedgerEntry
 from .text import clip_text
 
@@ -46,6 +48,8 @@ __all__ = [
     "SQLITE_HEADER",
     "StoredEntry",
     "budgets_frame",
+    "check_spent",
+    "classify",
     "entry_row",
     "fraction_text",
     "history_frame",
@@ -57,7 +61,7 @@ __all__ = [
 #: ``PRAGMA application_id`` of a pandas_dp ledger (the bytes ``pdLg``).
 APPLICATION_ID: Final = 0x70644C67
 #: The schema version this code writes (``PRAGMA user_version``).
-SCHEMA_VERSION: Final = 6
+SCHEMA_VERSION: Final = 7
 
 #: Operations of the entries that are not releases (they spend nothing).
 CREATE: Final = "create"
@@ -121,8 +125,21 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     # 4 -> 5: the row count of a budget's root frame where it is public (substitute, one
     # row per person); NULL where it is not public, and in every budget created before.
     ("ALTER TABLE budgets ADD COLUMN public_rows INTEGER",),
-    # 5 -> 6: each release's half-width at 95%, as text, computed from its plan when it
-    # was made. Entries written before version 6 read it blank.
+    # 5 -> 6: holds (df.dp.reserve): a share of a budget set aside for one process, which
+    # every other reservation counts as taken; deleted when its block ends, or when a later
+    # open finds its process dead on this host (pandas_dp.ledger_holds).
+    (
+        """CREATE TABLE holds (
+            id      INTEGER PRIMARY KEY AUTOINCREMENT,
+            budget  TEXT NOT NULL REFERENCES budgets (name),
+            epsilon TEXT NOT NULL,     -- exact Fraction, what is left of the share
+            process INTEGER NOT NULL,  -- the holder's process id ...
+            host    TEXT NOT NULL,     -- ... on this host
+            time    TEXT NOT NULL      -- ISO 8601, UTC
+        )""",
+    ),
+    # 6 -> 7: each release's half-width at 95%, as text, computed from its plan when it
+    # was made. Entries written before version 7 read it blank.
     ("ALTER TABLE entries ADD COLUMN half_width_95 TEXT",),
 )
 assert len(MIGRATIONS) == SCHEMA_VERSION
@@ -132,6 +149,7 @@ BUDGET_COLUMNS = [
     "total",
     "spent",
     "remaining",
+    "held",
     "adjacency",
     "privacy_unit",
     "public_rows",
@@ -161,6 +179,71 @@ HISTORY_COLUMNS = [
     "spent",
     "process",
 ]
+
+
+# ------------------------------------------------------------- what a file holds
+
+
+def classify(conn: sqlite3.Connection, path: Path) -> int:
+    """The schema version of a ledger; 0 for an empty database; else NotALedgerError.
+
+    The three reads are one snapshot (a read transaction unless one is open):
+    another process creating the ledger at the same moment commits its
+    tables, application id and version together, and must never be seen
+    half-way (tables, but no application id yet).
+    """
+    own = not conn.in_transaction
+    if own:
+        conn.execute("BEGIN")
+    try:
+        application, version, objects = conn.execute(
+            "SELECT (SELECT application_id FROM pragma_application_id), "
+            "(SELECT user_version FROM pragma_user_version), "
+            "(SELECT count(*) FROM sqlite_master)"
+        ).fetchone()
+    finally:
+        if own:
+            conn.execute("COMMIT")
+    version = int(version)
+    if application == APPLICATION_ID:
+        if version > SCHEMA_VERSION:
+            raise LedgerFormatError(
+                f"The ledger {str(path)!r} has schema version {version}, written by a "
+                f"newer pandas_dp; this one reads versions up to {SCHEMA_VERSION}. Upgrade "
+                "pandas_dp. The file was left untouched."
+            )
+        return version
+    if application == 0 and version == 0 and objects == 0:
+        return 0
+    raise NotALedgerError(
+        f"{str(path)!r} is a SQLite database of another application, not a pandas_dp "
+        "ledger; it was left untouched. Choose another path for the ledger."
+    )
+
+
+def check_spent(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse a ledger whose stored ``spent`` is not the exact sum of a budget's entries.
+
+    One statement, so one consistent snapshot, even while others write.
+    """
+    rows = conn.execute(
+        "SELECT b.name, b.spent, e.epsilon, count(e.id) FROM budgets AS b "
+        "LEFT JOIN entries AS e ON e.budget = b.name GROUP BY b.name, e.epsilon"
+    ).fetchall()
+    stored: dict[str, Fraction] = {}
+    summed: dict[str, Fraction] = {}
+    for name, spent, epsilon, count in rows:
+        stored[name] = parse_fraction(spent, "an amount spent")
+        summed.setdefault(name, Fraction(0))
+        if epsilon is not None:
+            summed[name] += parse_fraction(epsilon, "an epsilon") * int(count)
+    for name, spent in stored.items():
+        if spent != summed[name]:
+            raise CorruptLedgerError(
+                f"The ledger {str(path)!r} is damaged: the amount spent stored for the "
+                f"budget {name!r} is not the exact sum of its entries (edited by hand, or "
+                "damaged). It was left untouched; restore it from a backup."
+            )
 
 
 # ------------------------------------------------------------- exact values as text
@@ -266,23 +349,26 @@ def timestamp(text: object) -> dt.datetime:
         raise CorruptLedgerError(f"The ledger is damaged: bad time {text!r}.") from err
 
 
-def budgets_frame(rows: list[tuple[object, ...]]) -> pd.DataFrame:
+def budgets_frame(rows: list[tuple[object, ...]], holds: dict[str, Fraction]) -> pd.DataFrame:
     """:meth:`~pandas_dp.sqlite_ledger.Ledger.budgets` from the rows of its query.
 
     Each row: name, total, spent, adjacency, privacy_unit, public_rows, created,
-    and the counts of releases, pending reservations and seeded releases.
+    and the counts of releases, pending reservations and seeded releases;
+    ``holds``: what the open holds of each budget set aside.
     """
     records = []
     for name, total_text, spent_text, adjacency, unit, public_rows, created, *counts in rows:
         total = parse_fraction(total_text, "a total")
         spent = parse_fraction(spent_text, "an amount spent")
+        held = holds.get(str(name), Fraction(0))
         released, pending, seeded = (int(str(count)) for count in counts)
         records.append(
             {
                 "name": name,
                 "total": float(total),
                 "spent": float(spent),
-                "remaining": float(total - spent),
+                "remaining": float(total - spent - held),
+                "held": float(held),
                 "adjacency": adjacency,
                 "privacy_unit": unit,
                 "public_rows": public_rows,

@@ -49,7 +49,6 @@ from .errors import (
     CorruptLedgerError,
     LedgerAccessError,
     LedgerError,
-    LedgerFormatError,
     LedgerLockedError,
     NotALedgerError,
     ReservationError,
@@ -68,12 +67,15 @@ from .ledger_format import (
     SQLITE_HEADER,
     StoredEntry,
     budgets_frame,
+    check_spent,
+    classify,
     entry_row,
     fraction_text,
     history_frame,
     parse_fraction,
     stored_entry,
 )
+from .ledger_holds import close_hold, dead_holds, draw, held, open_hold
 from .text import epsilon_text
 from .validation import check_adjacency, check_epsilon
 
@@ -229,50 +231,14 @@ class Ledger:
                 "left untouched. Choose another path for the ledger."
             )
 
-    def _classify(self, conn: sqlite3.Connection) -> int:
-        """The schema version of a ledger; 0 for an empty database; else NotALedgerError.
-
-        The three reads are one snapshot (a read transaction unless one is open):
-        another process creating the ledger at the same moment commits its
-        tables, application id and version together, and must never be seen
-        half-way (tables, but no application id yet).
-        """
-        own = not conn.in_transaction
-        if own:
-            conn.execute("BEGIN")
-        try:
-            application, version, objects = conn.execute(
-                "SELECT (SELECT application_id FROM pragma_application_id), "
-                "(SELECT user_version FROM pragma_user_version), "
-                "(SELECT count(*) FROM sqlite_master)"
-            ).fetchone()
-        finally:
-            if own:
-                conn.execute("COMMIT")
-        version = int(version)
-        if application == APPLICATION_ID:
-            if version > SCHEMA_VERSION:
-                raise LedgerFormatError(
-                    f"The ledger {str(self.path)!r} has schema version {version}, written by a "
-                    f"newer pandas_dp; this one reads versions up to {SCHEMA_VERSION}. Upgrade "
-                    "pandas_dp. The file was left untouched."
-                )
-            return version
-        if application == 0 and version == 0 and objects == 0:
-            return 0
-        raise NotALedgerError(
-            f"{str(self.path)!r} is a SQLite database of another application, not a pandas_dp "
-            "ledger; it was left untouched. Choose another path for the ledger."
-        )
-
     def _prepare(self, conn: sqlite3.Connection) -> None:
         """Check what the file is; create or migrate the schema; WAL, full sync."""
         try:
-            self._version = self._classify(conn)
+            self._version = classify(conn, self.path)
             if self._version < SCHEMA_VERSION and not self.read_only:
                 self._begin_immediate(conn)
                 try:
-                    version = self._classify(conn)  # again, under the write lock
+                    version = classify(conn, self.path)  # again, under the write lock
                     for step in MIGRATIONS[version:]:
                         for statement in step:
                             conn.execute(statement)
@@ -297,9 +263,10 @@ class Ledger:
                 raise CorruptLedgerError(
                     f"The ledger {str(self.path)!r} is damaged (SQLite quick_check failed)."
                 )
-            self._check_spent(conn)
+            check_spent(conn, self.path)
             if self.read_only:
                 return
+            self._release_dead(conn)
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 raise LedgerAccessError(
@@ -311,29 +278,17 @@ class Ledger:
         except sqlite3.Error as err:
             raise self._error(err, "opening it") from err
 
-    def _check_spent(self, conn: sqlite3.Connection) -> None:
-        """Refuse a ledger whose stored ``spent`` is not the exact sum of a budget's entries.
-
-        One statement, so one consistent snapshot, even while others write.
-        """
-        rows = conn.execute(
-            "SELECT b.name, b.spent, e.epsilon, count(e.id) FROM budgets AS b "
-            "LEFT JOIN entries AS e ON e.budget = b.name GROUP BY b.name, e.epsilon"
-        ).fetchall()
-        stored: dict[str, Fraction] = {}
-        summed: dict[str, Fraction] = {}
-        for name, spent, epsilon, count in rows:
-            stored[name] = parse_fraction(spent, "an amount spent")
-            summed.setdefault(name, Fraction(0))
-            if epsilon is not None:
-                summed[name] += parse_fraction(epsilon, "an epsilon") * int(count)
-        for name, spent in stored.items():
-            if spent != summed[name]:
-                raise CorruptLedgerError(
-                    f"The ledger {str(self.path)!r} is damaged: the amount spent stored for the "
-                    f"budget {name!r} is not the exact sum of its entries (edited by hand, or "
-                    "damaged). It was left untouched; restore it from a backup."
-                )
+    def _release_dead(self, conn: sqlite3.Connection) -> None:
+        """Delete the holds of processes of this host that no longer exist (ledger_holds)."""
+        if dead_holds(conn):
+            self._begin_immediate(conn)
+            try:
+                for token in dead_holds(conn):  # again, under the write lock
+                    conn.execute("DELETE FROM holds WHERE id = ?", (token,))
+                conn.execute("COMMIT")
+            finally:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
 
     def _column(self, name: str, table: str = "") -> str:
         """Column ``name`` in SQL, or its value in an older schema read without migrating."""
@@ -345,7 +300,7 @@ class Ledger:
             return "NULL"
         if name == "public_rows" and self._version < 5:
             return "NULL"
-        if name == "half_width_95" and self._version < 6:
+        if name == "half_width_95" and self._version < 7:
             return "NULL"
         return f"{table}.{name}" if table else name
 
@@ -714,7 +669,7 @@ class Ledger:
         def read(conn: sqlite3.Connection) -> list[tuple[object, ...]]:
             conn.execute("BEGIN")  # one snapshot for the check and the table
             try:
-                self._check_spent(conn)
+                check_spent(conn, self.path)
                 return conn.execute(
                     f"SELECT b.name, b.total, b.spent, b.adjacency, {unit}, {public}, b.created, "
                     f"count(e.id) FILTER (WHERE {state} = ?), "
@@ -728,8 +683,13 @@ class Ledger:
             finally:
                 conn.execute("COMMIT")
 
-        rows = self._read("reading the budgets", read)
-        return budgets_frame(rows)
+        def read_all(
+            conn: sqlite3.Connection,
+        ) -> tuple[list[tuple[object, ...]], dict[str, Fraction]]:
+            rows = read(conn)
+            return rows, {str(row[0]): held(conn, str(row[0]), self._version) for row in rows}
+
+        return budgets_frame(*self._read("reading the budgets", read_all))
 
     def history(self, name: str) -> pd.DataFrame:
         """Every entry of budget ``name``, oldest first: what a privacy officer needs.
@@ -780,23 +740,41 @@ class Ledger:
             raise self._unknown(name)
         return parse_fraction(row[0], "a total"), parse_fraction(row[1], "an amount spent")
 
-    def _reserve(self, name: str, entry: LedgerEntry, state: str) -> int:
-        """Check that ``entry`` fits and record it in ``state``, in one transaction; its row id."""
+    def _reserve(self, name: str, entry: LedgerEntry, state: str, hold: int | None = None) -> int:
+        """Check that ``entry`` fits and record it in ``state``, in one transaction; its row id.
+
+        With ``hold``, the entry draws on that hold first (:func:`ledger_holds.draw`).
+        """
         with self._transaction("recording a release") as conn:
-            row = conn.execute(
-                "SELECT total, spent FROM budgets WHERE name = ?", (name,)
-            ).fetchone()
-            if row is None:
-                raise self._vanished(name)
-            total = parse_fraction(row[0], "a total")
-            spent = parse_fraction(row[1], "an amount spent")
-            check_fits(total, spent, entry.epsilon)
+            total, spent = self._totals(conn, name)
+            if hold is not None:
+                draw(conn, name, hold, entry.epsilon)  # the hold shrinks: held() counts less
+            check_fits(total, spent + held(conn, name, self._version), entry.epsilon)
             token = self._insert(conn, name, entry, total, state=state)
             conn.execute(
                 "UPDATE budgets SET spent = ? WHERE name = ?",
                 (fraction_text(spent + entry.epsilon), name),
             )
         return token
+
+    def _totals(self, conn: sqlite3.Connection, name: str) -> tuple[Fraction, Fraction]:
+        row = conn.execute("SELECT total, spent FROM budgets WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            raise self._vanished(name)
+        return parse_fraction(row[0], "a total"), parse_fraction(row[1], "an amount spent")
+
+    def _hold(self, name: str, epsilon: Fraction) -> int:
+        """Set ``epsilon`` of ``name`` aside for this process if it fits; the hold's id."""
+        with self._transaction("holding a share") as conn:
+            return open_hold(conn, name, epsilon, *self._totals(conn, name))
+
+    def _unhold(self, name: str, token: int) -> Fraction:
+        """Close the hold ``token``; what was left of it, free again."""
+        with self._transaction("closing a hold") as conn:
+            return close_hold(conn, name, token)
+
+    def _held(self, name: str) -> Fraction:
+        return self._read("reading the holds", lambda conn: held(conn, name, self._version))
 
     def _commit(self, name: str, token: int) -> None:
         """The pending reservation ``token`` becomes a release; a second commit changes nothing."""
@@ -909,7 +887,19 @@ class SqliteStore:
         """What the releases and the pending reservations of every process spent."""
         return self.ledger._budget_row(self.name)[1]
 
-    def reserve(self, entry: LedgerEntry) -> int:
+    def held(self) -> Fraction:
+        """What the open holds of every process set aside (:mod:`pandas_dp.ledger_holds`)."""
+        return self.ledger._held(self.name)
+
+    def hold(self, epsilon: Fraction) -> int:
+        """Record a hold of ``epsilon`` for this process if it fits (a row every process counts)."""
+        return self.ledger._hold(self.name, epsilon)
+
+    def unhold(self, token: int) -> Fraction:
+        """Delete the hold ``token``; what was left of it is free again (returned)."""
+        return self.ledger._unhold(self.name, token)
+
+    def reserve(self, entry: LedgerEntry, hold: int | None = None) -> int:
         """Record ``entry`` as a pending reservation if it fits (:func:`check_fits`); its token.
 
         One ``BEGIN IMMEDIATE`` transaction checks what remains, inserts the
@@ -919,7 +909,7 @@ class SqliteStore:
         :meth:`commit` or :meth:`cancel`. A refusal
         (:class:`~pandas_dp.errors.BudgetExceededError`) writes nothing.
         """
-        return self.ledger._reserve(self.name, entry, PENDING)
+        return self.ledger._reserve(self.name, entry, PENDING, hold)
 
     def commit(self, token: int) -> None:
         """The pending reservation ``token`` becomes a release (before any noise is drawn).

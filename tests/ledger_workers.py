@@ -159,3 +159,31 @@ def count_rows(outbox: Connection, path: str, name: str, rows: int) -> None:
     df.dp.count(epsilon=CHARGE)
     last = budget.entries[-1]
     outbox.send(("result", (last.mechanism, last.epsilon)))
+
+
+@reports
+def hold_then_spend(outbox: Connection, path: str, name: str, go: Any) -> None:
+    """Hold 3/4 of ``name`` (total 1), report, wait for ``go``, then release 1/8 twice inside.
+
+    Reports ``("held", remaining)`` inside the block and ``("result", (returned, spent))``
+    after it.
+    """
+    df = _frame()
+    budget = df.dp.set_budget(epsilon=1, ledger=open_ledger(path, timeout=LOCK_WAIT), name=name)
+    with df.dp.reserve(epsilon=0.75) as hold:
+        outbox.send(("held", budget.remaining))
+        assert go.wait(timeout=LOCK_WAIT)
+        df.dp.count(epsilon=CHARGE)
+        df.dp.count(epsilon=CHARGE)
+    outbox.send(("result", (hold.returned, budget.spent)))
+
+
+@reports
+def hold_and_die(outbox: Connection, path: str, name: str) -> None:
+    """Hold 1/2 of ``name``, report, and die by SIGKILL inside the block."""
+    df = _frame()
+    df.dp.set_budget(epsilon=1, ledger=open_ledger(path, timeout=LOCK_WAIT), name=name)
+    with df.dp.reserve(epsilon=0.5):
+        df.dp.count(epsilon=CHARGE)
+        outbox.send(("held", os.getpid()))
+        os.kill(os.getpid(), signal.SIGKILL)

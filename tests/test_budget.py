@@ -23,6 +23,7 @@ import pytest
 from pandas_dp import BudgetExceededError, MissingBudgetError, PandasDPError, PrivacyBudget
 from pandas_dp import budget as budget_module
 from pandas_dp import ledger as ledger_module
+from pandas_dp.budget import Hold
 from pandas_dp.errors import BudgetMismatchError, ReservationError
 
 CLIP = (0, 200_000)
@@ -45,6 +46,9 @@ RELEASES: dict[str, Release] = {
         "salary", clip=CLIP, epsilon=eps
     ),
 }
+
+#: Seconds a thread of a test may wait for another: a bound never reached.
+TIMEOUT = 120.0
 
 
 # --------------------------------------------------------------------- exact arithmetic
@@ -570,3 +574,129 @@ def test_a_budget_refuses_to_be_pickled_or_copied(protected: pd.DataFrame) -> No
     clone = pickle.loads(pickle.dumps(protected))
     assert clone.equals(protected)
     assert budget.spent == 0
+
+
+# ------------------------------------------------------------- reserve: a held share
+
+
+@pytest.fixture(params=["memory", "ledger"])
+def held_frame(request: pytest.FixtureRequest, tmp_path: Path) -> pd.DataFrame:
+    """A frame with a budget of total 1, in memory or in a ledger file."""
+    df = pd.DataFrame({"x": np.arange(20, dtype=np.float64)})
+    if request.param == "memory":
+        df.dp.set_budget(epsilon=1, seed=1)
+    else:
+        df.dp.set_budget(epsilon=1, seed=1, ledger=tmp_path / "l.sqlite", name="hr")
+    return df
+
+
+def _amounts(df: pd.DataFrame) -> tuple[Fraction, Fraction, Fraction]:
+    budget = df.dp.budget
+    return budget.spent, budget.held, budget.remaining
+
+
+def test_releases_inside_a_hold_draw_on_it_first_exactly(held_frame: pd.DataFrame) -> None:
+    budget = held_frame.dp.budget
+    with held_frame.dp.reserve(epsilon=0.5) as hold:
+        assert _amounts(held_frame) == (0, Fraction(1, 2), Fraction(1, 2))
+        for _ in range(3):
+            held_frame.dp.count(epsilon=0.1)
+            assert budget.spent + budget.held <= budget.total
+        assert _amounts(held_frame) == (Fraction(3, 10), Fraction(1, 5), Fraction(1, 2))
+        held_frame.dp.query("x > 3").dp.count(epsilon=0.3)  # 0.2 from the hold, 0.1 free
+        assert _amounts(held_frame) == (Fraction(3, 5), 0, Fraction(2, 5))
+    assert hold.returned == 0
+    assert _amounts(held_frame) == (Fraction(3, 5), 0, Fraction(2, 5))
+
+
+def test_what_is_left_of_a_hold_returns_also_when_the_block_raises(
+    held_frame: pd.DataFrame,
+) -> None:
+    def report() -> None:
+        with held_frame.dp.reserve(epsilon=0.5) as hold:
+            holds.append(hold)
+            held_frame.dp.count(epsilon=0.125)
+            raise KeyError("the report failed")
+
+    holds: list[Hold] = []
+    with pytest.raises(KeyError):
+        report()
+    [hold] = holds
+    assert hold.returned == Fraction(3, 8)
+    assert _amounts(held_frame) == (Fraction(1, 8), 0, Fraction(7, 8))
+
+
+def test_a_hold_larger_than_what_remains_is_refused_and_holds_nothing(
+    held_frame: pd.DataFrame,
+) -> None:
+    held_frame.dp.count(epsilon=0.75)
+    before = (_amounts(held_frame), len(held_frame.dp.budget.entries))
+    with pytest.raises(BudgetExceededError) as refused, held_frame.dp.reserve(epsilon=0.5):
+        pytest.fail("the block ran")
+    assert refused.value.remaining == Fraction(1, 4)
+    assert (_amounts(held_frame), len(held_frame.dp.budget.entries)) == before
+    with held_frame.dp.reserve(epsilon=0.25):  # what fits is held
+        assert held_frame.dp.budget.remaining == 0
+
+
+def test_holds_of_one_budget_do_not_nest_in_a_thread(held_frame: pd.DataFrame) -> None:
+    with held_frame.dp.reserve(epsilon=0.5):
+        inner = held_frame.dp.reserve(epsilon=0.1)
+        with pytest.raises(ValueError, match="do not nest"):
+            inner.__enter__()
+        assert held_frame.dp.budget.held == Fraction(1, 2)  # the outer hold is intact
+    assert held_frame.dp.budget.held == 0
+
+
+def test_another_thread_cannot_spend_a_held_share(held_frame: pd.DataFrame) -> None:
+    """Only the holding thread draws on the hold; another thread sees only what is free."""
+    held, go, done = threading.Event(), threading.Event(), threading.Event()
+    outcomes: list[object] = []
+
+    def report() -> None:
+        with held_frame.dp.reserve(epsilon=0.75):
+            held.set()
+            assert go.wait(TIMEOUT)
+            for _ in range(6):
+                held_frame.dp.count(epsilon=0.125)
+
+    def other() -> None:
+        assert held.wait(TIMEOUT)
+        for _ in range(4):
+            try:
+                held_frame.dp.count(epsilon=0.125)
+            except BudgetExceededError as err:
+                outcomes.append(err)
+            else:
+                outcomes.append(held_frame.dp.budget.held)  # never drawn on
+        go.set()
+        done.set()
+
+    threads = [threading.Thread(target=report), threading.Thread(target=other)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(TIMEOUT)
+    assert done.is_set()
+    assert not any(t.is_alive() for t in threads)
+    assert outcomes[:2] == [Fraction(3, 4)] * 2  # the free quarter, one eighth at a time
+    assert all(isinstance(o, BudgetExceededError) for o in outcomes[2:])
+    assert _amounts(held_frame) == (1, 0, 0)
+
+
+@pytest.mark.parametrize("epsilon", [0, -0.5, float("nan"), "0.5", True])
+def test_reserve_checks_epsilon(salaries: pd.DataFrame, epsilon: object) -> None:
+    salaries.dp.set_budget(epsilon=1)
+    with pytest.raises((TypeError, ValueError), match="epsilon"):
+        salaries.dp.reserve(epsilon=epsilon)  # type: ignore[arg-type]
+
+
+def test_epsilon_prints_as_a_decimal_and_stays_exact(salaries: pd.DataFrame) -> None:
+    budget = salaries.dp.set_budget(epsilon=3)
+    salaries.dp.count(epsilon=0.33)
+    remaining = budget.remaining
+    assert (str(remaining), f"{remaining}", f"{remaining:.1f}") == ("2.67", "2.67", "2.7")
+    assert repr(remaining) == "Epsilon(267, 100)"
+    assert remaining == Fraction(267, 100)
+    assert type(remaining - Fraction(1, 100)) is Fraction
+    assert remaining - Fraction(1, 100) == Fraction(133, 50)

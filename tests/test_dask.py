@@ -1155,3 +1155,18 @@ def test_without_dask_the_import_error_gives_the_install_command() -> None:
     last = child.stderr.rstrip().splitlines()[-1]
     assert last.startswith("ImportError: pandas_dp.dask needs Dask: in your clone of pandas_dp, ")
     assert last.endswith('run pip install ".[dask]"')
+
+
+@pytest.mark.parametrize("scheduler", ["sync", "threads"])
+def test_reserve_holds_a_share_for_the_collection_releases(
+    frame: pd.DataFrame, scheduler: str
+) -> None:
+    """ddf.dp.reserve is df.dp.reserve: the releases inside draw on the held share first."""
+    ddf = fresh(frame, 3)
+    budget = ddf.dp.set_budget(epsilon=1, seed=5)
+    with dask.config.set(scheduler=scheduler), ddf.dp.reserve(epsilon=0.5) as hold:
+        ddf.dp.count(epsilon=0.125)
+        ddf.dp.sum("age", clip=(0, 100), epsilon=0.125)
+        assert (budget.spent, budget.held, budget.remaining) == (0.25, 0.25, 0.5)
+    assert hold.returned == 0.25
+    assert (budget.spent, budget.held, budget.remaining) == (0.25, 0, 0.75)

@@ -507,10 +507,10 @@ def test_an_old_ledger_is_migrated_without_loss(path: Path, version: int) -> Non
     assert history[["privacy_unit", "max_rows", "max_groups"]].isna().all().all()
     assert ledger.budgets().privacy_unit.isna().all()
     assert ledger.budgets().public_rows.isna().all()  # version 5: unknown row count
-    assert list(history.half_width_95) == ["", ""]  # the column version 6 added: blank
+    assert list(history.half_width_95) == ["", ""]  # the column version 7 added: blank
     assert ledger.store("hr").spent() == Fraction(3, 10)
     with raw(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
     ledger.store("hr").charge(entry(Fraction(1, 10)))
     assert ledger.history("hr").process.iloc[-1] == os.getpid()
     token = ledger.store("hr").reserve(entry(Fraction(1, 10)))
@@ -797,6 +797,59 @@ def test_processes_never_jointly_exceed_a_named_budget(
     assert ledger.store("hr.salaries").spent() == history.epsilon_exact.sum() == 5
 
 
+def test_a_share_held_by_one_process_cannot_be_spent_by_another(
+    path: Path,
+    frame: pd.DataFrame,
+    workers: ModuleType,
+    processes: multiprocessing.context.BaseContext,
+    spawn: Callable[..., Child],
+) -> None:
+    go = processes.Event()
+    child = spawn(workers.hold_then_spend, str(path), "hr", go)
+    [remaining] = receive([child], "held")
+    assert remaining == Fraction(1, 4)
+    budget = frame.dp.set_budget(epsilon=1, ledger=path, name="hr")
+    assert (budget.held, budget.remaining) == (Fraction(3, 4), Fraction(1, 4))
+    with pytest.raises(BudgetExceededError):
+        frame.dp.count(epsilon=0.5)  # fits the total, not what the child left free
+    assert budget.spent == 0
+    frame.dp.count(epsilon=0.25)  # what is free
+    go.set()
+    [(returned, spent)] = receive([child], "result")
+    child[1].join(timeout=TIMEOUT)
+    assert child[1].exitcode == 0
+    assert returned == Fraction(1, 2)  # 3/4 held, 2 x 1/8 drawn
+    assert spent == budget.spent == Fraction(1, 2)
+    assert (budget.held, budget.remaining) == (0, Fraction(1, 2))
+    assert open_ledger(path).budgets().held.tolist() == [0.0]
+
+
+def test_the_hold_of_a_dead_process_is_freed_when_the_ledger_is_next_opened(
+    path: Path, workers: ModuleType, spawn: Callable[..., Child]
+) -> None:
+    child = spawn(workers.hold_and_die, str(path), "hr")
+    [pid] = receive([child], "held")
+    child[1].join(timeout=TIMEOUT)
+    assert child[1].exitcode == -signal.SIGKILL  # inside the block
+    with raw(path) as conn:  # the row is still there: nobody opened the ledger since
+        assert conn.execute("SELECT process FROM holds").fetchall() == [(pid,)]
+    with open_ledger(path) as reopened:
+        store = reopened.store("hr")
+        assert store.held() == 0
+        assert store.spent() == Fraction(1, 8)  # its release stays spent
+    with raw(path) as conn:
+        assert conn.execute("SELECT count(*) FROM holds").fetchone() == (0,)
+
+
+def test_a_live_process_keeps_its_hold_when_the_ledger_is_opened(
+    path: Path, frame: pd.DataFrame
+) -> None:
+    frame.dp.set_budget(epsilon=1, ledger=path, name="hr")
+    with frame.dp.reserve(epsilon=0.5), open_ledger(path) as other:
+        assert other.store("hr").held() == Fraction(1, 2)
+        assert other.budgets().remaining.tolist() == [0.5]
+
+
 @pytest.mark.parametrize(
     ("rows", "mechanism", "epsilon"),
     [(50, "exact (n public)", 0), (30, "discrete_laplace", Fraction(1, 8))],
@@ -954,6 +1007,47 @@ def test_accounting_never_overspends_and_the_history_sums_to_spent(
     charged = [e.epsilon for e in store.entries()]
     assert len(charged) == accepted
     assert sum(charged, Fraction(0)) == store.spent()
+
+
+# One step on a store with at most one open hold: ("hold", ε), ("unhold", _), or a release
+# ("spend", ε) made inside the hold when one is open.
+steps = st.lists(st.tuples(st.sampled_from(["hold", "unhold", "spend"]), amounts), max_size=20)
+
+
+@pytest.mark.parametrize("make_store", [memory_store, sqlite_store], ids=["memory", "sqlite"])
+@settings(max_examples=40, deadline=None)
+@given(total=st.fractions(min_value=Fraction(1, 12), max_value=3, max_denominator=12), plan=steps)
+def test_held_and_spent_never_exceed_the_total_and_a_hold_is_drawn_first(
+    make_store: Callable[[Fraction, Ledger], BudgetStore],
+    shared_ledger: Ledger,
+    total: Fraction,
+    plan: list[tuple[str, Fraction]],
+) -> None:
+    store = make_store(total, shared_ledger)
+    hold: int | None = None
+    share = Fraction(0)  # what is left of the open hold, as the model says
+    for step, amount in plan:
+        spent, held = store.spent(), store.held()
+        try:
+            if step == "hold" and hold is None:
+                hold, share = store.hold(amount), amount
+                assert spent + held + amount <= total
+            elif step == "unhold" and hold is not None:
+                assert store.unhold(hold) == share
+                hold, share = None, Fraction(0)
+            elif step == "spend":
+                store.commit(store.reserve(entry(amount), hold))
+                drawn = min(share, amount)
+                assert spent + held - drawn + amount <= total
+                share -= drawn
+        except BudgetExceededError:
+            assert (store.spent(), store.held()) == (spent, held)  # a refusal changes nothing
+            assert spent + held + amount - (share if step == "spend" else 0) > total
+        assert store.held() == share
+        assert store.spent() + store.held() <= total
+    assert sum((e.epsilon for e in store.entries()), Fraction(0)) == store.spent()
+    if hold is not None:
+        store.unhold(hold)
 
 
 @settings(max_examples=25, deadline=None)

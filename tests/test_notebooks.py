@@ -1,25 +1,40 @@
-"""The tutorial notebooks run, top to bottom, in this environment's Python.
+"""The tutorial notebooks run, top to bottom, and store the outputs the current code gives.
 
-Each notebook under ``notebooks/`` is executed once with a fresh kernel
-(``kernel_name="python3"``, which jupyter_client resolves to the interpreter
-running the tests, as long as no other ``python3`` kernel spec shadows it;
-``test_kernel_is_this_environment`` checks that). A cell that raises fails
-the test. The notebooks use seeded budgets, so the run is deterministic: the
-text they print must equal the text stored in the file, so that the outputs a
-reader sees on GitHub are the ones the current code gives.
+Each notebook under ``notebooks/`` is executed once with a fresh kernel by
+``notebooks/execute.py``'s :func:`execute`, the function that writes the stored
+outputs (``kernel_name="python3"``, which jupyter_client resolves to the
+interpreter running the tests, as long as no other ``python3`` kernel spec
+shadows it; ``test_kernel_is_this_environment`` checks that). A cell that raises
+fails the test. The notebooks use seeded budgets, so the run is deterministic,
+and everything a reader sees must equal what is stored in the file
+(``execute.seen``): printed text, the ``text/plain`` and ``text/html`` of every
+result and display (DataFrames, the budget's HTML view) and every figure.
+
+Figures are compared by what they plot, not by their PNG bytes. The PNG that
+matplotlib's inline backend writes depends on the machine's fonts, FreeType and
+Agg versions: comparing bytes would fail on a clean CI machine with nothing
+stale, and a pixel tolerance loose enough for that would miss a changed seed
+(1,000 noisy releases redrawn with other noise look alike at a glance). So the
+kernel stores, beside each PNG, the figure's data (``execute.describe_figure``):
+its size, every axes' title, labels, scales, limits and drawn ticks with their
+labels, and a digest of every line, patch, collection, legend and text in data
+coordinates, rounded to 4 significant digits, with colours and labels. That
+changes whenever the code, a seed or the library changes what is drawn, and not
+with the renderer.
 
 Refresh the stored outputs with ``python notebooks/execute.py``.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-import nbclient
 import nbformat
 import pytest
 
@@ -31,39 +46,26 @@ EXPECTED = [
     "03_best_sellers.ipynb",
     "04_many_rows_per_person.ipynb",
 ]
-TIMEOUT = 120  # seconds per cell; the whole set runs in well under a minute
 
 
-def _execute(nb: Any, cwd: Path) -> Any:
-    """Run every cell of ``nb`` in place; raises CellExecutionError on the first error."""
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("MPLBACKEND", "Agg")  # no display; the kernel inherits this
-        env.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")  # quiet the debugger's stderr
-        client = nbclient.NotebookClient(
-            nb,
-            kernel_name="python3",
-            timeout=TIMEOUT,
-            allow_errors=False,
-            resources={"metadata": {"path": str(cwd)}},
-        )
-        client.execute()
-    return nb
+def _load_execute() -> ModuleType:
+    """``notebooks/execute.py``: a script beside the notebooks, not part of the package."""
+    spec = importlib.util.spec_from_file_location("notebook_execute", NOTEBOOK_DIR / "execute.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def _printed(nb: Any) -> list[list[str]]:
-    """Per code cell, the text it printed (stdout), the outputs a reader compares."""
-    return [
-        [out["text"] for out in cell["outputs"] if out["output_type"] == "stream"]
-        for cell in nb.cells
-        if cell["cell_type"] == "code"
-    ]
+execute = _load_execute()
 
 
 @pytest.fixture(scope="module", params=NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def executed(request: pytest.FixtureRequest) -> tuple[Any, Any]:
     path: Path = request.param
     stored = nbformat.read(path, as_version=4)
-    fresh = _execute(nbformat.read(path, as_version=4), path.parent)
+    fresh = execute.execute(nbformat.read(path, as_version=4), path.parent)
     return stored, fresh
 
 
@@ -104,10 +106,13 @@ def test_notebook_is_stored_executed(executed: tuple[Any, Any]) -> None:
 
 def test_stored_outputs_are_current(executed: tuple[Any, Any]) -> None:
     stored, fresh = executed
-    assert _printed(stored) == _printed(fresh), (
-        "the notebook's stored output differs from what the code prints now; "
-        "refresh it with: python notebooks/execute.py"
-    )
+    for index, (was, now) in enumerate(
+        zip(execute.seen(stored), execute.seen(fresh), strict=True), start=1
+    ):
+        assert was == now, (
+            f"code cell {index}: the stored outputs (text, HTML or figure) differ from "
+            "what the code gives now; refresh them with: python notebooks/execute.py"
+        )
 
 
 def test_readme_links_every_notebook_and_figure() -> None:
@@ -125,6 +130,6 @@ def test_kernel_is_this_environment(tmp_path: Path) -> None:
     nb = nbformat.v4.new_notebook(
         cells=[nbformat.v4.new_code_cell("import sys; print(sys.prefix)")]
     )
-    _execute(nb, tmp_path)
+    execute.execute(nb, tmp_path)
     printed = nb.cells[0]["outputs"][0]["text"].strip()
     assert os.path.samefile(printed, sys.prefix)

@@ -16,11 +16,13 @@ from __future__ import annotations
 import doctest
 import functools
 import re
+from fractions import Fraction
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+import pandas_dp
 from pandas_dp.keys import Grouping
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -114,3 +116,29 @@ def test_the_section_runs_and_prints_what_it_shows() -> None:
     if runner.failures:
         pytest.fail("".join(report))
     assert runner.tries >= 8
+
+
+def _etl_recipe() -> str:
+    [code] = [code for _, code in PYTHON["## Budgets that outlive a process"] if "cron" in code]
+    return code
+
+
+def test_the_etl_recipe_holds_its_share_and_a_refused_run_spends_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code = compile(_etl_recipe(), "README ETL recipe", "exec")
+    runs = 16  # 16 x 0.3 = 4.8 of 5: a 17th report does not fit
+    for _ in range(runs):
+        exec(code, {"__name__": "__main__"})
+    path = tmp_path / "privacy-ledger.sqlite"
+    before = pandas_dp.open_ledger(path).history("hr.salaries")
+    with pytest.raises(SystemExit) as stop:
+        exec(code, {"__name__": "__main__"})
+    assert isinstance(stop.value.__cause__, pandas_dp.BudgetExceededError)
+    ledger = pandas_dp.open_ledger(path)
+    history = ledger.history("hr.salaries")
+    assert history.equals(before)  # the refused run wrote nothing
+    assert (history.state == "released").sum() == 2 * runs  # no run stopped half-way
+    assert ledger.store("hr.salaries").spent() == Fraction(24, 5)
+    assert ledger.store("hr.salaries").held() == 0
