@@ -47,7 +47,9 @@ from .surface import Releases, Ungrouped
 from .validation import (
     check_adjacency,
     check_column,
+    check_delta,
     check_epsilon,
+    check_loss,
     check_per_person,
     check_per_unit,
     check_privacy_unit,
@@ -139,7 +141,9 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
     def set_budget(
         self,
         *,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
+        delta: float | None = None,
         adjacency: str = "add_remove",
         seed: int | None = None,
         ledger: str | os.PathLike[str] | Ledger | None = None,
@@ -148,12 +152,25 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> PrivacyBudget:
-        """Attach a privacy budget of total ``epsilon`` to this frame (or Dask collection).
+        """Attach a privacy budget (total ``epsilon`` or ``rho``) to this frame or collection.
 
         Parameters
         ----------
         epsilon : float
-            The total privacy loss all releases of this frame may spend.
+            The total privacy loss (pure ε-DP) all releases of this frame may
+            spend; they compose by adding their ε. Give exactly one of
+            ``epsilon`` and ``rho``.
+        rho : float
+            A zero-concentrated DP budget (ρ-zCDP, exact Fractions like ε):
+            releases given ``rho=`` draw discrete Gaussian noise and compose by
+            adding their ρ; a release given ``epsilon=`` (Laplace, a selection)
+            is charged ``ε²/2``. ``budget.epsilon_at(delta)`` states the (ε, δ)
+            guarantee of what was spent. Many releases cost far less noise
+            than under an ε budget (see the README, "which budget should I
+            use?"). In memory only for now (not with ``ledger``).
+        delta : float, optional
+            A δ in [0, 1) that the releases needing one may spend (none of the
+            releases does yet); spent δ is exact and recorded per release.
         adjacency : {"add_remove", "substitute"}
             What a neighbouring dataset is: one person added or removed (the
             row count is private; default), or one person's row changed (the
@@ -216,7 +233,14 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
         and to the collections derived from it by ``ddf.dp``
         (see :mod:`pandas_dp.dask`).
         """
-        total = check_epsilon(epsilon)
+        accountant, total = check_loss(epsilon, rho)
+        held_delta = check_delta(delta)
+        if accountant == "rho" and ledger is not None:
+            raise ValueError(
+                "`rho` budgets are kept in memory in this version: a ledger file records epsilon "
+                "budgets. Drop `ledger` (keep `name` to continue the budget in this process), or "
+                "pass epsilon=."
+            )
         adjacency = check_adjacency(adjacency)
         seed = check_seed(seed)
         if ledger is not None and name is None:
@@ -246,9 +270,9 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
             )
             where, stored_root = f"ledger:{book.path.resolve()}", store.root
         elif name is not None:
-            store = named_memory_store(name, total, adjacency, unit_text)
+            store = named_memory_store(name, total, adjacency, unit_text, accountant)
         else:
-            store = MemoryStore(total)
+            store = MemoryStore(total, accountant)
         budget = PrivacyBudget(
             store,
             adjacency=adjacency,
@@ -258,6 +282,7 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
             privacy_unit=unit,
             max_rows=rows,
             max_groups=groups,
+            delta=held_delta,
         )
         self._attach(budget, where, stored_root)
         return budget

@@ -283,7 +283,7 @@ def entry_row(name: str, entry: LedgerEntry, total: Fraction, state: str) -> tup
         json.dumps(list(entry.columns)),
         json.dumps([list(pair) for pair in entry.clip]),
         entry.keys,
-        fraction_text(entry.epsilon),
+        fraction_text(entry.charge("epsilon")),
         entry.mechanism,
         entry.adjacency,
         entry.sensitivity,
@@ -387,7 +387,7 @@ def budgets_frame(rows: list[tuple[object, ...]], holds: dict[str, Fraction]) ->
 def history_frame(rows: list[StoredEntry]) -> pd.DataFrame:
     """:meth:`~pandas_dp.sqlite_ledger.Ledger.history` from a budget's stored entries."""
     records = []
-    spent = itertools.accumulate(row.entry.epsilon for row in rows)
+    spent = itertools.accumulate(row.entry.charge("epsilon") for row in rows)
     for row, cumulative in zip(rows, spent, strict=True):
         entry = row.entry
         record = entry.as_record()

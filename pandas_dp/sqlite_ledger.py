@@ -745,15 +745,16 @@ class Ledger:
 
         With ``hold``, the entry draws on that hold first (:func:`ledger_holds.draw`).
         """
+        cost = entry.charge("epsilon")
         with self._transaction("recording a release") as conn:
             total, spent = self._totals(conn, name)
             if hold is not None:
-                draw(conn, name, hold, entry.epsilon)  # the hold shrinks: held() counts less
-            check_fits(total, spent + held(conn, name, self._version), entry.epsilon)
+                draw(conn, name, hold, cost)  # the hold shrinks: held() counts less
+            check_fits(total, spent + held(conn, name, self._version), cost)
             token = self._insert(conn, name, entry, total, state=state)
             conn.execute(
                 "UPDATE budgets SET spent = ? WHERE name = ?",
-                (fraction_text(spent + entry.epsilon), name),
+                (fraction_text(spent + cost), name),
             )
         return token
 
@@ -878,6 +879,8 @@ class SqliteStore:
         self.ledger = ledger
         self.name = name
         self.root = root
+        #: A ledger file keeps epsilon budgets (a zCDP budget is in memory, for now).
+        self.accountant = "epsilon"
 
     @property
     def total(self) -> Fraction:

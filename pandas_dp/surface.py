@@ -16,6 +16,7 @@ added per call), rendered from the templates of :mod:`pandas_dp.docstrings`.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
+from fractions import Fraction
 from typing import Any, Generic, TypeVar, overload
 
 import pandas as pd
@@ -25,7 +26,7 @@ from .describe import Describe
 from .docstrings import RELEASES, Scope, for_scope
 from .kind import Kind
 from .select import Argmax, Quantile
-from .validation import Bounds, check_epsilon
+from .validation import Bounds, check_loss
 from .variance import Var
 
 __all__ = ["Grouped", "Releases", "Ungrouped"]
@@ -39,6 +40,36 @@ class Ungrouped:
 
 class Grouped:
     """Marker type of a surface whose releases give one answer per public key."""
+
+
+# ---------------------------------------------------------------- the privacy loss
+
+
+def loss(epsilon: object, rho: object) -> dict[str, Fraction | None]:
+    """A release's ``epsilon=`` / ``rho=`` (exactly one) as the fields of a kind that takes both.
+
+    ``rho`` draws discrete Gaussian noise; its budget must be a ρ budget (an
+    ε budget refuses it when the release is reserved, before any noise).
+    """
+    accountant, amount = check_loss(epsilon, rho)
+    if accountant == "rho":
+        return {"epsilon": None, "rho": amount}
+    return {"epsilon": amount, "rho": None}
+
+
+def pure(epsilon: object, rho: object, name: str) -> Fraction:
+    """A release's ``epsilon=`` where ``rho=`` has no Gaussian form yet: the ε, exactly.
+
+    Under a ρ budget the release is charged ``ε²/2`` (pure ε-DP is
+    ``ε²/2``-zCDP); ``rho=`` is refused with that fix.
+    """
+    accountant, amount = check_loss(epsilon, rho)
+    if accountant == "rho":
+        raise TypeError(
+            f"`rho=` is not available for {name}: it has no Gaussian form yet. Pass epsilon= "
+            "(a zCDP budget set with rho= charges an epsilon release epsilon**2/2 exactly)."
+        )
+    return amount
 
 
 # ---------------------------------------------------------------- releases
@@ -67,7 +98,8 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable | None = None,
         *,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: None = None,
         max_rows: int | None = None,
     ) -> int: ...
@@ -77,7 +109,8 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable | None = None,
         *,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float,
         max_rows: int | None = None,
     ) -> pd.Series: ...
@@ -87,7 +120,8 @@ class Releases(Generic[S]):
         self: Releases[Grouped],
         column: Hashable | None = None,
         *,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -98,7 +132,8 @@ class Releases(Generic[S]):
         self: Releases[Grouped],
         column: Hashable | None = None,
         *,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -108,19 +143,21 @@ class Releases(Generic[S]):
         self,
         column: Hashable | None = None,
         *,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        return self._spend(Count(check_epsilon(epsilon), column, ci), max_rows, max_groups)
+        return self._spend(Count(column=column, ci=ci, **loss(epsilon, rho)), max_rows, max_groups)
 
     @overload
     def nunique(
         self: Releases[Ungrouped],
         column: Hashable,
         *,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         max_rows: int | None = None,
     ) -> int: ...
 
@@ -129,7 +166,8 @@ class Releases(Generic[S]):
         self: Releases[Grouped],
         column: Hashable,
         *,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
@@ -138,11 +176,12 @@ class Releases(Generic[S]):
         self,
         column: Hashable,
         *,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        return self._spend(Nunique(check_epsilon(epsilon), column), max_rows, max_groups)
+        return self._spend(Nunique(pure(epsilon, rho, "nunique"), column), max_rows, max_groups)
 
     @overload
     def sum(
@@ -150,7 +189,8 @@ class Releases(Generic[S]):
         column: None = None,
         *,
         clip: Mapping[Hashable, Bounds],
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float | None = None,
         max_rows: int | None = None,
     ) -> pd.Series: ...
@@ -161,7 +201,8 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Bounds,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: None = None,
         max_rows: int | None = None,
     ) -> float: ...
@@ -172,7 +213,8 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Bounds,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float,
         max_rows: int | None = None,
     ) -> pd.Series: ...
@@ -183,7 +225,8 @@ class Releases(Generic[S]):
         column: None = None,
         *,
         clip: Mapping[Hashable, Bounds],
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -195,7 +238,8 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Bounds,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -207,7 +251,8 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Bounds,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -218,12 +263,13 @@ class Releases(Generic[S]):
         column: Hashable | None = None,
         *,
         clip: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        kind = Sum(check_epsilon(epsilon), column, clip, ci)
+        kind = Sum(column=column, clip=clip, ci=ci, **loss(epsilon, rho))
         return self._spend(kind, max_rows, max_groups)
 
     @overload
@@ -232,7 +278,8 @@ class Releases(Generic[S]):
         column: None = None,
         *,
         clip: Mapping[Hashable, Bounds],
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float | None = None,
         max_rows: int | None = None,
     ) -> pd.Series: ...
@@ -243,7 +290,8 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Bounds,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: None = None,
         max_rows: int | None = None,
     ) -> float: ...
@@ -254,7 +302,8 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Bounds,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float,
         max_rows: int | None = None,
     ) -> pd.Series: ...
@@ -265,7 +314,8 @@ class Releases(Generic[S]):
         column: None = None,
         *,
         clip: Mapping[Hashable, Bounds],
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -277,7 +327,8 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Bounds,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -289,7 +340,8 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Bounds,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -300,12 +352,13 @@ class Releases(Generic[S]):
         column: Hashable | None = None,
         *,
         clip: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        kind = Mean(check_epsilon(epsilon), column, clip, ci)
+        kind = Mean(column=column, clip=clip, ci=ci, **loss(epsilon, rho))
         return self._spend(kind, max_rows, max_groups)
 
     @overload
@@ -314,7 +367,8 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: None = None,
         max_rows: int | None = None,
     ) -> float: ...
@@ -325,7 +379,8 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float,
         max_rows: int | None = None,
     ) -> pd.Series: ...
@@ -336,7 +391,8 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -348,7 +404,8 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -359,12 +416,13 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        kind = Var.of(check_epsilon(epsilon), column, clip, std=False, ci=ci)
+        kind = Var.of(pure(epsilon, rho, "var"), column, clip, std=False, ci=ci)
         return self._spend(kind, max_rows, max_groups)
 
     @overload
@@ -373,7 +431,8 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: None = None,
         max_rows: int | None = None,
     ) -> float: ...
@@ -384,7 +443,8 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float,
         max_rows: int | None = None,
     ) -> pd.Series: ...
@@ -395,7 +455,8 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -407,7 +468,8 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -418,12 +480,13 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        kind = Var.of(check_epsilon(epsilon), column, clip, std=True, ci=ci)
+        kind = Var.of(pure(epsilon, rho, "std"), column, clip, std=True, ci=ci)
         return self._spend(kind, max_rows, max_groups)
 
     @overload
@@ -432,7 +495,8 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         candidates: Any = None,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         k: int = 1,
         value: Hashable | None = None,
         clip: Any = None,
@@ -445,7 +509,8 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         candidates: Any = None,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         k: int = 1,
         value: Hashable | None = None,
         clip: Any = None,
@@ -458,14 +523,17 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         candidates: Any = None,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         k: int = 1,
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        kind = Argmax.of(check_epsilon(epsilon), column, candidates, k=k, value=value, clip=clip)
+        kind = Argmax.of(
+            pure(epsilon, rho, "argmax_exp"), column, candidates, k=k, value=value, clip=clip
+        )
         return self._spend(kind, max_rows, max_groups)
 
     @overload
@@ -475,7 +543,8 @@ class Releases(Generic[S]):
         q: float,
         *,
         candidates: Any = None,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         max_rows: int | None = None,
     ) -> float: ...
 
@@ -486,7 +555,8 @@ class Releases(Generic[S]):
         q: float,
         *,
         candidates: Any = None,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
@@ -497,11 +567,12 @@ class Releases(Generic[S]):
         q: float,
         *,
         candidates: Any = None,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        kind = Quantile.of(check_epsilon(epsilon), column, q, candidates, "quantile")
+        kind = Quantile.of(pure(epsilon, rho, "quantile"), column, q, candidates, "quantile")
         return self._spend(kind, max_rows, max_groups)
 
     @overload
@@ -510,7 +581,8 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         candidates: Any = None,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         max_rows: int | None = None,
     ) -> float: ...
 
@@ -520,7 +592,8 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         candidates: Any = None,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
@@ -530,11 +603,12 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         candidates: Any = None,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        kind = Quantile.of(check_epsilon(epsilon), column, 0.5, candidates, "median")
+        kind = Quantile.of(pure(epsilon, rho, "median"), column, 0.5, candidates, "median")
         return self._spend(kind, max_rows, max_groups)
 
     @overload
@@ -544,7 +618,8 @@ class Releases(Generic[S]):
         *,
         clip: Any,
         candidates: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         max_rows: int | None = None,
         ci: None = None,
     ) -> pd.DataFrame: ...
@@ -556,7 +631,8 @@ class Releases(Generic[S]):
         *,
         clip: Any,
         candidates: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
         ci: None = None,
@@ -568,10 +644,11 @@ class Releases(Generic[S]):
         *,
         clip: Any,
         candidates: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
         ci: None = None,
     ) -> Any:
-        kind = Describe.of(check_epsilon(epsilon), columns, clip, candidates, ci)
+        kind = Describe.of(pure(epsilon, rho, "describe"), columns, clip, candidates, ci)
         return self._spend(kind, max_rows, max_groups)

@@ -33,9 +33,11 @@ __all__ = [
     "check_clip",
     "check_clip_map",
     "check_column",
+    "check_delta",
     "check_epsilon",
     "check_k",
     "check_keys_match",
+    "check_loss",
     "check_ordered",
     "check_per_person",
     "check_per_unit",
@@ -90,6 +92,35 @@ def _as_float(value: numbers.Real | Decimal) -> float:
 def _shortest_decimal(x: float) -> Fraction:
     """``x`` read as the shortest decimal that round-trips (``0.1`` is ``1/10``)."""
     return Fraction(repr(x))
+
+
+def check_loss(epsilon: object, rho: object) -> tuple[str, Fraction]:
+    """Exactly one of ``epsilon`` / ``rho``: ``("epsilon", ε)`` or ``("rho", ρ)``, exact.
+
+    Every release and ``set_budget`` take their privacy loss through here:
+    keyword-only, one of the two (TypeError naming both otherwise).
+    """
+    if (epsilon is None) == (rho is None):
+        raise TypeError(
+            "Pass exactly one of `epsilon=` (pure epsilon-DP, Laplace noise) and `rho=` "
+            "(zero-concentrated DP, Gaussian noise: needs a budget set with rho=), got "
+            + ("neither." if epsilon is None else "both.")
+        )
+    if rho is not None:
+        return "rho", check_epsilon(rho, "rho")
+    return "epsilon", check_epsilon(epsilon)
+
+
+def check_delta(delta: object) -> Fraction:
+    """A budget's ``delta`` in [0, 1) as an exact Fraction (None: 0, no δ)."""
+    if delta is None:
+        return Fraction(0)
+    if isinstance(delta, numbers.Real) and not isinstance(delta, bool) and delta == 0:
+        return Fraction(0)
+    value = check_epsilon(delta, "delta")
+    if value >= 1:
+        raise ValueError(f"`delta` must be in [0, 1), e.g. delta=1e-6; got {given(delta)}.")
+    return value
 
 
 def check_epsilon(epsilon: object, name: str = "epsilon") -> Fraction:
