@@ -446,10 +446,10 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
         object.__setattr__(self, "ci", check_ci(self.ci))
 
     @classmethod
-    def planned(cls, epsilon: Fraction, clip: Any) -> Count:
+    def planned(cls, epsilon: Fraction | None, clip: Any, rho: Fraction | None = None) -> Count:
         if clip is not None:
             raise TypeError(f"a count takes no `clip`, got {given(clip)}.")
-        return cls(epsilon)
+        return cls(epsilon, rho=rho)
 
     def half_width(self, plan: CountPlan, level: float, n: int | None = None) -> tuple[float, ...]:
         """``t`` in rows: ``P(|noise| > t) <= 1 − level`` (0 for the public row count)."""
@@ -563,10 +563,10 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
         object.__setattr__(self, "ci", check_ci(self.ci))
 
     @classmethod
-    def planned(cls, epsilon: Fraction, clip: Any) -> _Clipped:
+    def planned(cls, epsilon: Fraction | None, clip: Any, rho: Fraction | None = None) -> _Clipped:
         if isinstance(clip, Mapping):
-            return cls(epsilon, None, clip)
-        return cls(epsilon, "column", clip)
+            return cls(epsilon, None, clip, rho=rho)
+        return cls(epsilon, "column", clip, rho=rho)
 
     def columns(self) -> tuple[Hashable, ...]:
         return self._columns

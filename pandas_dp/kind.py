@@ -357,9 +357,12 @@ class Kind(ABC, Generic[One, Many]):
         return tuple([exact_sum(x, y) for x, y in zip(a, b, strict=True)])
 
     @classmethod
-    def planned(cls, epsilon: Fraction, clip: Any) -> Kind[Any, Any]:
+    def planned(
+        cls, epsilon: Fraction | None, clip: Any, rho: Fraction | None = None
+    ) -> Kind[Any, Any]:
         """The release :func:`pandas_dp.planning.half_width` plans (``plannable`` kinds).
 
+        At ``epsilon``, or at ``rho`` (Gaussian noise; ``epsilon`` None).
         ``clip``: None, a pair ``(lower, upper)`` or a mapping ``{column: pair}``,
         as the planning call gives it; refused (TypeError) if this kind takes none.
         """
