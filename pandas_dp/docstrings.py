@@ -570,8 +570,9 @@ _release(
         candidate with no rows can still win.
     $epsilon
     $rho_pure
-    k : int, default 1
-        How many candidates to return, best first (top-k by peeling).
+    k : int, optional
+        How many candidates to return, best first (top-k by peeling): with
+        ``k``, always a list (per key, a DataFrame), also for ``k=1``.
     value : label, optional
         Score each candidate by the sum of this numeric column over its
         rows (after clipping to ``clip``) instead of by its row count.
@@ -602,12 +603,12 @@ _release(
     returns=(
         """\
             object or list
-                One candidate (``k=1``), or a list of ``k`` distinct candidates,
-                best first.""",
+                One candidate (no ``k``; typed as the candidates' element type),
+                or a list of ``k`` distinct candidates, best first.""",
         """\
             pandas.Series or pandas.DataFrame
                 The winner per key, indexed by ``keys`` (named after ``column``);
-                for ``k > 1`` a DataFrame with columns ``1..k``, best first.""",
+                with ``k``, a DataFrame with columns ``1..k``, best first.""",
     ),
     notes=(
         """\

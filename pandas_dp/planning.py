@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 import numbers
 import struct
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, overload
 
 import pandas as pd
 
@@ -92,6 +92,68 @@ def _widths(release: Kind[Any, Any], level: float, nb: Neighbours, n: int | None
     widths = release.half_width(release.plan(nb), level, n)
     assert isinstance(widths, tuple)
     return list(widths)
+
+
+@overload
+def half_width(
+    kind: str,
+    *,
+    epsilon: float,
+    level: float = ...,
+    clip: Mapping[Hashable, Sequence[float]],
+    n: int | None = ...,
+    adjacency: str = ...,
+    grouped: bool = ...,
+    max_rows: int | None = ...,
+    max_groups: int | None = ...,
+) -> pd.Series: ...
+
+
+@overload
+def half_width(
+    kind: str,
+    *,
+    epsilon: None = ...,
+    rho: float,
+    level: float = ...,
+    clip: Mapping[Hashable, Sequence[float]],
+    n: int | None = ...,
+    adjacency: str = ...,
+    grouped: bool = ...,
+    max_rows: int | None = ...,
+    max_groups: int | None = ...,
+) -> pd.Series: ...
+
+
+@overload
+def half_width(
+    kind: str,
+    *,
+    epsilon: float,
+    level: float = ...,
+    clip: Sequence[float] | None = ...,
+    n: int | None = ...,
+    adjacency: str = ...,
+    grouped: bool = ...,
+    max_rows: int | None = ...,
+    max_groups: int | None = ...,
+) -> float: ...
+
+
+@overload
+def half_width(
+    kind: str,
+    *,
+    epsilon: None = ...,
+    rho: float,
+    level: float = ...,
+    clip: Sequence[float] | None = ...,
+    n: int | None = ...,
+    adjacency: str = ...,
+    grouped: bool = ...,
+    max_rows: int | None = ...,
+    max_groups: int | None = ...,
+) -> float: ...
 
 
 def half_width(

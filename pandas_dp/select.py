@@ -517,6 +517,8 @@ class Argmax(Kind[Any, pd.Series | pd.DataFrame]):
     k: int = 1
     value: Hashable | None = None
     clip: Clip | None = None
+    #: ``k`` was given: the answer is a list (a DataFrame per key), also for ``k=1``.
+    listed: bool = False
 
     @classmethod
     def of(
@@ -530,15 +532,16 @@ class Argmax(Kind[Any, pd.Series | pd.DataFrame]):
         clip: object,
     ) -> Argmax:
         cands = check_candidates(candidates)
-        top = check_k(k, len(cands))
+        top = 1 if k is None else check_k(k, len(cands))
+        listed = k is not None
         if value is None:
             if clip is not None:
                 raise TypeError(
                     "`clip` bounds the per-row `value` summed per candidate; pass value='column' "
                     "with it, or drop `clip` to score candidates by their row counts."
                 )
-            return cls(epsilon, column, cands, top)
-        return cls(epsilon, column, cands, top, value, check_clip(clip))
+            return cls(epsilon, column, cands, top, listed=listed)
+        return cls(epsilon, column, cands, top, value, check_clip(clip), listed)
 
     def columns(self) -> tuple[Hashable, ...]:
         return (self.column,) if self.value is None else (self.column, self.value)
@@ -593,11 +596,11 @@ class Argmax(Kind[Any, pd.Series | pd.DataFrame]):
 
     def shape_one(self, answer: I64) -> Any:
         chosen = [_plain(self.candidates[i]) for i in answer[0]]
-        return chosen[0] if self.k == 1 else chosen
+        return chosen if self.listed else chosen[0]
 
     def shape_many(self, answer: I64, keys: pd.Index) -> pd.Series | pd.DataFrame:
         cands = self.candidates.rename(self.column)
-        if self.k == 1:
+        if not self.listed:
             return pd.Series(cands.take(answer[:, 0]), index=keys, name=self.column)
         return pd.DataFrame({r + 1: cands.take(answer[:, r]) for r in range(self.k)}, index=keys)
 

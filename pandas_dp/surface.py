@@ -15,7 +15,7 @@ added per call), rendered from the templates of :mod:`pandas_dp.docstrings`.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from fractions import Fraction
 from typing import Any, Generic, TypeVar, overload
 
@@ -32,6 +32,7 @@ from .variance import Var
 __all__ = ["Grouped", "Releases", "Ungrouped"]
 
 S = TypeVar("S")
+C = TypeVar("C")  # a candidate of argmax_exp
 
 
 class Ungrouped:
@@ -98,8 +99,7 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable | None = None,
         *,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
         ci: None = None,
         max_rows: int | None = None,
     ) -> int: ...
@@ -109,8 +109,29 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable | None = None,
         *,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        max_rows: int | None = None,
+    ) -> int: ...
+
+    @overload
+    def count(
+        self: Releases[Ungrouped],
+        column: Hashable | None = None,
+        *,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def count(
+        self: Releases[Ungrouped],
+        column: Hashable | None = None,
+        *,
+        epsilon: None = None,
+        rho: float,
         ci: float,
         max_rows: int | None = None,
     ) -> pd.Series: ...
@@ -120,8 +141,7 @@ class Releases(Generic[S]):
         self: Releases[Grouped],
         column: Hashable | None = None,
         *,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
         ci: None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -132,8 +152,31 @@ class Releases(Generic[S]):
         self: Releases[Grouped],
         column: Hashable | None = None,
         *,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def count(
+        self: Releases[Grouped],
+        column: Hashable | None = None,
+        *,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def count(
+        self: Releases[Grouped],
+        column: Hashable | None = None,
+        *,
+        epsilon: None = None,
+        rho: float,
         ci: float,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -156,8 +199,7 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable,
         *,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
         max_rows: int | None = None,
     ) -> int: ...
 
@@ -166,8 +208,7 @@ class Releases(Generic[S]):
         self: Releases[Grouped],
         column: Hashable,
         *,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
@@ -189,8 +230,19 @@ class Releases(Generic[S]):
         column: None = None,
         *,
         clip: Mapping[Hashable, Bounds],
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def sum(
+        self: Releases[Ungrouped],
+        column: None = None,
+        *,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: None = None,
+        rho: float,
         ci: float | None = None,
         max_rows: int | None = None,
     ) -> pd.Series: ...
@@ -201,8 +253,7 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Bounds,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
         ci: None = None,
         max_rows: int | None = None,
     ) -> float: ...
@@ -213,8 +264,31 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Bounds,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        max_rows: int | None = None,
+    ) -> float: ...
+
+    @overload
+    def sum(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def sum(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: None = None,
+        rho: float,
         ci: float,
         max_rows: int | None = None,
     ) -> pd.Series: ...
@@ -225,8 +299,20 @@ class Releases(Generic[S]):
         column: None = None,
         *,
         clip: Mapping[Hashable, Bounds],
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def sum(
+        self: Releases[Grouped],
+        column: None = None,
+        *,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: None = None,
+        rho: float,
         ci: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -238,8 +324,7 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Bounds,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
         ci: None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -251,8 +336,33 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Bounds,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def sum(
+        self: Releases[Grouped],
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def sum(
+        self: Releases[Grouped],
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: None = None,
+        rho: float,
         ci: float,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -278,8 +388,19 @@ class Releases(Generic[S]):
         column: None = None,
         *,
         clip: Mapping[Hashable, Bounds],
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def mean(
+        self: Releases[Ungrouped],
+        column: None = None,
+        *,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: None = None,
+        rho: float,
         ci: float | None = None,
         max_rows: int | None = None,
     ) -> pd.Series: ...
@@ -290,8 +411,7 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Bounds,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
         ci: None = None,
         max_rows: int | None = None,
     ) -> float: ...
@@ -302,8 +422,31 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Bounds,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        max_rows: int | None = None,
+    ) -> float: ...
+
+    @overload
+    def mean(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def mean(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: None = None,
+        rho: float,
         ci: float,
         max_rows: int | None = None,
     ) -> pd.Series: ...
@@ -314,8 +457,20 @@ class Releases(Generic[S]):
         column: None = None,
         *,
         clip: Mapping[Hashable, Bounds],
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
+        ci: float | None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def mean(
+        self: Releases[Grouped],
+        column: None = None,
+        *,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: None = None,
+        rho: float,
         ci: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -327,8 +482,7 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Bounds,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
         ci: None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -340,8 +494,33 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Bounds,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def mean(
+        self: Releases[Grouped],
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        ci: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def mean(
+        self: Releases[Grouped],
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: None = None,
+        rho: float,
         ci: float,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -367,8 +546,7 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Any,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
         ci: None = None,
         max_rows: int | None = None,
     ) -> float: ...
@@ -379,8 +557,7 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Any,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
         ci: float,
         max_rows: int | None = None,
     ) -> pd.Series: ...
@@ -391,8 +568,7 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Any,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
         ci: None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -404,8 +580,7 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Any,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
         ci: float,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -431,8 +606,7 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Any,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
         ci: None = None,
         max_rows: int | None = None,
     ) -> float: ...
@@ -443,8 +617,7 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Any,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
         ci: float,
         max_rows: int | None = None,
     ) -> pd.Series: ...
@@ -455,8 +628,7 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Any,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
         ci: None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -468,8 +640,7 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Any,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
         ci: float,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -494,29 +665,80 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable,
         *,
-        candidates: Any = None,
-        epsilon: float | None = None,
-        rho: float | None = None,
-        k: int = 1,
-        value: Hashable | None = None,
-        clip: Any = None,
-        max_rows: int | None = None,
+        candidates: Iterable[C],
+        epsilon: float,
+        k: None = ...,
+        value: Hashable | None = ...,
+        clip: Any = ...,
+        max_rows: int | None = ...,
+    ) -> C: ...
+
+    @overload
+    def argmax_exp(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        candidates: Iterable[C],
+        epsilon: float,
+        k: int,
+        value: Hashable | None = ...,
+        clip: Any = ...,
+        max_rows: int | None = ...,
+    ) -> list[C]: ...
+
+    @overload
+    def argmax_exp(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        candidates: pd.CategoricalDtype,
+        epsilon: float,
+        k: None = ...,
+        value: Hashable | None = ...,
+        clip: Any = ...,
+        max_rows: int | None = ...,
     ) -> Any: ...
+
+    @overload
+    def argmax_exp(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        candidates: pd.CategoricalDtype,
+        epsilon: float,
+        k: int,
+        value: Hashable | None = ...,
+        clip: Any = ...,
+        max_rows: int | None = ...,
+    ) -> list[Any]: ...
 
     @overload
     def argmax_exp(
         self: Releases[Grouped],
         column: Hashable,
         *,
-        candidates: Any = None,
-        epsilon: float | None = None,
-        rho: float | None = None,
-        k: int = 1,
-        value: Hashable | None = None,
-        clip: Any = None,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> pd.Series | pd.DataFrame: ...
+        candidates: Any = ...,
+        epsilon: float,
+        k: None = ...,
+        value: Hashable | None = ...,
+        clip: Any = ...,
+        max_rows: int | None = ...,
+        max_groups: int | None = ...,
+    ) -> pd.Series: ...
+
+    @overload
+    def argmax_exp(
+        self: Releases[Grouped],
+        column: Hashable,
+        *,
+        candidates: Any = ...,
+        epsilon: float,
+        k: int,
+        value: Hashable | None = ...,
+        clip: Any = ...,
+        max_rows: int | None = ...,
+        max_groups: int | None = ...,
+    ) -> pd.DataFrame: ...
 
     def argmax_exp(
         self,
@@ -525,7 +747,7 @@ class Releases(Generic[S]):
         candidates: Any = None,
         epsilon: float | None = None,
         rho: float | None = None,
-        k: int = 1,
+        k: int | None = None,
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | None = None,
@@ -543,8 +765,7 @@ class Releases(Generic[S]):
         q: float,
         *,
         candidates: Any = None,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
         max_rows: int | None = None,
     ) -> float: ...
 
@@ -555,8 +776,7 @@ class Releases(Generic[S]):
         q: float,
         *,
         candidates: Any = None,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
@@ -581,8 +801,7 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         candidates: Any = None,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
         max_rows: int | None = None,
     ) -> float: ...
 
@@ -592,8 +811,7 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         candidates: Any = None,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
@@ -618,8 +836,7 @@ class Releases(Generic[S]):
         *,
         clip: Any,
         candidates: Any,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
         max_rows: int | None = None,
         ci: None = None,
     ) -> pd.DataFrame: ...
@@ -631,8 +848,7 @@ class Releases(Generic[S]):
         *,
         clip: Any,
         candidates: Any,
-        epsilon: float | None = None,
-        rho: float | None = None,
+        epsilon: float,
         max_rows: int | None = None,
         max_groups: int | None = None,
         ci: None = None,

@@ -299,3 +299,7 @@ def _fresh_plans() -> Iterator[None]:
     yield
     for plan in caches:
         plan.cache_clear()
+
+
+# Type checkers read tests/typing (tests/test_mypy.py); its mistakes must never run.
+collect_ignore = ["typing"]

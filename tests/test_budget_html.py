@@ -160,7 +160,7 @@ def test_html_lists_the_last_five_releases_newest_first() -> None:
     assert [row[2] for row in rows] == ["c6", "c5", "c4", "c3", "c2"]
     assert [row[5] for row in rows] == ["3.5", "3", "2.5", "2", "1.5"]
     assert [row[3] for row in rows] == ["0.5"] * 5
-    assert [row[4] for row in rows] == ["depends on n"] * 5  # a mean's half-width needs n
+    assert [row[4] for row in rows] == ["depends on n"] * 5  # as recorded with each entry
     assert "last 5 of 7 releases" in page
 
 

@@ -467,7 +467,7 @@ def test_the_file_is_a_versioned_wal_ledger(path: Path) -> None:
 
 
 def write_old_ledger(path: Path, version: int) -> None:
-    """A ledger as schema ``version`` (1 to 4) wrote it, with one budget and one release."""
+    """A ledger as schema ``version`` (1 to 6) wrote it, with one budget and one release."""
     conn = sqlite3.connect(path)
     for step in MIGRATIONS[:version]:
         for statement in step:
@@ -493,7 +493,7 @@ def write_old_ledger(path: Path, version: int) -> None:
     conn.close()
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 4])
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6])
 def test_an_old_ledger_is_migrated_without_loss(path: Path, version: int) -> None:
     write_old_ledger(path, version)
     ledger = open_ledger(path)

@@ -620,6 +620,19 @@ def test_shapes_and_types(shop: pd.DataFrame) -> None:
     assert q90 in GRID
 
 
+def test_a_given_k_answers_a_list_also_for_one(shop: pd.DataFrame) -> None:
+    """With ``k`` the answer is a list (a DataFrame per key), as the overloads type it."""
+    top = shop.dp.argmax_exp("product", candidates=PRODUCTS, epsilon=0.5, k=1)
+    assert isinstance(top, list)
+    assert len(top) == 1
+    assert top[0] in PRODUCTS
+    g = shop.dp.groupby("region", keys=["N", "S", "E"])
+    per_key = g.argmax_exp("product", candidates=PRODUCTS, epsilon=0.5, k=1)
+    assert isinstance(per_key, pd.DataFrame)
+    assert list(per_key.columns) == [1]
+    assert per_key[1].isin(PRODUCTS).all()
+
+
 def test_numeric_candidates_come_back_as_python_scalars(shop: pd.DataFrame) -> None:
     df = shop.dp.assign(size=shop["revenue"] // 200)
     winner = df.dp.argmax_exp("size", candidates=[0.0, 1.0, 2.0], epsilon=0.5)
