@@ -167,7 +167,8 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
             is charged ``ε²/2``. ``budget.epsilon_at(delta)`` states the (ε, δ)
             guarantee of what was spent. Many releases cost far less noise
             than under an ε budget (see the README, "which budget should I
-            use?"). In memory only for now (not with ``ledger``).
+            use?"). A named budget keeps its accountant (in a ledger file
+            too).
         delta : float, optional
             A δ in [0, 1) that the releases needing one may spend (none of the
             releases does yet); spent δ is exact and recorded per release.
@@ -235,12 +236,6 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
         """
         accountant, total = check_loss(epsilon, rho)
         held_delta = check_delta(delta)
-        if accountant == "rho" and ledger is not None:
-            raise ValueError(
-                "`rho` budgets are kept in memory in this version: a ledger file records epsilon "
-                "budgets. Drop `ledger` (keep `name` to continue the budget in this process), or "
-                "pass epsilon=."
-            )
         adjacency = check_adjacency(adjacency)
         seed = check_seed(seed)
         if ledger is not None and name is None:
@@ -267,6 +262,8 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
                 adjacency=adjacency,
                 privacy_unit=unit_text,
                 public_rows=self._rows() if public else None,
+                accountant=accountant,
+                delta=held_delta,
             )
             where, stored_root = f"ledger:{book.path.resolve()}", store.root
         elif name is not None:

@@ -6,6 +6,8 @@ import copy
 import os
 import pickle
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -20,7 +22,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pandas_dp import BudgetExceededError, MissingBudgetError, PandasDPError, PrivacyBudget, zcdp
+from pandas_dp import (
+    BudgetExceededError,
+    MissingBudgetError,
+    PandasDPError,
+    PrivacyBudget,
+    open_ledger,
+    zcdp,
+)
 from pandas_dp import budget as budget_module
 from pandas_dp import ledger as ledger_module
 from pandas_dp.budget import Hold
@@ -803,10 +812,37 @@ def test_a_named_in_memory_budget_keeps_its_accountant() -> None:
     assert again.dp.set_budget(rho=0.5, name=name).accountant == "rho"
 
 
-def test_a_rho_budget_is_refused_in_a_ledger_file(salaries: pd.DataFrame, tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="kept in memory"):
-        salaries.dp.set_budget(rho=0.5, ledger=tmp_path / "l.sqlite", name="z")
-    assert not (tmp_path / "l.sqlite").exists()
+def test_a_rho_budget_in_a_ledger_keeps_its_accountant_across_processes(tmp_path: Path) -> None:
+    path = tmp_path / "l.sqlite"
+    first = _frame()
+    first.dp.set_budget(rho=0.5, delta=1e-6, ledger=path, name="z")
+    first.dp.count(rho=0.1)
+    first.dp.count(epsilon=0.2)  # charged 0.2**2/2 = 0.02
+    child = (
+        "import pandas as pd, pandas_dp\n"
+        "df = pd.DataFrame({'x': range(10)})\n"
+        f"b = df.dp.set_budget(rho=0.5, delta=1e-6, ledger={str(path)!r}, name='z')\n"
+        "df.dp.count(rho=0.05)\n"
+        "print(b.accountant, b.spent)\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-c", child],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        timeout=TIMEOUT,
+    )
+    assert done.stdout.split() == ["rho", "0.17"]
+    history = open_ledger(path).history("z")
+    assert list(history.rho_exact.iloc[1:]) == [Fraction(1, 10), Fraction(1, 50), Fraction(1, 20)]
+    assert history.epsilon.iloc[1:].isna().tolist() == [True, False, True]
+    budgets = open_ledger(path).budgets()
+    assert budgets.accountant.tolist() == ["rho"]
+    assert budgets.epsilon_at.iloc[0] == zcdp.epsilon_at(Fraction(17, 100), Fraction(1, 10**6))
+    with pytest.raises(BudgetMismatchError, match="its accountant stays"):
+        _frame().dp.set_budget(epsilon=0.5, ledger=path, name="z")
 
 
 @pytest.mark.parametrize("loss", [{"epsilon": 2}, {"rho": 0.5}])
