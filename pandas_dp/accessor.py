@@ -489,7 +489,7 @@ class DPAccessor(DPReleases):
         binding = binding_of(self._df)
         return require_binding(self._df).budget if binding is None else binding.budget
 
-    def reserve(self, *, epsilon: float) -> Hold:
+    def reserve(self, *, epsilon: float | None = None, rho: float | None = None) -> Hold:
         """Hold ``epsilon`` of the frame's budget for the releases of a ``with`` block.
 
         ``with df.dp.reserve(epsilon=0.3): ...`` sets the share aside at once;
@@ -502,6 +502,10 @@ class DPAccessor(DPReleases):
         ----------
         epsilon : float
             The share to hold: what the block's releases will cost.
+        rho : float
+            Instead of ``epsilon``, under a zCDP budget: the ρ to hold. Under a
+            ρ budget, ``epsilon`` holds ``ε²/2`` (what releases of ε in total,
+            each charged ``εᵢ²/2``, cost at most).
 
         Returns
         -------
@@ -518,7 +522,8 @@ class DPAccessor(DPReleases):
             If this thread already holds a share of this budget (holds do not
             nest), or ``epsilon`` is not a positive number.
         """
-        return self.budget.hold(check_epsilon(epsilon))
+        accountant, amount = check_loss(epsilon, rho)
+        return self.budget.hold(amount, accountant)
 
     def groupby(self, by: Hashable | list[Hashable], *, keys: Any = None) -> DPGroupBy:
         """Group by ``by`` over the public ``keys`` for grouped releases.

@@ -387,12 +387,21 @@ class PrivacyBudget:
             check_fits(self.delta, self.delta_spent, entry.delta)
             return Reservation(self._store, self._store.reserve(entry, hold))
 
-    def hold(self, epsilon: Fraction) -> Hold:
-        """Set ``epsilon`` aside for the releases of this thread inside a ``with`` block.
+    def hold(self, amount: Fraction, accountant: str = "epsilon") -> Hold:
+        """Set ``amount`` aside for the releases of this thread inside a ``with`` block.
 
-        ``df.dp.reserve(epsilon=...)`` calls it; see :class:`Hold`.
+        ``df.dp.reserve(epsilon=...)`` (or ``rho=``) calls it; see :class:`Hold`.
+        An ε held on a ρ budget holds ``ε²/2``; a ρ on an ε budget is refused
+        (ValueError), as a ``rho=`` release is.
         """
-        return Hold(self, epsilon)
+        if self.accountant == "rho" and accountant == "epsilon":
+            amount = zcdp.pure_rho(amount)
+        elif self.accountant == "epsilon" and accountant == "rho":
+            raise ValueError(
+                "`rho` needs a zCDP budget: this frame's budget is an epsilon budget. Hold "
+                "epsilon= instead, or attach a zCDP budget with set_budget(rho=...)."
+            )
+        return Hold(self, amount)
 
     def spend(self, entry: LedgerEntry) -> None:
         """Charge ``entry.epsilon`` at once (a reservation with nothing to compute)."""

@@ -882,3 +882,20 @@ RHO_RELEASES: dict[str, Release] = {
     "mean": lambda df, rho: df.dp.mean("salary", clip=CLIP, rho=rho),
     "groupby_count": lambda df, rho: df.dp.groupby("dept", keys=KEYS).count(rho=rho),
 }
+
+
+def test_an_epsilon_held_on_a_rho_budget_holds_epsilon_squared_over_two(
+    rho_budget: pd.DataFrame,
+) -> None:
+    with rho_budget.dp.reserve(epsilon=0.2) as hold:
+        assert rho_budget.dp.budget.held == Fraction(1, 50)
+        rho_budget.dp.count(epsilon=0.1)  # 1/200 of the held 1/50
+        rho_budget.dp.count(epsilon=0.1)
+    assert hold.returned == Fraction(1, 100)
+    assert rho_budget.dp.budget.spent == Fraction(1, 100)
+
+
+def test_an_epsilon_budget_refuses_to_hold_rho(protected: pd.DataFrame) -> None:
+    with pytest.raises(ValueError, match="`rho` needs a zCDP budget"):
+        protected.dp.reserve(rho=0.1)
+    assert protected.dp.budget.held == 0
