@@ -29,6 +29,7 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``select``                argmax_exp, top-k, quantiles: plans, score tables, kinds
 ``variance``              var / std: the variance's plan, statistics and kind
 ``aggregate``             counts and clipped sums: plans, statistics, kinds
+``partition``             keys chosen privately (no public keys): plans from δ, the kernel
 ``accuracy``              noise intervals: exact discrete Laplace/Gaussian quantiles
 ``kind``                  Neighbours (the neighbour relation), Rows, the Kind contract
 ``bounding``              privacy unit: at most max_rows rows / max_groups keys per person
