@@ -43,7 +43,7 @@ from .release import NO_BOUNDS, ContributionBounds, PandasFrame, run
 from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values, row_mask
 from .select import Quantile
 from .sqlite_ledger import Ledger, open_ledger
-from .surface import Releases, Ungrouped
+from .surface import Releases, Ungrouped, loss
 from .validation import (
     check_adjacency,
     check_column,
@@ -306,7 +306,37 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
         column: Hashable,
         *,
         bins: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        right: bool = True,
+        include_lowest: bool = False,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def histogram(
+        self,
+        column: Hashable,
+        *,
+        bins: Any,
         epsilon: float,
+        ci: float,
+        right: bool = True,
+        include_lowest: bool = False,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def histogram(
+        self,
+        column: Hashable,
+        *,
+        bins: Any,
+        epsilon: None = None,
+        rho: float,
         ci: float,
         right: bool = True,
         include_lowest: bool = False,
@@ -320,7 +350,8 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
         column: Hashable,
         *,
         bins: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float | None = None,
         right: bool = True,
         include_lowest: bool = False,
@@ -339,6 +370,7 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
             the edges from the data's range).
         epsilon : float
             Privacy cost, keyword-only.
+        $rho
         right, include_lowest : bool
             As in ``pd.cut``.
         ci : float, optional
@@ -373,7 +405,7 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
         group = Bins.of_edges(
             self._schema(), column, bins, right=right, include_lowest=include_lowest
         )
-        kind = Histogram(check_epsilon(epsilon), column, ci)
+        kind = Histogram(column=column, ci=ci, **loss(epsilon, rho))
         return self._release(kind, group, ContributionBounds(max_rows, max_groups))
 
     @doc()
@@ -383,7 +415,8 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
         columns: Hashable,
         *,
         keys: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -399,6 +432,7 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
             from the data.
         epsilon : float
             Privacy cost, keyword-only.
+        $rho
         ci : float, optional
             A confidence level in (0, 1): each cell's count with its interval.
             Costs nothing more.
@@ -429,7 +463,8 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
         """
         group = CrossKeys.of_pair(self._schema(), index, columns, keys)
         bounds = ContributionBounds(max_rows, max_groups)
-        return group.table(self._release(Count(check_epsilon(epsilon), ci=ci), group, bounds))
+        kind = Count(ci=ci, **loss(epsilon, rho))
+        return group.table(self._release(kind, group, bounds))
 
     @doc()
     def rows_per_unit(self, q: float = 0.9, *, candidates: Any = None, epsilon: float) -> int:

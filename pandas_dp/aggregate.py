@@ -808,8 +808,9 @@ class Histogram(Count):
             keys,
             always_grouped=True,
             epsilon=self.epsilon,
+            rho=self.rho,
             columns=column_names([] if self.column is None else [self.column]),
-            mechanism="discrete_laplace",
+            mechanism="discrete_laplace" if self.rho is None else "discrete_gaussian",
             sensitivity=plan.texts[0],
             noise_scale=plan.texts[1],
         )

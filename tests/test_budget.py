@@ -717,6 +717,18 @@ def test_epsilon_prints_as_a_decimal_and_stays_exact(salaries: pd.DataFrame) -> 
 # --------------------------------------------------------------------- zCDP (rho) budgets
 
 
+#: Releases with a Gaussian form, each spending exactly the rho it is given.
+RHO_RELEASES: dict[str, Release] = {
+    "count": lambda df, rho: df.dp.count(rho=rho),
+    "count_column": lambda df, rho: df.dp.count("bonus", rho=rho),
+    "sum": lambda df, rho: df.dp.sum("salary", clip=CLIP, rho=rho),
+    "mean": lambda df, rho: df.dp.mean("salary", clip=CLIP, rho=rho),
+    "groupby_count": lambda df, rho: df.dp.groupby("dept", keys=KEYS).count(rho=rho),
+    "histogram": lambda df, rho: df.dp.histogram("age", bins=[18, 40, 70], rho=rho),
+    "crosstab": lambda df, rho: df.dp.crosstab("dept", "age", keys=(KEYS, [30, 40]), rho=rho),
+}
+
+
 @pytest.fixture
 def rho_budget(salaries: pd.DataFrame) -> pd.DataFrame:
     """``salaries`` with a seeded zCDP budget of rho = 1/2."""
@@ -734,7 +746,7 @@ def test_a_rho_budget_charges_a_pure_release_epsilon_squared_over_two(
     assert (entry.epsilon, entry.rho) == (Fraction(3, 10), Fraction(9, 200))
 
 
-@pytest.mark.parametrize("name", ["count", "count_column", "sum", "mean", "groupby_count"])
+@pytest.mark.parametrize("name", sorted(RHO_RELEASES))
 def test_rho_releases_compose_exactly_and_the_next_is_refused_before_noise(
     rho_budget: pd.DataFrame, name: str
 ) -> None:
@@ -746,6 +758,7 @@ def test_rho_releases_compose_exactly_and_the_next_is_refused_before_noise(
         release(rho_budget, 0.1)
     assert rho_budget.dp.budget.spent == Fraction(1, 2)
     assert len(rho_budget.dp.budget.entries) == 5
+    assert rho_budget.dp.budget.entries[0].mechanism.startswith("discrete_gaussian")
 
 
 def test_an_epsilon_budget_refuses_rho_and_says_why(protected: pd.DataFrame) -> None:
@@ -872,16 +885,6 @@ def test_a_release_spending_delta_is_refused_beyond_the_budgets_delta(
 def test_a_delta_outside_zero_one_is_refused(salaries: pd.DataFrame, delta: float) -> None:
     with pytest.raises(ValueError, match="`delta` must be"):
         salaries.dp.set_budget(rho=0.5, delta=delta)
-
-
-#: Releases with a Gaussian form, each spending exactly the rho it is given.
-RHO_RELEASES: dict[str, Release] = {
-    "count": lambda df, rho: df.dp.count(rho=rho),
-    "count_column": lambda df, rho: df.dp.count("bonus", rho=rho),
-    "sum": lambda df, rho: df.dp.sum("salary", clip=CLIP, rho=rho),
-    "mean": lambda df, rho: df.dp.mean("salary", clip=CLIP, rho=rho),
-    "groupby_count": lambda df, rho: df.dp.groupby("dept", keys=KEYS).count(rho=rho),
-}
 
 
 def test_an_epsilon_held_on_a_rho_budget_holds_epsilon_squared_over_two(
