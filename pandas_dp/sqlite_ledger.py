@@ -612,12 +612,13 @@ class Ledger:
     def budgets(self) -> pd.DataFrame:
         """One row per budget: what it holds, what was spent, and how.
 
-        Columns: name, total, spent, remaining, adjacency, privacy_unit (the
-        column identifying a person; empty: one row per person), public_rows (the
-        root frame's row count, public under substitute only; empty elsewhere or
-        unknown), releases (committed releases), pending (reservations not
-        committed: running queries, or processes that died before committing;
-        they count as spent), seeded_releases, created (UTC).
+        Columns: name, total, spent, remaining, held, accountant ("rho": total
+        and spent are ρ), epsilon_at (the ε of the ρ spent at the δ at_delta:
+        the budget's δ, else 1e-6), delta (the δ it holds), adjacency,
+        privacy_unit (empty: one row per person), public_rows (the root
+        frame's row count, public under substitute only), releases, pending
+        (reservations not committed: running queries, or processes that died
+        before committing; they count as spent), seeded_releases, created.
 
         ``seeded_releases`` counts the releases drawn from a seeded,
         reproducible noise source (``set_budget(..., seed=...)``, their
