@@ -6,6 +6,7 @@
     # or a named budget that outlives the process:
     # df.dp.set_budget(epsilon=5.0, ledger="ledger.sqlite", name="hr.salaries")
     df.dp.mean("salary", clip=(0, 200_000), epsilon=0.5)
+    df.dp.mean("salary", clip="auto", epsilon=0.5)      # bounds found privately (ε/4)
     df.dp.groupby("dept", keys=DEPTS).count(epsilon=0.5)
     df.dp.argmax_exp("product", candidates=PRODUCTS, epsilon=0.5)
     df.dp.median("salary", candidates=GRID, epsilon=0.2)
@@ -28,6 +29,7 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``describe``              describe: count/mean/std and quartiles of columns, one kind
 ``select``                argmax_exp, top-k, quantiles: plans, score tables, kinds
 ``variance``              var / std: the variance's plan, statistics and kind
+``clipbounds``            bounds / clip="auto": private clip bounds (AboveThreshold), a kind
 ``aggregate``             counts and clipped sums: plans, statistics, kinds
 ``partition``             keys chosen privately (no public keys): plans from δ, the kernel
 ``accuracy``              noise intervals: exact discrete Laplace/Gaussian quantiles

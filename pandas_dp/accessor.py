@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Hashable, Iterable
+from fractions import Fraction
 from typing import Any, TypeVar, overload
 
 import numpy as np
@@ -43,7 +44,7 @@ from .release import NO_BOUNDS, ContributionBounds, PandasFrame, run
 from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values, row_mask
 from .select import Quantile
 from .sqlite_ledger import Ledger, open_ledger
-from .surface import Releases, Ungrouped, loss
+from .surface import AUTO_ROWS, Releases, Ungrouped
 from .validation import (
     check_adjacency,
     check_column,
@@ -55,6 +56,7 @@ from .validation import (
     check_privacy_unit,
     check_seed,
     check_unit_ids,
+    loss,
 )
 
 __all__ = ["DPAccessor", "DPReleases"]
@@ -506,6 +508,11 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
         kind = Quantile.of(check_epsilon(epsilon), "rows", q, candidates, "rows_per_unit")
         return int(people._release(kind, None, NO_BOUNDS))
 
+    def _rows_per_unit(self, epsilon: Fraction) -> int:
+        people = self._people('max_rows="auto"')
+        kind = Quantile.of(epsilon, "rows", 0.9, AUTO_ROWS, "rows_per_unit")
+        return int(people._release(kind, None, NO_BOUNDS))
+
 
 @pd.api.extensions.register_dataframe_accessor("dp")
 class DPAccessor(DPReleases):
@@ -523,6 +530,9 @@ class DPAccessor(DPReleases):
         """The frame's :class:`PrivacyBudget` (MissingBudgetError if it has none)."""
         binding = binding_of(self._df)
         return require_binding(self._df).budget if binding is None else binding.budget
+
+    def _budget(self) -> PrivacyBudget:
+        return self.budget
 
     def reserve(self, *, epsilon: float | None = None, rho: float | None = None) -> Hold:
         """Hold ``epsilon`` of the frame's budget for the releases of a ``with`` block.

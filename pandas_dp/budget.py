@@ -387,6 +387,11 @@ class PrivacyBudget:
             check_fits(self.delta, self.delta_spent, entry.delta)
             return Reservation(self._store, self._store.reserve(entry, hold))
 
+    @property
+    def holding(self) -> bool:
+        """Whether this thread holds a share of this budget (inside ``df.dp.reserve``)."""
+        return getattr(self._holding, "token", None) is not None
+
     def hold(self, amount: Fraction, accountant: str = "epsilon") -> Hold:
         """Set ``amount`` aside for the releases of this thread inside a ``with`` block.
 

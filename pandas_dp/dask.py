@@ -61,6 +61,7 @@ import threading
 import weakref
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, TypeVar, overload
 
 import numpy as np
@@ -426,6 +427,9 @@ class DaskDPAccessor(DPReleases):
     def budget(self) -> PrivacyBudget:
         """The collection's :class:`PrivacyBudget` (MissingBudgetError if it has none)."""
         return _require(self._ddf).budget
+
+    def _budget(self) -> PrivacyBudget:
+        return self.budget
 
     def reserve(self, *, epsilon: float | None = None, rho: float | None = None) -> Hold:
         """Hold ``epsilon`` of the collection's budget for the releases of a ``with`` block.
@@ -843,3 +847,9 @@ class DaskDPGroupBy(DPGroupedReleases):
 
     def _release(self, kind: Kind[Any, Many], bounds: ContributionBounds) -> Many:
         return run(DaskFrame(self._ddf), kind, self._group, bounds)
+
+    def _budget(self) -> PrivacyBudget:
+        return _require(self._ddf).budget
+
+    def _rows_per_unit(self, epsilon: Fraction) -> int:
+        return DaskDPAccessor(self._ddf)._rows_per_unit(epsilon)

@@ -34,11 +34,15 @@ _FIELD = re.compile(r"\$(\w+)")
 #: Paragraphs written once, the same on every surface.
 PARAGRAPHS: dict[str, str] = {
     "max_rows": """\
-        max_rows : int, optional
+        max_rows : int or "auto", optional
             With a privacy unit: at most this many rows of one person are used
             (in each key, and for a selection in each candidate; the rest are
             dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
-            on a frame whose rows are persons.""",
+            on a frame whose rows are persons. ``"auto"``: chosen privately by
+            ``rows_per_unit(0.9)`` on the grid 1..32, 64, ..., 2**20 with a
+            quarter of ``epsilon`` (the call still costs ``epsilon``, held at
+            once); the ledger records it, and an interval carries it as
+            ``max_rows``.""",
     "max_groups": """\
         max_groups : int, optional
             With a privacy unit: at most this many keys of one person are used
@@ -67,14 +71,21 @@ PARAGRAPHS: dict[str, str] = {
         column : label
             A numeric column; missing values are skipped.""",
     "clip_one": """\
-        clip : (float, float)
+        clip : (float, float) or "auto"
             Public clip bounds, never read from the data; values are clipped to
-            them first (±inf to the bounds).""",
+            them first (±inf to the bounds). ``"auto"``: chosen privately by
+            :meth:`bounds` with a quarter of ``epsilon`` (the call still costs
+            ``epsilon`` in total, held at once; two ledger entries), returned
+            with an interval as ``clip_lower``/``clip_upper``.""",
     "clip_many": """\
-        clip : (float, float) or dict
+        clip : (float, float), dict or "auto"
             Public clip bounds, never read from the data; values are clipped to
             them first (±inf to the bounds). A mapping ``{column: (lower,
-            upper)}`` (with ``column`` omitted) releases several columns at once.""",
+            upper)}`` (with ``column`` omitted) releases several columns at once.
+            ``"auto"``: chosen privately by :meth:`bounds` with a quarter of
+            ``epsilon`` (the call still costs ``epsilon`` in total, held at once;
+            two ledger entries; a grouped call finds one pair from every key's
+            rows), returned with an interval as ``clip_lower``/``clip_upper``.""",
     "column_many": """\
         column : label, optional
             The numeric column; missing values are skipped. Omit it and pass
@@ -175,7 +186,9 @@ def _signature(method: Callable[..., Any], self_type: str) -> inspect.Signature:
     full = inspect.signature(method)
     return full.replace(
         parameters=[p for p in full.parameters.values() if p.name in names],
-        return_annotation=" | ".join(dict.fromkeys(f.return_annotation for f in forms)),
+        return_annotation=" | ".join(
+            dict.fromkeys(part for f in forms for part in str(f.return_annotation).split(" | "))
+        ),
     )
 
 
@@ -739,6 +752,102 @@ _release(
 )
 
 _release(
+    "bounds",
+    """$summary
+
+    Parameters
+    ----------
+    $numeric
+    $epsilon
+    $max_rows
+    $max_groups
+
+    Returns
+    -------
+    $returns
+
+    $sections
+    """,
+    summary=(
+        "Clip bounds ``(lower, upper)`` for ``column``, chosen privately with no bound given.",
+        "Clip bounds for ``column`` in every key, chosen privately with no bound given.",
+    ),
+    returns=(
+        """\
+            (float, float)
+                ``lower <= 0 < upper`` or ``lower < 0 = upper``: each ``0`` or a
+                power of two times ±2 (``(0, 2**-20)`` for a column with no
+                values). Use them as ``clip=``; ``clip="auto"`` does both steps.""",
+        """\
+            pandas.DataFrame
+                Columns ``lower`` and ``upper``, indexed by ``keys``.""",
+    ),
+    notes=(
+        """\
+            Costs ``epsilon``: half for the upper side, half for the lower. Each
+            side runs AboveThreshold (the sparse vector technique) over the public
+            candidates ``0, 2**-20, ..., 2**100``: the first candidate whose count
+            of values beyond it, plus discrete Laplace noise, is at most a public
+            threshold plus noise; the bound is twice that candidate. The
+            threshold is 5/4 noise scales (54 rows at ``epsilon=0.25``), so about
+            that many rows lie beyond the stop, and 2x leaves them room: on the
+            PUMS income data the bound lands near 2**18 or 2**19 (the maximum is
+            420,500). Count sensitivity 1 under add_remove and under substitute
+            (``max_rows``, twice under substitute, with a privacy unit).
+            Public: the candidates, the threshold, ``epsilon``. See
+            :mod:`pandas_dp.clipbounds` for the privacy argument.""",
+        """\
+            Each key runs its own search (parallel composition): costs
+            ``epsilon`` once for all keys, with count sensitivity 1 under
+            add_remove and 2 under substitute (a changed row may leave one key
+            and join another). A key with few rows stops early, at small bounds.
+            Public: the keys, the candidates, ``epsilon``.""",
+    ),
+)
+
+_release(
+    "clipped_share",
+    """$summary
+
+    Parameters
+    ----------
+    $numeric
+    clip : (float, float)
+        The clip bounds to check (e.g. those a ``sum`` or ``mean`` used).
+    $epsilon
+    $max_rows
+    $max_groups
+
+    Returns
+    -------
+    $returns
+
+    $sections
+    """,
+    summary=(
+        "The noisy share of ``column``'s values outside ``clip``: the bias a clip may cause.",
+        "The noisy share of ``column``'s values outside ``clip`` in every key.",
+    ),
+    returns=(
+        "float\n    In [0, 1].",
+        "pandas.Series\n    In [0, 1], indexed by ``keys``.",
+    ),
+    notes=(
+        """\
+            ``ci=`` intervals cover the noise only; this shows what the clip cut.
+            Costs ``epsilon``: the counts of values outside and inside the clip,
+            each with discrete Laplace noise of scale ``Δ/ε``; a row is in one of
+            them, so ``Δ = 1`` under add_remove and 2 under substitute. The
+            share is ``a/(a + b)`` of the noisy counts floored at 0. Public:
+            ``clip``, ``epsilon``.""",
+        """\
+            Costs ``epsilon`` once for all keys: per key the counts outside and
+            inside the clip, of joint L1 sensitivity 1 under add_remove and 2
+            under substitute. Public: the keys, ``clip``, ``epsilon``.""",
+    ),
+)
+
+_release(
     "describe",
     """$summary
 
@@ -746,8 +855,12 @@ _release(
     ----------
     columns : label or list of labels
         Numeric columns; missing values are skipped.
-    clip : dict
+    clip : dict or "auto"
         ``{column: (lower, upper)}``: public clip bounds of every column.
+        ``"auto"``: each column's chosen privately by :meth:`bounds` (a quarter
+        of ``epsilon``, split across the columns; the call still costs
+        ``epsilon``), returned as the rows (grouped: columns) ``clip_lower``
+        and ``clip_upper``.
     candidates : dict
         ``{column: grid}``: the public grid each column's quartiles are
         chosen from (finite, strictly increasing).

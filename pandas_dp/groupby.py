@@ -11,10 +11,12 @@ Every release runs the pipeline of :mod:`pandas_dp.release`.
 from __future__ import annotations
 
 from collections.abc import Hashable
+from fractions import Fraction
 from typing import Any, TypeVar
 
 import pandas as pd
 
+from .budget import PrivacyBudget, require_binding
 from .keys import Grouping
 from .kind import Kind
 from .release import ContributionBounds, PandasFrame, run
@@ -78,3 +80,9 @@ class DPGroupBy(DPGroupedReleases):
 
     def _release(self, kind: Kind[Any, Many], bounds: ContributionBounds) -> Many:
         return run(PandasFrame(self._df), kind, self._group, bounds)
+
+    def _budget(self) -> PrivacyBudget:
+        return require_binding(self._df).budget
+
+    def _rows_per_unit(self, epsilon: Fraction) -> int:
+        return int(self._df.dp._rows_per_unit(epsilon))

@@ -35,7 +35,7 @@ from typing import Any, NamedTuple, Protocol, TypeVar, overload
 
 import pandas as pd
 
-from . import aggregate, describe, select, variance
+from . import aggregate, clipbounds, describe, select, variance
 from .bounding import bound_contributions, unit_codes
 from .budget import PrivacyBudget, require_binding
 from .keys import Grouping
@@ -68,7 +68,7 @@ Many = TypeVar("Many")
 
 #: The modules whose kinds are registered: a new kind in one of them is registered by
 #: existing (a new module of kinds is imported above and named here).
-KIND_MODULES = (aggregate, variance, select, describe)
+KIND_MODULES = (aggregate, variance, select, describe, clipbounds)
 
 
 def _concrete(base: type[Kind[Any, Any]]) -> Iterator[type[Kind[Any, Any]]]:

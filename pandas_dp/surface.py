@@ -15,24 +15,94 @@ added per call), rendered from the templates of :mod:`pandas_dp.docstrings`.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+import contextlib
+import dataclasses
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from fractions import Fraction
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, Literal, TypeVar, overload
 
 import pandas as pd
 
 from .aggregate import Count, Mean, Nunique, Sum
+from .budget import PrivacyBudget
+from .clipbounds import ClipBounds, ClippedShare
 from .describe import Describe
 from .docstrings import RELEASES, Scope, for_scope
 from .kind import Kind
 from .select import Argmax, Quantile
-from .validation import Bounds, check_loss
+from .validation import Bounds, check_epsilon, loss, pure
 from .variance import Var
 
-__all__ = ["Grouped", "Releases", "Ungrouped"]
+__all__ = [
+    "AUTO_ROWS",
+    "AUTO_ROWS_SHARE",
+    "AUTO_SHARE",
+    "Grouped",
+    "Releases",
+    "Ungrouped",
+    "with_bounds",
+    "with_rows",
+]
 
 S = TypeVar("S")
 C = TypeVar("C")  # a candidate of argmax_exp
+
+#: The share of a ``clip="auto"`` call's epsilon that finds the bounds (the rest
+#: releases the statistic with them).
+AUTO_SHARE = Fraction(1, 4)
+#: The share of a ``max_rows="auto"`` call's epsilon that chooses ``max_rows``
+#: (``rows_per_unit`` at q = 0.9 on :data:`AUTO_ROWS`).
+AUTO_ROWS_SHARE = Fraction(1, 4)
+#: The public grid ``max_rows="auto"`` chooses from: 1 to 32, then powers of two to 2**20.
+AUTO_ROWS = tuple(range(1, 33)) + tuple(2**k for k in range(6, 21))
+
+
+def _is_auto(clip: object) -> bool:
+    return isinstance(clip, str) and clip == "auto"
+
+
+def with_bounds(answer: Any, clips: Mapping[Hashable, tuple[float, float]]) -> Any:
+    """``answer`` with the bounds ``clip="auto"`` chose, where it has room for them.
+
+    An interval (a Series or DataFrame with ``estimate``, ``lower``, ``upper``)
+    gets ``clip_lower`` and ``clip_upper``; a ``describe`` table gets them as
+    rows (ungrouped) or as columns under each column name (grouped).  A plain
+    number is returned as it is: the bounds are in the ledger entry.
+    """
+    if isinstance(answer, pd.Series) and "estimate" in answer.index:
+        ((lower, upper),) = clips.values()
+        chosen = pd.Series([lower, upper], index=["clip_lower", "clip_upper"], name=answer.name)
+        return pd.concat([answer.astype("float64"), chosen])
+    if isinstance(answer, pd.DataFrame) and "estimate" in answer.columns:
+        ((lower, upper),) = clips.values()
+        return answer.assign(clip_lower=lower, clip_upper=upper)
+    if isinstance(answer, pd.DataFrame) and isinstance(answer.columns, pd.MultiIndex):
+        out = answer.copy()
+        for column, (lower, upper) in clips.items():
+            out[(column, "clip_lower")] = lower
+            out[(column, "clip_upper")] = upper
+        return out[list(clips)]
+    if isinstance(answer, pd.DataFrame) and set(clips) <= set(answer.columns):
+        extra = pd.DataFrame(
+            {c: [lower, upper] for c, (lower, upper) in clips.items()},
+            index=["clip_lower", "clip_upper"],
+        )
+        return pd.concat([answer, extra])
+    return answer
+
+
+def with_rows(answer: Any, max_rows: int) -> Any:
+    """``answer`` with the ``max_rows`` that ``max_rows="auto"`` chose, where it has room.
+
+    An interval (a Series or DataFrame with ``estimate``) gets ``max_rows``; a
+    plain answer is returned as it is: the bound is in the ledger entry.
+    """
+    if isinstance(answer, pd.Series) and "estimate" in answer.index:
+        chosen = pd.Series([float(max_rows)], index=["max_rows"], name=answer.name)
+        return pd.concat([answer.astype("float64"), chosen])
+    if isinstance(answer, pd.DataFrame) and "estimate" in answer.columns:
+        return answer.assign(max_rows=max_rows)
+    return answer
 
 
 class Ungrouped:
@@ -41,36 +111,6 @@ class Ungrouped:
 
 class Grouped:
     """Marker type of a surface whose releases give one answer per public key."""
-
-
-# ---------------------------------------------------------------- the privacy loss
-
-
-def loss(epsilon: object, rho: object) -> dict[str, Fraction | None]:
-    """A release's ``epsilon=`` / ``rho=`` (exactly one) as the fields of a kind that takes both.
-
-    ``rho`` draws discrete Gaussian noise; its budget must be a ρ budget (an
-    ε budget refuses it when the release is reserved, before any noise).
-    """
-    accountant, amount = check_loss(epsilon, rho)
-    if accountant == "rho":
-        return {"epsilon": None, "rho": amount}
-    return {"epsilon": amount, "rho": None}
-
-
-def pure(epsilon: object, rho: object, name: str) -> Fraction:
-    """A release's ``epsilon=`` where ``rho=`` has no Gaussian form yet: the ε, exactly.
-
-    Under a ρ budget the release is charged ``ε²/2`` (pure ε-DP is
-    ``ε²/2``-zCDP); ``rho=`` is refused with that fix.
-    """
-    accountant, amount = check_loss(epsilon, rho)
-    if accountant == "rho":
-        raise TypeError(
-            f"`rho=` is not available for {name}: it has no Gaussian form yet. Pass epsilon= "
-            "(a zCDP budget set with rho= charges an epsilon release epsilon**2/2 exactly)."
-        )
-    return amount
 
 
 # ---------------------------------------------------------------- releases
@@ -94,6 +134,79 @@ class Releases(Generic[S]):
         """Release ``kind`` (one answer, or one per key) under these contribution bounds."""
         raise NotImplementedError
 
+    def _budget(self) -> PrivacyBudget:
+        """The budget this surface's releases spend (MissingBudgetError if none)."""
+        raise NotImplementedError
+
+    def _rows_per_unit(self, epsilon: Fraction) -> int:
+        """``rows_per_unit(0.9, candidates=AUTO_ROWS, epsilon=epsilon)`` of the surface's frame."""
+        raise NotImplementedError
+
+    def _hold(self, epsilon: Fraction) -> contextlib.AbstractContextManager[Any]:
+        """Hold ``epsilon`` for a call of several releases (nothing if this thread holds)."""
+        budget = self._budget()
+        return contextlib.nullcontext() if budget.holding else budget.hold(epsilon)
+
+    def _go(self, kind: Kind[Any, Any], max_rows: Any, max_groups: int | None) -> Any:
+        """Release ``kind``; with ``max_rows="auto"``, choose the bound first.
+
+        ``max_rows="auto"`` spends :data:`AUTO_ROWS_SHARE` of the kind's ε on
+        ``rows_per_unit`` (q = 0.9) and the rest on the kind with that bound,
+        the whole ε held first: two ledger entries, the second recording the
+        bound.
+        """
+        if not _is_auto(max_rows):
+            return self._spend(kind, max_rows, max_groups)
+        if getattr(kind, "rho", None) is not None:
+            raise TypeError(
+                "`max_rows='auto'` spends a share of `epsilon` on rows_per_unit: pass epsilon=, "
+                "or give max_rows with rho=."
+            )
+        total: Fraction = kind.epsilon
+        share = total * AUTO_ROWS_SHARE
+        with self._hold(total):
+            rows = self._rows_per_unit(share)
+            rest = dataclasses.replace(kind, epsilon=total - share)  # type: ignore[type-var]
+            answer = self._spend(rest, rows, max_groups)
+        return with_rows(answer, rows)
+
+    def _auto(
+        self,
+        columns: tuple[Hashable, ...],
+        epsilon: float | None,
+        build: Callable[[dict[Hashable, tuple[float, float]], Fraction], Kind[Any, Any]],
+        max_rows: Any,
+        max_groups: int | None,
+    ) -> Any:
+        """``clip="auto"``: private bounds with :data:`AUTO_SHARE` of ε, then the statistic.
+
+        The whole ``epsilon`` is held first (refused, nothing spent, if it does
+        not fit), unless this thread already holds a share (``df.dp.reserve``):
+        the two releases are two ledger entries adding up to exactly
+        ``epsilon``, the second recording the bounds as its clip.  The
+        statistic's arguments are checked before anything is spent.  A grouped
+        surface finds one pair of bounds from the rows of every key together.
+        With ``max_rows="auto"`` too, ``rows_per_unit`` takes
+        :data:`AUTO_ROWS_SHARE` of ε first (three entries).
+        """
+        total = check_epsilon(epsilon)
+        share = total * AUTO_SHARE
+        rows_share = total * AUTO_ROWS_SHARE if _is_auto(max_rows) else Fraction(0)
+        rest = total - share - rows_share
+        build({c: (0.0, 1.0) for c in columns}, rest)  # its arguments, checked first
+        finders = [ClipBounds(share / len(columns), c, pooled=True) for c in columns]
+        with self._hold(total):
+            rows = self._rows_per_unit(rows_share) if rows_share else max_rows
+            clips: dict[Hashable, tuple[float, float]] = {}
+            for finder in finders:
+                found = self._spend(finder, rows, max_groups)
+                if isinstance(found, pd.DataFrame):  # pooled: every key's row is the same
+                    found = (float(found["lower"].min()), float(found["upper"].max()))
+                clips[finder.column] = found
+            answer = self._spend(build(clips, rest), rows, max_groups)
+        answer = with_bounds(answer, clips)
+        return with_rows(answer, rows) if rows_share else answer
+
     @overload
     def count(
         self: Releases[Ungrouped],
@@ -101,7 +214,7 @@ class Releases(Generic[S]):
         *,
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> int: ...
 
     @overload
@@ -109,43 +222,43 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable | None = None,
         *,
-        epsilon: None = None,
-        rho: float,
+        epsilon: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def count(
+        self: Releases[Grouped],
+        column: Hashable | None = None,
+        *,
+        epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
-    ) -> int: ...
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def count(
+        self: Releases[Grouped],
+        column: Hashable | None = None,
+        *,
+        epsilon: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
 
     @overload
     def count(
         self: Releases[Ungrouped],
         column: Hashable | None = None,
         *,
-        epsilon: float,
-        ci: float,
-        max_rows: int | None = None,
-    ) -> pd.Series: ...
-
-    @overload
-    def count(
-        self: Releases[Ungrouped],
-        column: Hashable | None = None,
-        *,
         epsilon: None = None,
         rho: float,
-        ci: float,
-        max_rows: int | None = None,
-    ) -> pd.Series: ...
-
-    @overload
-    def count(
-        self: Releases[Grouped],
-        column: Hashable | None = None,
-        *,
-        epsilon: float,
-        ci: None = None,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> pd.Series: ...
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> int | pd.Series: ...
 
     @overload
     def count(
@@ -154,33 +267,10 @@ class Releases(Generic[S]):
         *,
         epsilon: None = None,
         rho: float,
-        ci: None = None,
-        max_rows: int | None = None,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
-    ) -> pd.Series: ...
-
-    @overload
-    def count(
-        self: Releases[Grouped],
-        column: Hashable | None = None,
-        *,
-        epsilon: float,
-        ci: float,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> pd.DataFrame: ...
-
-    @overload
-    def count(
-        self: Releases[Grouped],
-        column: Hashable | None = None,
-        *,
-        epsilon: None = None,
-        rho: float,
-        ci: float,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> pd.DataFrame: ...
+    ) -> pd.Series | pd.DataFrame: ...
 
     def count(
         self,
@@ -189,10 +279,10 @@ class Releases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        return self._spend(Count(column=column, ci=ci, **loss(epsilon, rho)), max_rows, max_groups)
+        return self._go(Count(column=column, ci=ci, **loss(epsilon, rho)), max_rows, max_groups)
 
     @overload
     def nunique(
@@ -200,7 +290,7 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> int: ...
 
     @overload
@@ -209,7 +299,7 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
 
@@ -219,10 +309,10 @@ class Releases(Generic[S]):
         *,
         epsilon: float | None = None,
         rho: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        return self._spend(Nunique(pure(epsilon, rho, "nunique"), column), max_rows, max_groups)
+        return self._go(Nunique(pure(epsilon, rho, "nunique"), column), max_rows, max_groups)
 
     @overload
     def sum(
@@ -232,19 +322,7 @@ class Releases(Generic[S]):
         clip: Mapping[Hashable, Bounds],
         epsilon: float,
         ci: float | None = None,
-        max_rows: int | None = None,
-    ) -> pd.Series: ...
-
-    @overload
-    def sum(
-        self: Releases[Ungrouped],
-        column: None = None,
-        *,
-        clip: Mapping[Hashable, Bounds],
-        epsilon: None = None,
-        rho: float,
-        ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -252,10 +330,10 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable,
         *,
-        clip: Bounds,
+        clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
     @overload
@@ -263,34 +341,10 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable,
         *,
-        clip: Bounds,
-        epsilon: None = None,
-        rho: float,
-        ci: None = None,
-        max_rows: int | None = None,
-    ) -> float: ...
-
-    @overload
-    def sum(
-        self: Releases[Ungrouped],
-        column: Hashable,
-        *,
-        clip: Bounds,
+        clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
-    ) -> pd.Series: ...
-
-    @overload
-    def sum(
-        self: Releases[Ungrouped],
-        column: Hashable,
-        *,
-        clip: Bounds,
-        epsilon: None = None,
-        rho: float,
-        ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -301,72 +355,58 @@ class Releases(Generic[S]):
         clip: Mapping[Hashable, Bounds],
         epsilon: float,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
     def sum(
         self: Releases[Grouped],
-        column: None = None,
+        column: Hashable,
         *,
-        clip: Mapping[Hashable, Bounds],
+        clip: Bounds | Literal["auto"],
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def sum(
+        self: Releases[Grouped],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
+        epsilon: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def sum(
+        self: Releases[Ungrouped],
+        column: Hashable | None = None,
+        *,
+        clip: Any,
         epsilon: None = None,
         rho: float,
         ci: float | None = None,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> pd.DataFrame: ...
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float | pd.Series: ...
 
     @overload
     def sum(
         self: Releases[Grouped],
-        column: Hashable,
+        column: Hashable | None = None,
         *,
-        clip: Bounds,
-        epsilon: float,
-        ci: None = None,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> pd.Series: ...
-
-    @overload
-    def sum(
-        self: Releases[Grouped],
-        column: Hashable,
-        *,
-        clip: Bounds,
+        clip: Any,
         epsilon: None = None,
         rho: float,
-        ci: None = None,
-        max_rows: int | None = None,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
-    ) -> pd.Series: ...
-
-    @overload
-    def sum(
-        self: Releases[Grouped],
-        column: Hashable,
-        *,
-        clip: Bounds,
-        epsilon: float,
-        ci: float,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> pd.DataFrame: ...
-
-    @overload
-    def sum(
-        self: Releases[Grouped],
-        column: Hashable,
-        *,
-        clip: Bounds,
-        epsilon: None = None,
-        rho: float,
-        ci: float,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> pd.DataFrame: ...
+    ) -> pd.Series | pd.DataFrame: ...
 
     def sum(
         self,
@@ -376,11 +416,20 @@ class Releases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
+        if _is_auto(clip):
+            pure(epsilon, rho, 'sum with clip="auto"')
+            return self._auto(
+                (column,),
+                epsilon,
+                lambda clips, e: Sum(e, column, clips[column], ci),
+                max_rows,
+                max_groups,
+            )
         kind = Sum(column=column, clip=clip, ci=ci, **loss(epsilon, rho))
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)
 
     @overload
     def mean(
@@ -390,19 +439,7 @@ class Releases(Generic[S]):
         clip: Mapping[Hashable, Bounds],
         epsilon: float,
         ci: float | None = None,
-        max_rows: int | None = None,
-    ) -> pd.Series: ...
-
-    @overload
-    def mean(
-        self: Releases[Ungrouped],
-        column: None = None,
-        *,
-        clip: Mapping[Hashable, Bounds],
-        epsilon: None = None,
-        rho: float,
-        ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -410,10 +447,10 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable,
         *,
-        clip: Bounds,
+        clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
     @overload
@@ -421,34 +458,10 @@ class Releases(Generic[S]):
         self: Releases[Ungrouped],
         column: Hashable,
         *,
-        clip: Bounds,
-        epsilon: None = None,
-        rho: float,
-        ci: None = None,
-        max_rows: int | None = None,
-    ) -> float: ...
-
-    @overload
-    def mean(
-        self: Releases[Ungrouped],
-        column: Hashable,
-        *,
-        clip: Bounds,
+        clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
-    ) -> pd.Series: ...
-
-    @overload
-    def mean(
-        self: Releases[Ungrouped],
-        column: Hashable,
-        *,
-        clip: Bounds,
-        epsilon: None = None,
-        rho: float,
-        ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -459,72 +472,58 @@ class Releases(Generic[S]):
         clip: Mapping[Hashable, Bounds],
         epsilon: float,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
     def mean(
         self: Releases[Grouped],
-        column: None = None,
+        column: Hashable,
         *,
-        clip: Mapping[Hashable, Bounds],
+        clip: Bounds | Literal["auto"],
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def mean(
+        self: Releases[Grouped],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
+        epsilon: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def mean(
+        self: Releases[Ungrouped],
+        column: Hashable | None = None,
+        *,
+        clip: Any,
         epsilon: None = None,
         rho: float,
         ci: float | None = None,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> pd.DataFrame: ...
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float | pd.Series: ...
 
     @overload
     def mean(
         self: Releases[Grouped],
-        column: Hashable,
+        column: Hashable | None = None,
         *,
-        clip: Bounds,
-        epsilon: float,
-        ci: None = None,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> pd.Series: ...
-
-    @overload
-    def mean(
-        self: Releases[Grouped],
-        column: Hashable,
-        *,
-        clip: Bounds,
+        clip: Any,
         epsilon: None = None,
         rho: float,
-        ci: None = None,
-        max_rows: int | None = None,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
-    ) -> pd.Series: ...
-
-    @overload
-    def mean(
-        self: Releases[Grouped],
-        column: Hashable,
-        *,
-        clip: Bounds,
-        epsilon: float,
-        ci: float,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> pd.DataFrame: ...
-
-    @overload
-    def mean(
-        self: Releases[Grouped],
-        column: Hashable,
-        *,
-        clip: Bounds,
-        epsilon: None = None,
-        rho: float,
-        ci: float,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> pd.DataFrame: ...
+    ) -> pd.Series | pd.DataFrame: ...
 
     def mean(
         self,
@@ -534,11 +533,20 @@ class Releases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
+        if _is_auto(clip):
+            pure(epsilon, rho, 'mean with clip="auto"')
+            return self._auto(
+                (column,),
+                epsilon,
+                lambda clips, e: Mean(e, column, clips[column], ci),
+                max_rows,
+                max_groups,
+            )
         kind = Mean(column=column, clip=clip, ci=ci, **loss(epsilon, rho))
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)
 
     @overload
     def var(
@@ -548,7 +556,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
     @overload
@@ -559,7 +567,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -570,7 +578,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
 
@@ -582,7 +590,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
@@ -594,11 +602,20 @@ class Releases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
+        if _is_auto(clip):
+            pure(epsilon, rho, 'var with clip="auto"')
+            return self._auto(
+                (column,),
+                epsilon,
+                lambda clips, e: Var.of(e, column, clips[column], std=False, ci=ci),
+                max_rows,
+                max_groups,
+            )
         kind = Var.of(pure(epsilon, rho, "var"), column, clip, std=False, ci=ci)
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)
 
     @overload
     def std(
@@ -608,7 +625,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
     @overload
@@ -619,7 +636,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -630,7 +647,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
 
@@ -642,7 +659,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
@@ -654,11 +671,20 @@ class Releases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         ci: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
+        if _is_auto(clip):
+            pure(epsilon, rho, 'std with clip="auto"')
+            return self._auto(
+                (column,),
+                epsilon,
+                lambda clips, e: Var.of(e, column, clips[column], std=True, ci=ci),
+                max_rows,
+                max_groups,
+            )
         kind = Var.of(pure(epsilon, rho, "std"), column, clip, std=True, ci=ci)
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)
 
     @overload
     def argmax_exp(
@@ -750,13 +776,13 @@ class Releases(Generic[S]):
         k: int | None = None,
         value: Hashable | None = None,
         clip: Any = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
         kind = Argmax.of(
             pure(epsilon, rho, "argmax_exp"), column, candidates, k=k, value=value, clip=clip
         )
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)
 
     @overload
     def quantile(
@@ -766,7 +792,7 @@ class Releases(Generic[S]):
         *,
         candidates: Any = None,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
     @overload
@@ -777,7 +803,7 @@ class Releases(Generic[S]):
         *,
         candidates: Any = None,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
 
@@ -789,11 +815,11 @@ class Releases(Generic[S]):
         candidates: Any = None,
         epsilon: float | None = None,
         rho: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
         kind = Quantile.of(pure(epsilon, rho, "quantile"), column, q, candidates, "quantile")
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)
 
     @overload
     def median(
@@ -802,7 +828,7 @@ class Releases(Generic[S]):
         *,
         candidates: Any = None,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
     @overload
@@ -812,7 +838,7 @@ class Releases(Generic[S]):
         *,
         candidates: Any = None,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
 
@@ -823,11 +849,76 @@ class Releases(Generic[S]):
         candidates: Any = None,
         epsilon: float | None = None,
         rho: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
         kind = Quantile.of(pure(epsilon, rho, "median"), column, 0.5, candidates, "median")
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)
+
+    @overload
+    def bounds(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        epsilon: float,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> tuple[float, float]: ...
+
+    @overload
+    def bounds(
+        self: Releases[Grouped],
+        column: Hashable,
+        *,
+        epsilon: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
+
+    def bounds(
+        self,
+        column: Hashable,
+        *,
+        epsilon: float | None = None,
+        rho: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+    ) -> Any:
+        kind = ClipBounds(pure(epsilon, rho, "bounds"), column)
+        return self._go(kind, max_rows, max_groups)
+
+    @overload
+    def clipped_share(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float: ...
+
+    @overload
+    def clipped_share(
+        self: Releases[Grouped],
+        column: Hashable,
+        *,
+        clip: Bounds,
+        epsilon: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
+
+    def clipped_share(
+        self,
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: float | None = None,
+        rho: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+    ) -> Any:
+        kind = ClippedShare(pure(epsilon, rho, "clipped_share"), column, clip)
+        return self._go(kind, max_rows, max_groups)
 
     @overload
     def describe(
@@ -837,7 +928,7 @@ class Releases(Generic[S]):
         clip: Any,
         candidates: Any,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         ci: None = None,
     ) -> pd.DataFrame: ...
 
@@ -849,7 +940,7 @@ class Releases(Generic[S]):
         clip: Any,
         candidates: Any,
         epsilon: float,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
         ci: None = None,
     ) -> pd.DataFrame: ...
@@ -862,9 +953,19 @@ class Releases(Generic[S]):
         candidates: Any,
         epsilon: float | None = None,
         rho: float | None = None,
-        max_rows: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
         ci: None = None,
     ) -> Any:
+        if _is_auto(clip):
+            pure(epsilon, rho, 'describe with clip="auto"')
+            labels = tuple(columns) if isinstance(columns, list | tuple | pd.Index) else (columns,)
+            return self._auto(
+                labels,
+                epsilon,
+                lambda clips, e: Describe.of(e, list(labels), clips, candidates, ci),
+                max_rows,
+                max_groups,
+            )
         kind = Describe.of(pure(epsilon, rho, "describe"), columns, clip, candidates, ci)
-        return self._spend(kind, max_rows, max_groups)
+        return self._go(kind, max_rows, max_groups)

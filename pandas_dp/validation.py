@@ -48,7 +48,9 @@ __all__ = [
     "check_seed",
     "check_unit_ids",
     "given",
+    "loss",
     "numeric_values",
+    "pure",
 ]
 
 ADJACENCIES = ("add_remove", "substitute")
@@ -109,6 +111,33 @@ def check_loss(epsilon: object, rho: object) -> tuple[str, Fraction]:
     if rho is not None:
         return "rho", check_epsilon(rho, "rho")
     return "epsilon", check_epsilon(epsilon)
+
+
+def loss(epsilon: object, rho: object) -> dict[str, Fraction | None]:
+    """A release's ``epsilon=`` / ``rho=`` (exactly one) as the fields of a kind that takes both.
+
+    ``rho`` draws discrete Gaussian noise; its budget must be a ρ budget (an
+    ε budget refuses it when the release is reserved, before any noise).
+    """
+    accountant, amount = check_loss(epsilon, rho)
+    if accountant == "rho":
+        return {"epsilon": None, "rho": amount}
+    return {"epsilon": amount, "rho": None}
+
+
+def pure(epsilon: object, rho: object, name: str) -> Fraction:
+    """A release's ``epsilon=`` where ``rho=`` has no Gaussian form yet: the ε, exactly.
+
+    Under a ρ budget the release is charged ``ε²/2`` (pure ε-DP is
+    ``ε²/2``-zCDP); ``rho=`` is refused with that fix.
+    """
+    accountant, amount = check_loss(epsilon, rho)
+    if accountant == "rho":
+        raise TypeError(
+            f"`rho=` is not available for {name}: it has no Gaussian form yet. Pass epsilon= "
+            "(a zCDP budget set with rho= charges an epsilon release epsilon**2/2 exactly)."
+        )
+    return amount
 
 
 def check_delta(delta: object) -> Fraction:

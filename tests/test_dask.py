@@ -53,6 +53,9 @@ RECIPES: dict[str, Callable[[Any], Any]] = {
     "quantile": lambda d: d.dp.quantile(
         "salary", 0.9, candidates=np.linspace(0, 3e5, 31), epsilon=0.5
     ),
+    "bounds": lambda d: d.dp.bounds("salary", epsilon=0.5),
+    "grouped_bounds": lambda d: d.dp.groupby("dept", keys=DEPTS).bounds("age", epsilon=0.5),
+    "clipped_share": lambda d: d.dp.clipped_share("salary", clip=CLIP, epsilon=0.5),
     "grouped_count": lambda d: d.dp.groupby("dept", keys=DEPTS).count(epsilon=0.5),
     "grouped_sum": lambda d: d.dp.groupby("dept", keys=DEPTS).sum("salary", clip=CLIP, epsilon=0.5),
     "grouped_mean_mapping": lambda d: d.dp.groupby("dept", keys=DEPTS).mean(
@@ -193,6 +196,20 @@ def test_same_seed_same_release_as_pandas(
     ledger = ddf.dp.budget.ledger
     assert len(ledger) == len(RECIPES)
     assert ledger["epsilon"].sum() == pytest.approx(0.5 * len(RECIPES))
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_clip_auto_gives_the_pandas_answer_and_spends_epsilon(
+    frame: pd.DataFrame, grouped: bool
+) -> None:
+    """clip="auto" is two releases (bounds, then the mean): the same on both engines."""
+    answers = []
+    for data in (frame.copy(), fresh(frame, 4)):
+        data.dp.set_budget(epsilon=1, seed=9)
+        surface = data.dp.groupby("dept", keys=DEPTS) if grouped else data.dp
+        answers.append(surface.mean("salary", clip="auto", epsilon=0.8, ci=0.9))
+        assert data.dp.budget.spent == Fraction(4, 5)
+    assert same(*answers)
 
 
 def test_the_recipes_release_every_kind_of_the_registry(frame: pd.DataFrame) -> None:
@@ -1202,3 +1219,21 @@ def test_rho_releases_are_the_pandas_ones_bit_for_bit(
     for name, answer in expected.items():
         assert same(got[name], answer), name
     assert ddf.dp.budget.spent == df.dp.budget.spent == Fraction(23, 200)  # 0.11 + 0.1²/2
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_max_rows_auto_gives_the_pandas_answer(orders: pd.DataFrame, grouped: bool) -> None:
+    """max_rows="auto": rows_per_unit chooses the same bound on both engines, then the release.
+
+    (The rows a person keeps are drawn per engine: the counts themselves differ.)
+    """
+    answers = []
+    for data in (orders.copy(), fresh(orders, 3)):
+        data.dp.set_budget(epsilon=2, privacy_unit="customer", seed=11)
+        surface = data.dp.groupby("region", keys=["N", "S", "E", "W"]) if grouped else data.dp
+        extra = {"max_groups": 1} if grouped else {}
+        answers.append(surface.count(epsilon=1, max_rows="auto", ci=0.9, **extra))
+        entries = data.dp.budget.entries
+        assert [e.epsilon for e in entries] == [Fraction(1, 4), Fraction(3, 4)]
+        assert entries[1].max_rows == int(np.unique(answers[-1]["max_rows"])[0])
+    assert same(answers[0]["max_rows"], answers[1]["max_rows"])

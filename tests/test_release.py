@@ -35,6 +35,7 @@ from pandas_dp.aggregate import (
     Nunique,
     Sum,
 )
+from pandas_dp.clipbounds import BoundsPlan, ClipBounds, ClippedShare, SharePlan
 from pandas_dp.describe import Describe
 from pandas_dp.keys import Grouping
 from pandas_dp.kind import DEPENDS_ON_N, Kind, Neighbours
@@ -74,6 +75,8 @@ EXAMPLES: dict[type[Kind[Any, Any]], list[Kind[Any, Any]]] = {
     ],
     Histogram: [Histogram(EPS, "age")],
     Nunique: [Nunique(EPS, "age"), Nunique(EPS, "dept")],
+    ClipBounds: [ClipBounds(EPS, "salary"), ClipBounds(EPS, "age", pooled=True)],
+    ClippedShare: [ClippedShare(EPS, "salary", CLIP)],
     Describe: [
         Describe.of(
             EPS,
@@ -244,6 +247,12 @@ CALLS: dict[str, Call] = {
         epsilon=SPLIT_EPS,
     ),
     "nunique": lambda df: df.dp.nunique("age", epsilon=SPLIT_EPS),
+    "bounds": lambda df: df.dp.bounds("salary", epsilon=SPLIT_EPS),
+    "groupby.bounds": lambda df: _grouped(df).bounds("age", epsilon=SPLIT_EPS),
+    "clipped_share": lambda df: df.dp.clipped_share("salary", clip=CLIP, epsilon=SPLIT_EPS),
+    "groupby.clipped_share": lambda df: _grouped(df).clipped_share(
+        "age", clip=(18, 70), epsilon=SPLIT_EPS
+    ),
     "groupby.count": lambda df: _grouped(df).count(epsilon=SPLIT_EPS),
     "groupby.nunique": lambda df: _grouped(df).nunique("band", epsilon=SPLIT_EPS),
     "groupby.sum-2-columns": lambda df: _grouped(df).sum(clip=TWO_CLIPS, epsilon=SPLIT_EPS),
@@ -292,6 +301,11 @@ def realised_epsilon(plan: object) -> Fraction:
         return realised_epsilon(plan.grid)
     if isinstance(plan, VarPlan):
         return realised_epsilon(plan.grid) + Fraction(plan.delta3, plan.scale3)
+    if isinstance(plan, SharePlan):
+        return plan.sensitivity / plan.scale
+    if isinstance(plan, BoundsPlan):  # AboveThreshold on each side: ε₁ + ε₂ (Lyu et al.)
+        c = 1 if plan.monotone else 2
+        return 2 * (plan.sensitivity / plan.rho_scale + c * plan.sensitivity / plan.nu_scale)
     if isinstance(plan, SelectPlan):
         rate = Fraction(plan.rate.num, 2**plan.rate.shift)
         return plan.rounds * (1 if plan.monotone else 2) * plan.sensitivity * rate

@@ -1,0 +1,306 @@
+"""Private clip bounds (:mod:`pandas_dp.clipbounds`): ``df.dp.bounds`` and ``clip="auto"``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pandas_dp  # noqa: F401  (registers df.dp)
+from pandas_dp import BudgetExceededError
+from pandas_dp.aggregate import Mean
+from pandas_dp.clipbounds import (
+    CANDIDATES,
+    BoundsPlan,
+    ClipBounds,
+    ClippedShare,
+    above_threshold,
+    plan_bounds,
+    tail_counts,
+)
+from pandas_dp.kind import Neighbours, Rows
+from pandas_dp.noise import SeededSource
+from pandas_dp.surface import AUTO_SHARE
+
+
+def column(sign: str, n: int = 3_000) -> pd.DataFrame:
+    rng = np.random.Generator(np.random.PCG64(11))
+    x = rng.lognormal(np.log(40_000), 0.8, size=n)
+    values = {"positive": x, "negative": -x, "mixed": x - 40_000}[sign]
+    return pd.DataFrame({"x": values, "g": rng.choice(["a", "b"], size=n)})
+
+
+@pytest.mark.parametrize("sign", ["positive", "negative", "mixed"])
+def test_bounds_hold_the_data_on_each_side(sign: str) -> None:
+    """Over 400 draws: the bounds hold 99% of the data, rarely by more than 64x its range."""
+    df = column(sign)
+    kind = ClipBounds(Fraction(1), "x")
+    plan = kind.plan(Neighbours.of("add_remove"))
+    stats = kind.tally(plan, kind.read(df, 1), None, 1)
+    source = SeededSource(4)
+    lower, upper = np.array(
+        [kind.shape_one(kind.finish(plan, stats, source, 1)) for _ in range(400)]
+    ).T
+    x = df["x"]
+    tiny = 4 * CANDIDATES[2]  # a side with no values stops at 0 or, by the noise, just above
+    # (now and then a side's search overshoots: a threshold noise far below -T)
+    if sign == "positive":
+        assert np.all(lower <= 0)
+        assert np.mean(lower < -tiny) <= 0.02
+    else:
+        assert np.median(lower) <= x.quantile(0.01)
+        assert np.mean(lower < 64 * x.min()) <= 0.02
+    if sign == "negative":
+        assert np.all(upper >= 0)
+        assert np.mean(upper > tiny) <= 0.02
+    else:
+        assert np.median(upper) >= x.quantile(0.99)
+        assert np.mean(upper > 64 * x.max()) <= 0.02
+
+
+def test_a_bounds_release_spends_its_epsilon() -> None:
+    df = column("mixed")
+    df.dp.set_budget(epsilon=1, seed=4)
+    lower, upper = df.dp.bounds("x", epsilon=1)
+    assert lower < 0 < upper
+    assert df.dp.budget.spent == 1
+
+
+def test_grouped_bounds_are_a_frame_of_each_keys_bounds() -> None:
+    df = column("mixed")
+    df.dp.set_budget(epsilon=1, seed=4)
+    found = df.dp.groupby("g", keys=["a", "b", "none"]).bounds("x", epsilon=1)
+    assert list(found.columns) == ["lower", "upper"]
+    assert list(found.index) == ["a", "b", "none"]
+    assert (found.loc[["a", "b"], "upper"] >= df["x"].quantile(0.99)).all()
+    assert found.loc["none"].abs().max() <= 4 * CANDIDATES[2]  # no rows: tiny bounds
+
+
+@pytest.mark.parametrize(
+    ("adjacency", "max_rows", "rho", "nu", "threshold"),
+    [
+        # side ε = 1/2; ρ takes 3/4 of it, the queries 1/4: Δ/(3/8), c·Δ/(1/8)
+        ("add_remove", None, Fraction(8, 3), Fraction(8), 14),
+        ("substitute", None, Fraction(8, 3), Fraction(8), 14),
+        ("add_remove", 3, Fraction(8), Fraction(24), 40),
+        ("substitute", 3, Fraction(16), Fraction(96), 140),  # a person's rows replaced: c = 2
+    ],
+)
+def test_the_plan_splits_each_sides_epsilon(
+    adjacency: str, max_rows: int | None, rho: Fraction, nu: Fraction, threshold: int
+) -> None:
+    unit = None if max_rows is None else "id"
+    plan = plan_bounds(Fraction(1), Neighbours.of(adjacency, max_rows=max_rows, privacy_unit=unit))
+    assert (plan.rho_scale, plan.nu_scale, plan.threshold) == (rho, nu, threshold)
+
+
+def test_above_threshold_stops_at_the_first_small_tail() -> None:
+    tails = np.array([[9, 7, 3, 2, 0, 0], [9, 9, 9, 9, 9, 9]], dtype=np.int64)
+    tiny = Fraction(1, 10**6)  # noise far below 1: the comparison of the exact counts
+    plan = BoundsPlan(1, tiny, tiny, 3, True)
+    stops = above_threshold(SeededSource(1), tails, plan)
+    assert list(stops) == [2, 5]  # the first tail ≤ 3; none: the last candidate
+
+
+def test_tail_counts_count_values_beyond_each_candidate() -> None:
+    kind = ClipBounds(Fraction(1), "x")
+    values = np.array([-3.0, 0.0, 0.5, 1.0, 3.0, np.nan])
+    plan = kind.plan(Neighbours.of("add_remove"))
+    upper, lower = kind.tally(plan, Rows(6, (values,)), None, 1)
+    for j in (0, 20, 21, 22):  # candidates 0, 2**-1, 1, 2
+        c = CANDIDATES[j]
+        assert tail_counts(upper, 1)[0, j] == np.sum(values > c)
+        assert tail_counts(lower, 1)[0, j] == np.sum(values < -c)
+
+
+# ----------------------------------------------------------------- clip="auto"
+
+CLIPPED: dict[str, Callable[[Any, dict[str, Any]], Any]] = {
+    "sum": lambda s, kw: s.sum("x", **kw),
+    "mean": lambda s, kw: s.mean("x", **kw),
+    "var": lambda s, kw: s.var("x", **kw),
+    "std": lambda s, kw: s.std("x", **kw),
+    "describe": lambda s, kw: s.describe(
+        ["x"], candidates={"x": np.linspace(-1e5, 1e6, 111)}, **kw
+    ),
+}
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+@pytest.mark.parametrize("name", CLIPPED)
+def test_auto_spends_exactly_epsilon_and_records_the_bounds(name: str, grouped: bool) -> None:
+    df = column("mixed")
+    df.dp.set_budget(epsilon=2, seed=4)
+    surface = df.dp.groupby("g", keys=["a", "b"]) if grouped else df.dp
+    ci = {} if name == "describe" else {"ci": 0.9}
+    answer = CLIPPED[name](surface, {"clip": "auto", "epsilon": 0.8, **ci})
+    entries = df.dp.budget.entries
+    assert [e.operation.removeprefix("groupby.") for e in entries] == ["bounds", name]
+    assert [e.epsilon for e in entries] == [Fraction(1, 5), Fraction(3, 5)]  # ε/4, the rest
+    assert df.dp.budget.spent == Fraction(4, 5)
+    if name == "describe" and grouped:
+        lower, upper = answer[("x", "clip_lower")].iloc[0], answer[("x", "clip_upper")].iloc[0]
+    elif name == "describe":
+        lower, upper = answer.loc["clip_lower", "x"], answer.loc["clip_upper", "x"]
+    else:
+        row = answer if not grouped else answer.iloc[0]
+        lower, upper = row["clip_lower"], row["clip_upper"]
+    assert entries[1].clip == ((lower, upper),)
+    assert lower < df["x"].quantile(0.01)
+    assert upper > df["x"].quantile(0.99)
+
+
+@pytest.mark.parametrize("columns", ["x", ["x"], pd.Index(["x"])])
+def test_auto_describe_takes_columns_as_describe_does(columns: Any) -> None:
+    df = column("positive")
+    df.dp.set_budget(epsilon=1, seed=4)
+    grid = {"x": np.linspace(0, 1e6, 101)}
+    table = df.dp.describe(columns, clip="auto", candidates=grid, epsilon=1)
+    assert list(table.columns) == ["x"]
+    assert table.loc["clip_upper", "x"] > df["x"].quantile(0.99)
+
+
+def test_auto_refuses_before_any_spend_when_the_whole_epsilon_does_not_fit() -> None:
+    df = column("positive")
+    df.dp.set_budget(epsilon=1, seed=4)
+    df.dp.count(epsilon=0.5)
+    with pytest.raises(BudgetExceededError):
+        df.dp.mean("x", clip="auto", epsilon=0.6)  # the bounds' 0.15 would fit alone
+    assert df.dp.budget.spent == Fraction(1, 2)
+    assert len(df.dp.budget.entries) == 1
+
+
+def test_auto_checks_the_statistics_arguments_before_any_spend() -> None:
+    df = column("positive")
+    df.dp.set_budget(epsilon=1, seed=4)
+    with pytest.raises(ValueError, match="ci"):
+        df.dp.mean("x", clip="auto", epsilon=0.5, ci=2)
+    assert df.dp.budget.spent == 0
+
+
+def test_auto_runs_inside_a_reserved_block() -> None:
+    df = column("positive")
+    df.dp.set_budget(epsilon=1, seed=4)
+    with df.dp.reserve(epsilon=0.5) as hold:
+        df.dp.mean("x", clip="auto", epsilon=0.5)
+    assert hold.returned == 0
+    assert df.dp.budget.spent == Fraction(1, 2)
+
+
+def test_auto_without_an_interval_is_the_plain_answer() -> None:
+    df = column("positive")
+    df.dp.set_budget(epsilon=1, seed=4)
+    assert isinstance(df.dp.mean("x", clip="auto", epsilon=1), float)
+
+
+# ---------------------------------------------------- accuracy on real data
+
+
+def auto_means(income: pd.DataFrame, epsilon: Fraction, runs: int, seed: int) -> np.ndarray:
+    """``mean("income", clip="auto", epsilon=...)`` ``runs`` times: the kinds the call runs.
+
+    The exact statistics of each distinct clip are tallied once, and each run
+    draws its own noise: the answers of ``runs`` separate calls, fast.
+    """
+    neighbours = Neighbours.of("add_remove")
+    share = epsilon * AUTO_SHARE
+    finder = ClipBounds(share, "income")
+    plan = finder.plan(neighbours)
+    stats = finder.tally(plan, finder.read(income, 1), None, 1)
+    source = SeededSource(seed)
+    tallies: dict[tuple[float, float], Any] = {}
+    means = []
+    for _ in range(runs):
+        clip = finder.shape_one(finder.finish(plan, stats, source, 1))
+        mean = Mean(epsilon - share, "income", clip)
+        mean_plan = mean.plan(neighbours)
+        if clip not in tallies:
+            tallies[clip] = mean.tally(mean_plan, mean.read(income, 1), None, 1)
+        means.append(mean.shape_one(mean.finish(mean_plan, tallies[clip], source, 1)))
+    return np.array(means)
+
+
+@pytest.mark.parametrize(
+    ("epsilon", "median_at_most", "over_half_at_most"),
+    [(Fraction(1), 0.08, 0.02), (Fraction(1, 2), 0.15, 0.05)],
+)
+def test_auto_mean_of_real_incomes_is_accurate(
+    shared_data: Path, epsilon: Fraction, median_at_most: float, over_half_at_most: float
+) -> None:
+    income = pd.read_csv(shared_data / "pums_1000.csv")[["income"]]
+    truth = income["income"].mean()
+    errors = np.abs(auto_means(income, epsilon, runs=300, seed=19) / truth - 1)
+    assert np.median(errors) <= median_at_most
+    assert np.mean(errors > 0.5) <= over_half_at_most
+
+
+# ------------------------------------------------------------ the share clipped
+
+
+def test_clipped_share_counts_values_outside_the_clip_apart() -> None:
+    kind = ClippedShare(Fraction(1), "x", (0.0, 10.0))
+    values = np.array([-1.0, 0.0, 5.0, 10.0, 11.0, np.nan, 20.0])
+    plan = kind.plan(Neighbours.of("add_remove"))
+    outside, inside = kind.tally(plan, Rows(7, (values,)), np.array([0, 0, 1, 1, 1, 1, -1]), 2)
+    assert list(outside) == [1, 1]  # -1 in key 0, 11 in key 1; 20 has no key; NaN in neither
+    assert list(inside) == [1, 2]
+
+
+@pytest.mark.parametrize(("adjacency", "scale"), [("add_remove", 2), ("substitute", 4)])
+def test_clipped_share_noise_has_the_pairs_sensitivity(adjacency: str, scale: int) -> None:
+    plan = ClippedShare(Fraction(1, 2), "x", (0, 1)).plan(Neighbours.of(adjacency))
+    assert plan.scale == scale
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_clipped_share_is_near_the_share_cut(grouped: bool) -> None:
+    df = column("positive", n=20_000)
+    df.dp.set_budget(epsilon=1, seed=4)
+    clip = (0.0, float(df["x"].quantile(0.9)))
+    surface = df.dp.groupby("g", keys=["a", "b"]) if grouped else df.dp
+    share = surface.clipped_share("x", clip=clip, epsilon=1)
+    assert np.all(np.abs(np.asarray(share) - 0.1) < 0.01)
+    assert df.dp.budget.entries[0].clip == (clip,)
+
+
+# ----------------------------------------------------------- max_rows="auto"
+
+
+@pytest.fixture
+def orders() -> pd.DataFrame:
+    rng = np.random.Generator(np.random.PCG64(5))
+    n = 4_000
+    df = pd.DataFrame({"cid": rng.integers(0, 800, n), "amount": rng.uniform(0, 500, n)})
+    df.dp.set_budget(epsilon=4, privacy_unit="cid", seed=3)
+    return df
+
+
+def test_auto_rows_spends_a_quarter_on_rows_per_unit_and_records_the_bound(
+    orders: pd.DataFrame,
+) -> None:
+    answer = orders.dp.sum("amount", clip=(0, 500), epsilon=1, max_rows="auto", ci=0.9)
+    first, second = orders.dp.budget.entries
+    assert first.operation.startswith("rows_per_unit")
+    assert (first.epsilon, second.epsilon) == (Fraction(1, 4), Fraction(3, 4))
+    assert second.max_rows == answer["max_rows"]
+    assert 5 <= answer["max_rows"] <= 12  # about the 0.9-quantile of rows per person (8)
+
+
+def test_auto_rows_and_auto_clip_share_epsilon(orders: pd.DataFrame) -> None:
+    orders.dp.mean("amount", clip="auto", epsilon=1, max_rows="auto")
+    entries = orders.dp.budget.entries
+    assert [e.epsilon for e in entries] == [Fraction(1, 4), Fraction(1, 4), Fraction(1, 2)]
+    assert entries[1].max_rows == entries[2].max_rows is not None
+
+
+def test_auto_rows_without_a_privacy_unit_is_refused_before_any_spend() -> None:
+    df = column("positive")
+    df.dp.set_budget(epsilon=1, seed=4)
+    with pytest.raises(TypeError, match="privacy unit"):
+        df.dp.mean("x", clip=(0, 1), epsilon=0.5, max_rows="auto")
+    assert df.dp.budget.spent == 0
