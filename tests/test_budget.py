@@ -902,3 +902,27 @@ def test_an_epsilon_budget_refuses_to_hold_rho(protected: pd.DataFrame) -> None:
     with pytest.raises(ValueError, match="`rho` needs a zCDP budget"):
         protected.dp.reserve(rho=0.1)
     assert protected.dp.budget.held == 0
+
+
+@pytest.mark.parametrize(
+    ("release", "match"),
+    [
+        (lambda df: df.dp.mean("salary", clip="auto", rho=0.1), 'mean with clip="auto"'),
+        (lambda df: df.dp.sum("salary", clip="auto", rho=0.1), 'sum with clip="auto"'),
+    ],
+    ids=["mean", "sum"],
+)
+def test_clip_auto_spends_epsilon_and_refuses_rho(
+    rho_budget: pd.DataFrame, release: Callable[[pd.DataFrame], object], match: str
+) -> None:
+    with pytest.raises(TypeError, match=match):
+        release(rho_budget)
+    assert rho_budget.dp.budget.spent == 0
+
+
+def test_max_rows_auto_spends_epsilon_and_refuses_rho(salaries: pd.DataFrame) -> None:
+    salaries["person"] = np.arange(len(salaries)) // 2
+    salaries.dp.set_budget(rho=0.5, privacy_unit="person", seed=3)
+    with pytest.raises(TypeError, match="max_rows='auto'"):
+        salaries.dp.count(rho=0.1, max_rows="auto")
+    assert salaries.dp.budget.spent == 0
