@@ -458,6 +458,13 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
     def counts_rows(self) -> bool:
         return self.column is None
 
+    def counts_kept(self) -> bool:
+        """A row count, not a column's: which rows are kept decides its missing values."""
+        return self.column is None
+
+    def from_counts(self, counts: I64) -> Stats:
+        return (counts,)
+
     def columns(self) -> tuple[Hashable, ...]:
         return () if self.column is None else (self.column,)
 
@@ -799,6 +806,10 @@ class Histogram(Count):
     plannable: ClassVar[bool] = False  # always grouped: plan it as a grouped count
 
     column: Hashable | None = None
+
+    def counts_kept(self) -> bool:
+        """Missing values and values outside the bins have no key (dropped before bounding)."""
+        return True
 
     def entry(self, plan: CountPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         return ledger_entry(

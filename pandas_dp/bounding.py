@@ -14,8 +14,11 @@ Rows whose unit id is missing, or that fall outside every public key, are
 dropped.  The random choices use the budget's own randomness (the CSPRNG, or
 the seeded stream): never "the first k", which would follow the frame's order.
 One vectorized pass: a bincount per cell, then one random word and one sort
-for the rows of the cells over their bound only (and likewise for the
-person-key pairs); no Python loop over persons.
+of packed (cell, word) values (no index sort) for the rows of the cells over
+their bound only (and likewise for the
+person-key pairs); no Python loop over persons.  A release that reads only
+how many rows are kept (a row count) asks :func:`kept_counts`: no row is
+chosen, only the keys of the persons with more than ``max_groups``.
 """
 
 from __future__ import annotations
@@ -26,18 +29,20 @@ import pandas as pd
 from .noise import I64, Bools, RandomSource
 from .validation import check_unit_ids
 
-__all__ = ["bound_contributions", "unit_codes"]
+__all__ = ["bound_contributions", "kept_counts", "rows_per_person", "unit_codes"]
 
 
-def unit_codes(series: pd.Series) -> I64:
+def unit_codes(series: pd.Series, *, sort: bool = False) -> I64:
     """Each row's person as a code (-1 where the unit id is missing); one factorize.
 
+    ``sort``: codes in the order of the ids, not of their first row (then
+    the same persons get the same codes whatever the order of the rows).
     The ids' dtype is checked first (:func:`pandas_dp.validation.check_unit_ids`):
     object or float ids could make one person several (a Dask partition holds
     the dtype its data gave it, whatever the collection's ``_meta`` says).
     """
     check_unit_ids(series.dtype, series.name)
-    codes, _ = pd.factorize(series, use_na_sentinel=True)
+    codes, _ = pd.factorize(series, sort=sort, use_na_sentinel=True)
     return np.asarray(codes, dtype=np.int64)
 
 
@@ -47,9 +52,14 @@ def _compact(combined: I64, bound: int) -> tuple[I64, int]:
     Values are kept as they are when ``bound`` is small enough to count them
     with one bincount; otherwise one factorize makes them dense.
     """
-    if bound <= max(4 * combined.size, 1 << 20):
+    if _countable(combined, bound):
         return combined, bound
     return _dense(combined)
+
+
+def _countable(combined: I64, bound: int) -> bool:
+    """Whether ids below ``bound`` are counted by one bincount (not too sparse for it)."""
+    return bound <= max(4 * combined.size, 1 << 20)
 
 
 def _dense(ids: I64) -> tuple[I64, int]:
@@ -58,43 +68,115 @@ def _dense(ids: I64) -> tuple[I64, int]:
     return np.asarray(dense, dtype=np.int64), len(uniques)
 
 
-def _kept(cells: I64, n_cells: int, source: RandomSource, limit: int) -> I64:
-    """Positions of the items kept: at most ``limit`` per cell, uniformly at random.
+def _pairs(combined: I64, bound: int) -> tuple[I64, I64, I64 | None]:
+    """The distinct values of ``combined`` (all below ``bound``), their rows, each row's pair.
+
+    Counted by one bincount when ``bound`` allows it (each row's pair is then
+    its value, None here), else factorized (each row's index among them); the
+    values in increasing order either way, whatever the order of the rows.
+    """
+    if _countable(combined, bound):
+        counts = np.bincount(combined, minlength=bound)
+        ids = np.flatnonzero(counts)
+        return ids, counts[ids], None
+    dense, uniques = pd.factorize(combined, sort=True)
+    dense = np.asarray(dense, dtype=np.int64)
+    return np.asarray(uniques, dtype=np.int64), np.bincount(dense), dense
+
+
+def _kept(cells: I64, n_cells: int, source: RandomSource, limit: int) -> Bools:
+    """Which items are kept: at most ``limit`` per cell, uniformly at random.
 
     Cells with at most ``limit`` items keep them all.  The items of the other
-    cells get one random word each and are sorted by
-    ``cell · 2**(64 − b) + (word >> b)`` (b bits hold a cell id): within a
-    cell the order is that of the words, and the first ``limit`` are kept.
-    When two items of a cell draw the same truncated word (probability about
-    k²/2**(65 − b) for a cell of k items), an exact pass sorts by the full
-    words instead.
+    cells get one random word each, packed as ``cell · 2**(64 − b) + (word >> b)``
+    (b bits hold a cell id), and the packed values alone are sorted: within a
+    cell their order is that of the words, and an item is kept when its value
+    is at most the ``limit``-th smallest of its cell (found at the cell's
+    offset in the sorted values).  When two items of a cell draw the same
+    truncated word (probability about k²/2**(65 − b) for a cell of k items),
+    an exact pass sorts by the full words instead.
     """
-    if cells.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    crowded = np.bincount(cells, minlength=n_cells)[cells] > limit
-    whole = np.flatnonzero(~crowded)
+    counts = np.bincount(cells, minlength=n_cells)
+    crowded = counts[cells] > limit
+    kept = ~crowded
     over = np.flatnonzero(crowded)
     if over.size == 0:
-        return whole
+        return kept
     over_cells = cells[over]
     words = source.words(over.size)
+    np.multiply(counts, counts > limit, out=counts)  # items of the crowded cells only
+    before = np.cumsum(counts) - counts  # a crowded cell's offset in the sorted items
     bits = max(int(n_cells - 1).bit_length(), 1)
-    key = (over_cells.astype(np.uint64) << np.uint64(64 - bits)) | (words >> np.uint64(bits))
-    order = np.argsort(key)
-    sorted_key = key[order]
-    if bool(np.any(sorted_key[1:] == sorted_key[:-1])):
+    packed = (over_cells.astype(np.uint64) << np.uint64(64 - bits)) | (words >> np.uint64(bits))
+    ordered = np.sort(packed)
+    if bool(np.any(ordered[1:] == ordered[:-1])):
         order = np.lexsort((words, over_cells))
-        sorted_cells = over_cells[order]
-    else:
-        sorted_cells = (sorted_key >> np.uint64(64 - bits)).astype(np.int64)
-    n = over.size
-    index = np.arange(n, dtype=np.int64)
-    starts = np.empty(n, dtype=np.bool_)
-    starts[0] = True
-    np.not_equal(sorted_cells[1:], sorted_cells[:-1], out=starts[1:])
-    first = np.maximum.accumulate(np.where(starts, index, 0))
-    kept: I64 = np.concatenate([whole, over[order[index - first < limit]]])
+        rank = np.arange(over.size, dtype=np.int64) - before[over_cells[order]]
+        kept[over[order[rank < limit]]] = True
+        return kept
+    last = np.zeros(n_cells, dtype=np.uint64)  # the largest value kept in each crowded cell
+    heads = np.flatnonzero(counts)
+    last[heads] = ordered[before[heads] + limit - 1]
+    kept[over] = packed <= last[over_cells]
     return kept
+
+
+def rows_per_person(series: pd.Series) -> I64:
+    """How many rows each person has (missing ids dropped; ids without rows may count 0).
+
+    Integer ids within a range of about four times the rows are counted by one
+    bincount; others by one hash count (no codes).  The ids' dtype is checked
+    as by :func:`unit_codes`.
+    """
+    check_unit_ids(series.dtype, series.name)
+    dtype = series.dtype
+    if isinstance(dtype, np.dtype) and (
+        dtype.kind == "i" or (dtype.kind == "u" and dtype.itemsize < 8)
+    ):
+        ids = series.to_numpy()
+        if ids.size:
+            low, high = int(ids.min()), int(ids.max())
+            if _countable(ids, high - low + 1):  # ids in a narrow range: count, don't hash
+                return np.bincount(ids.astype(np.int64, copy=False) - low if low else ids)
+    return np.asarray(series.value_counts(sort=False, dropna=True), dtype=np.int64)
+
+
+def kept_counts(
+    source: RandomSource,
+    units: pd.Series,
+    keys: I64 | None,
+    *,
+    n_keys: int,
+    max_rows: int,
+    max_groups: int | None,
+) -> I64:
+    """The rows per key that :func:`bound_contributions` keeps, without choosing the rows.
+
+    ``units`` is the unit column (one id per row; missing: dropped).  A person
+    keeps ``min(rows, max_rows)`` of its rows in each key it keeps; a grouped
+    release keeps ``max_groups`` of a person's keys, uniformly at random (one
+    word per key of the persons with more keys than that, the same words and
+    choice as :func:`bound_contributions` makes from the same source, given
+    the same codes).  Ungrouped, one hash count of the unit column
+    (:func:`rows_per_person`); grouped, one bincount of the (person, key)
+    pairs, persons numbered in the order of their ids: no random word per
+    row, no sort of the rows, and the same counts whatever the rows' order.
+    """
+    if keys is None:
+        per_person = rows_per_person(units)
+        return np.array([int(np.minimum(per_person, max_rows).sum())], dtype=np.int64)
+    codes = unit_codes(units, sort=True)
+    valid = (codes >= 0) & (keys >= 0)
+    whole = bool(valid.all())
+    person = codes if whole else codes[valid]
+    key = keys if whole else keys[valid]
+    n_persons = int(person.max(initial=-1)) + 1
+    ids, rows, _ = _pairs(person * n_keys + key, n_persons * n_keys)
+    chosen = np.ones(ids.size, dtype=np.bool_)
+    if max_groups is not None:
+        chosen = _kept(ids // n_keys, n_persons, source, max_groups)
+    kept = np.minimum(rows[chosen], max_rows).astype(np.float64)  # sums below 2**53: exact
+    return np.bincount(ids[chosen] % n_keys, weights=kept, minlength=n_keys).astype(np.int64)
 
 
 def bound_contributions(
@@ -142,24 +224,23 @@ def bound_contributions(
     person = units[rows]
     n_persons = int(person.max(initial=-1)) + 1
     keep = np.zeros(units.size, dtype=np.bool_)
+    cell_of_row, bound = person, n_persons
+    if keys is not None:
+        cell_of_row, bound = person * n_keys + keys[rows], n_persons * n_keys
     if keys is not None and max_groups is not None:
-        pairs, n_pairs = _dense(person * n_keys + keys[rows])
-        # one word per (person, key) pair: a uniform choice of the person's keys
-        pair_person = np.empty(n_pairs, dtype=np.int64)
-        pair_person[pairs] = person
-        chosen = np.zeros(n_pairs, dtype=np.bool_)
-        chosen[_kept(pair_person, n_persons, source, max_groups)] = True
-        inside = chosen[pairs]
-        rows, pairs = rows[inside], pairs[inside]
-        cell_of_row, bound = pairs, n_pairs
-        if cells is not None:
-            cell_of_row, bound = pairs * n_cells + cells[rows], n_pairs * n_cells
-    else:
-        cell_of_row, bound = person, n_persons
-        if keys is not None:
-            cell_of_row, bound = cell_of_row * n_keys + keys[rows], bound * n_keys
-        if cells is not None:
-            cell_of_row, bound = cell_of_row * n_cells + cells[rows], bound * n_cells
+        # one word per (person, key) pair of a crowded person: a uniform choice of its keys
+        ids, _, dense = _pairs(cell_of_row, bound)
+        chosen = _kept(ids // n_keys, n_persons, source, max_groups)
+        if dense is None:
+            table = np.zeros(bound, dtype=np.bool_)
+            table[ids[chosen]] = True
+            inside = table[cell_of_row]
+        else:
+            inside = chosen[dense]
+            cell_of_row, bound = dense, ids.size
+        rows, cell_of_row = rows[inside], cell_of_row[inside]
+    if cells is not None:
+        cell_of_row, bound = cell_of_row * n_cells + cells[rows], bound * n_cells
     compact, n_compact = _compact(cell_of_row, bound)
-    keep[rows[_kept(compact, n_compact, source, max_rows)]] = True
+    keep[rows] = _kept(compact, n_compact, source, max_rows)
     return keep

@@ -42,7 +42,9 @@ distributed workers, where tallies cannot be counted, once compute started.
 With a privacy unit (``set_budget(..., privacy_unit="customer_id")``) the
 rows of one person may sit in any partition, so a release first shuffles the
 columns it reads, and the unit, on the unit column (hash partitioning: every
-person's rows land in one partition), then bounds each person's contribution
+person's rows land in one partition; a task-based shuffle on every scheduler,
+not distributed's P2P one, which logs two WARNING lines per run that users
+would read as warnings of their release), then bounds each person's contribution
 in each partition (:func:`pandas_dp.release.bounded_tally`, as on pandas) and
 tallies.  The bounding's random choices come from the budget's source: inside
 the reservation, the client draws four words of it per partition (a 256-bit
@@ -77,7 +79,6 @@ except ImportError as error:
     ) from error
 
 from .accessor import DPReleases
-from .bounding import unit_codes
 from .budget import (
     Hold,
     PrivacyBudget,
@@ -276,14 +277,16 @@ def partition_statistics(part: pd.DataFrame, task: Task, key: bytes | None = Non
     source) seeds the bounding's random choices, and the rows are first put
     in the order of a hash of their values: a shuffle may order a partition's
     rows differently from run to run, and this way the same seed keeps the
-    same rows (identical rows are interchangeable).
+    same rows (identical rows are interchangeable).  A kind that reads only
+    the rows kept per key (:meth:`~pandas_dp.kind.Kind.counts_kept`) gets
+    the same counts in any order and skips that sort.
     """
-    if task.unit is not None:
+    if task.unit is not None and not task.kind.counts_kept():  # counts: the same in any order
         hashes = pd.util.hash_pandas_object(part, index=False).to_numpy()
         part = part.iloc[np.argsort(hashes, kind="stable")]
     rows = task.kind.read(part, task.n_keys)
     codes = None if task.group is None else task.group.codes(part)
-    units = None if task.unit is None else unit_codes(part[task.unit])
+    units = None if task.unit is None else part[task.unit]
     source = None if key is None else KeyedWords(key)
     stats = bounded_tally(task, rows, codes, units, source)
     TALLIES.add()  # before the exact statistics leave this function (see _compute)
@@ -365,15 +368,14 @@ class DaskFrame:
     def _columns(self, task: Task) -> list[Hashable]:
         """The columns a release reads: the keys, then the kind's in the collection's order.
 
-        Else the first column (the row count needs one); then the unit's, if any.
+        Else the first column (the row count needs one), or with a unit only the unit's.
         """
         meta = self.ddf._meta
         needed = [] if task.group is None else list(task.group.by)
         read = set(task.kind.columns())
         needed += [label for label in meta.columns if label in read and label not in needed]
-        needed = needed or list(meta.columns[:1])
         if task.unit is None:
-            return needed
+            return needed or list(meta.columns[:1])
         return [*(label for label in needed if label != task.unit), task.unit]
 
     def statistics(self, task: Task, rows: Rows) -> Callable[[RandomSource], Stats]:
@@ -387,7 +389,7 @@ class DaskFrame:
 
             return statistics
 
-        parts = list(projected.shuffle(on=task.unit).to_delayed())
+        parts = list(projected.shuffle(on=task.unit, shuffle_method="tasks").to_delayed())
 
         def bounded_statistics(source: RandomSource) -> Stats:
             # Inside the reservation: the bounding's keys come from the budget's source, here.

@@ -348,6 +348,20 @@ class Kind(ABC, Generic[One, Many]):
         """Whether this release is the frame's row count (public under substitute, own rows)."""
         return False
 
+    def counts_kept(self) -> bool:
+        """Whether the statistics are ``(rows per key,)`` and nothing else of the rows.
+
+        Contribution bounding then needs no choice of rows: a person keeps
+        ``min(rows, max_rows)`` in each of its kept keys
+        (:func:`pandas_dp.bounding.kept_counts`).  Such a kind's :meth:`tally`
+        is never given rows a bounding kept, only :meth:`from_counts` these counts.
+        """
+        return False
+
+    def from_counts(self, counts: I64) -> Stats:
+        """The statistics of a :meth:`counts_kept` kind from the rows kept per key."""
+        raise TypeError(f"a {self.name} is computed from its rows, not from counts.")
+
     def combine(self, a: Stats, b: Stats) -> Stats:
         """The statistics of two disjoint slices of rows together: by default their exact sum.
 

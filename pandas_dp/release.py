@@ -36,13 +36,13 @@ from typing import Any, NamedTuple, Protocol, TypeVar, overload
 import pandas as pd
 
 from . import aggregate, clipbounds, describe, select, variance
-from .bounding import bound_contributions, unit_codes
+from .bounding import bound_contributions, kept_counts, unit_codes
 from .budget import PrivacyBudget, require_binding
 from .keys import Grouping
 from .kind import Kind, Neighbours, Rows, Stats
 from .ledger import LedgerEntry
 from .noise import I64, RandomSource
-from .validation import check_bound, check_column, check_rows
+from .validation import check_bound, check_column, check_rows, check_unit_ids
 
 __all__ = [
     "KINDS",
@@ -191,7 +191,9 @@ class PandasFrame:
 
     def statistics(self, task: Task, rows: Rows) -> Callable[[RandomSource], Stats]:
         codes = None if task.group is None else task.group.codes(self.df)
-        units = None if task.unit is None else unit_codes(self.df[task.unit])
+        units = None if task.unit is None else self.df[task.unit]
+        if units is not None:
+            check_unit_ids(units.dtype, units.name)  # before the reservation
 
         def statistics(source: RandomSource) -> Stats:
             return bounded_tally(task, rows, codes, units, source)
@@ -246,12 +248,16 @@ def run(
 
 
 def bounded_tally(
-    task: Task, rows: Rows, codes: I64 | None, units: I64 | None, source: RandomSource | None
+    task: Task,
+    rows: Rows,
+    codes: I64 | None,
+    units: pd.Series | None,
+    source: RandomSource | None,
 ) -> Stats:
     """The exact statistics of ``rows`` (one slice) after bounding each person's contribution.
 
-    ``units`` (each row's person, or None when a row is a person) must hold
-    every row of each person it names: the whole frame on pandas, one
+    ``units`` (the unit column of these rows, or None when a row is a person)
+    must hold every row of each person it names: the whole frame on pandas, one
     partition after a shuffle on the unit on Dask.  The random choices of the
     bounding draw from ``source`` (None only without a unit).
     """
@@ -260,10 +266,20 @@ def bounded_tally(
         return kind.tally(task.plan, rows, codes, n_keys)
     assert task.max_rows is not None
     assert source is not None
+    if kind.counts_kept():
+        counts = kept_counts(
+            source,
+            units,
+            codes,
+            n_keys=n_keys,
+            max_rows=task.max_rows,
+            max_groups=task.max_groups,
+        )
+        return kind.from_counts(counts)
     cells, n_cells = kind.cells(rows)
     keep = bound_contributions(
         source,
-        units,
+        unit_codes(units),
         codes,
         cells,
         n_keys=n_keys,

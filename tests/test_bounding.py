@@ -20,7 +20,7 @@ import pytest
 import scipy.stats
 
 from pandas_dp import accessor, aggregate, release, select
-from pandas_dp.bounding import bound_contributions, unit_codes
+from pandas_dp.bounding import bound_contributions, kept_counts, rows_per_person, unit_codes
 from pandas_dp.errors import BudgetMismatchError
 from pandas_dp.kind import Neighbours
 from pandas_dp.noise import SeededSource
@@ -93,6 +93,112 @@ def test_bounding_chooses_rows_and_keys_uniformly_not_the_first() -> None:
     assert pvalue > 1e-6, counts
     first = np.bincount(position[position == 0], minlength=rows)  # "the first k"
     assert scipy.stats.chisquare(first + 1e-9).pvalue < 1e-6
+
+
+@pytest.mark.parametrize("max_rows", [1, 3])
+@pytest.mark.parametrize("max_groups", [None, 1, 2])
+@pytest.mark.parametrize("sparse", [False, True])  # sparse keys: pairs factorized, not counted
+def test_kept_counts_are_the_rows_bounding_keeps_from_the_same_words(
+    max_rows: int, max_groups: int | None, sparse: bool
+) -> None:
+    units, keys, _ = _random_rows(2)
+    n_keys = 6
+    if sparse:
+        keys, n_keys = np.where(keys >= 0, keys * 1_000, -1), 6_000
+    grouped = max_groups is not None
+    bounds = {"n_keys": n_keys, "max_rows": max_rows, "max_groups": max_groups}
+    ids = pd.Series(units).where(units >= 0).astype("Int64")  # -1: a missing id
+    counts = kept_counts(SeededSource(4), ids, keys if grouped else None, **bounds)
+    keep = bound_contributions(
+        SeededSource(4),
+        unit_codes(ids, sort=True),
+        keys if grouped else None,
+        None,
+        n_cells=1,
+        **bounds,
+    )
+    if grouped:
+        expected = np.bincount(keys[keep], minlength=n_keys)
+    else:
+        expected = np.array([np.count_nonzero(keep)])
+    assert counts.tolist() == expected.tolist()
+
+
+def test_kept_counts_do_not_depend_on_the_order_of_the_rows() -> None:
+    units, keys, _ = _random_rows(5)
+    ids = pd.Series(units).where(units >= 0).astype("Int64")
+    order = np.random.Generator(np.random.PCG64(6)).permutation(units.size)
+    bounds = {"n_keys": 6, "max_rows": 2, "max_groups": 1}
+    counts = kept_counts(SeededSource(7), ids, keys, **bounds)
+    shuffled = kept_counts(SeededSource(7), ids.iloc[order], keys[order], **bounds)
+    assert counts.tolist() == shuffled.tolist()
+
+
+@pytest.mark.parametrize(
+    ("ids", "expected"),
+    [
+        (pd.Series([7, 7, 7, 9, -3, 7, 9]), [1, 2, 4]),
+        (pd.Series([7, 7, 7, 9, 3, 7, 9], dtype="uint16"), [1, 2, 4]),
+        (pd.Series([-128, -128, -128, 127, 0, -128, 127], dtype="int8"), [1, 2, 4]),
+        (pd.Series([1 << 40, 1 << 40, 1 << 40, 5, 0, 1 << 40, 5]), [1, 2, 4]),  # hashed
+        (pd.Series(["a", "a", "a", "b", "c", "a", "b"]), [1, 2, 4]),
+        (pd.Series([7, 7, 7, 9, None, 7, 9, None], dtype="Int64"), [2, 4]),  # missing dropped
+    ],
+)
+def test_rows_per_person_counts_each_persons_rows(ids: pd.Series, expected: list[int]) -> None:
+    assert sorted(c for c in rows_per_person(ids).tolist() if c) == expected
+
+
+def test_kept_counts_choose_keys_uniformly_not_the_first() -> None:
+    # 3,000 persons with one row in each of 5 keys, one key kept each: uniform over keys
+    persons = 3_000
+    units = np.repeat(np.arange(persons), 5)
+    keys = np.tile(np.arange(5), persons)
+    counts = kept_counts(
+        SeededSource(9), pd.Series(units), keys, n_keys=5, max_rows=2, max_groups=1
+    )
+    assert counts.sum() == persons
+    assert scipy.stats.chisquare(counts).pvalue > 1e-6, counts
+
+
+def test_kept_rows_and_keys_are_uniform_over_many_seeds_on_a_tiny_frame() -> None:
+    # one person, 6 rows over 3 keys (rows 0-1: key 0, rows 2-3: key 1, rows 4-5: key 2)
+    # and a second person of one row: keep 1 key and 1 row; over 3,000 seeds each of the
+    # first person's rows is kept 1/6 of the time, wherever it stands.
+    units = np.array([0, 0, 0, 0, 0, 0, 1])
+    keys = np.array([0, 0, 1, 1, 2, 2, 0])
+    kept = np.zeros(7, dtype=np.int64)
+    for seed in range(3_000):
+        kept += bound_contributions(
+            SeededSource(seed), units, keys, None, n_keys=3, n_cells=1, max_rows=1, max_groups=1
+        )
+    assert kept[6] == 3_000
+    assert kept[:6].sum() == 3_000
+    assert scipy.stats.chisquare(kept[:6]).pvalue > 1e-6, kept
+
+
+class _TiedSource:
+    """Words equal but for their lowest 20 bits: every truncated word of a cell ties."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.Generator(np.random.PCG64(seed))
+
+    def words(self, n: int) -> np.ndarray:
+        low = self.rng.integers(0, 1 << 20, n).astype(np.uint64)
+        return np.uint64(0xABCD << 40) | low
+
+
+def test_tied_truncated_words_still_keep_uniform_rows() -> None:
+    # one person of 4 rows and one whose id needs 20 bits: the exact pass decides
+    units = np.array([5, 5, 5, 5, (1 << 20) - 1])
+    kept = np.zeros(5, dtype=np.int64)
+    for seed in range(2_000):
+        kept += bound_contributions(
+            _TiedSource(seed), units, None, None, n_keys=1, n_cells=1, max_rows=1, max_groups=None
+        )
+    assert kept[4] == 2_000
+    assert kept[:4].sum() == 2_000
+    assert scipy.stats.chisquare(kept[:4]).pvalue > 1e-6, kept
 
 
 def test_unit_codes_mark_missing_ids() -> None:
@@ -504,5 +610,12 @@ def test_the_audit_catches_a_release_that_skips_the_bounding(
             valid &= cells >= 0
         return valid
 
+    def count_everything(source: Any, units: pd.Series, keys: Any, **bounds: Any) -> Any:
+        valid = keep_everything(source, unit_codes(units), keys, None)
+        if keys is None:
+            return np.array([np.count_nonzero(valid)])
+        return np.bincount(keys[valid], minlength=bounds["n_keys"])
+
     monkeypatch.setattr(release, "bound_contributions", keep_everything)
+    monkeypatch.setattr(release, "kept_counts", count_everything)
     assert _audit(stat, regions, epsilon_lower_bound) > EPSILON

@@ -8,6 +8,7 @@ not installed (``pip install ".[dask]"`` from the clone).
 
 from __future__ import annotations
 
+import logging
 import os
 import pickle
 import re
@@ -1124,6 +1125,59 @@ def test_a_privacy_unit_on_a_local_cluster_with_process_workers(
         epsilon=1e9, max_rows=1, max_groups=1
     )
     assert g.sum() == orders[orders.region != "X"].customer.nunique()
+
+
+class _Records(logging.Handler):
+    """Every log record of warning level or above it receives."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def test_a_privacy_unit_release_on_a_local_cluster_logs_no_warning(
+    client: Any, orders: pd.DataFrame
+) -> None:
+    """The unit's shuffle is not distributed's P2P one, which logs two warnings per run."""
+    ddf = unit_fresh(orders, 6)
+    handler = _Records()
+    logger = logging.getLogger("distributed")  # the scheduler runs in this process
+    logger.addHandler(handler)
+    try:
+        ddf.dp.count(epsilon=1.0, max_rows=2)
+        ddf.dp.groupby("region", keys=["N", "S"]).mean(
+            "amount", clip=(0, 100), epsilon=1.0, max_rows=1, max_groups=1
+        )
+    finally:
+        logger.removeHandler(handler)
+    assert [r.getMessage() for r in handler.records] == []
+
+
+class _Computes(dask.callbacks.Callback):  # type: ignore[misc]
+    """Counts the computes of the local schedulers (one progress bar each)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.computes = 0
+
+    def _start(self, dsk: Any) -> None:
+        self.computes += 1
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_a_privacy_unit_release_is_one_compute(orders: pd.DataFrame, grouped: bool) -> None:
+    ddf = unit_fresh(orders, 4)
+    with dask.config.set(scheduler="threads"), _Computes() as seen:
+        if grouped:
+            ddf.dp.groupby("region", keys=["N"]).sum(
+                "amount", clip=(0, 100), epsilon=1.0, max_rows=1, max_groups=1
+            )
+        else:
+            ddf.dp.count(epsilon=1.0, max_rows=2)
+    assert seen.computes == 1
 
 
 def test_on_process_workers_a_failed_graph_keeps_the_epsilon_spent(
