@@ -34,9 +34,11 @@ __all__ = [
     "check_clip",
     "check_clip_map",
     "check_column",
+    "check_delta",
     "check_epsilon",
     "check_k",
     "check_keys_match",
+    "check_loss",
     "check_ordered",
     "check_per_person",
     "check_per_unit",
@@ -47,7 +49,9 @@ __all__ = [
     "check_seed",
     "check_unit_ids",
     "given",
+    "loss",
     "numeric_values",
+    "pure",
 ]
 
 ADJACENCIES = ("add_remove", "substitute")
@@ -91,6 +95,62 @@ def _as_float(value: numbers.Real | Decimal) -> float:
 def _shortest_decimal(x: float) -> Fraction:
     """``x`` read as the shortest decimal that round-trips (``0.1`` is ``1/10``)."""
     return Fraction(repr(x))
+
+
+def check_loss(epsilon: object, rho: object) -> tuple[str, Fraction]:
+    """Exactly one of ``epsilon`` / ``rho``: ``("epsilon", ε)`` or ``("rho", ρ)``, exact.
+
+    Every release and ``set_budget`` take their privacy loss through here:
+    keyword-only, one of the two (TypeError naming both otherwise).
+    """
+    if (epsilon is None) == (rho is None):
+        raise TypeError(
+            "Pass exactly one of `epsilon=` (pure epsilon-DP, Laplace noise) and `rho=` "
+            "(zero-concentrated DP, Gaussian noise: needs a budget set with rho=), got "
+            + ("neither." if epsilon is None else "both.")
+        )
+    if rho is not None:
+        return "rho", check_epsilon(rho, "rho")
+    return "epsilon", check_epsilon(epsilon)
+
+
+def loss(epsilon: object, rho: object) -> dict[str, Fraction | None]:
+    """A release's ``epsilon=`` / ``rho=`` (exactly one) as the fields of a kind that takes both.
+
+    ``rho`` draws discrete Gaussian noise; its budget must be a ρ budget (an
+    ε budget refuses it when the release is reserved, before any noise).
+    """
+    accountant, amount = check_loss(epsilon, rho)
+    if accountant == "rho":
+        return {"epsilon": None, "rho": amount}
+    return {"epsilon": amount, "rho": None}
+
+
+def pure(epsilon: object, rho: object, name: str) -> Fraction:
+    """A release's ``epsilon=`` where ``rho=`` has no Gaussian form yet: the ε, exactly.
+
+    Under a ρ budget the release is charged ``ε²/2`` (pure ε-DP is
+    ``ε²/2``-zCDP); ``rho=`` is refused with that fix.
+    """
+    accountant, amount = check_loss(epsilon, rho)
+    if accountant == "rho":
+        raise TypeError(
+            f"`rho=` is not available for {name}: it has no Gaussian form yet. Pass epsilon= "
+            "(a zCDP budget set with rho= charges an epsilon release epsilon**2/2 exactly)."
+        )
+    return amount
+
+
+def check_delta(delta: object) -> Fraction:
+    """A budget's ``delta`` in [0, 1) as an exact Fraction (None: 0, no δ)."""
+    if delta is None:
+        return Fraction(0)
+    if isinstance(delta, numbers.Real) and not isinstance(delta, bool) and delta == 0:
+        return Fraction(0)
+    value = check_epsilon(delta, "delta")
+    if value >= 1:
+        raise ValueError(f"`delta` must be in [0, 1), e.g. delta=1e-6; got {given(delta)}.")
+    return value
 
 
 def check_epsilon(epsilon: object, name: str = "epsilon") -> Fraction:

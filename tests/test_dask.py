@@ -1290,6 +1290,38 @@ def test_reserve_holds_a_share_for_the_collection_releases(
     assert (budget.spent, budget.held, budget.remaining) == (0.25, 0, 0.75)
 
 
+#: Releases with ``rho=`` under a zCDP budget (discrete Gaussian), and a pure one charged ε²/2.
+RHO_RECIPES: dict[str, Callable[[Any], Any]] = {
+    "count": lambda d: d.dp.count(rho=0.01),
+    "count_ci": lambda d: d.dp.count("bonus", rho=0.01, ci=0.9),
+    "sum": lambda d: d.dp.sum("salary", clip=CLIP, rho=0.02),
+    "mean_ci": lambda d: d.dp.mean("salary", clip=CLIP, rho=0.02, ci=0.95),
+    "grouped_count": lambda d: d.dp.groupby("dept", keys=DEPTS).count(rho=0.01),
+    "grouped_sum_ci": lambda d: d.dp.groupby("dept", keys=DEPTS).sum(
+        "salary", clip=CLIP, rho=0.02, ci=0.9
+    ),
+    "grouped_mean_mapping": lambda d: d.dp.groupby("cat", keys=["a", "b", "c"]).mean(
+        clip={"salary": CLIP, "bonus": (0, 5e3)}, rho=0.02
+    ),
+    "pure_median": lambda d: d.dp.median("age", candidates=GRID, epsilon=0.1),
+}
+
+
+@pytest.mark.parametrize("npartitions", [1, 4])
+def test_rho_releases_are_the_pandas_ones_bit_for_bit(
+    frame: pd.DataFrame, npartitions: int
+) -> None:
+    df = frame.copy()
+    df.dp.set_budget(rho=10, seed=8)
+    expected = {name: recipe(df) for name, recipe in RHO_RECIPES.items()}
+    ddf = fresh(frame, npartitions)
+    ddf.dp.set_budget(rho=10, seed=8)
+    got = {name: recipe(ddf) for name, recipe in RHO_RECIPES.items()}
+    for name, answer in expected.items():
+        assert same(got[name], answer), name
+    assert ddf.dp.budget.spent == df.dp.budget.spent == Fraction(23, 200)  # 0.11 + 0.1²/2
+
+
 @pytest.mark.parametrize("grouped", [False, True])
 def test_max_rows_auto_gives_the_pandas_answer(orders: pd.DataFrame, grouped: bool) -> None:
     """max_rows="auto": rows_per_unit chooses the same bound on both engines, then the release.
