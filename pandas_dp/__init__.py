@@ -24,7 +24,7 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``groupby``               ``df.dp.groupby(by, keys=...)``: the grouped surface
 ``surface``               each release written once for both surfaces (self-typed overloads)
 ``docstrings``            release docstrings: shared paragraphs, templates rendered per surface
-``planning``              half_width / epsilon_for: accuracy planned before spending
+``planning``              half_width / epsilon_for / rho_for: accuracy planned before spending
 ``release``               run: every release over a backend (Frame); the registry of kinds
 ``describe``              describe: count/mean/std and quartiles of columns, one kind
 ``select``                argmax_exp, top-k, quantiles: plans, score tables, kinds
@@ -63,7 +63,7 @@ from .budget import PrivacyBudget
 from .errors import BudgetExceededError, MissingBudgetError, PandasDPError
 from .groupby import DPGroupBy
 from .ledger import LedgerEntry
-from .planning import epsilon_for, half_width
+from .planning import epsilon_for, half_width, rho_for
 from .sqlite_ledger import Ledger, open_ledger
 
 __all__ = [
@@ -79,6 +79,7 @@ __all__ = [
     "epsilon_for",
     "half_width",
     "open_ledger",
+    "rho_for",
 ]
 
 __version__ = "0.1.0"

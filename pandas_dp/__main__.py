@@ -74,9 +74,21 @@ WIDTH = 100
 #: Per row of the ledger views: the columns of its first line (a table), then the columns
 #: written below it as "label value" pairs, wrapped to WIDTH.
 BUDGET_LINE = ("name", "total", "spent", "held", "remaining", "releases", "pending")
-BUDGET_DETAILS = ("adjacency", "privacy_unit", "public_rows", "seeded_releases", "created")
+BUDGET_DETAILS = (
+    "accountant",
+    "epsilon_at",
+    "at_delta",
+    "delta",
+    "adjacency",
+    "privacy_unit",
+    "public_rows",
+    "seeded_releases",
+    "created",
+)
 HISTORY_LINE = ("time", "operation", "state", "epsilon", "spent", "process")
 HISTORY_DETAILS = (
+    "rho",
+    "delta",
     "columns",
     "clip",
     "keys",
@@ -90,8 +102,13 @@ HISTORY_DETAILS = (
     "max_groups",
     "total",
 )
-_EPSILONS = {"total", "spent", "held", "remaining", "epsilon"}
-LABELS = {"half_width_95": "± at 95%", "total": "total after"}
+_EPSILONS = {"total", "spent", "held", "remaining", "epsilon", "rho", "epsilon_at"}
+LABELS = {
+    "half_width_95": "± at 95%",
+    "total": "total after",
+    "epsilon_at": "spent as ε",
+    "at_delta": "at δ",
+}
 
 
 def _cell(column: str, value: object) -> str:

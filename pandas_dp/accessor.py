@@ -27,6 +27,7 @@ from .budget import (
     bind,
     binding_of,
     budget_lock,
+    column_token,
     live_budget,
     marker_of,
     named_memory_store,
@@ -48,12 +49,15 @@ from .surface import AUTO_ROWS, Releases, Ungrouped
 from .validation import (
     check_adjacency,
     check_column,
+    check_delta,
     check_epsilon,
+    check_loss,
     check_per_person,
     check_per_unit,
     check_privacy_unit,
     check_seed,
     check_unit_ids,
+    loss,
 )
 
 __all__ = ["DPAccessor", "DPReleases"]
@@ -140,7 +144,9 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
     def set_budget(
         self,
         *,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
+        delta: float | None = None,
         adjacency: str = "add_remove",
         seed: int | None = None,
         ledger: str | os.PathLike[str] | Ledger | None = None,
@@ -149,12 +155,26 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
         max_rows: int | None = None,
         max_groups: int | None = None,
     ) -> PrivacyBudget:
-        """Attach a privacy budget of total ``epsilon`` to this frame (or Dask collection).
+        """Attach a privacy budget (total ``epsilon`` or ``rho``) to this frame or collection.
 
         Parameters
         ----------
         epsilon : float
-            The total privacy loss all releases of this frame may spend.
+            The total privacy loss (pure ε-DP) all releases of this frame may
+            spend; they compose by adding their ε. Give exactly one of
+            ``epsilon`` and ``rho``.
+        rho : float
+            A zero-concentrated DP budget (ρ-zCDP, exact Fractions like ε):
+            releases given ``rho=`` draw discrete Gaussian noise and compose by
+            adding their ρ; a release given ``epsilon=`` (Laplace, a selection)
+            is charged ``ε²/2``. ``budget.epsilon_at(delta)`` states the (ε, δ)
+            guarantee of what was spent. Many releases cost far less noise
+            than under an ε budget (see the README, "which budget should I
+            use?"). A named budget keeps its accountant (in a ledger file
+            too).
+        delta : float, optional
+            A δ in [0, 1) that the releases needing one may spend (none of the
+            releases does yet); spent δ is exact and recorded per release.
         adjacency : {"add_remove", "substitute"}
             What a neighbouring dataset is: one person added or removed (the
             row count is private; default), or one person's row changed (the
@@ -217,7 +237,8 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
         and to the collections derived from it by ``ddf.dp``
         (see :mod:`pandas_dp.dask`).
         """
-        total = check_epsilon(epsilon)
+        accountant, total = check_loss(epsilon, rho)
+        held_delta = check_delta(delta)
         adjacency = check_adjacency(adjacency)
         seed = check_seed(seed)
         if ledger is not None and name is None:
@@ -244,12 +265,14 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
                 adjacency=adjacency,
                 privacy_unit=unit_text,
                 public_rows=self._rows() if public else None,
+                accountant=accountant,
+                delta=held_delta,
             )
             where, stored_root = f"ledger:{book.path.resolve()}", store.root
         elif name is not None:
-            store = named_memory_store(name, total, adjacency, unit_text)
+            store = named_memory_store(name, total, adjacency, unit_text, accountant)
         else:
-            store = MemoryStore(total)
+            store = MemoryStore(total, accountant)
         budget = PrivacyBudget(
             store,
             adjacency=adjacency,
@@ -259,6 +282,7 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
             privacy_unit=unit,
             max_rows=rows,
             max_groups=groups,
+            delta=held_delta,
         )
         self._attach(budget, where, stored_root)
         return budget
@@ -285,7 +309,37 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
         column: Hashable,
         *,
         bins: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        right: bool = True,
+        include_lowest: bool = False,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def histogram(
+        self,
+        column: Hashable,
+        *,
+        bins: Any,
         epsilon: float,
+        ci: float,
+        right: bool = True,
+        include_lowest: bool = False,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def histogram(
+        self,
+        column: Hashable,
+        *,
+        bins: Any,
+        epsilon: None = None,
+        rho: float,
         ci: float,
         right: bool = True,
         include_lowest: bool = False,
@@ -299,7 +353,8 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
         column: Hashable,
         *,
         bins: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float | None = None,
         right: bool = True,
         include_lowest: bool = False,
@@ -318,6 +373,7 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
             the edges from the data's range).
         epsilon : float
             Privacy cost, keyword-only.
+        $rho
         right, include_lowest : bool
             As in ``pd.cut``.
         ci : float, optional
@@ -352,7 +408,7 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
         group = Bins.of_edges(
             self._schema(), column, bins, right=right, include_lowest=include_lowest
         )
-        kind = Histogram(check_epsilon(epsilon), column, ci)
+        kind = Histogram(column=column, ci=ci, **loss(epsilon, rho))
         return self._release(kind, group, ContributionBounds(max_rows, max_groups))
 
     @doc()
@@ -362,7 +418,8 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
         columns: Hashable,
         *,
         keys: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
@@ -378,6 +435,7 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
             from the data.
         epsilon : float
             Privacy cost, keyword-only.
+        $rho
         ci : float, optional
             A confidence level in (0, 1): each cell's count with its interval.
             Costs nothing more.
@@ -408,7 +466,8 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
         """
         group = CrossKeys.of_pair(self._schema(), index, columns, keys)
         bounds = ContributionBounds(max_rows, max_groups)
-        return group.table(self._release(Count(check_epsilon(epsilon), ci=ci), group, bounds))
+        kind = Count(ci=ci, **loss(epsilon, rho))
+        return group.table(self._release(kind, group, bounds))
 
     @doc()
     def rows_per_unit(self, q: float = 0.9, *, candidates: Any = None, epsilon: float) -> int:
@@ -476,7 +535,7 @@ class DPAccessor(DPReleases):
     def _budget(self) -> PrivacyBudget:
         return self.budget
 
-    def reserve(self, *, epsilon: float) -> Hold:
+    def reserve(self, *, epsilon: float | None = None, rho: float | None = None) -> Hold:
         """Hold ``epsilon`` of the frame's budget for the releases of a ``with`` block.
 
         ``with df.dp.reserve(epsilon=0.3): ...`` sets the share aside at once;
@@ -489,6 +548,10 @@ class DPAccessor(DPReleases):
         ----------
         epsilon : float
             The share to hold: what the block's releases will cost.
+        rho : float
+            Instead of ``epsilon``, under a zCDP budget: the ρ to hold. Under a
+            ρ budget, ``epsilon`` holds ``ε²/2`` (what releases of ε in total,
+            each charged ``εᵢ²/2``, cost at most).
 
         Returns
         -------
@@ -505,7 +568,8 @@ class DPAccessor(DPReleases):
             If this thread already holds a share of this budget (holds do not
             nest), or ``epsilon`` is not a positive number.
         """
-        return self.budget.hold(check_epsilon(epsilon))
+        accountant, amount = check_loss(epsilon, rho)
+        return self.budget.hold(amount, accountant)
 
     def groupby(self, by: Hashable | list[Hashable], *, keys: Any = None) -> DPGroupBy:
         """Group by ``by`` over the public ``keys`` for grouped releases.
@@ -720,7 +784,9 @@ class DPAccessor(DPReleases):
         Raises
         ------
         ValueError
-            If the assignment changes the frame's rows (index).
+            If the assignment changes the frame's rows (index), assigns the privacy
+            unit column, or a callable replaced or renamed the unit column of the
+            frame it was given (checked by identity, never by value).
         MissingBudgetError
             If this frame has no budget it may spend.
 
@@ -744,7 +810,19 @@ class DPAccessor(DPReleases):
                 f"{unit!r} is the privacy unit: it identifies each row's person, and "
                 "overwriting it would change who is who. Assign another column."
             )
-        result = self._df.assign(**columns)
+        # As DataFrame.assign, on a copy whose unit column a callable must leave alone: one
+        # that replaced or renamed it there would bound by other ids (checked by identity).
+        result = self._df.copy(deep=False)
+        ids = None if unit is None else column_token(result, unit)
+        for label, value in columns.items():
+            result[label] = value(result) if callable(value) else value
+        now = None if unit is None else column_token(result, unit)
+        if ids is not None and (now is None or not ids.same(now)):
+            raise ValueError(
+                f"A function passed to assign replaced or renamed the privacy unit column {unit!r} "
+                "of the frame it was given: that would change who is who. Leave the unit column "
+                "alone; return the new column's values."
+            )
         if not result.index.equals(self._df.index):
             raise ValueError("assigned columns must keep the frame's rows (same index).")
         return self._derive(result, same_rows=True)
@@ -784,8 +862,9 @@ class DPAccessor(DPReleases):
             ``"min"``, ``"max"``, ``"median"``, ``"std"``, ``"var"``,
             ``"nunique"``, ``"first"``, ``"last"``, ...; see
             :data:`pandas_dp.validation.PER_UNIT_AGGREGATIONS`) or a callable
-            that returns a scalar. Each function sees the rows of one person
-            only.
+            that returns a scalar. Each function sees the values of one person
+            only, indexed 0, 1, ...: never their row labels, which are row
+            positions when the index is a ``RangeIndex``.
 
         Returns
         -------

@@ -33,7 +33,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from .noise import F64, I64, gaussian_scale
+from .noise import F64, I64, Gauss, Noise, gaussian_scale
 from .validation import given
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "noise_half_width",
     "sum_interval",
     "tail",
+    "units_half_width",
     "var_miss",
     "variance_interval",
 ]
@@ -128,13 +129,27 @@ def noise_half_width(scale: Fraction | float, miss: float) -> int:
     return t
 
 
-def count_interval(counts: I64, scale: Fraction, level: float) -> tuple[I64, I64]:
-    """``counts ± t``: each holds the true count with probability at least ``level``."""
-    t = noise_half_width(scale, level_miss(level))
+def units_half_width(noise: Noise, miss: float) -> int:
+    """The half-width ``t`` (integer or grid units) of ``noise`` at ``miss``: Laplace or Gaussian.
+
+    :func:`noise_half_width` of a discrete Laplace scale, or
+    :func:`gaussian_half_width` of a :class:`~pandas_dp.noise.Gauss`.
+    """
+    if isinstance(noise, Gauss):
+        return gaussian_half_width(noise.sigma2, miss)
+    return noise_half_width(noise, miss)
+
+
+def count_interval(counts: I64, scale: Noise, level: float) -> tuple[I64, I64]:
+    """``counts ± t``: each holds the true count with probability at least ``level``.
+
+    ``scale``: the discrete Laplace scale, or the :class:`~pandas_dp.noise.Gauss` noise.
+    """
+    t = units_half_width(scale, level_miss(level))
     return counts - t, counts + t
 
 
-def sum_interval(sums: F64, scale: int, exponent: int, level: float) -> tuple[F64, F64]:
+def sum_interval(sums: F64, scale: int | Gauss, exponent: int, level: float) -> tuple[F64, F64]:
     """``sums ± t·2**exponent`` for noisy sums on the grid of step ``2**exponent``.
 
     Holds the clipped sum of the grid-rounded rows with probability at least
@@ -145,9 +160,9 @@ def sum_interval(sums: F64, scale: int, exponent: int, level: float) -> tuple[F6
     Scale 0 means a grid so coarse (ε below about 2**-30) that every row
     rounds to 0: nothing is known of the sum and the interval is infinite.
     """
-    if scale == 0:
+    if not scale:
         return np.full(sums.size, -math.inf), np.full(sums.size, math.inf)
-    h = math.ldexp(float(noise_half_width(scale, level_miss(level))), exponent)
+    h = math.ldexp(float(units_half_width(scale, level_miss(level))), exponent)
     return sums - h, sums + h
 
 
@@ -174,7 +189,7 @@ def mean_interval(
     a: I64,
     b: I64,
     estimate: F64,
-    scale: int,
+    scale: int | Gauss,
     lower: float,
     upper: float,
     exponent: int,
@@ -192,7 +207,7 @@ def mean_interval(
     probability at least ``level``.  Its half-width is
     ``(U − L)·t/(a + b) + pad`` when ``a, b >= t``, less near the bounds.
     """
-    t = noise_half_width(scale, mean_miss(level))
+    t = units_half_width(scale, mean_miss(level))
     a_lo = np.maximum(a - t, 0).astype(np.float64)
     a_hi = np.maximum(a + t, 0).astype(np.float64)
     b_lo = np.maximum(b - t, 0).astype(np.float64)

@@ -39,10 +39,23 @@ from .accuracy import (
     mean_pad,
     noise_half_width,
     sum_interval,
+    units_half_width,
 )
 from .kind import DEPENDS_ON_N, Kind, Neighbours, Rows, Stats, ledger_entry
 from .ledger import LedgerEntry
-from .noise import F64, I64, Bools, RandomSource, discrete_laplace, grid_exponent, integer_scale
+from .noise import (
+    F64,
+    I64,
+    Bools,
+    Gauss,
+    Noise,
+    RandomSource,
+    draw_noise,
+    gaussian_grid_exponent,
+    gaussian_scale,
+    grid_exponent,
+    integer_scale,
+)
 from .text import column_names, figures
 from .validation import (
     Clip,
@@ -73,8 +86,11 @@ __all__ = [
     "noisy_pairs",
     "noisy_sums",
     "plan_count",
+    "plan_count_rho",
     "plan_mean",
+    "plan_mean_rho",
     "plan_sum",
+    "plan_sum_rho",
     "release_counts",
 ]
 
@@ -88,19 +104,33 @@ CHUNK = 1 << 16
 
 @dataclass(frozen=True)
 class CountPlan:
-    """Discrete Laplace on integer counts: ``scale = sensitivity / epsilon`` exactly."""
+    """Noise on integer counts: discrete Laplace of ``scale = sensitivity / epsilon`` exactly.
+
+    Under ρ (``rho`` set, ``epsilon`` None): the discrete Gaussian of ``σ² =
+    sq_sensitivity / (2ρ)`` (``scale`` is then :class:`~pandas_dp.noise.Gauss`).
+    """
 
     sensitivity: int
-    epsilon: Fraction
-    #: ``sensitivity / epsilon``, computed once (plans are cached).
-    scale: Fraction = field(init=False, repr=False)
+    epsilon: Fraction | None
+    rho: Fraction | None = None
+    #: ``Δ₂²`` (under ρ).
+    sq_sensitivity: int = 0
+    #: The noise, computed once (plans are cached).
+    scale: Noise = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "scale", Fraction(self.sensitivity) / self.epsilon)
+        if self.rho is not None:
+            noise: Noise = Gauss(gaussian_scale(self.sq_sensitivity, self.rho))
+        else:
+            assert self.epsilon is not None
+            noise = Fraction(self.sensitivity) / self.epsilon
+        object.__setattr__(self, "scale", noise)
 
     @functools.cached_property
     def texts(self) -> tuple[str, str]:
         """The ledger's sensitivity and noise scale (formatted once per plan)."""
+        if isinstance(self.scale, Gauss):  # L2 sensitivity and σ
+            return figures([math.sqrt(self.sq_sensitivity)]), figures([self.scale.sigma])
         return figures([self.sensitivity]), figures([self.scale])
 
 
@@ -111,7 +141,9 @@ class GridPlan:
     Each row becomes ``q = rint((clip(x, lower, upper) - center) / step)`` in
     ``[q_lo, q_hi]``; ``delta`` is the L1 sensitivity in grid units and
     ``scale = ceil(delta / epsilon)`` the integer noise scale, so the realised
-    epsilon ``delta / scale`` never exceeds ``epsilon``.
+    epsilon ``delta / scale`` never exceeds ``epsilon``.  Under ρ (``rho``
+    set, ``epsilon`` None), ``delta`` is ``Δ₂²`` in grid units and ``scale``
+    the :class:`~pandas_dp.noise.Gauss` noise of ``σ² >= delta/(2ρ)``.
     """
 
     lower: float
@@ -121,12 +153,18 @@ class GridPlan:
     q_lo: int
     q_hi: int
     delta: int
-    scale: int
-    epsilon: Fraction
+    scale: int | Gauss
+    epsilon: Fraction | None
+    rho: Fraction | None = None
 
     @functools.cached_property
     def texts(self) -> tuple[str, str]:
         """The ledger's sensitivity and noise scale in data units (formatted once per plan)."""
+        if isinstance(self.scale, Gauss):  # L2 sensitivity and σ
+            return (
+                figures([math.sqrt(self.delta) * self.step]),
+                figures([self.scale.sigma * self.step]),
+            )
         return figures([self.delta * self.step]), figures([self.scale * self.step])
 
     @property
@@ -134,8 +172,14 @@ class GridPlan:
         return math.ldexp(1.0, self.exponent)
 
     @property
+    def laplace_scale(self) -> int:
+        """The integer discrete Laplace scale (a plan under ε: never :class:`Gauss`)."""
+        assert not isinstance(self.scale, Gauss), "a Gaussian grid has no Laplace scale"
+        return self.scale
+
+    @property
     def realised_epsilon(self) -> Fraction:
-        return Fraction(self.delta, self.scale) if self.scale else Fraction(0)
+        return Fraction(self.delta, self.laplace_scale) if self.scale else Fraction(0)
 
 
 @dataclass(frozen=True)
@@ -150,6 +194,14 @@ class MeanPlan:
     grid: GridPlan
 
 
+#: The mechanism the ledger records for a kind's release under ρ, by its Laplace one.
+GAUSSIAN_MECHANISM = {
+    "discrete_laplace on grid": "discrete_gaussian on grid",
+    "discrete_laplace on grid (complementary sums)": (
+        "discrete_gaussian on grid (complementary sums)"
+    ),
+}
+
 #: Largest grid exponent: an int64 number of grid steps stays a finite float.
 MAX_EXPONENT = 1023 - 63
 
@@ -162,17 +214,35 @@ def plan_count(epsilon: Fraction, neighbours: Neighbours) -> CountPlan:
     return CountPlan(sensitivity, epsilon)
 
 
+@functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
+def plan_count_rho(rho: Fraction, neighbours: Neighbours) -> CountPlan:
+    """A count under ρ: the discrete Gaussian of ``σ² = Δ₂²/(2ρ)`` (rounded up, exactly)."""
+    sq = neighbours.count_sq_sensitivity()
+    return CountPlan(neighbours.count_sensitivity(), None, rho, sq)
+
+
 def _grid(
-    lower: float, upper: float, center: float, real_delta: Fraction | float, epsilon: Fraction
+    lower: float,
+    upper: float,
+    center: float,
+    real_delta: Fraction | float,
+    epsilon: Fraction | None,
+    rho: Fraction | None = None,
 ) -> tuple[int, int, int]:
+    """The grid exponent and the rounded bounds; under ρ, ``real_delta`` is ``Δ₂²``."""
     magnitude = max(
         abs(Fraction(lower) - Fraction(center)), abs(Fraction(upper) - Fraction(center))
     )
-    exponent = grid_exponent(real_delta, epsilon, magnitude)
+    if rho is not None:
+        exponent = gaussian_grid_exponent(real_delta, rho, magnitude)
+    else:
+        assert epsilon is not None
+        exponent = grid_exponent(real_delta, epsilon, magnitude)
     if exponent > MAX_EXPONENT:
+        loss = "epsilon" if rho is None else "rho"
         raise ValueError(
-            "`clip` and `epsilon` give a noise scale too large to release as a float "
-            f"(grid step 2**{exponent}). Use a larger epsilon or tighter clip bounds."
+            f"`clip` and `{loss}` give a noise scale too large to release as a float "
+            f"(grid step 2**{exponent}). Use a larger {loss} or tighter clip bounds."
         )
     q_lo, q_hi = (
         int(q)
@@ -204,6 +274,29 @@ def plan_mean(clip: tuple[float, float], epsilon: Fraction, neighbours: Neighbou
         lower, upper, lower, exponent, q_lo, q_hi, delta, integer_scale(delta, epsilon), epsilon
     )
     return MeanPlan(grid)
+
+
+@functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
+def plan_sum_rho(clip: tuple[float, float], rho: Fraction, neighbours: Neighbours) -> GridPlan:
+    """A clipped sum under ρ: ``Δ₂²`` on the grid, the discrete Gaussian of ``σ² >= Δ₂²/(2ρ)``."""
+    lower, upper = float(clip[0]), float(clip[1])
+    real_sq = neighbours.sum_sq_sensitivity(Fraction(lower), Fraction(upper))
+    exponent, q_lo, q_hi = _grid(lower, upper, 0.0, real_sq, None, rho)
+    sq = neighbours.sum_sq_sensitivity(q_lo, q_hi)
+    noise = Gauss(gaussian_scale(sq, rho))
+    return GridPlan(lower, upper, 0.0, exponent, q_lo, q_hi, sq, noise, None, rho)
+
+
+@functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
+def plan_mean_rho(clip: tuple[float, float], rho: Fraction, neighbours: Neighbours) -> MeanPlan:
+    """The complementary-sums mean under ρ: the pair's ``Δ₂²`` (``W²``, see Neighbours)."""
+    lower, upper = float(clip[0]), float(clip[1])
+    width = Fraction(upper) - Fraction(lower)
+    real_sq = neighbours.pair_sq_sensitivity(width)
+    exponent, q_lo, q_hi = _grid(lower, upper, lower, real_sq, None, rho)
+    sq = neighbours.pair_sq_sensitivity(q_hi)
+    noise = Gauss(gaussian_scale(sq, rho))
+    return MeanPlan(GridPlan(lower, upper, lower, exponent, q_lo, q_hi, sq, noise, None, rho))
 
 
 # --------------------------------------------------------------------------- kernels
@@ -274,12 +367,12 @@ def grid_sums(values: F64, codes: I64 | None, n_keys: int, plan: GridPlan) -> tu
 
 def release_counts(src: RandomSource, counts: I64, plan: CountPlan) -> I64:
     """Noisy integer counts: ``counts + dLap(sensitivity / epsilon)``."""
-    return counts + discrete_laplace(src, plan.scale, counts.size)
+    return counts + draw_noise(src, plan.scale, counts.size)
 
 
 def noisy_sums(src: RandomSource, sums: I64, plan: GridPlan) -> F64:
     """Noisy clipped sums per key from their exact grid sums: ``step · (Σq + dLap(scale))``."""
-    noisy = sums + discrete_laplace(src, plan.scale, sums.size)
+    noisy = sums + draw_noise(src, plan.scale, sums.size)
     return np.ldexp(noisy.astype(np.float64), plan.exponent)
 
 
@@ -297,7 +390,7 @@ def noisy_pairs(src: RandomSource, sums: I64, counts: I64, plan: MeanPlan) -> tu
     """The noisy complementary sums ``a = Σq + Z₁`` and ``b = N·Q − Σq + Z₂`` per key."""
     grid = plan.grid
     n_keys = sums.size
-    noise = discrete_laplace(src, grid.scale, 2 * n_keys)
+    noise = draw_noise(src, grid.scale, 2 * n_keys)
     return sums + noise[:n_keys], counts * grid.q_hi - sums + noise[n_keys:]
 
 
@@ -340,25 +433,27 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
     """
 
     name: ClassVar[str] = "count"
-    planners: ClassVar = (plan_count,)
+    planners: ClassVar = (plan_count, plan_count_rho)
     plannable: ClassVar[bool] = True
 
-    epsilon: Fraction
+    epsilon: Fraction | None
     column: Hashable | None = None
     ci: float | None = None
+    #: Under a ρ budget: the discrete Gaussian at this ρ instead (``epsilon`` None).
+    rho: Fraction | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ci", check_ci(self.ci))
 
     @classmethod
-    def planned(cls, epsilon: Fraction, clip: Any) -> Count:
+    def planned(cls, epsilon: Fraction | None, clip: Any, rho: Fraction | None = None) -> Count:
         if clip is not None:
             raise TypeError(f"a count takes no `clip`, got {given(clip)}.")
-        return cls(epsilon)
+        return cls(epsilon, rho=rho)
 
     def half_width(self, plan: CountPlan, level: float, n: int | None = None) -> tuple[float, ...]:
         """``t`` in rows: ``P(|noise| > t) <= 1 − level`` (0 for the public row count)."""
-        return (float(noise_half_width(plan.scale, level_miss(level))),)
+        return (float(units_half_width(plan.scale, level_miss(level))),)
 
     def counts_rows(self) -> bool:
         return self.column is None
@@ -380,17 +475,27 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
         return Rows(len(df), (df[self.column],))
 
     def plan(self, neighbours: Neighbours) -> CountPlan:
+        if self.rho is not None:
+            return plan_count_rho(self.rho, neighbours)
+        assert self.epsilon is not None
         return plan_count(self.epsilon, neighbours)
 
     def entry(self, plan: CountPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
+        free = not plan.sensitivity  # the public row count: exact, costs nothing
+        gauss = self.rho is not None
         return ledger_entry(
             self,
             plan,
             neighbours,
             keys,
-            epsilon=self.epsilon if plan.sensitivity else Fraction(0),
+            epsilon=None if gauss else Fraction(0) if free else self.epsilon,
+            rho=Fraction(0) if gauss and free else self.rho,
             columns=column_names([] if self.column is None else [self.column]),
-            mechanism="discrete_laplace" if plan.sensitivity else "exact (n public)",
+            mechanism="exact (n public)"
+            if free
+            else "discrete_gaussian"
+            if gauss
+            else "discrete_laplace",
             sensitivity=plan.texts[0],
             noise_scale=plan.texts[1],
         )
@@ -429,7 +534,7 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
     interval at that level (per column, not simultaneous).
     """
 
-    epsilon: Fraction
+    epsilon: Fraction | None
     column: Hashable | None
     clip: Any
     #: ``(column, (lower, upper))`` pairs, filled from ``column`` and ``clip``.
@@ -439,6 +544,8 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
     _bounds: tuple[Clip, ...] = field(init=False, repr=False, default=())
     _names: tuple[str, ...] = field(init=False, repr=False, default=())
     ci: float | None = None
+    #: Under a ρ budget: the discrete Gaussian at this ρ instead (``epsilon`` None).
+    rho: Fraction | None = None
 
     mechanism: ClassVar[str]
 
@@ -463,10 +570,10 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
         object.__setattr__(self, "ci", check_ci(self.ci))
 
     @classmethod
-    def planned(cls, epsilon: Fraction, clip: Any) -> _Clipped:
+    def planned(cls, epsilon: Fraction | None, clip: Any, rho: Fraction | None = None) -> _Clipped:
         if isinstance(clip, Mapping):
-            return cls(epsilon, None, clip)
-        return cls(epsilon, "column", clip)
+            return cls(epsilon, None, clip, rho=rho)
+        return cls(epsilon, "column", clip, rho=rho)
 
     def columns(self) -> tuple[Hashable, ...]:
         return self._columns
@@ -477,8 +584,16 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
         return Rows(len(df), tuple([numeric_values(df, col) for col in self._columns]))
 
     def plan(self, neighbours: Neighbours) -> tuple[Any, ...]:
+        if self.rho is not None:  # ρ composes by addition too: an equal share per column
+            share = self.rho / len(self.clips)
+            return tuple([self._plan_rho(bounds, share, neighbours) for bounds in self._bounds])
+        assert self.epsilon is not None
         share = self.epsilon / len(self.clips)
         return tuple([self._plan(bounds, share, neighbours) for bounds in self._bounds])
+
+    def _plan_rho(self, bounds: Clip, rho: Fraction, neighbours: Neighbours) -> Any:
+        """The plan of one column under ρ (Gaussian noise)."""
+        raise TypeError(f"`rho=` is not available for {self.name} yet; pass epsilon=.")
 
     def entry(self, plan: tuple[Any, ...], neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         grids = [self._grid(p) for p in plan]
@@ -488,8 +603,9 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
             neighbours,
             keys,
             epsilon=self.epsilon,
+            rho=self.rho,
             columns=self._names,
-            mechanism=self.mechanism,
+            mechanism=self.mechanism if self.rho is None else GAUSSIAN_MECHANISM[self.mechanism],
             sensitivity="; ".join([g.texts[0] for g in grids]),
             noise_scale="; ".join([g.texts[1] for g in grids]),
             clip=self._bounds,
@@ -567,7 +683,7 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
 class Sum(_Clipped):
     """Clipped sums on the grid: ``step · (Σq + dLap(scale))`` per key."""
 
-    planners: ClassVar = (plan_sum,)
+    planners: ClassVar = (plan_sum, plan_sum_rho)
     name: ClassVar[str] = "sum"
     mechanism: ClassVar[str] = "discrete_laplace on grid"
     plannable: ClassVar[bool] = True
@@ -579,7 +695,7 @@ class Sum(_Clipped):
         miss = level_miss(level)
         return tuple(
             [
-                math.ldexp(float(noise_half_width(g.scale, miss)), g.exponent)
+                math.ldexp(float(units_half_width(g.scale, miss)), g.exponent)
                 if g.scale
                 else math.inf
                 for g in plan
@@ -588,6 +704,9 @@ class Sum(_Clipped):
 
     def _plan(self, bounds: Clip, epsilon: Fraction, neighbours: Neighbours) -> GridPlan:
         return plan_sum(bounds, epsilon, neighbours)
+
+    def _plan_rho(self, bounds: Clip, rho: Fraction, neighbours: Neighbours) -> GridPlan:
+        return plan_sum_rho(bounds, rho, neighbours)
 
     def _grid(self, plan: GridPlan) -> GridPlan:
         return plan
@@ -606,7 +725,7 @@ class Sum(_Clipped):
 class Mean(_Clipped):
     """Clipped means from the complementary sums, always inside the clip."""
 
-    planners: ClassVar = (plan_mean,)
+    planners: ClassVar = (plan_mean, plan_mean_rho)
     name: ClassVar[str] = "mean"
     mechanism: ClassVar[str] = "discrete_laplace on grid (complementary sums)"
     plannable: ClassVar[bool] = True
@@ -625,16 +744,19 @@ class Mean(_Clipped):
         widths = []
         for p, (lower, upper) in zip(plan, self._bounds, strict=True):
             g = p.grid
-            if g.scale == 0:  # every row rounds to 0: the interval is the whole clip
+            if not g.scale:  # every row rounds to 0: the interval is the whole clip
                 widths.append((upper - lower) / 2)
                 continue
-            t = noise_half_width(g.scale, mean_miss(level))
+            t = units_half_width(g.scale, mean_miss(level))
             spread = (upper - lower) * t / (n * g.q_hi) + mean_pad(lower, upper, g.exponent)
             widths.append(min(spread, (upper - lower) / 2))
         return tuple(widths)
 
     def _plan(self, bounds: Clip, epsilon: Fraction, neighbours: Neighbours) -> MeanPlan:
         return plan_mean(bounds, epsilon, neighbours)
+
+    def _plan_rho(self, bounds: Clip, rho: Fraction, neighbours: Neighbours) -> MeanPlan:
+        return plan_mean_rho(bounds, rho, neighbours)
 
     def _grid(self, plan: MeanPlan) -> GridPlan:
         return plan.grid
@@ -697,10 +819,11 @@ class Histogram(Count):
             keys,
             always_grouped=True,
             epsilon=self.epsilon,
+            rho=self.rho,
             columns=column_names([] if self.column is None else [self.column]),
-            mechanism="discrete_laplace",
-            sensitivity=figures([plan.sensitivity]),
-            noise_scale=figures([plan.scale]),
+            mechanism="discrete_laplace" if self.rho is None else "discrete_gaussian",
+            sensitivity=plan.texts[0],
+            noise_scale=plan.texts[1],
         )
 
     def shape_many(self, answer: Any, keys: pd.Index) -> pd.Series | pd.DataFrame:

@@ -27,6 +27,7 @@ from typing import Any, NoReturn
 
 import pandas as pd
 
+from . import zcdp
 from .budget_view import epsilon_figure, html_view, text_view
 from .errors import BudgetMismatchError, MissingBudgetError, PandasDPError
 from .ledger import (
@@ -35,6 +36,7 @@ from .ledger import (
     BudgetStore,
     LedgerEntry,
     MemoryStore,
+    check_fits,
 )
 from .noise import RandomSource
 from .text import epsilon_text, number_text
@@ -56,6 +58,8 @@ __all__ = [
 ]
 
 MARKER_KEY = "pandas_dp"
+#: The δ at which a ρ budget's views state the (ε, δ) it means, unless it holds a δ.
+FACT_DELTA = Fraction(1, 10**6)
 _BINDING_ATTR = "_pandas_dp_binding"
 
 
@@ -102,7 +106,11 @@ _BINDING_LOCK = threading.RLock()
 
 
 def named_memory_store(
-    name: str, total: Fraction, adjacency: str, privacy_unit: str | None = None
+    name: str,
+    total: Fraction,
+    adjacency: str,
+    privacy_unit: str | None = None,
+    accountant: str = "epsilon",
 ) -> MemoryStore:
     """The in-memory store of budget ``name`` in this process, created at the first attach.
 
@@ -113,15 +121,18 @@ def named_memory_store(
     with _BINDING_LOCK:
         found = _NAMED.get(name)
         if found is None:
-            store = MemoryStore(total)
+            store = MemoryStore(total, accountant)
             _NAMED[name] = (store, adjacency, privacy_unit)
             return store
         store, existing, unit = found
-    if store.total != total:
+    if store.accountant != accountant or store.total != total:
+        kept = f"{store.accountant}={epsilon_text(store.total)}"
+        given = epsilon_text(total)
+        if store.accountant != accountant:
+            given = f"{accountant}={given} (its accountant stays)"
         raise BudgetMismatchError(
-            f"The in-memory budget {name!r} of this process has total "
-            f"epsilon={epsilon_text(store.total)}, not {epsilon_text(total)}. Pass "
-            f"epsilon={epsilon_text(store.total)} to continue it, or choose another name."
+            f"The in-memory budget {name!r} of this process has total {kept}, not {given}. "
+            f"Pass {kept} to continue it, or choose another name."
         )
     if existing != adjacency:
         raise BudgetMismatchError(
@@ -255,8 +266,12 @@ class PrivacyBudget:
         privacy_unit: Hashable | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
+        delta: Fraction = Fraction(0),
     ) -> None:
         self._store = store
+        #: The δ releases of this budget may spend (0: none; see :meth:`reserve`).
+        self.delta = delta
+        self._delta_lock = threading.Lock()
         self.adjacency = adjacency
         self.source = source
         self.seed = seed
@@ -272,8 +287,47 @@ class PrivacyBudget:
         _LIVE[self.id] = self
 
     @property
+    def accountant(self) -> str:
+        """``"epsilon"`` (pure ε: total, spent and remaining are ε) or ``"rho"`` (zCDP: ρ)."""
+        return self._store.accountant
+
+    @property
     def total(self) -> Epsilon:
+        """The total, in the unit of the :attr:`accountant` (ε, or ρ)."""
         return Epsilon(self._store.total)
+
+    @property
+    def delta_spent(self) -> Fraction:
+        """The δ spent so far: the sum of the releases' δ, exact."""
+        return sum((e.delta for e in self._store.entries()), Fraction(0))
+
+    def epsilon_at(self, delta: float | Fraction, *, of: str = "spent") -> float:
+        """The ε of the (ε, δ)-DP guarantee of what was spent (or of the total), at ``delta``.
+
+        Under a ρ budget: the smallest ε that the Canonne–Kamath–Steinke bound
+        certifies for the ρ spent (``of="total"``: for the whole total), rounded
+        so that it can only over-state ε (:func:`pandas_dp.zcdp.epsilon_at`).
+        Under an ε budget: the ε itself (pure ε-DP holds at every δ).  The δ
+        releases spent themselves (:attr:`delta_spent`) adds to ``delta``.
+
+        Parameters
+        ----------
+        delta : float or Fraction
+            In (0, 1), e.g. ``1e-6``.
+        of : {"spent", "total"}
+            The ρ spent so far (default), or the budget's total.
+
+        Returns
+        -------
+        float
+        """
+        if of not in ("spent", "total"):
+            raise ValueError(f'`of` must be "spent" or "total", got {of!r}.')
+        amount = self._store.spent() if of == "spent" else self._store.total
+        if self.accountant == "epsilon":
+            zcdp.epsilon_at(Fraction(1), delta)  # checks delta
+            return float(amount)
+        return zcdp.epsilon_at(amount, delta)
 
     @property
     def spent(self) -> Epsilon:
@@ -310,7 +364,8 @@ class PrivacyBudget:
         frame = pd.DataFrame([e.as_record() for e in entries], columns=LEDGER_COLUMNS)
         for column in ("keys", "max_rows", "max_groups"):
             frame[column] = frame[column].astype("Int64")
-        frame["spent"] = [float(s) for s in itertools.accumulate(e.epsilon for e in entries)]
+        charges = (e.charge(self.accountant) for e in entries)
+        frame["spent"] = [float(s) for s in itertools.accumulate(charges)]
         return frame
 
     def reserve(self, entry: LedgerEntry) -> Reservation:
@@ -322,22 +377,36 @@ class PrivacyBudget:
         if the block raised: nothing was released.  BudgetExceededError, with
         nothing reserved, if it does not fit.
         """
+        entry = entry.charged(self.accountant)  # a ρ budget charges ε²/2; an ε one refuses ρ
         if self.seed is not None:  # reproducible noise: the ledger must say it is not private
             entry = entry.marked(SEEDED)
         hold = getattr(self._holding, "token", None)
-        return Reservation(self._store, self._store.reserve(entry, hold))
+        if not entry.delta:
+            return Reservation(self._store, self._store.reserve(entry, hold))
+        with self._delta_lock:  # δ: checked and reserved at once in this process
+            check_fits(self.delta, self.delta_spent, entry.delta)
+            return Reservation(self._store, self._store.reserve(entry, hold))
 
     @property
     def holding(self) -> bool:
         """Whether this thread holds a share of this budget (inside ``df.dp.reserve``)."""
         return getattr(self._holding, "token", None) is not None
 
-    def hold(self, epsilon: Fraction) -> Hold:
-        """Set ``epsilon`` aside for the releases of this thread inside a ``with`` block.
+    def hold(self, amount: Fraction, accountant: str = "epsilon") -> Hold:
+        """Set ``amount`` aside for the releases of this thread inside a ``with`` block.
 
-        ``df.dp.reserve(epsilon=...)`` calls it; see :class:`Hold`.
+        ``df.dp.reserve(epsilon=...)`` (or ``rho=``) calls it; see :class:`Hold`.
+        An ε held on a ρ budget holds ``ε²/2``; a ρ on an ε budget is refused
+        (ValueError), as a ``rho=`` release is.
         """
-        return Hold(self, epsilon)
+        if self.accountant == "rho" and accountant == "epsilon":
+            amount = zcdp.pure_rho(amount)
+        elif self.accountant == "epsilon" and accountant == "rho":
+            raise ValueError(
+                "`rho` needs a zCDP budget: this frame's budget is an epsilon budget. Hold "
+                "epsilon= instead, or attach a zCDP budget with set_budget(rho=...)."
+            )
+        return Hold(self, amount)
 
     def spend(self, entry: LedgerEntry) -> None:
         """Charge ``entry.epsilon`` at once (a reservation with nothing to compute)."""
@@ -369,9 +438,11 @@ class PrivacyBudget:
         seeded = f", seed={self.seed} (NOT PRIVATE)" if self.seed is not None else ""
         named = f", name={self.name!r}" if self.name else ""
         unit = "" if self.privacy_unit is None else f", privacy_unit={self.privacy_unit!r}"
+        rho = ", accountant='rho'" if self.accountant == "rho" else ""
+        delta = f", delta={number_text(self.delta)}" if self.delta else ""
         return (
             f"PrivacyBudget(total={self.total}, spent={self.spent}, "
-            f"remaining={self.remaining}, adjacency={self.adjacency!r}{unit}{named}"
+            f"remaining={self.remaining}{rho}{delta}, adjacency={self.adjacency!r}{unit}{named}"
             f"{seeded})"
         )
 
@@ -388,12 +459,20 @@ class PrivacyBudget:
             for name, value in (("max_rows", self.max_rows), ("max_groups", self.max_groups))
             if value is not None
         )
+        rho = self.accountant == "rho"
+        at = FACT_DELTA if not self.delta else self.delta
         facts = [
-            ("total ε", epsilon_figure(self.total)),
+            ("total ρ" if rho else "total ε", epsilon_figure(self.total)),
             ("spent", epsilon_figure(self.spent)),
             ("held (reserve)", epsilon_figure(held)) if held else None,
             ("remaining", epsilon_figure(self.remaining)),
-            ("accountant", "ε (pure)"),
+            ("accountant", "ρ (zCDP)" if rho else "ε (pure)"),
+            (f"spent as (ε, δ={number_text(at)})", epsilon_figure(Fraction(self.epsilon_at(at))))
+            if rho
+            else None,
+            ("δ spent / total", f"{number_text(self.delta_spent)} / {number_text(self.delta)}")
+            if self.delta
+            else None,
             ("adjacency", self.adjacency),
             ("privacy unit", unit),
             ("bounds", bounds) if bounds else None,
@@ -406,7 +485,7 @@ class PrivacyBudget:
 
     def __str__(self) -> str:
         """Several lines: the facts and the latest releases (``print(budget)``)."""
-        return text_view(self._title(), self.facts(), self.entries)
+        return text_view(self._title(), self.facts(), self.entries, self.accountant)
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the share spent as a bar, the facts, and the latest releases.
@@ -417,7 +496,7 @@ class PrivacyBudget:
         """
         total, spent = self.total, self.spent
         share = min(float(spent / total), 1.0) if total else 1.0
-        return html_view(self._title(), self.facts(), self.entries, share)
+        return html_view(self._title(), self.facts(), self.entries, share, self.accountant)
 
 
 # ---------------------------------------------------------------------- frame binding
@@ -438,7 +517,8 @@ class FrameBinding:
     when nothing was dropped), so a bound frame whose index object changed
     spends nothing until ``df.dp.inherit()`` asserts again that it holds at
     most one row per person (see :func:`require_binding`).  Likewise a unit
-    column replaced or renamed in place (``df["customer_id"] = ...``) stops
+    column replaced, overwritten or renamed in place (``df["customer_id"] = ...``,
+    ``df.loc[:, "customer_id"] = ...``) stops
     the frame: bounding by other ids would understate a person's reach.  The
     tests are on objects' identities, never on the data, so a refusal reveals
     nothing.
@@ -503,12 +583,16 @@ class ColumnToken:
     on the address alone passed about half the time after ``del df[unit]``,
     ``gc.collect()``, ``df[unit] = new_ids``).  ``where`` is the column's
     place inside the owner (address, shape, strides, dtype), which tells
-    apart two columns of one block.  Compared with ``is`` and ``==``, never
-    elementwise.
+    apart two columns of one block.  ``view`` is the column as a Series,
+    held so that pandas' copy-on-write sees a reference to the values: a write
+    into them in place (``df.loc[:, unit] = ...``, ``df.loc[0, unit] = ...``)
+    then copies them first, which changes the owner.  Compared with ``is`` and
+    ``==``, never elementwise.
     """
 
     owner: object
     where: tuple[Any, ...] = ()
+    view: object = None
 
     def same(self, other: ColumnToken) -> bool:
         """Whether ``other`` reads the very values this token was taken from."""
@@ -520,17 +604,19 @@ def column_token(df: pd.DataFrame, label: Hashable) -> ColumnToken | None:
 
     The same across reads of an unchanged column; different once the column
     is replaced (``df[label] = ...``, a rename that moves another column under
-    the label, ``astype``).  None when the frame has no such column.
+    the label, ``astype``) or, while the token lives, written in place.
+    None when the frame has no such column.
     """
     if label not in df.columns:
         return None
-    values = df[label].array
+    view = df[label]
+    values = view.array
     if isinstance(values, pd.arrays.NumpyExtensionArray):
         array = values.to_numpy()
         owner = array if array.base is None else array.base
         where = (array.__array_interface__["data"][0], array.shape, array.strides, array.dtype.str)
-        return ColumnToken(owner, where)
-    return ColumnToken(values)
+        return ColumnToken(owner, where, view)
+    return ColumnToken(values, view=view)
 
 
 def bind(
@@ -607,8 +693,9 @@ def require_binding(df: pd.DataFrame) -> FrameBinding:
             )
         if not binding.unit_unchanged(df):
             raise MissingBudgetError(
-                f"The privacy unit column {binding.unit!r} was replaced or renamed in place "
-                "after the budget was attached (df[unit] = ..., rename(inplace=True), ...): "
+                f"The privacy unit column {binding.unit!r} was replaced, overwritten or renamed "
+                "in place after the budget was attached (df[unit] = ..., df.loc[:, unit] = ..., "
+                "rename(inplace=True), ...): "
                 "bounding by other ids would understate what one person contributes. If it "
                 "still identifies the same persons, say so with df.dp.inherit()."
             )

@@ -19,7 +19,14 @@ from fractions import Fraction
 from .ledger import LedgerEntry
 from .text import labelled_figures, number_text
 
-__all__ = ["LAST", "epsilon_figure", "half_width_figure", "html_view", "text_view"]
+__all__ = [
+    "LAST",
+    "epsilon_figure",
+    "half_width_figure",
+    "html_view",
+    "release_headers",
+    "text_view",
+]
 
 #: How many of the latest releases the views list (all of them: ``budget.ledger``).
 LAST = 5
@@ -30,6 +37,13 @@ _HALF_WIDTH_TITLE = (
     "depends on the number of rows: pandas_dp.half_width)"
 )
 RELEASE_HEADERS = ("#", "release", "columns", "ε", "± at 95%", "spent after")
+#: The cost column's header under each accountant (a ρ budget lists each release's ρ).
+COST_HEADER = {"epsilon": "ε", "rho": "ρ"}
+
+
+def release_headers(accountant: str) -> tuple[str, ...]:
+    """:data:`RELEASE_HEADERS`, the cost column named for the budget's ``accountant``."""
+    return (*RELEASE_HEADERS[:3], COST_HEADER[accountant], *RELEASE_HEADERS[4:])
 
 
 def epsilon_figure(x: Fraction) -> str:
@@ -42,16 +56,16 @@ def half_width_figure(entry: LedgerEntry) -> str:
     return labelled_figures(entry.columns, entry.half_width_95)
 
 
-def _release_rows(entries: Sequence[LedgerEntry]) -> list[tuple[str, ...]]:
-    """The latest :data:`LAST` releases, newest first, as the cells of :data:`RELEASE_HEADERS`."""
-    after = itertools.accumulate(e.epsilon for e in entries)
+def _release_rows(entries: Sequence[LedgerEntry], accountant: str) -> list[tuple[str, ...]]:
+    """The latest :data:`LAST` releases, newest first, as the cells of :func:`release_headers`."""
+    after = itertools.accumulate(e.charge(accountant) for e in entries)
     numbered = list(enumerate(zip(entries, after, strict=True), start=1))[-LAST:]
     return [
         (
             str(number),
             entry.operation,
             ", ".join(entry.columns) or "—",
-            epsilon_figure(entry.epsilon),
+            epsilon_figure(entry.charge(accountant)),
             half_width_figure(entry),
             epsilon_figure(spent_after),
         )
@@ -66,7 +80,11 @@ def _caption(shown: int, count: int) -> str:
 
 
 def html_view(
-    title: str, facts: Sequence[tuple[str, str]], entries: Sequence[LedgerEntry], share: float
+    title: str,
+    facts: Sequence[tuple[str, str]],
+    entries: Sequence[LedgerEntry],
+    share: float,
+    accountant: str = "epsilon",
 ) -> str:
     """The HTML view: a title, a bar of the share spent, the facts and the latest releases.
 
@@ -79,13 +97,13 @@ def html_view(
         f"<td style='{_CELL}'>{html.escape(value)}</td></tr>"
         for label, value in facts
     )
-    rows = _release_rows(entries)
+    rows = _release_rows(entries, accountant)
     if rows:
         head = "".join(
             f"<th style='{_NUMBER if i in (0, 3, 4, 5) else _CELL}'"
             + (f" title='{_HALF_WIDTH_TITLE}'" if i == 4 else "")
             + f">{html.escape(name)}</th>"
-            for i, name in enumerate(RELEASE_HEADERS)
+            for i, name in enumerate(release_headers(accountant))
         )
         body = "".join(
             "<tr>"
@@ -118,14 +136,19 @@ def html_view(
     )
 
 
-def text_view(title: str, facts: Sequence[tuple[str, str]], entries: Sequence[LedgerEntry]) -> str:
+def text_view(
+    title: str,
+    facts: Sequence[tuple[str, str]],
+    entries: Sequence[LedgerEntry],
+    accountant: str = "epsilon",
+) -> str:
     """The text view (``print(budget)``): the facts, aligned, then the latest releases."""
     width = max((len(label) for label, _ in facts), default=0)
     lines = [title, *(f"  {label:<{width}}  {value}" for label, value in facts)]
-    rows = _release_rows(entries)
+    rows = _release_rows(entries, accountant)
     if not rows:
         return "\n".join([*lines, "  no releases yet"])
-    table = [RELEASE_HEADERS, *rows]
+    table = [release_headers(accountant), *rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(RELEASE_HEADERS))]
     lines.append(f"  {_caption(len(rows), len(entries))}:")
     for row in table:

@@ -83,7 +83,6 @@ from .budget import (
     Hold,
     PrivacyBudget,
     bind,
-    binding_of,
     claim_root,
     keep_spent,
     live_budget,
@@ -101,7 +100,7 @@ from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values
 from .validation import (
     MAX_ROWS,
     check_column,
-    check_epsilon,
+    check_loss,
     check_per_unit,
 )
 
@@ -433,7 +432,7 @@ class DaskDPAccessor(DPReleases):
     def _budget(self) -> PrivacyBudget:
         return self.budget
 
-    def reserve(self, *, epsilon: float) -> Hold:
+    def reserve(self, *, epsilon: float | None = None, rho: float | None = None) -> Hold:
         """Hold ``epsilon`` of the collection's budget for the releases of a ``with`` block.
 
         ``with df.dp.reserve(epsilon=0.3): ...`` sets the share aside at once;
@@ -446,6 +445,10 @@ class DaskDPAccessor(DPReleases):
         ----------
         epsilon : float
             The share to hold: what the block's releases will cost.
+        rho : float
+            Instead of ``epsilon``, under a zCDP budget: the ρ to hold. Under a
+            ρ budget, ``epsilon`` holds ``ε²/2`` (what releases of ε in total,
+            each charged ``εᵢ²/2``, cost at most).
 
         Returns
         -------
@@ -462,7 +465,8 @@ class DaskDPAccessor(DPReleases):
             If this thread already holds a share of this budget (holds do not
             nest), or ``epsilon`` is not a positive number.
         """
-        return self.budget.hold(check_epsilon(epsilon))
+        accountant, amount = check_loss(epsilon, rho)
+        return self.budget.hold(amount, accountant)
 
     # ------------------------------------------------------------------- hooks
 
@@ -747,7 +751,11 @@ class DaskDPAccessor(DPReleases):
         Parameters
         ----------
         **aggregations
-            ``name=(column, function)`` pairs: reductions by name, as on pandas.
+            ``name=(column, function)`` pairs: reductions by name, as on pandas,
+            among those Dask's named aggregation knows
+            (:data:`pandas_dp.validation.DASK_PER_UNIT_AGGREGATIONS`: not
+            ``"all"``, ``"any"``, ``"kurt"``, ``"nunique"``, ``"quantile"``,
+            ``"sem"``, ``"skew"``).
 
         Returns
         -------
@@ -810,7 +818,7 @@ class DaskDPAccessor(DPReleases):
             found = found or _require(source)
             budget, unit = found.budget, found.unit
         elif isinstance(source, pd.DataFrame):
-            binding = binding_of(source) or require_binding(source)
+            binding = require_binding(source)  # as other.dp.inherit(df): unchanged in place
             budget, unit = binding.budget, binding.unit
         else:
             raise TypeError(f"`source` must be a DataFrame, got {type(source).__name__}.")

@@ -36,7 +36,9 @@ def pandas_parts(node: Any) -> Iterator[Any]:
     """The pandas objects one expression is made of: its metadata and its literal inputs.
 
     ``dd.from_pandas(df)`` holds ``df``; ``dd.from_delayed`` holds Delayed
-    objects whose graphs may hold frames; a frame read from parquet written
+    objects whose graphs may hold frames, also inside the lists, tuples, sets
+    and dicts of a task's arguments (not inside other objects: a closure or a
+    ``functools.partial``); a frame read from parquet written
     from a marked frame has the marker in its metadata.
     """
     try:
@@ -52,9 +54,25 @@ def pandas_parts(node: Any) -> Iterator[Any]:
             for task in operand.__dask_graph__().values():
                 arguments = (*getattr(task, "args", ()), *getattr(task, "kwargs", {}).values())
                 for value in (task, *arguments):
-                    yield getattr(value, "value", value)  # a literal's value, or the object
+                    yield from _literals(getattr(value, "value", value))
         else:
             yield operand  # dd.from_pandas(df) holds df (wrapped: attributes pass through)
+
+
+def _literals(value: Any) -> Iterator[Any]:
+    """``value`` and what the lists, tuples, sets and dicts in it hold, at any depth.
+
+    A task's argument ``[df_a, df_b]`` (``delayed(pd.concat)([...])``) holds
+    frames one level down or deeper.  Objects are walked once each (a
+    container that holds itself ends).
+    """
+    stack, seen = [value], set()
+    while stack:
+        item = stack.pop()
+        yield item
+        if isinstance(item, list | tuple | set | frozenset | dict) and id(item) not in seen:
+            seen.add(id(item))
+            stack.extend(item.values() if isinstance(item, dict) else item)
 
 
 def check_unit_sources(ddf: dd.DataFrame, unit: Hashable | None) -> None:

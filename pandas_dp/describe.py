@@ -141,7 +141,7 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
         for moments, quantiles in plan:
             step = moments.grid.step
             sensitivity += [moments.grid.delta * step, moments.delta3 * step]
-            scales += [moments.grid.scale * step, moments.scale3 * step]
+            scales += [moments.grid.laplace_scale * step, moments.scale3 * step]
             sensitivity += [float(p.sensitivity * p.unit) for p in quantiles]
             scales += [p.noise_scale for p in quantiles]
         return ledger_entry(

@@ -47,6 +47,20 @@ PARAGRAPHS: dict[str, str] = {
         max_groups : int, optional
             With a privacy unit: at most this many keys of one person are used
             (chosen at random). Defaults to ``set_budget(max_groups=...)``.""",
+    "rho": """\
+        rho : float
+            Instead of ``epsilon`` (give exactly one), under a zCDP budget
+            (``set_budget(rho=...)``): discrete Gaussian noise of ``σ² =
+            Δ₂²/(2ρ)`` (Δ₂ the L2 sensitivity: ``k·√g`` rows for a grouped count
+            of persons with at most k rows in g keys), composed exactly in ρ. An
+            epsilon budget refuses it: Gaussian noise is not pure ε-DP.""",
+    "rho_pure": """\
+        rho : float
+            Not available: this release has no Gaussian form yet (TypeError).
+            Under a zCDP budget (``set_budget(rho=...)``) pass ``epsilon``: it is
+            charged ``ε²/2`` exactly (ε-DP is ε²/2-zCDP); a selection by
+            permute-and-flip is charged ``ε²/2`` too, since it is not known to
+            be ε-bounded-range.""",
     "raises": "MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError",
     "grid": """\
         candidates : list, array or Index of numbers
@@ -172,7 +186,9 @@ def _signature(method: Callable[..., Any], self_type: str) -> inspect.Signature:
     full = inspect.signature(method)
     return full.replace(
         parameters=[p for p in full.parameters.values() if p.name in names],
-        return_annotation=" | ".join(dict.fromkeys(f.return_annotation for f in forms)),
+        return_annotation=" | ".join(
+            dict.fromkeys(part for f in forms for part in str(f.return_annotation).split(" | "))
+        ),
     )
 
 
@@ -217,6 +233,7 @@ _release(
         Count the non-missing values of this column (like
         ``df[column].count()``) instead of rows.
     $epsilon
+    $rho
     $ci
     $max_rows
     $max_groups
@@ -275,6 +292,7 @@ _release(
         The column whose distinct non-missing values are counted (like
         ``df[column].nunique()``).
     $epsilon
+    $rho_pure
     $max_rows
     $max_groups
 
@@ -325,6 +343,7 @@ _release(
     $column_many
     $clip_many
     $epsilon_split
+    $rho
     $ci
     $max_rows
     $max_groups
@@ -384,6 +403,7 @@ _release(
     $column_many
     $clip_many
     $epsilon_split
+    $rho
     $ci
     $max_rows
     $max_groups
@@ -445,6 +465,7 @@ _release(
     $numeric
     $clip_one
     $epsilon
+    $rho_pure
     $ci
     $max_rows
     $max_groups
@@ -513,6 +534,7 @@ _release(
     $numeric
     $clip_one
     $epsilon
+    $rho_pure
     $ci
     $max_rows
     $max_groups
@@ -560,6 +582,7 @@ _release(
         it. Rows whose value is missing or not a candidate are dropped; a
         candidate with no rows can still win.
     $epsilon
+    $rho_pure
     k : int, optional
         How many candidates to return, best first (top-k by peeling): with
         ``k``, always a list (per key, a DataFrame), also for ``k=1``.
@@ -638,6 +661,7 @@ _release(
         (``0.9`` is ``9/10``).
     $grid
     $epsilon
+    $rho_pure
     $max_rows
     $max_groups
 
@@ -697,6 +721,7 @@ _release(
     $numeric
     $grid
     $epsilon
+    $rho_pure
     $max_rows
     $max_groups
 
@@ -840,6 +865,7 @@ _release(
         ``{column: grid}``: the public grid each column's quartiles are
         chosen from (finite, strictly increasing).
     $epsilon_split
+    $rho_pure
     $max_rows
     $max_groups
     ci : None

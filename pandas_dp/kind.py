@@ -195,6 +195,56 @@ class Neighbours:
             return self._person(width)
         return width if self.adjacency == "add_remove" else 2 * width
 
+    # L2 (zCDP): squared sensitivities, exact (integers or Fractions: never a square root).
+
+    def count_sq_sensitivity(self) -> int:
+        """``Δ₂²`` of a count (over the keys when grouped): ``k²·g`` for a privacy unit.
+
+        A person with at most ``k = max_rows`` rows in each of at most ``g =
+        max_groups`` keys moves each of those counts by at most k: ``Δ₂ =
+        k·√g`` (``k`` ungrouped); twice that under substitute.  One row per
+        person: 1, or 2 for a grouped release under substitute (a row leaves
+        one key and joins another), 0 for the public row count.
+        """
+        if self.unit:
+            return self._sq_person(1)
+        if self.adjacency == "add_remove":
+            return 1
+        if self.grouped:
+            return 2
+        return 0 if self.n_public else 1
+
+    def sum_sq_sensitivity(self, lower: _Num, upper: _Num) -> _Num:
+        """``Δ₂²`` of a sum of rows in ``[lower, upper]`` (over the keys when grouped)."""
+        reach = max(abs(lower), abs(upper))
+        if self.unit:
+            return self._sq_person(reach * reach)
+        if self.adjacency == "add_remove":
+            return reach * reach
+        if self.grouped:
+            return 2 * reach * reach  # one key loses a row, another gains one
+        widest = max(upper - lower, reach)
+        return widest * widest
+
+    def pair_sq_sensitivity(self, width: _Num) -> _Num:
+        """``Δ₂²`` of the mean's pair ``(Σ(x − L), Σ(U − x))`` (over the keys when grouped).
+
+        One row moves the pair by ``(q, W − q)``, of squared norm at most ``W²``
+        (``q² + (W − q)² <= W²`` for ``0 <= q <= W``); a changed row (substitute)
+        by at most twice that; ``k`` rows of a person in one key by at most
+        ``(k·W)²``, over ``g`` keys ``k²·g·W²``.
+        """
+        if self.unit:
+            return self._sq_person(width * width)
+        return width * width if self.adjacency == "add_remove" else 2 * width * width
+
+    def _sq_person(self, sq_reach: _Num) -> _Num:
+        """A row's add_remove squared reach for a whole person: ``k²·g`` times, 4x if substitute."""
+        assert self.max_rows is not None
+        keys = self.max_groups if self.grouped and self.max_groups is not None else 1
+        factor = self.max_rows * self.max_rows * keys * (1 if self.adjacency == "add_remove" else 4)
+        return factor * sq_reach
+
     def _person(self, reach: _Num) -> _Num:
         """A row's add_remove ``reach`` for a whole person: times its rows, 2x if substitute."""
         factor = self.contributions * (1 if self.adjacency == "add_remove" else 2)
@@ -321,9 +371,12 @@ class Kind(ABC, Generic[One, Many]):
         return tuple([exact_sum(x, y) for x, y in zip(a, b, strict=True)])
 
     @classmethod
-    def planned(cls, epsilon: Fraction, clip: Any) -> Kind[Any, Any]:
+    def planned(
+        cls, epsilon: Fraction | None, clip: Any, rho: Fraction | None = None
+    ) -> Kind[Any, Any]:
         """The release :func:`pandas_dp.planning.half_width` plans (``plannable`` kinds).
 
+        At ``epsilon``, or at ``rho`` (Gaussian noise; ``epsilon`` None).
         ``clip``: None, a pair ``(lower, upper)`` or a mapping ``{column: pair}``,
         as the planning call gives it; refused (TypeError) if this kind takes none.
         """

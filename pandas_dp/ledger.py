@@ -14,8 +14,10 @@ The ledger's errors are importable from here too (they live in
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import itertools
+import math
 import os
 import threading
 from dataclasses import dataclass, field
@@ -70,7 +72,8 @@ class LedgerEntry:
     """
 
     operation: str
-    epsilon: Fraction
+    #: The release's ε (pure ε-DP); None for a release that is only ρ-zCDP (Gaussian noise).
+    epsilon: Fraction | None
     columns: tuple[str, ...] = ()
     mechanism: str = "discrete_laplace"
     adjacency: str = "add_remove"
@@ -87,10 +90,21 @@ class LedgerEntry:
     #: when it was made (see :meth:`pandas_dp.kind.Kind.half_width`): one figure per
     #: column, ``"depends on n"``, or empty (a selection, or an entry of an older ledger).
     half_width_95: str = ""
+    #: The release's ρ (zCDP): set for Gaussian noise, and by a ρ budget for a pure
+    #: release (``ε²/2``); None for a release of an ε budget.
+    rho: Fraction | None = None
+    #: The δ this release spends of the budget's δ (0: it needs none).
+    delta: Fraction = Fraction(0)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.epsilon, Fraction) or self.epsilon < 0:
-            raise ValueError(f"`epsilon` must be a non-negative Fraction, got {self.epsilon!r}.")
+        for name in ("epsilon", "rho"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, Fraction) or value < 0):
+                raise ValueError(f"`{name}` must be a non-negative Fraction, got {value!r}.")
+        if self.epsilon is None and self.rho is None:
+            raise ValueError("a ledger entry needs an `epsilon` or a `rho`.")
+        if not isinstance(self.delta, Fraction) or not 0 <= self.delta < 1:
+            raise ValueError(f"`delta` must be a Fraction in [0, 1), got {self.delta!r}.")
         if not self.operation:
             raise ValueError("`operation` must be a non-empty string.")
 
@@ -111,14 +125,45 @@ class LedgerEntry:
             self.max_rows,
             self.max_groups,
             self.half_width_95,
+            self.rho,
+            self.delta,
         )
+
+    def charged(self, accountant: str) -> LedgerEntry:
+        """This entry as a budget of ``accountant`` (``"epsilon"`` or ``"rho"``) charges it.
+
+        A ρ budget charges a pure release ``ε²/2`` (Bun & Steinke 2016,
+        Prop. 1.4), exactly; an ε budget refuses a release that is only
+        ρ-zCDP (ValueError: Gaussian noise is not pure ε-DP).
+        """
+        if accountant == "rho":
+            if self.rho is not None:
+                return self
+            assert self.epsilon is not None
+            return dataclasses.replace(self, rho=self.epsilon**2 / 2)
+        if self.epsilon is None:
+            raise ValueError(
+                "`rho` needs a zCDP budget: this frame's budget is an epsilon budget, and "
+                "Gaussian noise (what rho= draws) is not pure epsilon-DP: no epsilon bounds its "
+                "privacy loss with certainty. Pass epsilon= instead, or attach a zCDP budget "
+                "with set_budget(rho=...)."
+            )
+        return self
+
+    def charge(self, accountant: str) -> Fraction:
+        """What this entry costs a budget of ``accountant``: its ρ, or its ε."""
+        value = self.rho if accountant == "rho" else self.epsilon
+        assert value is not None, "charge an entry through charged() first"
+        return value
 
     def as_record(self) -> dict[str, object]:
         return {
             "time": self.time,
             "operation": self.operation,
             "columns": ", ".join(self.columns),
-            "epsilon": float(self.epsilon),
+            "epsilon": math.nan if self.epsilon is None else float(self.epsilon),
+            "rho": math.nan if self.rho is None else float(self.rho),
+            "delta": float(self.delta),
             "mechanism": self.mechanism,
             "adjacency": self.adjacency,
             "sensitivity": self.sensitivity,
@@ -153,7 +198,13 @@ class BudgetStore(Protocol):
     counts against every other query at once), commits it before any noise is
     drawn, and returns it only if computing the statistics raised (nothing was
     released).
+
+    ``accountant`` is the unit of the total and of every charge
+    (:meth:`LedgerEntry.charge`): ``"epsilon"`` (pure ε, composed by
+    addition) or ``"rho"`` (zCDP, composed by addition in ρ).
     """
+
+    accountant: str
 
     @property
     def total(self) -> Fraction: ...
@@ -211,8 +262,10 @@ class MemoryStore:
     (:class:`~pandas_dp.errors.BudgetProcessError`).
     """
 
-    def __init__(self, total: Fraction) -> None:
+    def __init__(self, total: Fraction, accountant: str = "epsilon") -> None:
         self._total = total
+        #: The unit of ``total`` and of every charge: ``"epsilon"`` or ``"rho"``.
+        self.accountant = accountant
         self._spent = Fraction(0)
         self._entries: dict[int, LedgerEntry] = {}
         self._pending: set[int] = set()
@@ -261,13 +314,14 @@ class MemoryStore:
         with self._lock:
             if hold is not None and hold not in self._holds:
                 raise ReservationError(f"No open hold {hold!r} in this budget.")
-            drawn = Fraction(0) if hold is None else min(self._holds[hold], entry.epsilon)
+            cost = entry.charge(self.accountant)
+            drawn = Fraction(0) if hold is None else min(self._holds[hold], cost)
             held = sum(self._holds.values(), Fraction(0))
-            check_fits(self._total, self._spent + held - drawn, entry.epsilon)
+            check_fits(self._total, self._spent + held - drawn, cost)
             if hold is not None:
                 self._holds[hold] -= drawn
             token = next(self._tokens)
-            self._spent += entry.epsilon
+            self._spent += cost
             self._entries[token] = entry
             self._pending.add(token)
         return token
@@ -279,7 +333,7 @@ class MemoryStore:
     def cancel(self, token: int) -> None:
         with self._lock:
             self._settle(token)
-            self._spent -= self._entries.pop(token).epsilon
+            self._spent -= self._entries.pop(token).charge(self.accountant)
 
     def _settle(self, token: int) -> None:
         if token not in self._pending:

@@ -30,9 +30,10 @@ from typing import Final, NamedTuple
 
 import pandas as pd
 
-from .errors import CorruptLedgerError, LedgerFormatError, NotALedgerError
+from . import zcdp
+from .errors import BudgetMismatchError, CorruptLedgerError, LedgerFormatError, NotALedgerError
 from .ledger import LedgerEntry
-from .text import clip_text
+from .text import clip_text, epsilon_text
 
 __all__ = [
     "APPLICATION_ID",
@@ -47,12 +48,17 @@ __all__ = [
     "SCHEMA_VERSION",
     "SQLITE_HEADER",
     "StoredEntry",
+    "budget_accountant",
     "budgets_frame",
+    "check_new_budget",
+    "check_same_budget",
     "check_spent",
     "classify",
+    "column_sql",
     "entry_row",
     "fraction_text",
     "history_frame",
+    "mark_entry",
     "parse_fraction",
     "stored_entry",
     "timestamp",
@@ -61,7 +67,7 @@ __all__ = [
 #: ``PRAGMA application_id`` of a pandas_dp ledger (the bytes ``pdLg``).
 APPLICATION_ID: Final = 0x70644C67
 #: The schema version this code writes (``PRAGMA user_version``).
-SCHEMA_VERSION: Final = 7
+SCHEMA_VERSION: Final = 8
 
 #: Operations of the entries that are not releases (they spend nothing).
 CREATE: Final = "create"
@@ -141,6 +147,17 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     # 6 -> 7: each release's half-width at 95%, as text, computed from its plan when it
     # was made. Entries written before version 7 read it blank.
     ("ALTER TABLE entries ADD COLUMN half_width_95 TEXT",),
+    # 7 -> 8: zCDP (issue 20). A budget's accountant ('epsilon': its total and spent are
+    # ε; 'rho': ρ, composed exactly) and the δ it holds; per entry its ρ (NULL under an
+    # ε budget) and the δ it spent. An entry of a ρ budget that has no pure ε (Gaussian
+    # noise) stores '' as its epsilon.
+    (
+        "ALTER TABLE budgets ADD COLUMN accountant TEXT NOT NULL DEFAULT 'epsilon' "
+        "CHECK (accountant IN ('epsilon', 'rho'))",
+        "ALTER TABLE budgets ADD COLUMN delta TEXT NOT NULL DEFAULT '0/1'",
+        "ALTER TABLE entries ADD COLUMN rho TEXT",
+        "ALTER TABLE entries ADD COLUMN delta TEXT NOT NULL DEFAULT '0/1'",
+    ),
 )
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
@@ -150,6 +167,10 @@ BUDGET_COLUMNS = [
     "spent",
     "remaining",
     "held",
+    "accountant",
+    "epsilon_at",
+    "at_delta",
+    "delta",
     "adjacency",
     "privacy_unit",
     "public_rows",
@@ -167,6 +188,9 @@ HISTORY_COLUMNS = [
     "keys",
     "epsilon",
     "epsilon_exact",
+    "rho",
+    "rho_exact",
+    "delta",
     "mechanism",
     "adjacency",
     "sensitivity",
@@ -221,14 +245,16 @@ def classify(conn: sqlite3.Connection, path: Path) -> int:
     )
 
 
-def check_spent(conn: sqlite3.Connection, path: Path) -> None:
+def check_spent(conn: sqlite3.Connection, path: Path, version: int = SCHEMA_VERSION) -> None:
     """Refuse a ledger whose stored ``spent`` is not the exact sum of a budget's entries.
 
-    One statement, so one consistent snapshot, even while others write.
+    The sum of their ε, or of their ρ for a ρ budget (``version`` 8 on).  One
+    statement, so one consistent snapshot, even while others write.
     """
+    charge = "e.epsilon" if version < 8 else CHARGE
     rows = conn.execute(
-        "SELECT b.name, b.spent, e.epsilon, count(e.id) FROM budgets AS b "
-        "LEFT JOIN entries AS e ON e.budget = b.name GROUP BY b.name, e.epsilon"
+        f"SELECT b.name, b.spent, {charge} AS c, count(e.id) FROM budgets AS b "
+        "LEFT JOIN entries AS e ON e.budget = b.name GROUP BY b.name, c"
     ).fetchall()
     stored: dict[str, Fraction] = {}
     summed: dict[str, Fraction] = {}
@@ -244,6 +270,102 @@ def check_spent(conn: sqlite3.Connection, path: Path) -> None:
                 f"budget {name!r} is not the exact sum of its entries (edited by hand, or "
                 "damaged). It was left untouched; restore it from a backup."
             )
+
+
+def column_sql(name: str, version: int, table: str = "") -> str:
+    """Column ``name`` in SQL, or its value in a ledger of schema ``version`` read unmigrated."""
+    missing = {
+        "state": (3, f"'{RELEASED}'"),
+        "process": (2, "NULL"),
+        "privacy_unit": (4, "NULL"),
+        "max_rows": (4, "NULL"),
+        "max_groups": (4, "NULL"),
+        "public_rows": (5, "NULL"),
+        "half_width_95": (7, "NULL"),
+        "accountant": (8, "'epsilon'"),
+        "rho": (8, "NULL"),
+        "delta": (8, "'0/1'"),
+    }
+    added, default = missing.get(name, (0, ""))
+    if version < added:
+        return default
+    return f"{table}.{name}" if table else name
+
+
+def check_new_budget(
+    adjacency: str, privacy_unit: str | None, public_rows: object, accountant: str
+) -> None:
+    """Refuse the settings of an attach that no budget may have (ValueError)."""
+    if accountant not in ("epsilon", "rho"):
+        raise ValueError(f'`accountant` must be "epsilon" or "rho", got {accountant!r}.')
+    if public_rows is not None and (adjacency != "substitute" or privacy_unit is not None):
+        raise ValueError(
+            "`public_rows` is stored only where a frame's row count is public: "
+            "adjacency='substitute' without a privacy unit; got "
+            f"adjacency={adjacency!r}, privacy_unit={privacy_unit!r}. Pass public_rows=None."
+        )
+    if public_rows is not None and (
+        isinstance(public_rows, bool) or not isinstance(public_rows, int) or public_rows < 0
+    ):
+        raise ValueError(f"`public_rows` must be a non-negative int or None, got {public_rows!r}.")
+
+
+def check_same_budget(
+    path: Path,
+    name: str,
+    row: tuple[object, ...],
+    total: Fraction,
+    adjacency: str,
+    privacy_unit: str | None,
+    accountant: str,
+    delta: Fraction,
+) -> None:
+    """Refuse to attach budget ``name`` with other settings than stored (BudgetMismatchError).
+
+    ``row``: its stored total, adjacency, privacy_unit, public_rows, accountant, delta.
+    """
+    where = f"The budget {name!r} in {str(path)!r}"
+    stored, kept = parse_fraction(row[0], "a total"), str(row[4])
+    if kept != accountant or stored != total:
+        given = epsilon_text(total)
+        if kept != accountant:
+            given = f"{accountant}={given} (its accountant stays)"
+        raise BudgetMismatchError(
+            f"{where} has total {kept}={epsilon_text(stored)}, not {given}. Pass "
+            f"{kept}={epsilon_text(stored)} to continue it; a total can be raised only "
+            f"explicitly, with open_ledger(path).raise_total({name!r}, new_total)."
+        )
+    held = parse_fraction(row[5], "a delta")
+    if held != delta:
+        raise BudgetMismatchError(
+            f"{where} holds delta={epsilon_text(held)}, not {epsilon_text(delta)}; pass that "
+            "delta to continue it."
+        )
+    if row[1] != adjacency:
+        raise BudgetMismatchError(
+            f"{where} was created with adjacency={row[1]!r}, not {adjacency!r}; its releases "
+            "are accounted under that adjacency."
+        )
+    if row[2] != privacy_unit:
+        raise BudgetMismatchError(
+            f"{where} was created with privacy_unit={row[2]!r}, not {privacy_unit!r}; its "
+            "releases are accounted per that unit."
+        )
+
+
+def budget_accountant(conn: sqlite3.Connection, name: str, version: int) -> str | None:
+    """The accountant stored with budget ``name`` (None: no such budget)."""
+    sql = f"SELECT {column_sql('accountant', version)} FROM budgets WHERE name = ?"
+    row = conn.execute(sql, (name,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def mark_entry(operation: str, accountant: str, adjacency: str, time: dt.datetime) -> LedgerEntry:
+    """A budget's creation or a raised total: an entry that spends nothing, in its accountant."""
+    rho = Fraction(0) if accountant == "rho" else None
+    return LedgerEntry(
+        operation, Fraction(0), mechanism="", adjacency=adjacency, time=time, rho=rho
+    )
 
 
 # ------------------------------------------------------------- exact values as text
@@ -265,13 +387,29 @@ def parse_fraction(text: object, what: str) -> Fraction:
     return Fraction(int(match[1]), int(match[2]))
 
 
+#: The δ at which a ρ budget's (ε, δ) is stated when it holds no δ of its own.
+FACT_DELTA: Final = Fraction(1, 10**6)
+
+#: What entry ``e`` of budget ``b`` charged, in SQL: its ρ under a ρ budget, else its ε.
+CHARGE: Final = "CASE WHEN b.accountant = 'rho' THEN e.rho ELSE e.epsilon END"
+
 #: Writes one entry; its values are :func:`entry_row`.
 INSERT_ENTRY: Final = (
     "INSERT INTO entries (budget, time, operation, columns, clip, keys, epsilon, "
     "mechanism, adjacency, sensitivity, noise_scale, total, process, state, "
-    "privacy_unit, max_rows, max_groups, half_width_95) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "privacy_unit, max_rows, max_groups, half_width_95, rho, delta) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+
+
+def optional_fraction(value: Fraction | None) -> str:
+    """An optional exact amount as stored: :func:`fraction_text`, or ``""`` for none."""
+    return "" if value is None else fraction_text(value)
+
+
+def parse_optional(text: object, what: str) -> Fraction | None:
+    """The amount stored by :func:`optional_fraction` (NULL or ``""``: None)."""
+    return None if text is None or text == "" else parse_fraction(text, what)
 
 
 def entry_row(name: str, entry: LedgerEntry, total: Fraction, state: str) -> tuple[object, ...]:
@@ -283,7 +421,7 @@ def entry_row(name: str, entry: LedgerEntry, total: Fraction, state: str) -> tup
         json.dumps(list(entry.columns)),
         json.dumps([list(pair) for pair in entry.clip]),
         entry.keys,
-        fraction_text(entry.epsilon),
+        optional_fraction(entry.epsilon),
         entry.mechanism,
         entry.adjacency,
         entry.sensitivity,
@@ -295,6 +433,8 @@ def entry_row(name: str, entry: LedgerEntry, total: Fraction, state: str) -> tup
         entry.max_rows,
         entry.max_groups,
         entry.half_width_95,
+        None if entry.rho is None else fraction_text(entry.rho),
+        fraction_text(entry.delta),
     )
 
 
@@ -311,11 +451,13 @@ def stored_entry(row: tuple[object, ...]) -> StoredEntry:
     """The entry stored in ``row`` (the columns that ``Ledger._entries`` selects)."""
     time, operation, columns, clip, keys, epsilon, mechanism, adjacency = row[:8]
     sensitivity, noise_scale, total, process, state, unit, max_rows, max_groups = row[8:16]
-    half_width = row[16]
+    half_width, rho, delta = row[16:19]
     try:
         entry = LedgerEntry(
             operation=str(operation),
-            epsilon=parse_fraction(epsilon, "an epsilon"),
+            epsilon=parse_optional(epsilon, "an epsilon"),
+            rho=parse_optional(rho, "a rho"),
+            delta=parse_fraction(delta, "a delta"),
             columns=tuple(str(c) for c in json.loads(str(columns))),
             mechanism=str(mechanism),
             adjacency=str(adjacency),
@@ -353,13 +495,19 @@ def budgets_frame(rows: list[tuple[object, ...]], holds: dict[str, Fraction]) ->
     """:meth:`~pandas_dp.sqlite_ledger.Ledger.budgets` from the rows of its query.
 
     Each row: name, total, spent, adjacency, privacy_unit, public_rows, created,
-    and the counts of releases, pending reservations and seeded releases;
+    the counts of releases, pending reservations and seeded releases, the
+    accountant and the budget's δ; ``epsilon_at`` is the ε of what was spent
+    at ``at_delta`` (the budget's δ, else :data:`FACT_DELTA`);
     ``holds``: what the open holds of each budget set aside.
     """
     records = []
-    for name, total_text, spent_text, adjacency, unit, public_rows, created, *counts in rows:
+    for row in rows:
+        name, total_text, spent_text, adjacency, unit, public_rows, created = row[:7]
+        counts, (accountant, delta_text) = row[7:10], row[10:12]
         total = parse_fraction(total_text, "a total")
         spent = parse_fraction(spent_text, "an amount spent")
+        delta = parse_fraction(delta_text, "a delta")
+        at = delta or FACT_DELTA
         held = holds.get(str(name), Fraction(0))
         released, pending, seeded = (int(str(count)) for count in counts)
         records.append(
@@ -369,6 +517,10 @@ def budgets_frame(rows: list[tuple[object, ...]], holds: dict[str, Fraction]) ->
                 "spent": float(spent),
                 "remaining": float(total - spent - held),
                 "held": float(held),
+                "accountant": accountant,
+                "epsilon_at": zcdp.epsilon_at(spent, at) if accountant == "rho" else float(spent),
+                "at_delta": float(at),
+                "delta": float(delta),
                 "adjacency": adjacency,
                 "privacy_unit": unit,
                 "public_rows": public_rows,
@@ -384,10 +536,13 @@ def budgets_frame(rows: list[tuple[object, ...]], holds: dict[str, Fraction]) ->
     return frame
 
 
-def history_frame(rows: list[StoredEntry]) -> pd.DataFrame:
-    """:meth:`~pandas_dp.sqlite_ledger.Ledger.history` from a budget's stored entries."""
+def history_frame(rows: list[StoredEntry], accountant: str = "epsilon") -> pd.DataFrame:
+    """:meth:`~pandas_dp.sqlite_ledger.Ledger.history` from a budget's stored entries.
+
+    ``spent`` accumulates each entry's charge under the budget's ``accountant``.
+    """
     records = []
-    spent = itertools.accumulate(row.entry.epsilon for row in rows)
+    spent = itertools.accumulate(row.entry.charge(accountant) for row in rows)
     for row, cumulative in zip(rows, spent, strict=True):
         entry = row.entry
         record = entry.as_record()
@@ -395,6 +550,7 @@ def history_frame(rows: list[StoredEntry]) -> pd.DataFrame:
             state="" if entry.operation in (CREATE, RAISE_TOTAL) else row.state,
             clip=clip_text(entry.clip),
             epsilon_exact=entry.epsilon,
+            rho_exact=entry.rho,
             total=float(row.total),
             spent=float(cumulative),
             process=row.process,

@@ -25,6 +25,7 @@ import math
 import os
 import threading
 import weakref
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Protocol
 
@@ -38,12 +39,15 @@ __all__ = [
     "MAX_SCALE",
     "MAX_SIGMA2",
     "ROW_BITS",
+    "Gauss",
+    "Noise",
     "RandomSource",
     "SeededSource",
     "SystemSource",
     "bernoulli_exp",
     "discrete_gaussian",
     "discrete_laplace",
+    "draw_noise",
     "gaussian_grid_exponent",
     "gaussian_scale",
     "grid_exponent",
@@ -492,6 +496,38 @@ def discrete_gaussian(src: RandomSource, sigma2: Fraction | int, size: int) -> I
         out[pending[ok]] = y[ok]
         pending = pending[~ok]
     return out
+
+
+@dataclass(frozen=True)
+class Gauss:
+    """Discrete Gaussian noise of variance parameter ``sigma2`` (integer or grid units).
+
+    Where a plan's noise is described by a discrete Laplace scale (a
+    Fraction or an int), a Gaussian plan has this instead: :func:`draw_noise`
+    and :func:`pandas_dp.accuracy.units_half_width` take either.  False when
+    ``sigma2`` is 0 (no noise, as a Laplace scale of 0).
+    """
+
+    sigma2: Fraction
+
+    def __bool__(self) -> bool:
+        return self.sigma2 > 0
+
+    @property
+    def sigma(self) -> float:
+        """``σ``, for the ledger's noise scale (text only; the draws use ``sigma2`` exactly)."""
+        return math.sqrt(self.sigma2)
+
+
+#: A plan's noise: a discrete Laplace scale, or :class:`Gauss`.
+Noise = Fraction | int | Gauss
+
+
+def draw_noise(src: RandomSource, noise: Noise, size: int) -> I64:
+    """``size`` independent draws of ``noise``: discrete Laplace of that scale, or Gaussian."""
+    if isinstance(noise, Gauss):
+        return discrete_gaussian(src, noise.sigma2, size)
+    return discrete_laplace(src, noise, size)
 
 
 def _gauss_accept(src: RandomSource, y: I64, c: int, e: int, m: int, den: int) -> Bools:

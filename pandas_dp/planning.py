@@ -1,7 +1,7 @@
-"""Planning before spending: the half-width a release would have, and the ε that reaches one.
+"""Planning before spending: the half-width a release would have, and the ε (or ρ) reaching one.
 
-Data-free: :func:`half_width` and :func:`epsilon_for` read only public
-parameters (kind, ε, level, clip bounds, the neighbour relation, and for the
+Data-free: :func:`half_width`, :func:`epsilon_for` and :func:`rho_for` read only
+public parameters (kind, ε or ρ, level, clip bounds, the neighbour relation, and for the
 mean an assumed number of rows) and build the very plan a release builds, so
 the numbers are the ones its ``ci=`` interval gives.  Nothing is spent and no
 frame is touched.
@@ -21,9 +21,9 @@ import pandas as pd
 from .accuracy import check_ci
 from .kind import DEPENDS_ON_N, Kind, Neighbours
 from .release import KINDS as RELEASE_KINDS
-from .validation import check_adjacency, check_bound, check_epsilon, given
+from .validation import check_adjacency, check_bound, check_epsilon, check_loss, given
 
-__all__ = ["KINDS", "epsilon_for", "half_width"]
+__all__ = ["KINDS", "epsilon_for", "half_width", "rho_for"]
 
 #: The kinds :func:`half_width` and :func:`epsilon_for` plan: the registry's plannable ones.
 KINDS = tuple(name for name, kind in RELEASE_KINDS.items() if kind.plannable)
@@ -57,11 +57,17 @@ def _neighbours(
     return Neighbours.of(check_adjacency(adjacency), grouped, False, rows, groups, "unit")
 
 
-def _release(kind: object, epsilon: Fraction, clip: object) -> Kind[Any, Any]:
-    """The release planned: the registry's kind named ``kind``, at ``epsilon``, with ``clip``."""
+def _release(kind: object, loss: tuple[str, Fraction], clip: object) -> Kind[Any, Any]:
+    """The release planned: the registry's kind named ``kind``, at ``loss``, with ``clip``.
+
+    ``loss``: ``("epsilon", ε)`` (Laplace noise) or ``("rho", ρ)`` (Gaussian).
+    """
     if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(f"`kind` must be one of {KINDS!r}, got {given(kind)}.")
-    return RELEASE_KINDS[kind].planned(epsilon, clip)
+    accountant, amount = loss
+    if accountant == "rho":
+        return RELEASE_KINDS[kind].planned(None, clip, amount)
+    return RELEASE_KINDS[kind].planned(amount, clip)
 
 
 def _check_n(release: Kind[Any, Any], nb: Neighbours, n: object) -> int | None:
@@ -107,7 +113,39 @@ def half_width(
 def half_width(
     kind: str,
     *,
+    epsilon: None = ...,
+    rho: float,
+    level: float = ...,
+    clip: Mapping[Hashable, Sequence[float]],
+    n: int | None = ...,
+    adjacency: str = ...,
+    grouped: bool = ...,
+    max_rows: int | None = ...,
+    max_groups: int | None = ...,
+) -> pd.Series: ...
+
+
+@overload
+def half_width(
+    kind: str,
+    *,
     epsilon: float,
+    level: float = ...,
+    clip: Sequence[float] | None = ...,
+    n: int | None = ...,
+    adjacency: str = ...,
+    grouped: bool = ...,
+    max_rows: int | None = ...,
+    max_groups: int | None = ...,
+) -> float: ...
+
+
+@overload
+def half_width(
+    kind: str,
+    *,
+    epsilon: None = ...,
+    rho: float,
     level: float = ...,
     clip: Sequence[float] | None = ...,
     n: int | None = ...,
@@ -121,7 +159,8 @@ def half_width(
 def half_width(
     kind: str,
     *,
-    epsilon: float,
+    epsilon: float | None = None,
+    rho: float | None = None,
     level: float = 0.95,
     clip: Any = None,
     n: int | None = None,
@@ -139,6 +178,10 @@ def half_width(
     epsilon : float
         Its ε (for several columns, the whole call's ε: split equally, as a
         release splits it).
+    rho : float
+        Instead of ``epsilon`` (exactly one): its ρ, for a release with
+        ``rho=`` under a zCDP budget (discrete Gaussian noise; the intervals
+        use its exact quantiles).
     level : float, default 0.95
         The confidence level, in (0, 1).
     clip : (float, float) or dict, optional
@@ -180,13 +223,15 @@ def half_width(
     --------
     >>> half_width("count", epsilon=0.5, level=0.9)
     5.0
+    >>> half_width("count", rho=0.01, level=0.95)  # σ² = 50
+    14.0
     """
     if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(f"`kind` must be one of {KINDS!r}, got {given(kind)}.")
-    eps = check_epsilon(epsilon)
+    loss = check_loss(epsilon, rho)
     level_ = check_ci(level, "level")
     assert level_ is not None
-    release = _release(kind, eps, clip)
+    release = _release(kind, loss, clip)
     nb = _neighbours(adjacency, grouped, max_rows, max_groups)
     widths = _widths(release, level_, nb, _check_n(release, nb, n))
     if not isinstance(clip, Mapping):
@@ -254,9 +299,77 @@ def epsilon_for(
     >>> half_width("count", epsilon=epsilon_for("count", half_width=5, level=0.9), level=0.9)
     5.0
     """
+    return _search(
+        "epsilon", kind, half_width, level, clip, n, adjacency, grouped, max_rows, max_groups
+    )
+
+
+def rho_for(
+    kind: str,
+    *,
+    half_width: float | Mapping[Hashable, float],
+    level: float = 0.95,
+    clip: Any = None,
+    n: int | None = None,
+    adjacency: str = "add_remove",
+    grouped: bool = False,
+    max_rows: int | None = None,
+    max_groups: int | None = None,
+) -> float:
+    """The smallest ρ whose ``ci=level`` interval (discrete Gaussian) is at most ``half_width``.
+
+    :func:`epsilon_for` for a release with ``rho=`` under a zCDP budget: the
+    same parameters, the same binary search on the exact plan (round the
+    answer up, never down).
+
+    Parameters
+    ----------
+    kind : {"count", "sum", "mean"}
+        The release.
+    half_width : float or dict
+        The wanted half-width, as for :func:`epsilon_for`.
+    level, clip, n, adjacency, grouped, max_rows, max_groups
+        As for :func:`half_width`.
+
+    Returns
+    -------
+    float
+        A ρ with ``half_width(kind, rho=ρ, ...) <= half_width`` while the
+        next float below it gives more.
+
+    Raises
+    ------
+    ValueError
+        If no ρ reaches the half-width, or for bad arguments.
+
+    Examples
+    --------
+    >>> rho_for("count", half_width=10, level=0.95)
+    0.017371155519983295
+    >>> half_width("count", rho=rho_for("count", half_width=10, level=0.95), level=0.95)
+    10.0
+    """
+    return _search(
+        "rho", kind, half_width, level, clip, n, adjacency, grouped, max_rows, max_groups
+    )
+
+
+def _search(
+    accountant: str,
+    kind: str,
+    half_width: float | Mapping[Hashable, float],
+    level: float,
+    clip: Any,
+    n: int | None,
+    adjacency: str,
+    grouped: bool,
+    max_rows: int | None,
+    max_groups: int | None,
+) -> float:
+    """The smallest ε (or ρ) whose half-width is at most ``half_width``: a search on floats."""
     level_ = check_ci(level, "level")
     assert level_ is not None
-    probe = _release(kind, Fraction(1), clip)
+    probe = _release(kind, (accountant, Fraction(1)), clip)
     nb = _neighbours(adjacency, grouped, max_rows, max_groups)
     rows = _check_n(probe, nb, n)
     columns = probe.columns() if isinstance(clip, Mapping) else (None,)
@@ -264,15 +377,16 @@ def epsilon_for(
 
     def reaches(total: float) -> bool:
         try:
-            widths = _widths(_release(kind, check_epsilon(total), clip), level_, nb, rows)
-        except ValueError:  # ε too small to plan (a noise scale beyond what can be drawn)
+            loss = (accountant, check_epsilon(total, accountant))
+            widths = _widths(_release(kind, loss, clip), level_, nb, rows)
+        except ValueError:  # too small to plan (a noise scale beyond what can be drawn)
             return False
         return all(w <= targets[col] for col, w in zip(columns, widths, strict=True))
 
     lo, hi = (_bits(x) for x in _SEARCH)
     if not reaches(_float(hi)):
         raise ValueError(
-            f"no epsilon reaches a half-width of {given(half_width)} at level {level_:g}: "
+            f"no {accountant} reaches a half-width of {given(half_width)} at level {level_:g}: "
             "ask for a wider interval or a lower level."
         )
     if reaches(_float(lo)):

@@ -45,7 +45,6 @@ from typing import Final, TypeVar
 import pandas as pd
 
 from .errors import (
-    BudgetMismatchError,
     CorruptLedgerError,
     LedgerAccessError,
     LedgerError,
@@ -66,12 +65,17 @@ from .ledger_format import (
     SCHEMA_VERSION,
     SQLITE_HEADER,
     StoredEntry,
+    budget_accountant,
     budgets_frame,
+    check_new_budget,
+    check_same_budget,
     check_spent,
     classify,
+    column_sql,
     entry_row,
     fraction_text,
     history_frame,
+    mark_entry,
     parse_fraction,
     stored_entry,
 )
@@ -263,7 +267,7 @@ class Ledger:
                 raise CorruptLedgerError(
                     f"The ledger {str(self.path)!r} is damaged (SQLite quick_check failed)."
                 )
-            check_spent(conn, self.path)
+            check_spent(conn, self.path, self._version)
             if self.read_only:
                 return
             self._release_dead(conn)
@@ -292,17 +296,7 @@ class Ledger:
 
     def _column(self, name: str, table: str = "") -> str:
         """Column ``name`` in SQL, or its value in an older schema read without migrating."""
-        if name == "state" and self._version < 3:
-            return f"'{RELEASED}'"
-        if name == "process" and self._version < 2:
-            return "NULL"
-        if name in ("privacy_unit", "max_rows", "max_groups") and self._version < 4:
-            return "NULL"
-        if name == "public_rows" and self._version < 5:
-            return "NULL"
-        if name == "half_width_95" and self._version < 7:
-            return "NULL"
-        return f"{table}.{name}" if table else name
+        return column_sql(name, self._version, table)
 
     # ------------------------------------------------------------ connections
 
@@ -489,8 +483,14 @@ class Ledger:
         adjacency: str = "add_remove",
         privacy_unit: str | None = None,
         public_rows: int | None = None,
+        accountant: str = "epsilon",
+        delta: Fraction = Fraction(0),
     ) -> SqliteStore:
         """The store of budget ``name``, created with ``total`` if the ledger has none.
+
+        ``accountant`` (``"epsilon"`` or ``"rho"``: the unit of ``total``) and
+        ``delta`` (the δ the budget holds) are stored with it: every process
+        that attaches the name continues the same accountant, or is refused.
 
         The store records entries as it is given them: a budget with ``seed=``
         marks its entries' mechanism with :data:`SEEDED` before handing them to
@@ -522,28 +522,18 @@ class Ledger:
         name = check_name(name)
         exact = check_epsilon(total, "total")
         adjacency = check_adjacency(adjacency)
-        if public_rows is not None and (adjacency != "substitute" or privacy_unit is not None):
-            raise ValueError(
-                "`public_rows` is stored only where a frame's row count is public: "
-                "adjacency='substitute' without a privacy unit; got "
-                f"adjacency={adjacency!r}, privacy_unit={privacy_unit!r}. Pass public_rows=None."
-            )
-        if public_rows is not None and (
-            isinstance(public_rows, bool) or not isinstance(public_rows, int) or public_rows < 0
-        ):
-            raise ValueError(
-                f"`public_rows` must be a non-negative int or None, got {public_rows!r}."
-            )
+        check_new_budget(adjacency, privacy_unit, public_rows, accountant)
         with self._transaction("attaching a budget") as conn:
             row = conn.execute(
-                "SELECT total, adjacency, privacy_unit, public_rows FROM budgets WHERE name = ?",
+                "SELECT total, adjacency, privacy_unit, public_rows, accountant, delta "
+                "FROM budgets WHERE name = ?",
                 (name,),
             ).fetchone()
             if row is None:
                 created = _now()
                 conn.execute(
                     "INSERT INTO budgets (name, total, spent, adjacency, created, privacy_unit, "
-                    "public_rows) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "public_rows, accountant, delta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         name,
                         fraction_text(exact),
@@ -552,46 +542,28 @@ class Ledger:
                         created.isoformat(),
                         privacy_unit,
                         public_rows,
+                        accountant,
+                        fraction_text(delta),
                     ),
                 )
                 self._insert(
                     conn,
                     name,
-                    LedgerEntry(
-                        CREATE, Fraction(0), mechanism="", adjacency=adjacency, time=created
-                    ),
+                    mark_entry(CREATE, accountant, adjacency, created),
                     exact,
                 )
             else:
-                stored = parse_fraction(row[0], "a total")
-                if stored != exact:
-                    raise BudgetMismatchError(
-                        f"The budget {name!r} in {str(self.path)!r} has total epsilon="
-                        f"{epsilon_text(stored)}, not {epsilon_text(exact)}. Pass "
-                        f"epsilon={epsilon_text(stored)} to continue it; a total can be raised "
-                        "only explicitly, with "
-                        f"open_ledger(path).raise_total({name!r}, new_total)."
-                    )
-                if row[1] != adjacency:
-                    raise BudgetMismatchError(
-                        f"The budget {name!r} in {str(self.path)!r} was created with "
-                        f"adjacency={row[1]!r}, not {adjacency!r}; its releases are accounted "
-                        "under that adjacency."
-                    )
-                if row[2] != privacy_unit:
-                    raise BudgetMismatchError(
-                        f"The budget {name!r} in {str(self.path)!r} was created with "
-                        f"privacy_unit={row[2]!r}, not {privacy_unit!r}; its releases are "
-                        "accounted per that unit."
-                    )
+                check_same_budget(
+                    self.path, name, row, exact, adjacency, privacy_unit, accountant, delta
+                )
         root = row is None or (public_rows is not None and row[3] == public_rows)
-        return SqliteStore(self, name, root=root)
+        return SqliteStore(self, name, root=root, accountant=accountant)
 
     def store(self, name: str) -> SqliteStore:
         """The store of the existing budget ``name`` (UnknownBudgetError if none)."""
         name = check_name(name)
         self._budget_row(name)
-        return SqliteStore(self, name)
+        return SqliteStore(self, name, accountant=self._accountant(name))
 
     def raise_total(self, name: str, new_total: float) -> None:
         """Raise the total of budget ``name`` to ``new_total``, recorded in its history.
@@ -631,8 +603,8 @@ class Ledger:
                     f"`new_total` must exceed the current total epsilon={epsilon_text(current)} of "
                     f"{name!r}, got {new_total!r}. A total can only be raised."
                 )
-            entry = LedgerEntry(RAISE_TOTAL, Fraction(0), mechanism="", adjacency=row[1])
-            self._insert(conn, name, entry, exact)
+            kept = str(budget_accountant(conn, name, self._version))
+            self._insert(conn, name, mark_entry(RAISE_TOTAL, kept, str(row[1]), _now()), exact)
             conn.execute(
                 "UPDATE budgets SET total = ? WHERE name = ?", (fraction_text(exact), name)
             )
@@ -640,12 +612,13 @@ class Ledger:
     def budgets(self) -> pd.DataFrame:
         """One row per budget: what it holds, what was spent, and how.
 
-        Columns: name, total, spent, remaining, adjacency, privacy_unit (the
-        column identifying a person; empty: one row per person), public_rows (the
-        root frame's row count, public under substitute only; empty elsewhere or
-        unknown), releases (committed releases), pending (reservations not
-        committed: running queries, or processes that died before committing;
-        they count as spent), seeded_releases, created (UTC).
+        Columns: name, total, spent, remaining, held, accountant ("rho": total
+        and spent are ρ), epsilon_at (the ε of the ρ spent at the δ at_delta:
+        the budget's δ, else 1e-6), delta (the δ it holds), adjacency,
+        privacy_unit (empty: one row per person), public_rows (the root
+        frame's row count, public under substitute only), releases, pending
+        (reservations not committed: running queries, or processes that died
+        before committing; they count as spent), seeded_releases, created.
 
         ``seeded_releases`` counts the releases drawn from a seeded,
         reproducible noise source (``set_budget(..., seed=...)``, their
@@ -665,16 +638,19 @@ class Ledger:
         state = self._column("state", "e")
         unit = self._column("privacy_unit", "b")
         public = self._column("public_rows", "b")
+        accountant = self._column("accountant", "b")
+        delta = self._column("delta", "b")
 
         def read(conn: sqlite3.Connection) -> list[tuple[object, ...]]:
             conn.execute("BEGIN")  # one snapshot for the check and the table
             try:
-                check_spent(conn, self.path)
+                check_spent(conn, self.path, self._version)
                 return conn.execute(
                     f"SELECT b.name, b.total, b.spent, b.adjacency, {unit}, {public}, b.created, "
                     f"count(e.id) FILTER (WHERE {state} = ?), "
                     f"count(e.id) FILTER (WHERE {state} = ?), "
-                    f"count(e.id) FILTER (WHERE {state} = ? AND e.mechanism LIKE ?) "
+                    f"count(e.id) FILTER (WHERE {state} = ? AND e.mechanism LIKE ?), "
+                    f"{accountant}, {delta} "
                     "FROM budgets AS b LEFT JOIN entries AS e "
                     "ON e.budget = b.name AND e.operation NOT IN (?, ?) "
                     "GROUP BY b.name ORDER BY b.name",
@@ -714,7 +690,7 @@ class Ledger:
         reproducible noise. No data value, released value or key is ever stored.
         """
         rows = self._entries(self._known(name))
-        return history_frame(rows)
+        return history_frame(rows, self._accountant(name))
 
     # ------------------------------------------------------ store operations
 
@@ -729,6 +705,15 @@ class Ledger:
             f"df.dp.set_budget(epsilon=..., ledger=..., name={name!r})."
         )
 
+    def _accountant(self, name: str) -> str:
+        """The accountant stored with budget ``name`` (``"epsilon"`` before schema 8)."""
+        row = self._read(
+            "reading a budget", lambda conn: budget_accountant(conn, name, self._version)
+        )
+        if row is None:
+            raise self._unknown(name)
+        return row
+
     def _budget_row(self, name: str) -> tuple[Fraction, Fraction]:
         row = self._read(
             "reading a budget",
@@ -740,20 +725,29 @@ class Ledger:
             raise self._unknown(name)
         return parse_fraction(row[0], "a total"), parse_fraction(row[1], "an amount spent")
 
-    def _reserve(self, name: str, entry: LedgerEntry, state: str, hold: int | None = None) -> int:
+    def _reserve(
+        self,
+        name: str,
+        entry: LedgerEntry,
+        state: str,
+        hold: int | None = None,
+        accountant: str = "epsilon",
+    ) -> int:
         """Check that ``entry`` fits and record it in ``state``, in one transaction; its row id.
 
         With ``hold``, the entry draws on that hold first (:func:`ledger_holds.draw`).
+        ``entry`` costs its charge under the budget's ``accountant``.
         """
+        cost = entry.charge(accountant)
         with self._transaction("recording a release") as conn:
             total, spent = self._totals(conn, name)
             if hold is not None:
-                draw(conn, name, hold, entry.epsilon)  # the hold shrinks: held() counts less
-            check_fits(total, spent + held(conn, name, self._version), entry.epsilon)
+                draw(conn, name, hold, cost)  # the hold shrinks: held() counts less
+            check_fits(total, spent + held(conn, name, self._version), cost)
             token = self._insert(conn, name, entry, total, state=state)
             conn.execute(
                 "UPDATE budgets SET spent = ? WHERE name = ?",
-                (fraction_text(spent + entry.epsilon), name),
+                (fraction_text(spent + cost), name),
             )
         return token
 
@@ -776,19 +770,19 @@ class Ledger:
     def _held(self, name: str) -> Fraction:
         return self._read("reading the holds", lambda conn: held(conn, name, self._version))
 
-    def _commit(self, name: str, token: int) -> None:
+    def _commit(self, name: str, token: int, accountant: str = "epsilon") -> None:
         """The pending reservation ``token`` becomes a release; a second commit changes nothing."""
         with self._transaction("committing a release") as conn:
-            self._reservation(conn, name, token)
+            self._reservation(conn, name, token, accountant)
             conn.execute(
                 "UPDATE entries SET state = ? WHERE id = ? AND budget = ?",
                 (RELEASED, token, name),
             )
 
-    def _cancel(self, name: str, token: int) -> None:
-        """Delete the pending reservation ``token`` and return its epsilon, exactly."""
+    def _cancel(self, name: str, token: int, accountant: str = "epsilon") -> None:
+        """Delete the pending reservation ``token`` and return its charge, exactly."""
         with self._transaction("cancelling a reservation") as conn:
-            epsilon, state = self._reservation(conn, name, token)
+            epsilon, state = self._reservation(conn, name, token, accountant)
             if state != PENDING:
                 raise ReservationError(
                     f"The reservation {token} of budget {name!r} in {str(self.path)!r} was "
@@ -809,15 +803,18 @@ class Ledger:
                 "UPDATE budgets SET spent = ? WHERE name = ?", (fraction_text(spent), name)
             )
 
-    def _reservation(self, conn: sqlite3.Connection, name: str, token: int) -> tuple[Fraction, str]:
-        """The epsilon and state of the reservation ``token`` of budget ``name``."""
+    def _reservation(
+        self, conn: sqlite3.Connection, name: str, token: int, accountant: str = "epsilon"
+    ) -> tuple[Fraction, str]:
+        """The charge (ε, or ρ) and state of the reservation ``token`` of budget ``name``."""
         if isinstance(token, bool) or not isinstance(token, int):
             raise ReservationError(
                 f"A reservation token is the int that reserve() returned, got "
                 f"{type(token).__name__}."
             )
+        charge = "rho" if accountant == "rho" else "epsilon"
         row = conn.execute(
-            "SELECT epsilon, state FROM entries WHERE id = ? AND budget = ? "
+            f"SELECT {charge}, state FROM entries WHERE id = ? AND budget = ? "
             "AND operation NOT IN (?, ?)",
             (token, name, CREATE, RAISE_TOTAL),
         ).fetchone()
@@ -826,7 +823,7 @@ class Ledger:
                 f"The budget {name!r} in {str(self.path)!r} has no reservation {token} (it was "
                 "cancelled, or it belongs to another budget or ledger)."
             )
-        return parse_fraction(row[0], "an epsilon"), str(row[1])
+        return parse_fraction(row[0], f"a reservation's {charge}"), str(row[1])
 
     def _vanished(self, name: str) -> CorruptLedgerError:
         return CorruptLedgerError(
@@ -851,7 +848,16 @@ class Ledger:
         skip = (CREATE, RAISE_TOTAL) if releases_only else ("", "")
         columns = ", ".join(
             self._column(c)
-            for c in ("process", "state", "privacy_unit", "max_rows", "max_groups", "half_width_95")
+            for c in (
+                "process",
+                "state",
+                "privacy_unit",
+                "max_rows",
+                "max_groups",
+                "half_width_95",
+                "rho",
+                "delta",
+            )
         )
         rows = self._read(
             "reading a history",
@@ -874,10 +880,14 @@ class SqliteStore:
     :meth:`Ledger.attach`); False for :meth:`Ledger.store`.
     """
 
-    def __init__(self, ledger: Ledger, name: str, *, root: bool = False) -> None:
+    def __init__(
+        self, ledger: Ledger, name: str, *, root: bool = False, accountant: str = "epsilon"
+    ) -> None:
         self.ledger = ledger
         self.name = name
         self.root = root
+        #: The budget's accountant, as stored with it: ``"epsilon"`` or ``"rho"``.
+        self.accountant = accountant
 
     @property
     def total(self) -> Fraction:
@@ -909,7 +919,7 @@ class SqliteStore:
         :meth:`commit` or :meth:`cancel`. A refusal
         (:class:`~pandas_dp.errors.BudgetExceededError`) writes nothing.
         """
-        return self.ledger._reserve(self.name, entry, PENDING, hold)
+        return self.ledger._reserve(self.name, entry, PENDING, hold, self.accountant)
 
     def commit(self, token: int) -> None:
         """The pending reservation ``token`` becomes a release (before any noise is drawn).
@@ -919,7 +929,7 @@ class SqliteStore:
         (cancelled, or of another budget), :class:`LedgerLockedError` if the
         file stays locked (the reservation then stays pending, and spent).
         """
-        self.ledger._commit(self.name, token)
+        self.ledger._commit(self.name, token, self.accountant)
 
     def cancel(self, token: int) -> None:
         """Return the pending reservation ``token``: nothing was released, its epsilon is unspent.
@@ -928,11 +938,11 @@ class SqliteStore:
         exactly, in one transaction. :class:`ReservationError` if the token is
         unknown or was already committed (a release is never returned).
         """
-        self.ledger._cancel(self.name, token)
+        self.ledger._cancel(self.name, token, self.accountant)
 
     def charge(self, entry: LedgerEntry) -> None:
         """:meth:`reserve` and :meth:`commit` in one transaction; BudgetExceededError if over."""
-        self.ledger._reserve(self.name, entry, RELEASED)
+        self.ledger._reserve(self.name, entry, RELEASED, None, self.accountant)
 
     def entries(self) -> list[LedgerEntry]:
         """The releases and pending reservations of this budget, by any process, oldest first.

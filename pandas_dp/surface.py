@@ -30,7 +30,7 @@ from .describe import Describe
 from .docstrings import RELEASES, Scope, for_scope
 from .kind import Kind
 from .select import Argmax, Quantile
-from .validation import Bounds, check_epsilon
+from .validation import Bounds, check_epsilon, loss, pure
 from .variance import Var
 
 __all__ = [
@@ -157,6 +157,11 @@ class Releases(Generic[S]):
         """
         if not _is_auto(max_rows):
             return self._spend(kind, max_rows, max_groups)
+        if getattr(kind, "rho", None) is not None:
+            raise TypeError(
+                "`max_rows='auto'` spends a share of `epsilon` on rows_per_unit: pass epsilon=, "
+                "or give max_rows with rho=."
+            )
         total: Fraction = kind.epsilon
         share = total * AUTO_ROWS_SHARE
         with self._hold(total):
@@ -168,7 +173,7 @@ class Releases(Generic[S]):
     def _auto(
         self,
         columns: tuple[Hashable, ...],
-        epsilon: float,
+        epsilon: float | None,
         build: Callable[[dict[Hashable, tuple[float, float]], Fraction], Kind[Any, Any]],
         max_rows: Any,
         max_groups: int | None,
@@ -244,16 +249,40 @@ class Releases(Generic[S]):
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
+    @overload
+    def count(
+        self: Releases[Ungrouped],
+        column: Hashable | None = None,
+        *,
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> int | pd.Series: ...
+
+    @overload
+    def count(
+        self: Releases[Grouped],
+        column: Hashable | None = None,
+        *,
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series | pd.DataFrame: ...
+
     def count(
         self,
         column: Hashable | None = None,
         *,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        return self._go(Count(check_epsilon(epsilon), column, ci), max_rows, max_groups)
+        return self._go(Count(column=column, ci=ci, **loss(epsilon, rho)), max_rows, max_groups)
 
     @overload
     def nunique(
@@ -278,11 +307,12 @@ class Releases(Generic[S]):
         self,
         column: Hashable,
         *,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        return self._go(Nunique(check_epsilon(epsilon), column), max_rows, max_groups)
+        return self._go(Nunique(pure(epsilon, rho, "nunique"), column), max_rows, max_groups)
 
     @overload
     def sum(
@@ -353,17 +383,44 @@ class Releases(Generic[S]):
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
+    @overload
+    def sum(
+        self: Releases[Ungrouped],
+        column: Hashable | None = None,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float | pd.Series: ...
+
+    @overload
+    def sum(
+        self: Releases[Grouped],
+        column: Hashable | None = None,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series | pd.DataFrame: ...
+
     def sum(
         self,
         column: Hashable | None = None,
         *,
         clip: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
         if _is_auto(clip):
+            pure(epsilon, rho, 'sum with clip="auto"')
             return self._auto(
                 (column,),
                 epsilon,
@@ -371,7 +428,7 @@ class Releases(Generic[S]):
                 max_rows,
                 max_groups,
             )
-        kind = Sum(check_epsilon(epsilon), column, clip, ci)
+        kind = Sum(column=column, clip=clip, ci=ci, **loss(epsilon, rho))
         return self._go(kind, max_rows, max_groups)
 
     @overload
@@ -443,17 +500,44 @@ class Releases(Generic[S]):
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
+    @overload
+    def mean(
+        self: Releases[Ungrouped],
+        column: Hashable | None = None,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float | pd.Series: ...
+
+    @overload
+    def mean(
+        self: Releases[Grouped],
+        column: Hashable | None = None,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series | pd.DataFrame: ...
+
     def mean(
         self,
         column: Hashable | None = None,
         *,
         clip: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
         if _is_auto(clip):
+            pure(epsilon, rho, 'mean with clip="auto"')
             return self._auto(
                 (column,),
                 epsilon,
@@ -461,7 +545,7 @@ class Releases(Generic[S]):
                 max_rows,
                 max_groups,
             )
-        kind = Mean(check_epsilon(epsilon), column, clip, ci)
+        kind = Mean(column=column, clip=clip, ci=ci, **loss(epsilon, rho))
         return self._go(kind, max_rows, max_groups)
 
     @overload
@@ -515,12 +599,14 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
         if _is_auto(clip):
+            pure(epsilon, rho, 'var with clip="auto"')
             return self._auto(
                 (column,),
                 epsilon,
@@ -528,7 +614,7 @@ class Releases(Generic[S]):
                 max_rows,
                 max_groups,
             )
-        kind = Var.of(check_epsilon(epsilon), column, clip, std=False, ci=ci)
+        kind = Var.of(pure(epsilon, rho, "var"), column, clip, std=False, ci=ci)
         return self._go(kind, max_rows, max_groups)
 
     @overload
@@ -582,12 +668,14 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         ci: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
         if _is_auto(clip):
+            pure(epsilon, rho, 'std with clip="auto"')
             return self._auto(
                 (column,),
                 epsilon,
@@ -595,7 +683,7 @@ class Releases(Generic[S]):
                 max_rows,
                 max_groups,
             )
-        kind = Var.of(check_epsilon(epsilon), column, clip, std=True, ci=ci)
+        kind = Var.of(pure(epsilon, rho, "std"), column, clip, std=True, ci=ci)
         return self._go(kind, max_rows, max_groups)
 
     @overload
@@ -683,14 +771,17 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         candidates: Any = None,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         k: int | None = None,
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        kind = Argmax.of(check_epsilon(epsilon), column, candidates, k=k, value=value, clip=clip)
+        kind = Argmax.of(
+            pure(epsilon, rho, "argmax_exp"), column, candidates, k=k, value=value, clip=clip
+        )
         return self._go(kind, max_rows, max_groups)
 
     @overload
@@ -722,11 +813,12 @@ class Releases(Generic[S]):
         q: float,
         *,
         candidates: Any = None,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        kind = Quantile.of(check_epsilon(epsilon), column, q, candidates, "quantile")
+        kind = Quantile.of(pure(epsilon, rho, "quantile"), column, q, candidates, "quantile")
         return self._go(kind, max_rows, max_groups)
 
     @overload
@@ -755,11 +847,12 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         candidates: Any = None,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        kind = Quantile.of(check_epsilon(epsilon), column, 0.5, candidates, "median")
+        kind = Quantile.of(pure(epsilon, rho, "median"), column, 0.5, candidates, "median")
         return self._go(kind, max_rows, max_groups)
 
     @overload
@@ -785,11 +878,12 @@ class Releases(Generic[S]):
         self,
         column: Hashable,
         *,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        kind = ClipBounds(check_epsilon(epsilon), column)
+        kind = ClipBounds(pure(epsilon, rho, "bounds"), column)
         return self._go(kind, max_rows, max_groups)
 
     @overload
@@ -818,11 +912,12 @@ class Releases(Generic[S]):
         column: Hashable,
         *,
         clip: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        kind = ClippedShare(check_epsilon(epsilon), column, clip)
+        kind = ClippedShare(pure(epsilon, rho, "clipped_share"), column, clip)
         return self._go(kind, max_rows, max_groups)
 
     @overload
@@ -856,12 +951,14 @@ class Releases(Generic[S]):
         *,
         clip: Any,
         candidates: Any,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
         ci: None = None,
     ) -> Any:
         if _is_auto(clip):
+            pure(epsilon, rho, 'describe with clip="auto"')
             labels = tuple(columns) if isinstance(columns, list | tuple | pd.Index) else (columns,)
             return self._auto(
                 labels,
@@ -870,5 +967,5 @@ class Releases(Generic[S]):
                 max_rows,
                 max_groups,
             )
-        kind = Describe.of(check_epsilon(epsilon), columns, clip, candidates, ci)
+        kind = Describe.of(pure(epsilon, rho, "describe"), columns, clip, candidates, ci)
         return self._go(kind, max_rows, max_groups)

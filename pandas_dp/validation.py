@@ -24,6 +24,7 @@ from .errors import MissingColumnError
 
 __all__ = [
     "ADJACENCIES",
+    "DASK_PER_UNIT_AGGREGATIONS",
     "MAX_ROWS",
     "PER_UNIT_AGGREGATIONS",
     "Bounds",
@@ -33,9 +34,11 @@ __all__ = [
     "check_clip",
     "check_clip_map",
     "check_column",
+    "check_delta",
     "check_epsilon",
     "check_k",
     "check_keys_match",
+    "check_loss",
     "check_ordered",
     "check_per_person",
     "check_per_unit",
@@ -46,7 +49,9 @@ __all__ = [
     "check_seed",
     "check_unit_ids",
     "given",
+    "loss",
     "numeric_values",
+    "pure",
 ]
 
 ADJACENCIES = ("add_remove", "substitute")
@@ -90,6 +95,62 @@ def _as_float(value: numbers.Real | Decimal) -> float:
 def _shortest_decimal(x: float) -> Fraction:
     """``x`` read as the shortest decimal that round-trips (``0.1`` is ``1/10``)."""
     return Fraction(repr(x))
+
+
+def check_loss(epsilon: object, rho: object) -> tuple[str, Fraction]:
+    """Exactly one of ``epsilon`` / ``rho``: ``("epsilon", ε)`` or ``("rho", ρ)``, exact.
+
+    Every release and ``set_budget`` take their privacy loss through here:
+    keyword-only, one of the two (TypeError naming both otherwise).
+    """
+    if (epsilon is None) == (rho is None):
+        raise TypeError(
+            "Pass exactly one of `epsilon=` (pure epsilon-DP, Laplace noise) and `rho=` "
+            "(zero-concentrated DP, Gaussian noise: needs a budget set with rho=), got "
+            + ("neither." if epsilon is None else "both.")
+        )
+    if rho is not None:
+        return "rho", check_epsilon(rho, "rho")
+    return "epsilon", check_epsilon(epsilon)
+
+
+def loss(epsilon: object, rho: object) -> dict[str, Fraction | None]:
+    """A release's ``epsilon=`` / ``rho=`` (exactly one) as the fields of a kind that takes both.
+
+    ``rho`` draws discrete Gaussian noise; its budget must be a ρ budget (an
+    ε budget refuses it when the release is reserved, before any noise).
+    """
+    accountant, amount = check_loss(epsilon, rho)
+    if accountant == "rho":
+        return {"epsilon": None, "rho": amount}
+    return {"epsilon": amount, "rho": None}
+
+
+def pure(epsilon: object, rho: object, name: str) -> Fraction:
+    """A release's ``epsilon=`` where ``rho=`` has no Gaussian form yet: the ε, exactly.
+
+    Under a ρ budget the release is charged ``ε²/2`` (pure ε-DP is
+    ``ε²/2``-zCDP); ``rho=`` is refused with that fix.
+    """
+    accountant, amount = check_loss(epsilon, rho)
+    if accountant == "rho":
+        raise TypeError(
+            f"`rho=` is not available for {name}: it has no Gaussian form yet. Pass epsilon= "
+            "(a zCDP budget set with rho= charges an epsilon release epsilon**2/2 exactly)."
+        )
+    return amount
+
+
+def check_delta(delta: object) -> Fraction:
+    """A budget's ``delta`` in [0, 1) as an exact Fraction (None: 0, no δ)."""
+    if delta is None:
+        return Fraction(0)
+    if isinstance(delta, numbers.Real) and not isinstance(delta, bool) and delta == 0:
+        return Fraction(0)
+    value = check_epsilon(delta, "delta")
+    if value >= 1:
+        raise ValueError(f"`delta` must be in [0, 1), e.g. delta=1e-6; got {given(delta)}.")
+    return value
 
 
 def check_epsilon(epsilon: object, name: str = "epsilon") -> Fraction:
@@ -416,6 +477,10 @@ PER_UNIT_AGGREGATIONS = frozenset(
         "var",
     }
 )
+#: The reductions of :data:`PER_UNIT_AGGREGATIONS` that Dask's named aggregation knows.
+DASK_PER_UNIT_AGGREGATIONS = PER_UNIT_AGGREGATIONS - {
+    "all", "any", "kurt", "nunique", "quantile", "sem", "skew"
+}  # fmt: skip
 _PER_UNIT_HINT = (
     "per_unit() makes one row per person, so each aggregation must reduce a person's rows to "
     "one value: one of " + ", ".join(repr(name) for name in sorted(PER_UNIT_AGGREGATIONS))
@@ -428,7 +493,9 @@ class _OneValue:
     A function returning an array, list or Series (``lambda s: s.cumsum()``)
     would put a row's worth of data per person in one cell, or rows in place
     of persons; it is refused with a message that names neither the value nor
-    its length.
+    its length.  The function sees the person's values indexed 0, 1, ...: their
+    row labels (``s.index[0]``, ``s.idxmax()``) would be row positions, which
+    depend on every earlier row.
     """
 
     __slots__ = ("_function", "_name")
@@ -438,7 +505,8 @@ class _OneValue:
         self._name = name
 
     def __call__(self, values: pd.Series) -> object:
-        result = self._function(values)
+        # the person's values without their row labels: a RangeIndex label is a row's position
+        result = self._function(values.reset_index(drop=True))
         if not pd.api.types.is_scalar(result):
             raise TypeError(
                 f"The function of `{self._name}` must return one value per person (a number, "
@@ -486,6 +554,13 @@ def check_per_unit(
                 raise ValueError(
                     f"`{name}` aggregates with {function!r}, which does not reduce a person's "
                     f"rows to one value. {_PER_UNIT_HINT}."
+                )
+            if not callables and function not in DASK_PER_UNIT_AGGREGATIONS:
+                raise ValueError(
+                    f"`{name}` aggregates with {function!r}, which Dask's named aggregation does "
+                    "not support; on a Dask collection use one of "
+                    + ", ".join(repr(f) for f in sorted(DASK_PER_UNIT_AGGREGATIONS))
+                    + ", or ddf.dp.compute() and per_unit on the pandas frame."
                 )
         elif callables and callable(function):
             function = _OneValue(function, name)

@@ -83,7 +83,9 @@ class VarPlan:
     @property
     def realised_epsilon(self) -> Fraction:
         """``Δ_pair/T + Δ_C/T_C``: the privacy loss of the joint release, at most ``epsilon``."""
-        pair = Fraction(self.grid.delta, self.grid.scale) if self.grid.scale else Fraction(0)
+        pair = (
+            Fraction(self.grid.delta, self.grid.laplace_scale) if self.grid.scale else Fraction(0)
+        )
         third = Fraction(self.delta3, self.scale3) if self.scale3 else Fraction(0)
         return pair + third
 
@@ -196,7 +198,7 @@ def noisy_triples(
     """``A′ = Σq + Z``, ``B′ = N·Q − Σq + Z``, ``C′ = Σr − N·o + Z_C`` per key."""
     grid = plan.grid
     n_keys = sums.size
-    pair = discrete_laplace(src, grid.scale, 2 * n_keys)
+    pair = discrete_laplace(src, grid.laplace_scale, 2 * n_keys)
     third = discrete_laplace(src, plan.scale3, n_keys)
     a = sums + pair[:n_keys]
     b = counts * grid.q_hi - sums + pair[n_keys:]
@@ -293,7 +295,7 @@ class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
             columns=column_names([self.column]),
             mechanism="discrete_laplace on grid (complementary sums ε/2, centred r(q) ε/2)",
             sensitivity=figures([grid.delta * grid.step, plan.delta3 * grid.step]),
-            noise_scale=figures([grid.scale * grid.step, plan.scale3 * grid.step]),
+            noise_scale=figures([grid.laplace_scale * grid.step, plan.scale3 * grid.step]),
             clip=(self.clip,),
         )
 
@@ -313,7 +315,7 @@ class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
             c,
             top=grid.q_hi,
             offset=plan.offset,
-            scale=grid.scale,
+            scale=grid.laplace_scale,
             scale3=plan.scale3,
             lower=grid.lower,
             upper=grid.upper,

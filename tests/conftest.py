@@ -200,13 +200,17 @@ def _clopper_pearson(k: np.ndarray, n: int, a: float) -> tuple[np.ndarray, np.nd
     return lo, hi
 
 
-def _epsilon_lower_bound(y: np.ndarray, y_prime: np.ndarray, alpha: float = 1e-6) -> float:
+def _epsilon_lower_bound(
+    y: np.ndarray, y_prime: np.ndarray, alpha: float = 1e-6, delta: float = 0.0
+) -> float:
     """A lower bound on the privacy loss between two samples of releases (ALGORITHMS.md §6.2).
 
     Events ``{y >= c}`` and ``{y < c}`` for 19 thresholds at the pooled 5 %..95 %
     quantiles, compared in both directions; ``max ln(p_lo / q_hi)`` over them,
     with Clopper-Pearson bounds at a Bonferroni-corrected level, so it exceeds
-    the true ε with probability at most ``alpha``.
+    the true ε with probability at most ``alpha``.  With ``delta``: a lower
+    bound on the ε of an (ε, δ) guarantee, ``max ln((p_lo − δ) / q_hi)``
+    (``P(S) <= e**ε·Q(S) + δ`` for every event S).
     """
     y, y_prime = np.sort(np.asarray(y)), np.sort(np.asarray(y_prime))
     pooled = np.concatenate([y, y_prime])
@@ -225,6 +229,7 @@ def _epsilon_lower_bound(y: np.ndarray, y_prime: np.ndarray, alpha: float = 1e-6
     for (k, size), (k_other, size_other) in pairs:
         p_lo, _ = _clopper_pearson(k, size, a)
         _, q_hi = _clopper_pearson(k_other, size_other, a)
+        p_lo = p_lo - delta
         ok = p_lo > 0
         if ok.any():
             best = max(best, float(np.max(np.log(p_lo[ok] / q_hi[ok]))))
@@ -233,7 +238,7 @@ def _epsilon_lower_bound(y: np.ndarray, y_prime: np.ndarray, alpha: float = 1e-6
 
 @pytest.fixture
 def epsilon_lower_bound() -> Callable[[np.ndarray, np.ndarray], float]:
-    """``epsilon_lower_bound(y, y_prime)``: Clopper-Pearson lower bound on ε (α = 1e-6)."""
+    """``epsilon_lower_bound(y, y_prime, delta=0)``: Clopper-Pearson lower bound on ε (α = 1e-6)."""
     return _epsilon_lower_bound
 
 

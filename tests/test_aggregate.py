@@ -20,13 +20,16 @@ from pandas_dp.aggregate import (
     complementary_mean_one,
     grid_sums,
     plan_count,
+    plan_count_rho,
     plan_mean,
+    plan_mean_rho,
     plan_nunique,
     plan_sum,
+    plan_sum_rho,
     round_rows,
 )
 from pandas_dp.kind import Neighbours
-from pandas_dp.noise import GRID_BITS, ROW_BITS
+from pandas_dp.noise import GRID_BITS, ROW_BITS, Gauss
 
 #: scope name -> (grouped, n_public) as the accessor passes them
 SCOPES = {
@@ -464,3 +467,91 @@ def test_nunique_with_a_privacy_unit_uses_max_rows_of_each_person(huge_eps: floa
     df.dp.set_budget(epsilon=1e12, privacy_unit="person", seed=3)
     assert df.dp.nunique("v", epsilon=huge_eps, max_rows=2) == 3  # person 1 keeps 2 rows
     assert df.dp.budget.ledger.sensitivity.tolist() == ["2"]
+
+
+# ------------------------------------------------------------------ zCDP plans (L2)
+
+UNIT = {"max_rows": 3, "privacy_unit": "u"}
+
+
+@pytest.mark.parametrize(
+    ("relation", "sq"),
+    [
+        (Neighbours("add_remove"), 1),
+        (Neighbours("substitute"), 1),
+        (Neighbours("substitute", n_public=True), 0),  # the public row count
+        (Neighbours("add_remove", grouped=True), 1),
+        (Neighbours("substitute", grouped=True), 2),  # leaves one key (1), joins another (1)
+        (Neighbours("add_remove", **UNIT), 9),  # k²
+        (Neighbours("substitute", **UNIT), 36),  # (2k)²
+        (Neighbours("add_remove", True, max_groups=4, **UNIT), 36),  # Δ₂ = k·√g = 3·2
+        (Neighbours("substitute", True, max_groups=4, **UNIT), 144),  # (2·k·√g)²
+    ],
+)
+def test_count_l2_sensitivity_and_gaussian_variance(relation: Neighbours, sq: int) -> None:
+    plan = plan_count_rho(Fraction(1, 100), relation)
+    assert plan.sq_sensitivity == sq
+    assert plan.scale == Gauss(Fraction(sq * 50))  # σ² = Δ₂²/(2ρ) exactly
+
+
+def test_a_grouped_count_pays_root_g_in_l2_not_g() -> None:
+    relation = Neighbours("add_remove", True, max_groups=100, max_rows=1, privacy_unit="u")
+    assert relation.count_sensitivity() == 100  # L1: g
+    assert relation.count_sq_sensitivity() == 100  # L2: √g = 10
+
+
+@pytest.mark.parametrize(
+    ("relation", "factor"),
+    [
+        (Neighbours("add_remove"), 1),
+        (Neighbours("substitute", grouped=True), 2),
+        (Neighbours("add_remove", True, max_groups=4, **UNIT), 36),
+        (Neighbours("substitute", True, max_groups=4, **UNIT), 144),
+    ],
+)
+def test_sum_plan_under_rho_has_the_exact_l2_sensitivity_on_the_grid(
+    relation: Neighbours, factor: int
+) -> None:
+    rho = Fraction(1, 10)
+    plan = plan_sum_rho((-50.0, 200.0), rho, relation)
+    reach = max(-plan.q_lo, plan.q_hi)
+    assert plan.delta == factor * reach * reach
+    assert isinstance(plan.scale, Gauss)
+    assert plan.scale.sigma2 >= Fraction(plan.delta) / (2 * rho)  # realised ρ <= requested
+    assert Fraction(plan.delta) / (2 * plan.scale.sigma2) > rho * (1 - Fraction(1, 2**50))
+    assert (plan.rho, plan.epsilon) == (rho, None)
+
+
+def test_ungrouped_substitute_sum_under_rho_uses_the_widest_change() -> None:
+    plan = plan_sum_rho((10.0, 20.0), Fraction(1, 10), Neighbours("substitute"))
+    assert plan.delta == max(plan.q_hi - plan.q_lo, plan.q_hi) ** 2
+
+
+@pytest.mark.parametrize(
+    ("relation", "factor"),
+    [
+        (Neighbours("add_remove"), 1),  # (q, Q − q): q² + (Q − q)² <= Q²
+        (Neighbours("substitute"), 2),
+        (Neighbours("substitute", grouped=True), 2),
+        (Neighbours("add_remove", True, max_groups=4, **UNIT), 36),
+        (Neighbours("substitute", True, max_groups=4, **UNIT), 144),
+    ],
+)
+def test_mean_pair_under_rho_has_the_exact_l2_sensitivity(
+    relation: Neighbours, factor: int
+) -> None:
+    plan = plan_mean_rho((0.0, 1000.0), Fraction(1, 10), relation).grid
+    assert plan.delta == factor * plan.q_hi**2
+    assert isinstance(plan.scale, Gauss)
+    assert plan.scale.sigma2 >= Fraction(plan.delta) / (2 * Fraction(1, 10))
+
+
+def test_grouped_unit_counts_draw_gaussian_noise_of_the_planned_variance(
+    assert_dgauss_sigma2: Callable[[np.ndarray, Fraction], None],
+) -> None:
+    keys = pd.Index(range(20_000), name="k")
+    df = pd.DataFrame({"k": [0], "u": [1]})
+    df.dp.set_budget(rho=1, seed=3, privacy_unit="u")
+    noisy = df.dp.groupby("k", keys=keys).count(rho=Fraction(1, 2), max_rows=2, max_groups=3)
+    noise = noisy.to_numpy() - np.isin(keys, [0]).astype(np.int64)
+    assert_dgauss_sigma2(noise, Fraction(4 * 3, 1))  # σ² = k²·g/(2ρ) = 12

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pandas_dp import aggregate
+from pandas_dp import aggregate, zcdp
 from pandas_dp.kind import Neighbours as Relation
 from pandas_dp.noise import SeededSource
 
@@ -435,3 +435,57 @@ def test_audit_catches_a_split_by_row_position(epsilon_lower_bound: Bound) -> No
         return df.dp.filter((df.groupby("k").cumcount() % 2 == 0).to_numpy())
 
     assert csv_audit(even_lines, epsilon_lower_bound) > EPSILON
+
+
+# -------------------------------------------------------- person-level Gaussian (zCDP)
+#
+# A ρ budget with a privacy unit: D has one row of a different person in each key;
+# D′ adds one person with K rows in each of G keys of every replicate.  The
+# discrete Gaussian's privacy loss over those G counts is seen through their sum
+# (the direction of the shift, so the one-number statistic loses nothing).  The
+# audit bounds ε at a stated δ; it must stay below ``epsilon_at(ρ, δ)``, the
+# guarantee the budget states, and exceed it when the noise is 2x too small.
+
+RHO = Fraction(1, 8)
+AUDIT_DELTA = Fraction(1, 100)
+K_ROWS, G_KEYS = 2, 3
+
+
+def person_counts(with_person: bool, seed: int) -> np.ndarray:
+    """N sums of the G released counts of a replicate, under a ρ budget with a privacy unit."""
+    keys = np.arange(N * G_KEYS)
+    rows_k, rows_u = [keys], [keys]  # one person (id = key) per key
+    if with_person:
+        rows_k.append(np.repeat(keys, K_ROWS))  # the person of replicate r: K rows per key
+        rows_u.append(N * G_KEYS + np.repeat(keys // G_KEYS, K_ROWS))
+    df = pd.DataFrame({"k": np.concatenate(rows_k), "u": np.concatenate(rows_u)})
+    df.dp.set_budget(rho=RHO, seed=seed, privacy_unit="u")
+    g = df.dp.groupby("k", keys=pd.RangeIndex(N * G_KEYS))
+    released = g.count(rho=RHO, max_rows=K_ROWS, max_groups=G_KEYS)
+    return released.to_numpy(dtype=float).reshape(N, G_KEYS).sum(axis=1)
+
+
+def person_audit(bound: Callable[..., float]) -> float:
+    return bound(person_counts(False, 1), person_counts(True, 2), delta=float(AUDIT_DELTA))
+
+
+def test_a_person_level_gaussian_release_keeps_its_epsilon_at_delta(
+    epsilon_lower_bound: Callable[..., float],
+) -> None:
+    claimed = zcdp.epsilon_at(RHO, AUDIT_DELTA)
+    eps_lb = person_audit(epsilon_lower_bound)
+    assert eps_lb <= claimed
+    assert eps_lb >= 0.5 * claimed  # the noise is not far larger than it needs to be
+
+
+def test_the_person_level_audit_catches_twice_too_little_gaussian_noise(
+    epsilon_lower_bound: Callable[..., float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scale = aggregate.gaussian_scale
+
+    def too_little(sq_sensitivity: Fraction | int, rho: Fraction) -> Fraction:
+        return scale(sq_sensitivity, rho) / 4  # σ halved
+
+    monkeypatch.setattr(aggregate, "gaussian_scale", too_little)
+    aggregate.plan_count_rho.cache_clear()
+    assert person_audit(epsilon_lower_bound) > zcdp.epsilon_at(RHO, AUDIT_DELTA)

@@ -476,8 +476,11 @@ def test_a_unit_column_read_again_unchanged_is_the_one_bound() -> None:
         lambda df: df.__setitem__("pid", np.arange(len(df))),
         lambda df: df.rename(columns={"pid": "old", "g": "pid"}, inplace=True),
         lambda df: df.__setitem__("pid", df["pid"].astype(str)),
+        lambda df: df.loc.__setitem__((slice(None), "pid"), np.arange(len(df))),
+        lambda df: df.iloc.__setitem__((slice(None), 1), np.arange(len(df))),
+        lambda df: df.loc.__setitem__((0, "pid"), 8),
     ],
-    ids=["replaced", "renamed-over", "astype"],
+    ids=["replaced", "renamed-over", "astype", "overwritten", "overwritten-iloc", "one-id"],
 )
 def test_a_unit_column_replaced_in_place_stops_the_frame_until_inherit(
     change: Callable[[pd.DataFrame], object],

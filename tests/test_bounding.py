@@ -386,6 +386,21 @@ BAD: dict[str, tuple[Callable[[pd.DataFrame], Any], type[Exception], str]] = {
     ),
     "drop the unit": (lambda d: d.dp.select(["amount"]), ValueError, "privacy unit"),
     "overwrite the unit": (lambda d: d.dp.assign(customer=0), ValueError, "privacy unit"),
+    # assign's callables get a copy of the frame: replacing the unit there changes who is who
+    "overwrite the unit in a function": (
+        lambda d: d.dp.assign(z=lambda c: c.__setitem__("customer", np.arange(len(c))) or 0),
+        ValueError,
+        "privacy unit",
+    ),
+    "rename onto the unit in a function": (
+        lambda d: d.dp.assign(
+            z=lambda c: setattr(
+                c, "columns", [{"customer": "c", "amount": "customer"}.get(k, k) for k in c]
+            )
+        ),
+        ValueError,
+        "privacy unit",
+    ),
 }
 
 
@@ -486,6 +501,27 @@ def test_per_unit_with_a_reducing_callable_gives_one_row_per_person() -> None:
     assert people["rows"].to_dict() == {**dict.fromkeys(range(10), 1), 99: 30}
     assert people.dp.count(epsilon=1) == 11  # the public number of persons
     assert budget.spent == 0
+
+
+@pytest.mark.parametrize(
+    "function",
+    [lambda s: s.index[0], lambda s: s.idxmax()],
+    ids=["first-label", "idxmax"],
+)
+def test_per_unit_callables_never_see_row_positions(function: Any) -> None:
+    """A callable sees one person's values, never their row labels.
+
+    A ``RangeIndex`` (what ``read_csv`` gives) is the row's position: with a
+    30-row person at the top of the file, everyone else's labels move by 30.
+    The persons 0..9 must get the same values whether or not person 99 is in.
+    """
+    rows = [*[99] * 30, *range(10)]
+    values = []
+    for pids in (rows, rows[30:]):  # neighbours, each indexed 0..n-1 as read_csv gives
+        df = pd.DataFrame({"pid": pids, "x": 1.0})
+        df.dp.set_budget(epsilon=1, privacy_unit="pid")
+        values.append(df.dp.per_unit(v=("x", function))["v"].loc[range(10)].tolist())
+    assert values[0] == values[1]
 
 
 def test_rows_per_unit_is_a_private_quantile_that_says_so(orders: pd.DataFrame) -> None:

@@ -6,6 +6,8 @@ import copy
 import os
 import pickle
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -20,11 +22,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pandas_dp import BudgetExceededError, MissingBudgetError, PandasDPError, PrivacyBudget
+from pandas_dp import (
+    BudgetExceededError,
+    MissingBudgetError,
+    PandasDPError,
+    PrivacyBudget,
+    open_ledger,
+    zcdp,
+)
 from pandas_dp import budget as budget_module
 from pandas_dp import ledger as ledger_module
 from pandas_dp.budget import Hold
 from pandas_dp.errors import BudgetMismatchError, ReservationError
+from pandas_dp.ledger import LedgerEntry
 
 CLIP = (0, 200_000)
 KEYS = ["Eng", "Ops", "Sales"]
@@ -201,6 +211,8 @@ LEDGER_COLUMNS = [
     "operation",
     "columns",
     "epsilon",
+    "rho",
+    "delta",
     "mechanism",
     "adjacency",
     "sensitivity",
@@ -700,3 +712,217 @@ def test_epsilon_prints_as_a_decimal_and_stays_exact(salaries: pd.DataFrame) -> 
     assert remaining == Fraction(267, 100)
     assert type(remaining - Fraction(1, 100)) is Fraction
     assert remaining - Fraction(1, 100) == Fraction(133, 50)
+
+
+# --------------------------------------------------------------------- zCDP (rho) budgets
+
+
+#: Releases with a Gaussian form, each spending exactly the rho it is given.
+RHO_RELEASES: dict[str, Release] = {
+    "count": lambda df, rho: df.dp.count(rho=rho),
+    "count_column": lambda df, rho: df.dp.count("bonus", rho=rho),
+    "sum": lambda df, rho: df.dp.sum("salary", clip=CLIP, rho=rho),
+    "mean": lambda df, rho: df.dp.mean("salary", clip=CLIP, rho=rho),
+    "groupby_count": lambda df, rho: df.dp.groupby("dept", keys=KEYS).count(rho=rho),
+    "histogram": lambda df, rho: df.dp.histogram("age", bins=[18, 40, 70], rho=rho),
+    "crosstab": lambda df, rho: df.dp.crosstab("dept", "age", keys=(KEYS, [30, 40]), rho=rho),
+}
+
+
+@pytest.fixture
+def rho_budget(salaries: pd.DataFrame) -> pd.DataFrame:
+    """``salaries`` with a seeded zCDP budget of rho = 1/2."""
+    salaries.dp.set_budget(rho=0.5, seed=7)
+    return salaries
+
+
+@pytest.mark.parametrize("name", sorted(RELEASES))
+def test_a_rho_budget_charges_a_pure_release_epsilon_squared_over_two(
+    rho_budget: pd.DataFrame, name: str
+) -> None:
+    RELEASES[name](rho_budget, 0.3)
+    assert rho_budget.dp.budget.spent == Fraction(9, 200)
+    entry = rho_budget.dp.budget.entries[-1]
+    assert (entry.epsilon, entry.rho) == (Fraction(3, 10), Fraction(9, 200))
+
+
+@pytest.mark.parametrize("name", sorted(RHO_RELEASES))
+def test_rho_releases_compose_exactly_and_the_next_is_refused_before_noise(
+    rho_budget: pd.DataFrame, name: str
+) -> None:
+    release = RHO_RELEASES[name]
+    for _ in range(5):
+        release(rho_budget, 0.1)
+    assert rho_budget.dp.budget.spent == Fraction(1, 2)
+    with pytest.raises(BudgetExceededError):
+        release(rho_budget, 0.1)
+    assert rho_budget.dp.budget.spent == Fraction(1, 2)
+    assert len(rho_budget.dp.budget.entries) == 5
+    assert rho_budget.dp.budget.entries[0].mechanism.startswith("discrete_gaussian")
+
+
+def test_an_epsilon_budget_refuses_rho_and_says_why(protected: pd.DataFrame) -> None:
+    with pytest.raises(ValueError, match="not pure epsilon-DP"):
+        protected.dp.count(rho=0.1)
+    assert protected.dp.budget.spent == 0
+    assert protected.dp.budget.entries == []
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"epsilon": 0.1, "rho": 0.1}], ids=["neither", "both"])
+def test_a_release_takes_exactly_one_of_epsilon_and_rho(
+    rho_budget: pd.DataFrame, kwargs: dict[str, float]
+) -> None:
+    with pytest.raises(TypeError, match="exactly one of `epsilon=`"):
+        rho_budget.dp.count(**kwargs)
+    assert rho_budget.dp.budget.spent == 0
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"epsilon": 1, "rho": 1}], ids=["neither", "both"])
+def test_set_budget_takes_exactly_one_of_epsilon_and_rho(
+    salaries: pd.DataFrame, kwargs: dict[str, float]
+) -> None:
+    with pytest.raises(TypeError, match="exactly one of `epsilon=`"):
+        salaries.dp.set_budget(**kwargs)
+
+
+def test_rho_on_a_release_without_a_gaussian_form_is_refused_with_the_fix(
+    rho_budget: pd.DataFrame,
+) -> None:
+    with pytest.raises(TypeError, match="charges an epsilon release epsilon\\*\\*2/2"):
+        rho_budget.dp.median("salary", candidates=[0, 50_000, 100_000], rho=0.1)
+    assert rho_budget.dp.budget.spent == 0
+
+
+def test_epsilon_at_converts_the_rho_spent_and_the_total(rho_budget: pd.DataFrame) -> None:
+    rho_budget.dp.count(rho=0.125)
+    budget = rho_budget.dp.budget
+    assert budget.epsilon_at(1e-6) == zcdp.epsilon_at(Fraction(1, 8), Fraction(1, 10**6))
+    assert budget.epsilon_at(1e-6, of="total") == zcdp.epsilon_at(Fraction(1, 2), 1e-6)
+    assert budget.epsilon_at(1e-6) < budget.epsilon_at(1e-6, of="total")
+
+
+def test_an_epsilon_budget_is_its_own_epsilon_at_every_delta(protected: pd.DataFrame) -> None:
+    protected.dp.count(epsilon=0.25)
+    assert protected.dp.budget.epsilon_at(1e-9) == 0.25
+
+
+def test_the_views_state_rho_and_the_epsilon_it_means(rho_budget: pd.DataFrame) -> None:
+    rho_budget.dp.count(rho=0.125)
+    facts = dict(rho_budget.dp.budget.facts())
+    assert facts["total ρ"] == "0.5"
+    assert facts["accountant"] == "ρ (zCDP)"
+    expected = zcdp.epsilon_at(Fraction(1, 8), Fraction(1, 10**6))
+    assert float(facts["spent as (ε, δ=1e-06)"]) == pytest.approx(expected, rel=1e-5)
+    assert str(rho_budget.dp.budget).splitlines()[-2].split()[3] == "ρ"  # the cost column
+
+
+def test_a_named_in_memory_budget_keeps_its_accountant() -> None:
+    name = f"z-{uuid.uuid4().hex}"
+    _frame().dp.set_budget(rho=0.5, name=name)
+    again = _frame()
+    with pytest.raises(BudgetMismatchError, match="its accountant stays"):
+        again.dp.set_budget(epsilon=0.5, name=name)
+    assert again.dp.set_budget(rho=0.5, name=name).accountant == "rho"
+
+
+def test_a_rho_budget_in_a_ledger_keeps_its_accountant_across_processes(tmp_path: Path) -> None:
+    path = tmp_path / "l.sqlite"
+    first = _frame()
+    first.dp.set_budget(rho=0.5, delta=1e-6, ledger=path, name="z")
+    first.dp.count(rho=0.1)
+    first.dp.count(epsilon=0.2)  # charged 0.2**2/2 = 0.02
+    child = (
+        "import pandas as pd, pandas_dp\n"
+        "df = pd.DataFrame({'x': range(10)})\n"
+        f"b = df.dp.set_budget(rho=0.5, delta=1e-6, ledger={str(path)!r}, name='z')\n"
+        "df.dp.count(rho=0.05)\n"
+        "print(b.accountant, b.spent)\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-c", child],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        timeout=TIMEOUT,
+    )
+    assert done.stdout.split() == ["rho", "0.17"]
+    history = open_ledger(path).history("z")
+    assert list(history.rho_exact.iloc[1:]) == [Fraction(1, 10), Fraction(1, 50), Fraction(1, 20)]
+    assert history.epsilon.iloc[1:].isna().tolist() == [True, False, True]
+    budgets = open_ledger(path).budgets()
+    assert budgets.accountant.tolist() == ["rho"]
+    assert budgets.epsilon_at.iloc[0] == zcdp.epsilon_at(Fraction(17, 100), Fraction(1, 10**6))
+    with pytest.raises(BudgetMismatchError, match="its accountant stays"):
+        _frame().dp.set_budget(epsilon=0.5, ledger=path, name="z")
+
+
+@pytest.mark.parametrize("loss", [{"epsilon": 2}, {"rho": 0.5}])
+def test_a_budget_holds_a_delta_that_nothing_spends_yet(
+    salaries: pd.DataFrame, loss: dict[str, float]
+) -> None:
+    budget = salaries.dp.set_budget(**loss, delta=1e-6, seed=1)
+    salaries.dp.count(epsilon=0.1)
+    assert budget.delta == Fraction(1, 10**6)
+    assert budget.delta_spent == 0
+    assert dict(budget.facts())["δ spent / total"] == "0 / 1e-06"
+
+
+def test_a_release_spending_delta_is_refused_beyond_the_budgets_delta(
+    salaries: pd.DataFrame,
+) -> None:
+    budget = salaries.dp.set_budget(rho=0.5, delta=1e-6)
+    spending = LedgerEntry("keyless", Fraction(1, 10), delta=Fraction(1, 10**6))
+    budget.spend(spending)
+    assert budget.delta_spent == Fraction(1, 10**6)
+    with pytest.raises(BudgetExceededError):
+        budget.spend(spending)
+    assert budget.delta_spent == Fraction(1, 10**6)
+
+
+@pytest.mark.parametrize("delta", [1, 1.5, -1e-6])
+def test_a_delta_outside_zero_one_is_refused(salaries: pd.DataFrame, delta: float) -> None:
+    with pytest.raises(ValueError, match="`delta` must be"):
+        salaries.dp.set_budget(rho=0.5, delta=delta)
+
+
+def test_an_epsilon_held_on_a_rho_budget_holds_epsilon_squared_over_two(
+    rho_budget: pd.DataFrame,
+) -> None:
+    with rho_budget.dp.reserve(epsilon=0.2) as hold:
+        assert rho_budget.dp.budget.held == Fraction(1, 50)
+        rho_budget.dp.count(epsilon=0.1)  # 1/200 of the held 1/50
+        rho_budget.dp.count(epsilon=0.1)
+    assert hold.returned == Fraction(1, 100)
+    assert rho_budget.dp.budget.spent == Fraction(1, 100)
+
+
+def test_an_epsilon_budget_refuses_to_hold_rho(protected: pd.DataFrame) -> None:
+    with pytest.raises(ValueError, match="`rho` needs a zCDP budget"):
+        protected.dp.reserve(rho=0.1)
+    assert protected.dp.budget.held == 0
+
+
+@pytest.mark.parametrize(
+    ("release", "match"),
+    [
+        (lambda df: df.dp.mean("salary", clip="auto", rho=0.1), 'mean with clip="auto"'),
+        (lambda df: df.dp.sum("salary", clip="auto", rho=0.1), 'sum with clip="auto"'),
+    ],
+    ids=["mean", "sum"],
+)
+def test_clip_auto_spends_epsilon_and_refuses_rho(
+    rho_budget: pd.DataFrame, release: Callable[[pd.DataFrame], object], match: str
+) -> None:
+    with pytest.raises(TypeError, match=match):
+        release(rho_budget)
+    assert rho_budget.dp.budget.spent == 0
+
+
+def test_max_rows_auto_spends_epsilon_and_refuses_rho(salaries: pd.DataFrame) -> None:
+    salaries["person"] = np.arange(len(salaries)) // 2
+    salaries.dp.set_budget(rho=0.5, privacy_unit="person", seed=3)
+    with pytest.raises(TypeError, match="max_rows='auto'"):
+        salaries.dp.count(rho=0.1, max_rows="auto")
+    assert salaries.dp.budget.spent == 0

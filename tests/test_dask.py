@@ -395,6 +395,10 @@ def _plain_meta(df: pd.DataFrame) -> pd.DataFrame:
     return meta
 
 
+def _concat_nested(holder: dict[str, list[tuple[pd.DataFrame]]]) -> pd.DataFrame:
+    return pd.concat([part for (part,) in holder["parts"]])
+
+
 #: Ways a bound pandas frame becomes a Dask collection: each carries its marker.
 FROM_PANDAS: dict[str, Callable[[pd.DataFrame, Path], Any]] = {
     "from_pandas": lambda df, _: dd.from_pandas(df, npartitions=3),
@@ -409,6 +413,13 @@ FROM_PANDAS: dict[str, Callable[[pd.DataFrame, Path], Any]] = {
     ),
     "from_delayed of a call": lambda df, _: dd.from_delayed(
         [dask.delayed(pd.DataFrame.copy)(df)], meta=_plain_meta(df)
+    ),
+    "from_delayed of a concat": lambda df, _: dd.from_delayed(
+        [dask.delayed(pd.concat)([df.iloc[:1000], df.iloc[1000:]])], meta=_plain_meta(df)
+    ),
+    "from_delayed, nested": lambda df, _: dd.from_delayed(
+        [dask.delayed(_concat_nested)({"parts": [(df.iloc[:1000],), (df.iloc[1000:],)]})],
+        meta=_plain_meta(df),
     ),
     "parquet written by pandas": lambda df, tmp: (
         df.to_parquet(tmp / "one.parquet"),
@@ -1021,6 +1032,17 @@ def test_per_unit_gives_one_row_per_person_on_the_same_budget(orders: pd.DataFra
         ddf.dp.per_unit()
 
 
+@pytest.mark.parametrize("function", ["all", "any", "kurt", "nunique", "quantile", "sem", "skew"])
+def test_per_unit_refuses_a_reduction_dask_lacks_naming_the_fix(
+    orders: pd.DataFrame, function: str
+) -> None:
+    ddf = fresh(orders, 3)
+    budget = ddf.dp.set_budget(epsilon=3, privacy_unit="customer")
+    with pytest.raises(ValueError, match=r"Dask's named aggregation does not support.*compute"):
+        ddf.dp.per_unit(v=("amount", function))
+    assert budget.entries == []
+
+
 @pytest.mark.parametrize("function", ["cumsum", "rank", "shift", "diff", "cumcount", "head"])
 def test_per_unit_refuses_a_transform_as_on_pandas(orders: pd.DataFrame, function: str) -> None:
     df = orders.copy()
@@ -1211,6 +1233,31 @@ def test_a_collection_changed_in_place_spends_nothing_until_inherit() -> None:
     assert len(budget.entries) == 2
 
 
+#: In-place changes to a bound pandas frame after which it spends nothing until inherit().
+CHANGED_IN_PLACE: dict[str, Callable[[pd.DataFrame], None]] = {
+    "unit replaced": lambda f: f.__setitem__("pid", np.arange(len(f))),  # each row a "person"
+    "row added": lambda f: f.loc.__setitem__(10**9, [7, 1.0]),  # df.loc[new] = a repeat
+}
+
+
+@pytest.mark.parametrize("change", list(CHANGED_IN_PLACE))
+def test_a_collection_inherits_only_from_a_frame_that_may_spend(change: str) -> None:
+    """As ``other.dp.inherit(df)`` on pandas: a frame changed in place lends no budget."""
+    frame = pd.DataFrame({"pid": [7] * 8, "x": [1.0] * 8}).set_axis(
+        pd.RangeIndex(next(_OFFSET), next(_OFFSET))[:8]
+    )
+    budget = frame.dp.set_budget(epsilon=1, privacy_unit="pid", max_rows=1)
+    CHANGED_IN_PLACE[change](frame)
+    with pytest.raises(MissingBudgetError, match=r"changed in place|was replaced"):
+        frame.copy().dp.inherit(frame)  # pandas
+    ddf = dd.from_pandas(frame, npartitions=2)
+    with pytest.raises(MissingBudgetError, match=r"changed in place|was replaced"):
+        ddf.dp.inherit(frame)
+    with pytest.raises(MissingBudgetError):
+        ddf.dp.count(epsilon=0.5)
+    assert budget.spent == 0
+
+
 def test_set_budget_is_one_path_for_both_engines() -> None:
     """One set_budget, over the engine's hooks (binding), so the engines cannot drift apart."""
     assert pdd.DaskDPAccessor.set_budget is pandas_dp.DPAccessor.set_budget
@@ -1241,6 +1288,38 @@ def test_reserve_holds_a_share_for_the_collection_releases(
         assert (budget.spent, budget.held, budget.remaining) == (0.25, 0.25, 0.5)
     assert hold.returned == 0.25
     assert (budget.spent, budget.held, budget.remaining) == (0.25, 0, 0.75)
+
+
+#: Releases with ``rho=`` under a zCDP budget (discrete Gaussian), and a pure one charged ε²/2.
+RHO_RECIPES: dict[str, Callable[[Any], Any]] = {
+    "count": lambda d: d.dp.count(rho=0.01),
+    "count_ci": lambda d: d.dp.count("bonus", rho=0.01, ci=0.9),
+    "sum": lambda d: d.dp.sum("salary", clip=CLIP, rho=0.02),
+    "mean_ci": lambda d: d.dp.mean("salary", clip=CLIP, rho=0.02, ci=0.95),
+    "grouped_count": lambda d: d.dp.groupby("dept", keys=DEPTS).count(rho=0.01),
+    "grouped_sum_ci": lambda d: d.dp.groupby("dept", keys=DEPTS).sum(
+        "salary", clip=CLIP, rho=0.02, ci=0.9
+    ),
+    "grouped_mean_mapping": lambda d: d.dp.groupby("cat", keys=["a", "b", "c"]).mean(
+        clip={"salary": CLIP, "bonus": (0, 5e3)}, rho=0.02
+    ),
+    "pure_median": lambda d: d.dp.median("age", candidates=GRID, epsilon=0.1),
+}
+
+
+@pytest.mark.parametrize("npartitions", [1, 4])
+def test_rho_releases_are_the_pandas_ones_bit_for_bit(
+    frame: pd.DataFrame, npartitions: int
+) -> None:
+    df = frame.copy()
+    df.dp.set_budget(rho=10, seed=8)
+    expected = {name: recipe(df) for name, recipe in RHO_RECIPES.items()}
+    ddf = fresh(frame, npartitions)
+    ddf.dp.set_budget(rho=10, seed=8)
+    got = {name: recipe(ddf) for name, recipe in RHO_RECIPES.items()}
+    for name, answer in expected.items():
+        assert same(got[name], answer), name
+    assert ddf.dp.budget.spent == df.dp.budget.spent == Fraction(23, 200)  # 0.11 + 0.1²/2
 
 
 @pytest.mark.parametrize("grouped", [False, True])

@@ -716,3 +716,74 @@ def test_gaussian_sum_half_width_is_in_grid_steps() -> None:
     t = accuracy.gaussian_half_width(Fraction(2**55), accuracy.level_miss(0.9))
     assert accuracy.gaussian_sum_half_width(Fraction(1, 2**56), 0.9, 1, -20) == math.ldexp(t, -20)
     assert accuracy.gaussian_sum_half_width(Fraction(1, 2), 0.9, 0, -20) == math.inf
+
+
+# -------------------------------------------------------------- Gaussian (rho) intervals
+
+
+@pytest.mark.parametrize("adjacency", ["add_remove", "substitute"])
+@pytest.mark.parametrize("level", [0.5, 0.95])
+def test_planned_rho_widths_are_those_of_the_releases(
+    salaries: pd.DataFrame, adjacency: str, level: float
+) -> None:
+    salaries.dp.set_budget(rho=100, adjacency=adjacency, seed=5)
+    filtered = salaries.dp.filter(salaries.age > 30)
+    for grouped in (False, True):
+        kw = {"level": level, "adjacency": adjacency, "grouped": grouped}
+        if grouped:
+            g = filtered.dp.groupby("dept", keys=["Eng", "Ops", "Sales"])
+            count = g.count(rho=0.07, ci=level)
+            total = g.sum("salary", clip=(0, 2e5), rho=0.07, ci=level)
+        else:
+            count = filtered.dp.count(rho=0.07, ci=level).to_frame().T
+            total = filtered.dp.sum("salary", clip=(0, 2e5), rho=0.07, ci=level).to_frame().T
+        planned_count = half_width("count", rho=0.07, **kw)
+        assert ((count.upper - count.lower) / 2 == planned_count).all()
+        assert planned_count != half_width("count", epsilon=0.07, **kw)  # not the Laplace one
+        planned = half_width("sum", rho=0.07, clip=(0, 2e5), **kw)
+        assert ((total.upper - total.lower) / 2 == planned).all()
+
+
+def test_the_planned_rho_count_width_is_the_discrete_gaussian_quantile() -> None:
+    kw = {"grouped": True, "max_rows": 2, "max_groups": 3}
+    sigma2 = Fraction(12 * 10, 2)  # Δ₂² = k²·g = 12 at ρ = 1/10
+    t = accuracy.gaussian_half_width(sigma2, accuracy.level_miss(0.95))
+    assert half_width("count", rho=0.1, **kw) == t  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kind", "width", "extra"),
+    [
+        ("count", 10, {}),
+        ("count", 3, {"grouped": True, "adjacency": "substitute"}),
+        ("sum", 1_000.0, {"clip": (0, 100)}),
+        ("mean", 1.0, {"clip": (0, 100), "n": 1000}),
+    ],
+)
+def test_rho_for_inverts_half_width(kind: str, width: float, extra: dict[str, object]) -> None:
+    rho = pandas_dp.rho_for(kind, half_width=width, **extra)  # type: ignore[arg-type]
+    smaller = float(np.nextafter(rho, 0))
+    assert half_width(kind, rho=rho, **extra) <= width  # type: ignore[arg-type]
+    assert half_width(kind, rho=smaller, **extra) > width  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kind", ["count", "mean"])
+def test_rho_intervals_cover_at_their_level(kind: str) -> None:
+    """20,000 keys, each an independent release: the 90% intervals miss about 10% of them."""
+    keys = pd.Index(range(20_000), name="k")
+    rng = np.random.Generator(np.random.PCG64(4))
+    df = pd.DataFrame({"k": np.repeat(keys, 5), "x": rng.uniform(0, 10, size=5 * len(keys))})
+    df.dp.set_budget(rho=10, seed=9)
+    g = df.dp.groupby("k", keys=keys)
+    if kind == "count":
+        got = g.count(rho=0.005, ci=0.9)  # σ = 10: the quantile is nearly continuous
+        truth = np.full(len(keys), 5)
+    else:
+        got = g.mean("x", clip=(0, 10), rho=0.5, ci=0.9)
+        truth = df.groupby("k")["x"].mean().to_numpy()
+    misses = int(((got.lower > truth) | (got.upper < truth)).sum())
+    # at most 10% miss (one-sided binomial bound, p ~ 1e-9); a Laplace-width or a
+    # too-narrow interval misses far more, a far too wide one none at all
+    assert misses <= scipy.stats.binom.ppf(1 - 1e-9, len(keys), 0.1)
+    if kind == "count":  # the count's interval is exact, not conservative
+        assert misses >= scipy.stats.binom.ppf(1e-9, len(keys), 0.1 * 0.7)

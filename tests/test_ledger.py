@@ -508,9 +508,12 @@ def test_an_old_ledger_is_migrated_without_loss(path: Path, version: int) -> Non
     assert ledger.budgets().privacy_unit.isna().all()
     assert ledger.budgets().public_rows.isna().all()  # version 5: unknown row count
     assert list(history.half_width_95) == ["", ""]  # the column version 7 added: blank
+    assert history.rho.isna().all()  # version 8: an epsilon budget's entries have no rho
+    assert list(history.delta) == [0, 0]
+    assert ledger.budgets().accountant.tolist() == ["epsilon"]
     assert ledger.store("hr").spent() == Fraction(3, 10)
     with raw(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
     ledger.store("hr").charge(entry(Fraction(1, 10)))
     assert ledger.history("hr").process.iloc[-1] == os.getpid()
     token = ledger.store("hr").reserve(entry(Fraction(1, 10)))

@@ -28,9 +28,9 @@ def test_each_surface_signs_a_release_as_its_overloads_type_it(name: str) -> Non
 def test_a_release_signature_reads_as_before() -> None:
     got = inspect.signature(pandas_dp.DPAccessor.count)
     assert str(got) == (
-        "(self, column: 'Hashable | None' = None, *, epsilon: 'float', "
-        "ci: 'float | None' = None, max_rows: \"int | Literal['auto'] | None\" = None) "
-        "-> 'int | pd.Series'"
+        "(self, column: 'Hashable | None' = None, *, epsilon: 'float | None' = None, "
+        "rho: 'float | None' = None, ci: 'float | None' = None, "
+        "max_rows: \"int | Literal['auto'] | None\" = None) -> 'int | pd.Series'"
     )
 
 

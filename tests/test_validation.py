@@ -45,7 +45,6 @@ BAD_EPSILONS = [
     ("0.1", TypeError),
     (True, TypeError),
     (np.bool_(True), TypeError),
-    (None, TypeError),
     ([0.1], TypeError),
     (1j, TypeError),
 ]
