@@ -2,11 +2,12 @@
 
 Keys are public: passed by the caller, never read from the data.  Rows whose
 key is not among ``keys`` (or is missing) are dropped; keys with no rows are
-answered too.  Encoding is one vectorized pass: factorize the key column (or
-take the codes of a categorical column), map its uniques onto the key list;
-each row gets the position of its key, or -1.  No Python loop over rows or
-keys.  The codes of a row depend only on that row and the public keys, so a
-partition of the rows encodes to the same codes as the whole frame.
+answered too.  Encoding is one vectorized pass: look a numeric key column up in
+the key list, or factorize it (or take the codes of a categorical column) and
+map its uniques onto the key list; each row gets the position of its key, or
+-1.  No Python loop over rows or keys.  The codes of a row depend only on that
+row and the public keys, so a partition of the rows encodes to the same codes
+as the whole frame.
 """
 
 from __future__ import annotations
@@ -248,6 +249,11 @@ def normalize_keys(by: list[Hashable], keys: object) -> pd.Index:
     return index.set_names(list(by)) if len(by) > 1 else index.rename(by[0])
 
 
+def _is_numpy_scalar(dtype: object) -> bool:
+    """A numpy number, bool or datetime dtype: its array's values are the column's values."""
+    return isinstance(dtype, np.dtype) and dtype.kind in "biufmM"
+
+
 def row_codes(series: pd.Series) -> tuple[I64, pd.Index]:
     """Each row's code into the column's own distinct values (-1 if missing), and those values.
 
@@ -255,12 +261,24 @@ def row_codes(series: pd.Series) -> tuple[I64, pd.Index]:
     """
     if isinstance(series.dtype, pd.CategoricalDtype):
         return np.asarray(series.cat.codes, dtype=np.int64), pd.Index(series.cat.categories)
-    factorized, uniques = pd.factorize(series, use_na_sentinel=True)
+    # A numpy number, bool or datetime column factorizes as its array: the same codes and
+    # uniques without the Series round trip (a large share of a small release's cost).
+    # Object columns stay Series: an object array's uniques would be inferred as strings.
+    values = series.to_numpy() if _is_numpy_scalar(series.dtype) else series
+    factorized, uniques = pd.factorize(values, use_na_sentinel=True)
     return np.asarray(factorized, dtype=np.int64), pd.Index(uniques)
 
 
 def level_codes(series: pd.Series, level: pd.Index) -> I64:
-    """Each row's position in ``level`` (-1 if absent or missing), one vectorized pass."""
+    """Each row's position in ``level`` (-1 if absent or missing), one vectorized pass.
+
+    A numpy number, bool or datetime column is looked up in ``level`` directly
+    (the keys hold no missing value, so a missing row gets -1); any other column
+    is factorized and its distinct values looked up.
+    """
+    if _is_numpy_scalar(series.dtype):
+        values: Any = series.to_numpy()  # get_indexer takes an array (the stubs say Index)
+        return np.asarray(level.get_indexer(values), dtype=np.int64)
     codes, uniques = row_codes(series)
     mapping = np.append(np.asarray(level.get_indexer(uniques), dtype=np.int64), -1)
     return mapping[codes]  # code -1 (missing) picks the trailing -1
