@@ -99,11 +99,14 @@ class LedgerEntry:
     def __post_init__(self) -> None:
         for name in ("epsilon", "rho"):
             value = getattr(self, name)
-            if value is not None and (not isinstance(value, Fraction) or value < 0):
+            # A Fraction's sign is its numerator's (the denominator is positive).
+            if value is not None and (not isinstance(value, Fraction) or value.numerator < 0):
                 raise ValueError(f"`{name}` must be a non-negative Fraction, got {value!r}.")
         if self.epsilon is None and self.rho is None:
             raise ValueError("a ledger entry needs an `epsilon` or a `rho`.")
-        if not isinstance(self.delta, Fraction) or not 0 <= self.delta < 1:
+        if not isinstance(self.delta, Fraction) or not (
+            0 <= self.delta.numerator < self.delta.denominator
+        ):
             raise ValueError(f"`delta` must be a Fraction in [0, 1), got {self.delta!r}.")
         if not self.operation:
             raise ValueError("`operation` must be a non-empty string.")
@@ -315,11 +318,14 @@ class MemoryStore:
             if hold is not None and hold not in self._holds:
                 raise ReservationError(f"No open hold {hold!r} in this budget.")
             cost = entry.charge(self.accountant)
-            drawn = Fraction(0) if hold is None else min(self._holds[hold], cost)
-            held = sum(self._holds.values(), Fraction(0))
-            check_fits(self._total, self._spent + held - drawn, cost)
-            if hold is not None:
-                self._holds[hold] -= drawn
+            if self._holds:  # what other holds keep aside is not free; this one's share is
+                drawn = Fraction(0) if hold is None else min(self._holds[hold], cost)
+                held = sum(self._holds.values(), Fraction(0))
+                check_fits(self._total, self._spent + held - drawn, cost)
+                if hold is not None:
+                    self._holds[hold] -= drawn
+            else:
+                check_fits(self._total, self._spent, cost)
             token = next(self._tokens)
             self._spent += cost
             self._entries[token] = entry

@@ -1283,3 +1283,26 @@ def test_backup_copies_a_ledger_in_use_into_one_file(tmp_path: Path, path: Path)
     with pytest.raises(LedgerAccessError, match="never overwrites"):
         ledger.backup(copy)
     ledger.close()
+
+
+@pytest.mark.parametrize(
+    ("fields", "accepted"),
+    [
+        ({"epsilon": Fraction(0)}, True),
+        ({"epsilon": Fraction(-1, 3)}, False),
+        ({"epsilon": None, "rho": Fraction(1, 8)}, True),
+        ({"epsilon": None, "rho": Fraction(-1, 8)}, False),
+        ({"epsilon": None}, False),
+        ({"epsilon": Fraction(1), "delta": Fraction(999_999, 1_000_000)}, True),
+        ({"epsilon": Fraction(1), "delta": Fraction(1)}, False),
+        ({"epsilon": Fraction(1), "delta": Fraction(-1, 10**9)}, False),
+    ],
+)
+def test_an_entry_holds_only_a_non_negative_charge_and_a_delta_below_one(
+    fields: dict[str, Any], accepted: bool
+) -> None:
+    if accepted:
+        LedgerEntry("count", **fields)
+    else:
+        with pytest.raises(ValueError, match=r"must be|needs an"):
+            LedgerEntry("count", **fields)
