@@ -514,29 +514,8 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
         kind = Quantile.of(epsilon, "rows", 0.9, AUTO_ROWS, "rows_per_unit")
         return int(people._release(kind, None, NO_BOUNDS))
 
-
-@pd.api.extensions.register_dataframe_accessor("dp")
-class DPAccessor(DPReleases):
-    """Differentially private releases of a DataFrame: ``df.dp``.
-
-    Attach a budget once with :meth:`set_budget`; every release then spends
-    from it.  One row must be one person (the privacy unit).
-    """
-
-    def __init__(self, pandas_obj: pd.DataFrame) -> None:
-        self._df = pandas_obj
-
-    @property
-    def budget(self) -> PrivacyBudget:
-        """The frame's :class:`PrivacyBudget` (MissingBudgetError if it has none)."""
-        binding = binding_of(self._df)
-        return require_binding(self._df).budget if binding is None else binding.budget
-
-    def _budget(self) -> PrivacyBudget:
-        return self.budget
-
     def reserve(self, *, epsilon: float | None = None, rho: float | None = None) -> Hold:
-        """Hold ``epsilon`` of the frame's budget for the releases of a ``with`` block.
+        """Hold ``epsilon`` of the budget for the releases of a ``with`` block.
 
         ``with df.dp.reserve(epsilon=0.3): ...`` sets the share aside at once;
         inside, this thread's releases of the budget draw on it first; on exit
@@ -569,7 +548,28 @@ class DPAccessor(DPReleases):
             nest), or ``epsilon`` is not a positive number.
         """
         accountant, amount = check_loss(epsilon, rho)
-        return self.budget.hold(amount, accountant)
+        return self._budget().hold(amount, accountant)
+
+
+@pd.api.extensions.register_dataframe_accessor("dp")
+class DPAccessor(DPReleases):
+    """Differentially private releases of a DataFrame: ``df.dp``.
+
+    Attach a budget once with :meth:`set_budget`; every release then spends
+    from it.  One row must be one person (the privacy unit).
+    """
+
+    def __init__(self, pandas_obj: pd.DataFrame) -> None:
+        self._df = pandas_obj
+
+    @property
+    def budget(self) -> PrivacyBudget:
+        """The frame's :class:`PrivacyBudget` (MissingBudgetError if it has none)."""
+        binding = binding_of(self._df)
+        return require_binding(self._df).budget if binding is None else binding.budget
+
+    def _budget(self) -> PrivacyBudget:
+        return self.budget
 
     def groupby(self, by: Hashable | list[Hashable], *, keys: Any = None) -> DPGroupBy:
         """Group by ``by`` over the public ``keys`` for grouped releases.

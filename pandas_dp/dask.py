@@ -80,7 +80,6 @@ except ImportError as error:
 
 from .accessor import DPReleases
 from .budget import (
-    Hold,
     PrivacyBudget,
     bind,
     claim_root,
@@ -100,7 +99,6 @@ from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values
 from .validation import (
     MAX_ROWS,
     check_column,
-    check_loss,
     check_per_unit,
 )
 
@@ -431,44 +429,6 @@ class DaskDPAccessor(DPReleases):
 
     def _budget(self) -> PrivacyBudget:
         return self.budget
-
-    def reserve(self, *, epsilon: float | None = None, rho: float | None = None) -> Hold:
-        """Hold ``epsilon`` of the collection's budget for the releases of a ``with`` block.
-
-        ``with df.dp.reserve(epsilon=0.3): ...`` sets the share aside at once;
-        inside, this thread's releases of the budget draw on it first; on exit
-        (also on an error) what is left is free again.  With a named ledger
-        budget, other processes cannot spend it either.  Holding spends
-        nothing by itself.
-
-        Parameters
-        ----------
-        epsilon : float
-            The share to hold: what the block's releases will cost.
-        rho : float
-            Instead of ``epsilon``, under a zCDP budget: the ρ to hold. Under a
-            ρ budget, ``epsilon`` holds ``ε²/2`` (what releases of ε in total,
-            each charged ``εᵢ²/2``, cost at most).
-
-        Returns
-        -------
-        Hold
-            The context manager (:class:`pandas_dp.budget.Hold`); after the
-            block, its ``returned`` is what was left of the share.
-
-        Raises
-        ------
-        BudgetExceededError
-            On entering the block, if ``epsilon`` exceeds what remains
-            (nothing is held; the block does not run).
-        ValueError
-            If this thread already holds a share of this budget (holds do not
-            nest), or ``epsilon`` is not a positive number.
-        """
-        accountant, amount = check_loss(epsilon, rho)
-        return self.budget.hold(amount, accountant)
-
-    # ------------------------------------------------------------------- hooks
 
     @overload
     def _release(self, kind: Kind[One, Many], group: None, bounds: ContributionBounds) -> One: ...

@@ -1261,6 +1261,7 @@ def test_a_collection_inherits_only_from_a_frame_that_may_spend(change: str) -> 
 def test_set_budget_is_one_path_for_both_engines() -> None:
     """One set_budget, over the engine's hooks (binding), so the engines cannot drift apart."""
     assert pdd.DaskDPAccessor.set_budget is pandas_dp.DPAccessor.set_budget
+    assert pdd.DaskDPAccessor.reserve is pandas_dp.DPAccessor.reserve
 
 
 def test_without_dask_the_import_error_gives_the_install_command() -> None:
