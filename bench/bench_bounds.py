@@ -34,11 +34,11 @@ import pandas as pd
 
 import pandas_dp  # noqa: F401  (registers df.dp)
 from pandas_dp.aggregate import Mean
+from pandas_dp.auto import AUTO_SHARE
 from pandas_dp.clipbounds import ClipBounds
 from pandas_dp.kind import Kind, Neighbours
 from pandas_dp.noise import SeededSource
 from pandas_dp.select import Quantile
-from pandas_dp.surface import AUTO_SHARE
 from pandas_dp.variance import Var
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "pums_1000.csv"

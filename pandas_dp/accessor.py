@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .aggregate import Count, Histogram
+from .auto import AUTO_ROWS
 from .budget import (
     Hold,
     PrivacyBudget,
@@ -45,7 +46,7 @@ from .release import NO_BOUNDS, ContributionBounds, PandasFrame, run
 from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values, row_mask
 from .select import Quantile
 from .sqlite_ledger import Ledger, open_ledger
-from .surface import AUTO_ROWS, Releases, Ungrouped
+from .surface import Releases, Ungrouped
 from .validation import (
     check_adjacency,
     check_column,

@@ -24,6 +24,7 @@ from typing import Any, Generic, Literal, TypeVar, overload
 import pandas as pd
 
 from .aggregate import Count, Mean, Nunique, Sum
+from .auto import AUTO_ROWS_SHARE, AUTO_SHARE, is_auto, with_bounds, with_rows
 from .budget import PrivacyBudget
 from .clipbounds import ClipBounds, ClippedShare
 from .describe import Describe
@@ -33,76 +34,10 @@ from .select import Argmax, Quantile
 from .validation import Bounds, check_epsilon, loss, pure
 from .variance import Var
 
-__all__ = [
-    "AUTO_ROWS",
-    "AUTO_ROWS_SHARE",
-    "AUTO_SHARE",
-    "Grouped",
-    "Releases",
-    "Ungrouped",
-    "with_bounds",
-    "with_rows",
-]
+__all__ = ["Grouped", "Releases", "Ungrouped"]
 
 S = TypeVar("S")
 C = TypeVar("C")  # a candidate of argmax_exp
-
-#: The share of a ``clip="auto"`` call's epsilon that finds the bounds (the rest
-#: releases the statistic with them).
-AUTO_SHARE = Fraction(1, 4)
-#: The share of a ``max_rows="auto"`` call's epsilon that chooses ``max_rows``
-#: (``rows_per_unit`` at q = 0.9 on :data:`AUTO_ROWS`).
-AUTO_ROWS_SHARE = Fraction(1, 4)
-#: The public grid ``max_rows="auto"`` chooses from: 1 to 32, then powers of two to 2**20.
-AUTO_ROWS = tuple(range(1, 33)) + tuple(2**k for k in range(6, 21))
-
-
-def _is_auto(clip: object) -> bool:
-    return isinstance(clip, str) and clip == "auto"
-
-
-def with_bounds(answer: Any, clips: Mapping[Hashable, tuple[float, float]]) -> Any:
-    """``answer`` with the bounds ``clip="auto"`` chose, where it has room for them.
-
-    An interval (a Series or DataFrame with ``estimate``, ``lower``, ``upper``)
-    gets ``clip_lower`` and ``clip_upper``; a ``describe`` table gets them as
-    rows (ungrouped) or as columns under each column name (grouped).  A plain
-    number is returned as it is: the bounds are in the ledger entry.
-    """
-    if isinstance(answer, pd.Series) and "estimate" in answer.index:
-        ((lower, upper),) = clips.values()
-        chosen = pd.Series([lower, upper], index=["clip_lower", "clip_upper"], name=answer.name)
-        return pd.concat([answer.astype("float64"), chosen])
-    if isinstance(answer, pd.DataFrame) and "estimate" in answer.columns:
-        ((lower, upper),) = clips.values()
-        return answer.assign(clip_lower=lower, clip_upper=upper)
-    if isinstance(answer, pd.DataFrame) and isinstance(answer.columns, pd.MultiIndex):
-        out = answer.copy()
-        for column, (lower, upper) in clips.items():
-            out[(column, "clip_lower")] = lower
-            out[(column, "clip_upper")] = upper
-        return out[list(clips)]
-    if isinstance(answer, pd.DataFrame) and set(clips) <= set(answer.columns):
-        extra = pd.DataFrame(
-            {c: [lower, upper] for c, (lower, upper) in clips.items()},
-            index=["clip_lower", "clip_upper"],
-        )
-        return pd.concat([answer, extra])
-    return answer
-
-
-def with_rows(answer: Any, max_rows: int) -> Any:
-    """``answer`` with the ``max_rows`` that ``max_rows="auto"`` chose, where it has room.
-
-    An interval (a Series or DataFrame with ``estimate``) gets ``max_rows``; a
-    plain answer is returned as it is: the bound is in the ledger entry.
-    """
-    if isinstance(answer, pd.Series) and "estimate" in answer.index:
-        chosen = pd.Series([float(max_rows)], index=["max_rows"], name=answer.name)
-        return pd.concat([answer.astype("float64"), chosen])
-    if isinstance(answer, pd.DataFrame) and "estimate" in answer.columns:
-        return answer.assign(max_rows=max_rows)
-    return answer
 
 
 class Ungrouped:
@@ -155,7 +90,7 @@ class Releases(Generic[S]):
         the whole ε held first: two ledger entries, the second recording the
         bound.
         """
-        if not _is_auto(max_rows):
+        if not is_auto(max_rows):
             return self._spend(kind, max_rows, max_groups)
         if getattr(kind, "rho", None) is not None:
             raise TypeError(
@@ -191,7 +126,7 @@ class Releases(Generic[S]):
         """
         total = check_epsilon(epsilon)
         share = total * AUTO_SHARE
-        rows_share = total * AUTO_ROWS_SHARE if _is_auto(max_rows) else Fraction(0)
+        rows_share = total * AUTO_ROWS_SHARE if is_auto(max_rows) else Fraction(0)
         rest = total - share - rows_share
         build({c: (0.0, 1.0) for c in columns}, rest)  # its arguments, checked first
         finders = [ClipBounds(share / len(columns), c, pooled=True) for c in columns]
@@ -419,7 +354,7 @@ class Releases(Generic[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        if _is_auto(clip):
+        if is_auto(clip):
             pure(epsilon, rho, 'sum with clip="auto"')
             return self._auto(
                 (column,),
@@ -536,7 +471,7 @@ class Releases(Generic[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        if _is_auto(clip):
+        if is_auto(clip):
             pure(epsilon, rho, 'mean with clip="auto"')
             return self._auto(
                 (column,),
@@ -605,7 +540,7 @@ class Releases(Generic[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        if _is_auto(clip):
+        if is_auto(clip):
             pure(epsilon, rho, 'var with clip="auto"')
             return self._auto(
                 (column,),
@@ -674,7 +609,7 @@ class Releases(Generic[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        if _is_auto(clip):
+        if is_auto(clip):
             pure(epsilon, rho, 'std with clip="auto"')
             return self._auto(
                 (column,),
@@ -957,7 +892,7 @@ class Releases(Generic[S]):
         max_groups: int | None = None,
         ci: None = None,
     ) -> Any:
-        if _is_auto(clip):
+        if is_auto(clip):
             pure(epsilon, rho, 'describe with clip="auto"')
             labels = tuple(columns) if isinstance(columns, list | tuple | pd.Index) else (columns,)
             return self._auto(

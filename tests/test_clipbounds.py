@@ -14,6 +14,7 @@ import pytest
 import pandas_dp  # noqa: F401  (registers df.dp)
 from pandas_dp import BudgetExceededError
 from pandas_dp.aggregate import Mean
+from pandas_dp.auto import AUTO_SHARE
 from pandas_dp.clipbounds import (
     CANDIDATES,
     BoundsPlan,
@@ -25,7 +26,6 @@ from pandas_dp.clipbounds import (
 )
 from pandas_dp.kind import Neighbours, Rows
 from pandas_dp.noise import SeededSource
-from pandas_dp.surface import AUTO_SHARE
 
 
 def column(sign: str, n: int = 3_000) -> pd.DataFrame:
