@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import doctest
 import functools
+import importlib.util
 import re
 from fractions import Fraction
 from pathlib import Path
@@ -112,10 +113,24 @@ def test_the_section_runs_and_prints_what_it_shows() -> None:
     report: list[str] = []
     for number, (_, body) in enumerate(_blocks(), start=1):
         test = parser.get_doctest(body, namespace, f"README block {number}", str(README), 0)
+        test.globs = namespace  # DocTest copies its globals: share one namespace, in order
         runner.run(test, out=report.append, clear_globs=False)
     if runner.failures:
         pytest.fail("".join(report))
     assert runner.tries >= 8
+
+
+def test_the_bounds_table_is_what_bench_bounds_prints(shared_data: Path) -> None:
+    """The accuracy table of ``clip="auto"`` and the manual recipe on PUMS incomes."""
+    path = README.parent / "bench" / "bench_bounds.py"
+    spec = importlib.util.spec_from_file_location("bench_bounds", path)
+    assert spec is not None
+    assert spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    shown = _section().split("<!-- bench_bounds: begin -->\n")[1].split("<!-- bench_bounds: end")[0]
+    income = pd.read_csv(shared_data / "pums_1000.csv")[["income"]]
+    assert shown.strip().splitlines() == bench.table(income)
 
 
 def _etl_recipe() -> str:
