@@ -159,7 +159,7 @@ def release_with(
         }
         truncated = None
         if people is not None:
-            bound = rows if isinstance(rows, int) else surface._budget().max_rows
+            bound = surface._budget().max_rows if rows is None else int(rows)  # as released
             share = ClippedShare(unit_share, "rows", (0.0, float(bound)), alias="truncated_share")
             truncated = people._spend(share, None, None)
     if cut and ci is None and not isinstance(answer, pd.Series | pd.DataFrame):

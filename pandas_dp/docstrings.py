@@ -103,7 +103,10 @@ PARAGRAPHS: dict[str, str] = {
             ``epsilon``, held at once; one ledger entry per part). Returned as
             fields of the ``ci`` interval, or without ``ci`` as a Series (grouped:
             a DataFrame) with ``estimate`` and the shares. ``ci`` covers the noise
-            only; the cut is the bias it does not cover. One column only.""",
+            only; the cut is the bias it does not cover. One column only. Each
+            share's two counts get discrete Laplace noise of scale Δ/(ε/10): Δ 1
+            (2 under substitute), times ``max_rows`` (× ``max_groups``) for the
+            clipped share with a privacy unit.""",
     "cut_table": """\
         cut : bool, default False
             Also release, privately, how much the bounds cut: per column, the
