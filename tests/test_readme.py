@@ -157,3 +157,23 @@ def test_the_etl_recipe_holds_its_share_and_a_refused_run_spends_nothing(
     assert (history.state == "released").sum() == 2 * runs  # no run stopped half-way
     assert ledger.store("hr.salaries").spent() == Fraction(24, 5)
     assert ledger.store("hr.salaries").held() == 0
+
+
+def _plus_minus(width: float) -> str:
+    """A half-width as the README's planning table writes it."""
+    if width >= 1e6:
+        return f"±{width / 1e6:.2f}M"
+    if width >= 1e5:
+        return f"±{width / 1e3:.0f}k"
+    return f"±{width:,.0f}"
+
+
+def test_the_planning_table_is_what_half_width_gives() -> None:
+    rows = re.findall(r"^\| ([\d.]+) \| (±\S+) \| (±\S+) \| (±\S+) \|$", _section(), re.M)
+    assert len(rows) == 3
+    for epsilon, count, total, mean in rows:
+        e = float(epsilon)
+        assert count == _plus_minus(pandas_dp.half_width("count", epsilon=e))
+        assert total == _plus_minus(pandas_dp.half_width("sum", epsilon=e, clip=(0, 200_000)))
+        width = pandas_dp.half_width("mean", epsilon=e, clip=(0, 200_000), n=1_000)
+        assert mean == _plus_minus(width)
