@@ -54,13 +54,14 @@ PARAGRAPHS: dict[str, str] = {
             Δ₂²/(2ρ)`` (Δ₂ the L2 sensitivity: ``k·√g`` rows for a grouped count
             of persons with at most k rows in g keys), composed exactly in ρ. An
             epsilon budget refuses it: Gaussian noise is not pure ε-DP.""",
-    "rho_pure": """\
+    "rho_select": """\
         rho : float
-            Not available: this release has no Gaussian form yet (TypeError).
-            Under a zCDP budget (``set_budget(rho=...)``) pass ``epsilon``: it is
-            charged ``ε²/2`` exactly (ε-DP is ε²/2-zCDP); a selection by
-            permute-and-flip is charged ``ε²/2`` too, since it is not known to
-            be ε-bounded-range.""",
+            Instead of ``epsilon`` (give exactly one), under a zCDP budget
+            (``set_budget(rho=...)``): charged exactly ρ, and run at the largest
+            ε with ``ε²/2 <= ρ`` (rounded down: ``sqrt(2ρ)``). Its mechanism
+            (permute-and-flip, AboveThreshold or discrete Laplace noise) is
+            ε-DP, hence ``ε²/2``-zCDP; none is known to be ε-bounded-range,
+            which would allow ``ε²/8``. An epsilon budget refuses it.""",
     "raises": "MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError",
     "grid": """\
         candidates : list, array or Index of numbers
@@ -196,7 +197,8 @@ def for_scope(owner: type, method: Callable[..., Any], scope: Scope) -> Callable
     """``method`` as ``owner``'s: the same code, with ``scope``'s docstring and signature.
 
     The signature is the one the method's overloads typed on
-    ``Releases[Ungrouped]`` (or ``Releases[Grouped]``) give, so ``help()`` and
+    ``Releases[Ungrouped]`` (or ``[Grouped]``; ``Selections[...]`` for the
+    selections) give, so ``help()`` and
     ``inspect.signature`` show what mypy checks.
     """
     if not isinstance(method, types.FunctionType):
@@ -217,7 +219,8 @@ def for_scope(owner: type, method: Callable[..., Any], scope: Scope) -> Callable
     copy.__qualname__ = f"{owner.__qualname__}.{method.__name__}"
     copy.__annotations__ = dict(method.__annotations__)
     copy.__doc__ = render(template, fields)
-    copy.__dict__["__signature__"] = _signature(method, f"Releases[{scope.capitalize()}]")
+    defined = method.__qualname__.split(".")[0]  # Releases, or Selections (its base)
+    copy.__dict__["__signature__"] = _signature(method, f"{defined}[{scope.capitalize()}]")
     return copy
 
 
@@ -292,7 +295,7 @@ _release(
         The column whose distinct non-missing values are counted (like
         ``df[column].nunique()``).
     $epsilon
-    $rho_pure
+    $rho
     $max_rows
     $max_groups
 
@@ -465,7 +468,7 @@ _release(
     $numeric
     $clip_one
     $epsilon
-    $rho_pure
+    $rho
     $ci
     $max_rows
     $max_groups
@@ -511,7 +514,13 @@ _release(
             (:func:`pandas_dp.accuracy.variance_interval` proves it). It is
             conservative (coverage well above ``ci`` in practice) and covers the
             noise, not the bias of clipping. Post-processing: same cost, same
-            estimate.""",
+            estimate.
+
+            With ``rho``: the same three sums with discrete Gaussian noise, ρ/2
+            on the pair (L2 sensitivity ``U − L``: ``q² + (Q − q)² <= Q²``;
+            ``sqrt(2)·(U − L)`` under substitute) and ρ/2 on the third (L2: its
+            range); the interval uses the Gaussian's quantiles
+            (:func:`pandas_dp.variance.plan_variance_rho`).""",
         """\
             Costs ``epsilon`` once for all keys: per key, one joint release of
             the complementary sums ``(Σ(x − L), Σ(U − x))`` (ε/2; L1 sensitivity
@@ -534,7 +543,7 @@ _release(
     $numeric
     $clip_one
     $epsilon
-    $rho_pure
+    $rho
     $ci
     $max_rows
     $max_groups
@@ -582,7 +591,7 @@ _release(
         it. Rows whose value is missing or not a candidate are dropped; a
         candidate with no rows can still win.
     $epsilon
-    $rho_pure
+    $rho_select
     k : int, optional
         How many candidates to return, best first (top-k by peeling): with
         ``k``, always a list (per key, a DataFrame), also for ``k=1``.
@@ -661,7 +670,7 @@ _release(
         (``0.9`` is ``9/10``).
     $grid
     $epsilon
-    $rho_pure
+    $rho_select
     $max_rows
     $max_groups
 
@@ -721,7 +730,7 @@ _release(
     $numeric
     $grid
     $epsilon
-    $rho_pure
+    $rho_select
     $max_rows
     $max_groups
 
@@ -759,6 +768,7 @@ _release(
     ----------
     $numeric
     $epsilon
+    $rho_select
     $max_rows
     $max_groups
 
@@ -815,6 +825,7 @@ _release(
     clip : (float, float)
         The clip bounds to check (e.g. those a ``sum`` or ``mean`` used).
     $epsilon
+    $rho_select
     $max_rows
     $max_groups
 
@@ -865,7 +876,7 @@ _release(
         ``{column: grid}``: the public grid each column's quartiles are
         chosen from (finite, strictly increasing).
     $epsilon_split
-    $rho_pure
+    $rho
     $max_rows
     $max_groups
     ci : None
@@ -901,7 +912,11 @@ _release(
             complementary sums, so they cost nothing extra; its sensitivities
             under add_remove and substitute) and ε_c/6 on each of the 25 %, 50 % and 75 %
             points (permute-and-flip on one score table, as :meth:`quantile`).
-            The ledger records one entry stating this split. Public: ``clip``,
+            The ledger records one entry stating this split. With ``rho``: ρ is
+            split the same way; the moments get discrete Gaussian noise (as
+            :meth:`var` with ``rho``) and each quartile runs at the largest ε
+            with ``ε²/2 <= ρ_c/6`` (permute-and-flip is ε-DP, hence
+            ``ε²/2``-zCDP; it is not known to be bounded-range). Public: ``clip``,
             the grids, ``epsilon``. min and max are left out: on a public grid
             the private 0- and 1-quantiles cannot tell the points beyond the data
             apart, so they would be close to a uniform pick, not an estimate; the

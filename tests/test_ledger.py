@@ -800,6 +800,34 @@ def test_processes_never_jointly_exceed_a_named_budget(
     assert ledger.store("hr.salaries").spent() == history.epsilon_exact.sum() == 5
 
 
+@posix_only
+def test_processes_never_jointly_exceed_a_named_budgets_delta(
+    path: Path,
+    workers: ModuleType,
+    processes: multiprocessing.context.BaseContext,
+    spawn: Callable[..., Child],
+) -> None:
+    n_procs, attempts = 8, 6
+    budget = pd.DataFrame({"x": [1.0]}).dp.set_budget(
+        epsilon=100, delta=1e-6, ledger=path, name="keys"
+    )
+    barrier = processes.Barrier(n_procs)
+    children = [
+        spawn(workers.spend_delta_many, str(path), "keys", 1e-6, attempts, barrier)
+        for _ in range(n_procs)
+    ]
+    outcomes = receive(children, "result")
+    for _, proc in children:
+        proc.join(timeout=TIMEOUT)
+        assert proc.exitcode == 0
+    affordable = 10  # 1e-6 / 1e-7, exactly
+    assert sum(ok for ok, _ in outcomes) == affordable  # type: ignore[misc]
+    history = releases(open_ledger(path).history("keys"))
+    assert len(history) == affordable
+    assert history.delta_exact.sum() == budget.delta_spent == Fraction(1, 10**6)
+    assert open_ledger(path).budgets().delta_spent.tolist() == [1e-6]
+
+
 def test_a_share_held_by_one_process_cannot_be_spent_by_another(
     path: Path,
     frame: pd.DataFrame,
