@@ -360,18 +360,26 @@ class PrivacyBudget:
 
     @property
     def ledger(self) -> pd.DataFrame:
-        """Every release so far, oldest first, with the cumulative epsilon spent.
+        """Every release so far, oldest first, with the cumulative amount spent.
 
         ``half_width_95`` states each release's noise: the half-width of its
         95% interval (see :meth:`pandas_dp.kind.Kind.half_width`; text, one
         figure per column, computed from the plan when the release was made).
+        ``spent`` is cumulative, in the :attr:`accountant`'s unit (ε, or ρ);
+        ``epsilon_at`` is the ε of the (ε, δ)-DP guarantee of that spend at the
+        δ ``at_delta`` (the budget's δ, else 1e-6; under an ε budget, the ε
+        spent itself, a guarantee at every δ).
         """
         entries = self.entries
         frame = pd.DataFrame([e.as_record() for e in entries], columns=LEDGER_COLUMNS)
         for column in ("keys", "max_rows", "max_groups"):
             frame[column] = frame[column].astype("Int64")
-        charges = (e.charge(self.accountant) for e in entries)
-        frame["spent"] = [float(s) for s in itertools.accumulate(charges)]
+        spent = list(itertools.accumulate(e.charge(self.accountant) for e in entries))
+        at = self.delta or FACT_DELTA
+        rho = self.accountant == "rho"
+        frame["spent"] = [float(s) for s in spent]
+        frame["epsilon_at"] = [zcdp.epsilon_at(s, at) if rho else float(s) for s in spent]
+        frame["at_delta"] = float(at)
         return frame
 
     def reserve(self, entry: LedgerEntry) -> Reservation:

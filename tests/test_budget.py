@@ -226,6 +226,8 @@ LEDGER_COLUMNS = [
     "max_rows",
     "max_groups",
     "spent",
+    "epsilon_at",
+    "at_delta",
 ]
 
 
@@ -940,6 +942,21 @@ def test_epsilon_at_converts_the_rho_spent_and_the_total(rho_budget: pd.DataFram
     assert budget.epsilon_at(1e-6) == zcdp.epsilon_at(Fraction(1, 8), Fraction(1, 10**6))
     assert budget.epsilon_at(1e-6, of="total") == zcdp.epsilon_at(Fraction(1, 2), 1e-6)
     assert budget.epsilon_at(1e-6) < budget.epsilon_at(1e-6, of="total")
+
+
+def test_the_ledger_states_rho_and_the_epsilon_it_means_after_each_release(
+    rho_budget: pd.DataFrame,
+) -> None:
+    rho_budget.dp.count(rho=0.125)
+    rho_budget.dp.median("salary", candidates=GRID, rho=0.125)
+    ledger = rho_budget.dp.budget.ledger
+    assert list(ledger.rho) == [0.125, 0.125]
+    assert list(ledger.spent) == [0.125, 0.25]
+    assert list(ledger.epsilon_at) == [
+        zcdp.epsilon_at(Fraction(1, 8), Fraction(1, 10**6)),
+        zcdp.epsilon_at(Fraction(1, 4), Fraction(1, 10**6)),
+    ]
+    assert list(ledger.at_delta) == [1e-6, 1e-6]
 
 
 def test_an_epsilon_budget_is_its_own_epsilon_at_every_delta(protected: pd.DataFrame) -> None:
