@@ -16,10 +16,10 @@ import pandas as pd
 
 __all__ = ["AUTO_ROWS", "AUTO_ROWS_SHARE", "AUTO_SHARE", "is_auto", "with_bounds", "with_rows"]
 
-#: The share of a ``clip="auto"`` call's epsilon that finds the bounds (the rest
-#: releases the statistic with them).
+#: The share of a ``clip="auto"`` call's epsilon (or rho) that finds the bounds (the
+#: rest releases the statistic with them).
 AUTO_SHARE = Fraction(1, 4)
-#: The share of a ``max_rows="auto"`` call's epsilon that chooses ``max_rows``
+#: The share of a ``max_rows="auto"`` call's epsilon (or rho) that chooses ``max_rows``
 #: (``rows_per_unit`` at q = 0.9 on :data:`AUTO_ROWS`).
 AUTO_ROWS_SHARE = Fraction(1, 4)
 #: The public grid ``max_rows="auto"`` chooses from: 1 to 32, then powers of two to 2**20.

@@ -40,8 +40,8 @@ PARAGRAPHS: dict[str, str] = {
             dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
             on a frame whose rows are persons. ``"auto"``: chosen privately by
             ``rows_per_unit(0.9)`` on the grid 1..32, 64, ..., 2**20 with a
-            quarter of ``epsilon`` (the call still costs ``epsilon``, held at
-            once); the ledger records it, and an interval carries it as
+            quarter of ``epsilon`` (or of ``rho``; the call still costs
+            ``epsilon``, held at once); the ledger records it, and an interval carries it as
             ``max_rows``.""",
     "max_groups": """\
         max_groups : int, optional
@@ -75,16 +75,16 @@ PARAGRAPHS: dict[str, str] = {
         clip : (float, float) or "auto"
             Public clip bounds, never read from the data; values are clipped to
             them first (±inf to the bounds). ``"auto"``: chosen privately by
-            :meth:`bounds` with a quarter of ``epsilon`` (the call still costs
-            ``epsilon`` in total, held at once; two ledger entries), returned
-            with an interval as ``clip_lower``/``clip_upper``.""",
+            :meth:`bounds` with a quarter of ``epsilon`` (or of ``rho``; the
+            call still costs ``epsilon`` in total, held at once; two ledger
+            entries), returned with an interval as ``clip_lower``/``clip_upper``.""",
     "clip_many": """\
         clip : (float, float), dict or "auto"
             Public clip bounds, never read from the data; values are clipped to
             them first (±inf to the bounds). A mapping ``{column: (lower,
             upper)}`` (with ``column`` omitted) releases several columns at once.
             ``"auto"``: chosen privately by :meth:`bounds` with a quarter of
-            ``epsilon`` (the call still costs ``epsilon`` in total, held at once;
+            ``epsilon`` or ``rho`` (the call still costs it in total, held at once;
             two ledger entries; a grouped call finds one pair from every key's
             rows), returned with an interval as ``clip_lower``/``clip_upper``.""",
     "column_many": """\

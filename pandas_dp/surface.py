@@ -1,7 +1,9 @@
 """The releases of ``df.dp`` and ``df.dp.groupby(...)``, each written once.
 
-:class:`Releases` holds ``count``, ``nunique``, ``sum``, ``mean``, ``var``, ``std``,
-``argmax_exp``, ``quantile``, ``median`` and ``describe``.  Self-typed
+:class:`Releases` holds ``count``, ``nunique``, ``sum``, ``mean``, ``var``, ``std``
+and ``describe``, and inherits the selections (``argmax_exp``, ``quantile``,
+``median``, ``bounds``, ``clipped_share``) from :class:`pandas_dp.selections.Selections`.
+Each takes exactly one of ``epsilon=`` and ``rho=``.  Self-typed
 overloads give each method its two typed forms: on an ungrouped surface
 (``Releases[Ungrouped]``: :class:`pandas_dp.accessor.DPReleases`) one answer,
 on a grouped one (``Releases[Grouped]``:

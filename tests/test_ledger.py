@@ -800,6 +800,19 @@ def test_processes_never_jointly_exceed_a_named_budget(
     assert ledger.store("hr.salaries").spent() == history.epsilon_exact.sum() == 5
 
 
+def test_a_rho_selection_is_stored_with_its_epsilon_and_the_rho_it_was_charged(
+    frame: pd.DataFrame, path: Path
+) -> None:
+    frame.dp.set_budget(rho=1, ledger=path, name="z", seed=1)
+    frame.dp.median("x", candidates=[0.0, 25.0, 50.0], rho=0.125)
+    frame.dp.count(rho=0.25)
+    ledger = open_ledger(path)  # checks that the stored spent is the sum of the entries' ρ
+    history = releases(ledger.history("z"))
+    assert list(history.rho_exact) == [Fraction(1, 8), Fraction(1, 4)]
+    assert list(history.epsilon_exact) == [Fraction(1, 2), None]  # ε = sqrt(2ρ)
+    assert ledger.store("z").spent() == Fraction(3, 8)
+
+
 @posix_only
 def test_processes_never_jointly_exceed_a_named_budgets_delta(
     path: Path,
