@@ -512,20 +512,17 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
 
         Notes
         -----
-        Costs ``epsilon``. A quantile of :meth:`per_unit`'s row counts: the
-        one-row quantile's sensitivity (:meth:`quantile`), ``max(q, 1 − q)``
-        under add_remove, 1 under substitute. Public: the grid, ``q``, ``epsilon``.
+        Costs ``epsilon``: a quantile of :meth:`per_unit`'s row counts, sensitivity
+        ``max(q, 1 − q)`` under add_remove, 1 under substitute. Public: all arguments.
         """
-        people = self._people("rows_per_unit()")
         eps, charged = selection(epsilon, rho)
         kind = Quantile.of(eps, "rows", q, candidates, "rows_per_unit", charged)
-        return int(people._release(kind, None, NO_BOUNDS))
+        return int(self._people("rows_per_unit()")._release(kind, None, NO_BOUNDS))
 
     def _rows_per_unit(self, amount: Fraction, accountant: str = "epsilon") -> int:
-        people = self._people('max_rows="auto"')
         eps, charged = selection_loss(accountant, amount)
         kind = Quantile.of(eps, "rows", 0.9, AUTO_ROWS, "rows_per_unit", charged)
-        return int(people._release(kind, None, NO_BOUNDS))
+        return int(self._people('max_rows="auto"')._release(kind, None, NO_BOUNDS))
 
     def reserve(self, *, epsilon: float | None = None, rho: float | None = None) -> Hold:
         """Hold ``epsilon`` of the budget for the releases of a ``with`` block.
@@ -985,6 +982,9 @@ class DPAccessor(DPReleases):
 
     def _attach(self, budget: PrivacyBudget, where: str | None, stored_root: bool) -> None:
         attach(self._df, budget, where=where, stored_root=stored_root)
+
+    def _units(self) -> DPAccessor | None:
+        return None if require_binding(self._df).unit is None else self._people("cut=True")
 
     def _people(self, what: str) -> DPAccessor:
         binding = require_binding(self._df)

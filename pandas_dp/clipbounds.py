@@ -259,11 +259,17 @@ class ClippedShare(Kind[float, pd.Series]):
     unit (:meth:`Neighbours.pair_sensitivity`).  The answer is
     ``a / (a + b)`` with ``a, b`` the noisy counts floored at 0 (0 if both
     are).  Missing values are in neither count.
+
+    ``alias`` ``"truncated_share"``: the same release on the frame of rows
+    per person (column ``rows``, one row per person) with clip ``(0,
+    max_rows)``: the share of persons with rows that ``max_rows`` drops.
     """
 
     epsilon: Fraction
     column: Hashable
     clip: Clip
+    #: The operation the ledger records: ``clipped_share`` or ``truncated_share``.
+    alias: str = "clipped_share"
     #: Given ``rho=``: the ρ charged (``epsilon`` is then the largest with ε²/2 <= ρ).
     rho: Fraction | None = None
 
@@ -289,6 +295,7 @@ class ClippedShare(Kind[float, pd.Series]):
             plan,
             neighbours,
             keys,
+            operation=self.alias,
             epsilon=self.epsilon,
             rho=self.rho,
             columns=column_names([self.column]),

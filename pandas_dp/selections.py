@@ -400,5 +400,5 @@ class Selections(Generic[S]):
         max_groups: int | None = None,
     ) -> Any:
         eps, charged = selection(epsilon, rho)
-        kind = ClippedShare(eps, column, clip, charged)
+        kind = ClippedShare(eps, column, clip, rho=charged)
         return self._go(kind, max_rows, max_groups)

@@ -19,27 +19,25 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Hashable, Mapping
 from fractions import Fraction
 from typing import Any, Literal, TypeVar, overload
 
 import pandas as pd
 
 from .aggregate import Count, Mean, Nunique, Sum
-from .auto import AUTO_ROWS_SHARE, AUTO_SHARE, is_auto, with_bounds, with_rows
+from .auto import AUTO_ROWS_SHARE, is_auto, release_with, with_rows
 from .budget import PrivacyBudget
-from .clipbounds import ClipBounds
 from .describe import Describe
 from .docstrings import RELEASES, Scope, for_scope
 from .kind import Kind
 from .selections import Grouped, Selections, Ungrouped
-from .validation import Bounds, check_loss, loss, loss_fields, selection_loss
+from .validation import Bounds, loss, selection_loss
 from .variance import Var
 
 __all__ = ["Grouped", "Releases", "Ungrouped"]
 
 S = TypeVar("S")
-Build = Callable[[dict[Hashable, tuple[float, float]], dict[str, Fraction | None]], Kind[Any, Any]]
 
 
 # ---------------------------------------------------------------- releases
@@ -69,6 +67,10 @@ class Releases(Selections[S]):
 
     def _rows_per_unit(self, amount: Fraction, accountant: str = "epsilon") -> int:
         """``rows_per_unit(0.9, candidates=AUTO_ROWS, epsilon=amount)`` (or ``rho=``)."""
+        raise NotImplementedError
+
+    def _units(self) -> Releases[Ungrouped] | None:
+        """The surface of the frame of rows per person (column ``rows``); None without a unit."""
         raise NotImplementedError
 
     def _hold(self, amount: Fraction, accountant: str) -> contextlib.AbstractContextManager[Any]:
@@ -102,47 +104,6 @@ class Releases(Selections[S]):
             rest = dataclasses.replace(kind, **fields)  # type: ignore[type-var]
             answer = self._spend(rest, rows, max_groups)
         return with_rows(answer, rows)
-
-    def _auto(
-        self,
-        columns: tuple[Hashable, ...],
-        loss_given: tuple[float | None, float | None],
-        build: Build,
-        max_rows: Any,
-        max_groups: int | None,
-    ) -> Any:
-        """``clip="auto"``: private bounds with :data:`AUTO_SHARE` of ε, then the statistic.
-
-        The whole ``epsilon`` is held first (refused, nothing spent, if it does
-        not fit), unless this thread already holds a share (``df.dp.reserve``):
-        the two releases are two ledger entries adding up to exactly
-        ``epsilon``, the second recording the bounds as its clip.  The
-        statistic's arguments are checked before anything is spent.  A grouped
-        surface finds one pair of bounds from the rows of every key together.
-        With ``max_rows="auto"`` too, ``rows_per_unit`` takes
-        :data:`AUTO_ROWS_SHARE` of ε first (three entries).  ``loss_given`` is
-        the call's ``(epsilon, rho)``: given ``rho=``, ρ is split by the same
-        shares, the bounds (AboveThreshold, ε-DP) run at the largest ε with
-        ``ε²/2`` within their share, and the statistic is Gaussian.
-        """
-        accountant, total = check_loss(*loss_given)
-        share = total * AUTO_SHARE
-        rows_share = total * AUTO_ROWS_SHARE if is_auto(max_rows) else Fraction(0)
-        rest = loss_fields(accountant, total - share - rows_share)
-        build({c: (0.0, 1.0) for c in columns}, rest)  # its arguments, checked first
-        eps, charged = selection_loss(accountant, share / len(columns))
-        finders = [ClipBounds(eps, c, pooled=True, rho=charged) for c in columns]
-        with self._hold(total, accountant):
-            rows = self._rows_per_unit(rows_share, accountant) if rows_share else max_rows
-            clips: dict[Hashable, tuple[float, float]] = {}
-            for finder in finders:
-                found = self._spend(finder, rows, max_groups)
-                if isinstance(found, pd.DataFrame):  # pooled: every key's row is the same
-                    found = (float(found["lower"].min()), float(found["upper"].max()))
-                clips[finder.column] = found
-            answer = self._spend(build(clips, rest), rows, max_groups)
-        answer = with_bounds(answer, clips)
-        return with_rows(answer, rows) if rows_share else answer
 
     @overload
     def count(
@@ -291,6 +252,7 @@ class Releases(Selections[S]):
         clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
@@ -301,7 +263,8 @@ class Releases(Selections[S]):
         *,
         clip: Bounds | Literal["auto"],
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
@@ -325,6 +288,7 @@ class Releases(Selections[S]):
         clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
@@ -336,7 +300,8 @@ class Releases(Selections[S]):
         *,
         clip: Bounds | Literal["auto"],
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
@@ -374,16 +339,21 @@ class Releases(Selections[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        if is_auto(clip):
-            return self._auto(
+        if is_auto(clip) or cut:
+            return release_with(
+                self,
                 (column,),
                 (epsilon, rho),
+                clip,
                 lambda clips, f: Sum(column=column, clip=clips[column], ci=ci, **f),
                 max_rows,
                 max_groups,
+                cut=cut,
+                ci=ci,
             )
         kind = Sum(column=column, clip=clip, ci=ci, **loss(epsilon, rho))
         return self._go(kind, max_rows, max_groups)
@@ -407,6 +377,7 @@ class Releases(Selections[S]):
         clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
@@ -417,7 +388,8 @@ class Releases(Selections[S]):
         *,
         clip: Bounds | Literal["auto"],
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
@@ -441,6 +413,7 @@ class Releases(Selections[S]):
         clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
@@ -452,7 +425,8 @@ class Releases(Selections[S]):
         *,
         clip: Bounds | Literal["auto"],
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
@@ -490,16 +464,21 @@ class Releases(Selections[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        if is_auto(clip):
-            return self._auto(
+        if is_auto(clip) or cut:
+            return release_with(
+                self,
                 (column,),
                 (epsilon, rho),
+                clip,
                 lambda clips, f: Mean(column=column, clip=clips[column], ci=ci, **f),
                 max_rows,
                 max_groups,
+                cut=cut,
+                ci=ci,
             )
         kind = Mean(column=column, clip=clip, ci=ci, **loss(epsilon, rho))
         return self._go(kind, max_rows, max_groups)
@@ -512,6 +491,7 @@ class Releases(Selections[S]):
         clip: Any,
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
@@ -522,7 +502,8 @@ class Releases(Selections[S]):
         *,
         clip: Any,
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
@@ -534,6 +515,7 @@ class Releases(Selections[S]):
         clip: Any,
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
@@ -545,7 +527,8 @@ class Releases(Selections[S]):
         *,
         clip: Any,
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
@@ -583,18 +566,23 @@ class Releases(Selections[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        if is_auto(clip):
-            return self._auto(
+        if is_auto(clip) or cut:
+            return release_with(
+                self,
                 (column,),
                 (epsilon, rho),
+                clip,
                 lambda clips, f: Var.of(
                     f["epsilon"], column, clips[column], std=False, ci=ci, rho=f["rho"]
                 ),
                 max_rows,
                 max_groups,
+                cut=cut,
+                ci=ci,
             )
         f = loss(epsilon, rho)
         kind = Var.of(f["epsilon"], column, clip, std=False, ci=ci, rho=f["rho"])
@@ -608,6 +596,7 @@ class Releases(Selections[S]):
         clip: Any,
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
@@ -618,7 +607,8 @@ class Releases(Selections[S]):
         *,
         clip: Any,
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
@@ -630,6 +620,7 @@ class Releases(Selections[S]):
         clip: Any,
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
@@ -641,7 +632,8 @@ class Releases(Selections[S]):
         *,
         clip: Any,
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
@@ -679,18 +671,23 @@ class Releases(Selections[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        if is_auto(clip):
-            return self._auto(
+        if is_auto(clip) or cut:
+            return release_with(
+                self,
                 (column,),
                 (epsilon, rho),
+                clip,
                 lambda clips, f: Var.of(
                     f["epsilon"], column, clips[column], std=True, ci=ci, rho=f["rho"]
                 ),
                 max_rows,
                 max_groups,
+                cut=cut,
+                ci=ci,
             )
         f = loss(epsilon, rho)
         kind = Var.of(f["epsilon"], column, clip, std=True, ci=ci, rho=f["rho"])
@@ -706,6 +703,7 @@ class Releases(Selections[S]):
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
         ci: None = None,
+        cut: bool = False,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -719,6 +717,7 @@ class Releases(Selections[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
         ci: None = None,
+        cut: bool = False,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -759,17 +758,23 @@ class Releases(Selections[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
         ci: None = None,
+        cut: bool = False,
     ) -> Any:
-        if is_auto(clip):
+        if is_auto(clip) or cut:
             labels = tuple(columns) if isinstance(columns, list | tuple | pd.Index) else (columns,)
-            return self._auto(
+            return release_with(
+                self,
                 labels,
                 (epsilon, rho),
+                clip,
                 lambda clips, f: Describe.of(
                     f["epsilon"], list(labels), clips, candidates, ci, f["rho"]
                 ),
                 max_rows,
                 max_groups,
+                cut=cut,
+                ci=ci,
+                table=True,
             )
         f = loss(epsilon, rho)
         kind = Describe.of(f["epsilon"], columns, clip, candidates, ci, f["rho"])
