@@ -8,6 +8,7 @@
     df.dp.mean("salary", clip=(0, 200_000), epsilon=0.5)
     df.dp.mean("salary", clip="auto", epsilon=0.5)      # bounds found privately (ε/4)
     df.dp.groupby("dept", keys=DEPTS).count(epsilon=0.5)
+    df.dp.groupby("product").count(epsilon=0.5, delta=1e-7)   # keys chosen privately
     df.dp.argmax_exp("product", candidates=PRODUCTS, epsilon=0.5)
     df.dp.median("salary", candidates=GRID, epsilon=0.2)
     df.dp.count(epsilon=0.5, ci=0.95)                   # estimate, lower, upper
@@ -20,7 +21,8 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``mypy``                  mypy plugin: ``df.dp`` typed (mypy loads it; never imported here)
 ``dask``                  ``ddf.dp`` on Dask (``import pandas_dp.dask``; never imported here)
 ``dask_graph``            what a Dask collection is made of: markers, row alignment, schedulers
-``accessor``              ``df.dp``: set_budget, histogram/crosstab, row-wise derivations
+``accessor``              ``df.dp``: set_budget, histogram, row-wise derivations
+``keyless``               groupby(by) without keys, value_counts, crosstab: keys chosen privately
 ``groupby``               ``df.dp.groupby(by, keys=...)``: the grouped surface
 ``surface``               each release written once for both surfaces (self-typed overloads)
 ``auto``                  clip="auto" / max_rows="auto": their ε shares, the choice shown
