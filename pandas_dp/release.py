@@ -548,8 +548,9 @@ def combine_selected(
     kind: Kind[Any, Any], a: tuple[pd.Index, Stats], b: tuple[pd.Index, Stats]
 ) -> tuple[pd.Index, Stats]:
     """Two slices' :func:`selection_tally` together: keys unioned by value, statistics joined."""
-    codes, union = a[0].append(b[0]).factorize(use_na_sentinel=False)
-    union = union.set_names(a[0].names)
+    codes, uniques = a[0].append(b[0]).factorize(use_na_sentinel=False)
+    assert isinstance(uniques, pd.Index)  # an Index factorizes to an Index (MultiIndex kept)
+    union = uniques.set_names(a[0].names)
     n_keys, split = len(union), len(a[0])
     moved = []
     for mapping, (_, stats) in ((codes[:split], a), (codes[split:], b)):
