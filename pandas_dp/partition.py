@@ -230,6 +230,19 @@ class KeySelection(Grouping):
     def codes(self, df: pd.DataFrame) -> I64:
         raise TypeError("the keys of a selection are known only after it: use observe().")
 
+    def counted(self, df: pd.DataFrame) -> tuple[pd.Index, I64] | None:
+        """The observed keys of one column and their rows (``value_counts``), without codes.
+
+        What a row count without a privacy unit needs, at the cost of
+        pandas' own ``value_counts``; None for several columns or a
+        categorical one (their keys come from :meth:`observe`).
+        """
+        if len(self.by) > 1 or isinstance(df[self.by[0]].dtype, pd.CategoricalDtype):
+            return None
+        counts = df[self.by[0]].value_counts(dropna=self.dropna, sort=False)
+        rows: I64 = np.asarray(counts, dtype=np.int64)
+        return counts.index.rename(self.by[0]), rows
+
     def observe(self, df: pd.DataFrame) -> tuple[I64, pd.Index]:
         """Each row's code into the keys observed in ``df`` (-1: dropped), and those keys.
 

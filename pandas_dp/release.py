@@ -240,6 +240,11 @@ class PandasFrame:
             check_unit_ids(units.dtype, units.name)  # before the reservation
 
         def statistics(source: RandomSource) -> tuple[pd.Index, Stats]:
+            counted = group.counted(self.df) if units is None and task.kind.counts_kept() else None
+            if counted is not None:  # a row count, each row a person: its counts are both
+                assert task.selection is not None
+                people = task.selection.weight(1) * counted[1]
+                return counted[0], (people, *task.kind.from_counts(counted[1]))
             codes, keys = group.observe(self.df)
             return keys, selection_tally(task, rows, codes, keys, units, source)
 
@@ -562,6 +567,12 @@ def combine_selected(
     return union, (pa + pb, *kind.combine(sa, sb))
 
 
+def _canonical(keys: pd.Index) -> I64:
+    """The positions of ``keys`` in the order of a 64-bit hash of their values (stable)."""
+    hashes = pd.util.hash_pandas_object(keys, index=False).to_numpy()
+    return np.argsort(hashes, kind="stable").astype(np.int64)
+
+
 def _sorted(keys: pd.Index) -> I64:
     """The positions of ``keys`` in sorted order (missing last); as given if not comparable."""
     try:
@@ -586,7 +597,11 @@ def release_selected(
     kind = selecting.kind
     with budget.reserve(planned.entry):  # committed before any noise; returned if it raised
         keys, stats = statistics()
-    chosen, noisy = select_codes(selecting.plan, stats[0], budget.source)
+    # The noise goes to the keys in the order of a hash of their values, the same on every
+    # engine whatever order the rows (or partitions, or value_counts) gave them.
+    canonical = _canonical(keys)
+    chosen, noisy = select_codes(selecting.plan, stats[0][canonical], budget.source)
+    chosen = canonical[chosen]
     if group.sort:
         order = _sorted(keys[chosen])
         chosen = chosen[order]
