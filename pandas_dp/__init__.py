@@ -65,6 +65,7 @@ from .accessor import DPAccessor
 from .budget import PrivacyBudget
 from .errors import BudgetExceededError, MissingBudgetError, PandasDPError
 from .groupby import DPGroupBy
+from .keyless import DPSelectedGroupBy
 from .ledger import LedgerEntry
 from .planning import epsilon_for, half_width, rho_for
 from .sqlite_ledger import Ledger, open_ledger
@@ -73,6 +74,7 @@ __all__ = [
     "BudgetExceededError",
     "DPAccessor",
     "DPGroupBy",
+    "DPSelectedGroupBy",
     "Ledger",
     "LedgerEntry",
     "MissingBudgetError",

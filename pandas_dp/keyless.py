@@ -18,7 +18,7 @@ the data, and a key of one person then shows that person is in it.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import Any, overload
 
 import pandas as pd
 
@@ -91,6 +91,32 @@ class DPSelectedGroupBy:
 
     def __repr__(self) -> str:
         return f"DPSelectedGroupBy(by={self.by!r}, dropna={self._selection.dropna})"
+
+    @overload
+    def count(
+        self,
+        column: Hashable | None = None,
+        *,
+        epsilon: float | None = None,
+        rho: float | None = None,
+        delta: float | None = None,
+        ci: None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def count(
+        self,
+        column: Hashable | None = None,
+        *,
+        epsilon: float | None = None,
+        rho: float | None = None,
+        delta: float | None = None,
+        ci: float,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
 
     @doc(**_FIELDS)
     def count(
@@ -191,6 +217,34 @@ class DPSelectedGroupBy:
             max_rows=max_rows,
             max_groups=max_groups,
         )
+
+    @overload
+    def mean(
+        self,
+        column: Hashable,
+        *,
+        clip: tuple[float, float],
+        epsilon: float | None = None,
+        rho: float | None = None,
+        delta: float | None = None,
+        ci: None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def mean(
+        self,
+        column: Hashable | None = None,
+        *,
+        clip: Any,
+        epsilon: float | None = None,
+        rho: float | None = None,
+        delta: float | None = None,
+        ci: float | None = None,
+        max_rows: int | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series | pd.DataFrame: ...
 
     @doc(**_FIELDS)
     def mean(

@@ -257,6 +257,22 @@ def test_the_one_pass_count_shows_the_selections_noisy_counts(
     assert (released >= used.threshold).all()
 
 
+@pytest.mark.parametrize("dropna", [True, False])
+def test_the_release_does_not_depend_on_how_the_keys_were_observed(dropna: bool) -> None:
+    # A string column is counted by value_counts; a categorical one (with an unused
+    # category) through its codes: the same keys draw the same noise.
+    rng = np.random.default_rng(2)
+    keys = pd.Series(rng.choice(["x", "y", "z", None], 4000, p=[0.5, 0.3, 0.15, 0.05]))
+    results = []
+    for column in (keys, keys.astype(pd.CategoricalDtype(["w", "z", "y", "x"]))):
+        df = pd.DataFrame({"k": column})
+        df.dp.set_budget(epsilon=10.0, delta=1e-5, seed=4)
+        results.append(df.dp.value_counts("k", epsilon=1.0, delta=1e-6, dropna=dropna))
+    plain, coded = results
+    assert [str(k) for k in plain.index] == [str(k) for k in coded.index]
+    assert plain.tolist() == coded.tolist()
+
+
 def test_keys_given_by_the_data_are_marked_not_private_only_in_the_docs() -> None:
     # keys=df.col.unique() still runs (the library cannot tell): the README warns.
     doc = pandas_dp.DPAccessor.groupby.__doc__ or ""
