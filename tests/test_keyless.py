@@ -105,9 +105,21 @@ def test_the_call_spends_exactly_its_epsilon_and_delta_in_one_entry(call: str) -
     assert df.dp.budget.delta_spent == Fraction(1, 10**7)
 
 
-def test_a_zcdp_call_spends_exactly_its_rho_and_delta() -> None:
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda g: g.sum("x", clip=(0, 10), rho=0.25, delta=1e-7),
+        lambda g: g.var("x", clip=(0, 10), rho=0.25, delta=1e-7),
+        lambda g: g.nunique("x", rho=0.25, delta=1e-7),
+        lambda g: g.median("x", candidates=[0, 5, 10], rho=0.25, delta=1e-7),
+    ],
+    ids=["sum", "var", "nunique", "median"],
+)
+def test_a_zcdp_call_spends_exactly_its_rho_and_delta(call: Callable[..., Any]) -> None:
     df = crowd(epsilon=None, rho=1.0)
-    df.dp.groupby("k").sum("x", clip=(0, 10), rho=0.25, delta=1e-7)
+    released = call(df.dp.groupby("k"))
+    assert "a" in released.index
+    assert LONELY not in released.index
     (entry,) = df.dp.budget.entries
     assert (entry.rho, entry.epsilon, entry.delta) == (Fraction(1, 4), None, Fraction(1, 10**7))
 
