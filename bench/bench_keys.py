@@ -3,7 +3,8 @@
     python bench/bench_keys.py                       # accuracy on the Reddit bigrams, then timing
     python bench/bench_keys.py --part accuracy --seeds 11 --groups 1 5 20 100
     python bench/bench_keys.py --part timing --rows 1e7 --repeat 3
-    python bench/bench_keys.py --public              # our side through df.dp (once it has landed)
+    python bench/bench_keys.py --direct              # our side through partition.select_keys
+    python bench/bench_keys.py --ours-only           # without OpenDP and PipelineDP
 
 Accuracy (``--part accuracy``): ``../shared/data/reddit_ngrams.csv`` beside the
 repository (``--data``; skipped with a message when absent), privacy unit =
@@ -55,10 +56,11 @@ then the unit case (``user`` as privacy unit, ``max_groups=5, max_rows=1``)
 against the same ``value_counts`` and against pandas' person count
 ``df.drop_duplicates(["user", "term"])["term"].value_counts()``.
 
-Until ``df.dp.value_counts`` / ``groupby(...).count`` without ``keys=`` are on
-main, our side runs :func:`pandas_dp.partition.key_statistics` and
-:func:`~pandas_dp.partition.select_keys` directly (what those calls do);
-``--public`` switches to the public calls.
+Our side runs the public calls (``df.dp.value_counts`` and
+``df.dp.groupby(key).count`` without ``keys=``); ``--direct`` runs
+:func:`pandas_dp.partition.key_statistics` and
+:func:`~pandas_dp.partition.select_keys` instead (the selection alone, as
+measured before those calls landed).
 """
 
 from __future__ import annotations
@@ -309,7 +311,9 @@ def pipeline_weighted(df: pd.DataFrame, g: int, seed: int) -> Keys:
 # --------------------------------------------------------------------------- accuracy
 
 
-def mechanisms(public: bool, method: str) -> list[tuple[str, str, Mechanism | None, str]]:
+def mechanisms(
+    public: bool, method: str, ours_only: bool = False
+) -> list[tuple[str, str, Mechanism | None, str]]:
     """(group, label, run(df, g, seed) or None, why it is missing)."""
     ours: list[tuple[str, str, Mechanism | None, str]] = [
         (
@@ -367,7 +371,7 @@ def mechanisms(public: bool, method: str) -> list[tuple[str, str, Mechanism | No
     else:
         peers.append(("all", "PipelineDP", None, PIPELINE_WHY))
     order = {"one pass": 0, "two steps": 1, "keys only": 2, "all": 3}
-    return sorted(ours + peers, key=lambda m: order[m[0]])
+    return sorted(ours + ([] if ours_only else peers), key=lambda m: order[m[0]])
 
 
 def _error(errors: list[float], counts: np.ndarray | None, seeds: int) -> str:
@@ -401,7 +405,7 @@ def accuracy(args: argparse.Namespace) -> None:
         f"distinct bigrams; distinct bigrams per author: median {per_author.median():.0f}, "
         f"max {per_author.max():,}; bigrams held by >= 10 authors: {(truth >= 10).sum():,}"
     )
-    side = "df.dp (public)" if args.public else "partition.select_keys"
+    side = "df.dp (public)" if not args.direct else "partition.select_keys"
     print(
         f"(ε, δ) = ({float(EPSILON):g}, {float(DELTA):g}); weighted Gaussian: "
         f"ρ = {float(weighted_rho()):.5f} with δ/2 on the threshold; "
@@ -415,7 +419,7 @@ def accuracy(args: argparse.Namespace) -> None:
     print(f"\n| spends ε on | mechanism | {head} | time per run |")
     print("|---|---|" + "---|" * len(args.groups) + "---|", flush=True)
     missing: list[str] = []
-    for group, label, run, why in mechanisms(args.public, args.select_method):
+    for group, label, run, why in mechanisms(not args.direct, args.select_method, args.ours_only):
         if run is None:
             missing.append(f"{label} not run: {why}")
             continue
@@ -539,7 +543,7 @@ def timing(args: argparse.Namespace) -> None:
         extra = {"max_groups": g, "max_rows": 1} if units else {}
         return lambda: frame.dp.groupby("term").count(epsilon=1.0, delta=1e-6, **extra)
 
-    vc, count = (public_vc, public_count) if args.public else (direct, direct_count)
+    vc, count = (public_vc, public_count) if not args.direct else (direct, direct_count)
     g = args.unit_groups
     Line = tuple[str, Callable[[], object], Callable[[], object], str, str]
     lines: list[Line] = [
@@ -589,8 +593,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--unit-groups", type=int, default=5, help="max_groups of the unit case")
     parser.add_argument(
-        "--public", action="store_true", help="our side through df.dp without keys= (once on main)"
+        "--direct",
+        action="store_true",
+        help="our side through partition.key_statistics and select_keys, not df.dp",
     )
+    parser.add_argument("--ours-only", action="store_true", help="skip OpenDP and PipelineDP")
     args = parser.parse_args()
     print(f"load {_load()}")
     if args.part in ("accuracy", "both"):
