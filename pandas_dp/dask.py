@@ -40,19 +40,30 @@ after any tally returned keeps ε spent (:func:`_compute`); on process or
 distributed workers, where tallies cannot be counted, once compute started.
 
 With a privacy unit (``set_budget(..., privacy_unit="customer_id")``) the
-rows of one person may sit in any partition, so a release first shuffles the
-columns it reads, and the unit, on the unit column (hash partitioning: every
-person's rows land in one partition; a task-based shuffle on every scheduler,
-not distributed's P2P one, which logs two WARNING lines per run that users
-would read as warnings of their release), then bounds each person's contribution
-in each partition (:func:`pandas_dp.release.bounded_tally`, as on pandas) and
-tallies.  The bounding's random choices come from the budget's source: inside
-the reservation, the client draws four words of it per partition (a 256-bit
-key), and each task expands its key with SHAKE-256 (:class:`KeyedWords`), so
-no worker uses a random generator of its own.  Which rows are kept depends on
-the partitioning (not on the scheduler: a partition's rows are put in an
-order fixed by their values), so with a unit the release is not bit for bit
-the pandas one; the bounds hold whatever the partitioning.
+rows of one person may sit in any partition, so a release first brings each
+person's rows together: each partition keeps only what the bounding and the
+tally read (the unit, the kind's columns, each row's key code in the
+narrowest integers) and splits its rows into buckets by a hash of the unit
+(:func:`split_by_unit`); each bucket gathers its pieces from every partition,
+in the data's order, bounds each person's contribution
+(:func:`pandas_dp.release.bounded_tally`, as on pandas) and tallies
+(:func:`unit_statistics`).  A plain task graph of one ``compute()`` (one
+progress bar), never a Dask shuffle: distributed's P2P shuffle logs two
+WARNING lines per run that users would read as warnings of their release.
+There are ``BUCKETS_PER_PARTITION`` buckets per input partition (at most
+``MAX_BUCKETS``), so a bucket is smaller than a partition and its bounding's
+temporaries stay small; what waits for the last partition is about 17 bytes
+per row for a grouped mean (the unit, the value, an int8 key code), 8 for a
+person count.  The bounding's random choices come from the budget's source:
+inside the reservation, the client draws four words of it per bucket (a
+256-bit key), and each task expands its key with SHAKE-256
+(:class:`KeyedWords`), so no worker uses a random generator of its own.  A
+release whose bounding chooses nothing (a person count: ``min(rows,
+max_rows)`` per person) draws no key, so it is the pandas release bit for
+bit.  Which rows or keys are kept otherwise depends on the seed and the
+partitioning (never the scheduler: a bucket's rows come in the data's
+order), so those releases are not the pandas ones bit for bit; the bounds
+hold whatever the partitioning.
 """
 
 from __future__ import annotations
@@ -68,6 +79,7 @@ from typing import Any, TypeVar, overload
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 try:
     import dask
@@ -93,7 +105,7 @@ from .errors import MissingBudgetError, PandasDPError
 from .groupby import DPGroupedReleases
 from .keys import Grouping
 from .kind import Kind, Rows, Stats
-from .noise import U64, RandomSource
+from .noise import I64, U64, RandomSource
 from .release import ContributionBounds, Spender, Task, bounded_tally, run
 from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values
 from .validation import (
@@ -109,8 +121,12 @@ Many = TypeVar("Many")
 
 #: How many partial statistics one task of the tree adds up.
 SPLIT_EVERY = 8
-#: Words of the budget's source drawn per partition for its bounding (a 256-bit key).
+#: Words of the budget's source drawn per bucket for its bounding (a 256-bit key).
 KEY_WORDS = 4
+#: Buckets per input partition that the rows of a person-level release are split into by
+#: unit, and at most how many in all (one task per input partition and bucket moves a piece).
+BUCKETS_PER_PARTITION = 4
+MAX_BUCKETS = 256
 
 # ------------------------------------------------------------------ binding
 
@@ -265,29 +281,121 @@ class KeyedWords:
 
 
 Partial = tuple[int, Stats]
+#: One input partition's rows of one bucket: its input rows (kept or dropped), the rows
+#: kept (the unit and the columns the kind reads), and their key codes (None: ungrouped).
+Piece = tuple[int, pd.DataFrame, NDArray[np.signedinteger[Any]] | None]
 
 
-def partition_statistics(part: pd.DataFrame, task: Task, key: bytes | None = None) -> Partial:
-    """One partition's row count and exact statistics: read, encode, bound and tally its rows.
-
-    With a privacy unit, ``key`` (drawn on the client from the budget's
-    source) seeds the bounding's random choices, and the rows are first put
-    in the order of a hash of their values: a shuffle may order a partition's
-    rows differently from run to run, and this way the same seed keeps the
-    same rows (identical rows are interchangeable).  A kind that reads only
-    the rows kept per key (:meth:`~pandas_dp.kind.Kind.counts_kept`) gets
-    the same counts in any order and skips that sort.
-    """
-    if task.unit is not None and not task.kind.counts_kept():  # counts: the same in any order
-        hashes = pd.util.hash_pandas_object(part, index=False).to_numpy()
-        part = part.iloc[np.argsort(hashes, kind="stable")]
+def partition_statistics(part: pd.DataFrame, task: Task) -> Partial:
+    """One partition's row count and exact statistics (no privacy unit): read, encode, tally."""
     rows = task.kind.read(part, task.n_keys)
     codes = None if task.group is None else task.group.codes(part)
-    units = None if task.unit is None else part[task.unit]
-    source = None if key is None else KeyedWords(key)
-    stats = bounded_tally(task, rows, codes, units, source)
+    stats = bounded_tally(task, rows, codes, None, None)
     TALLIES.add()  # before the exact statistics leave this function (see _compute)
     return len(part), stats
+
+
+def _buckets_of(units: pd.Series, buckets: int) -> NDArray[np.uint8]:
+    """Each row's bucket: a 64-bit hash of its unit id modulo ``buckets`` (at most 256).
+
+    Signed integer ids are hashed as int64, so a person whose ids are int32 in
+    one file and int64 in another lands in one bucket.
+    """
+    if isinstance(units.dtype, np.dtype) and units.dtype.kind == "i":
+        units = units.astype("int64")
+    hashes = pd.util.hash_pandas_object(units, index=False).to_numpy()
+    return (hashes % np.uint64(buckets)).astype(np.uint8)
+
+
+def _take(column: pd.Series, order: I64) -> Any:
+    """The values of ``column`` at the positions ``order`` (no index: a gather of the values)."""
+    values = column.to_numpy() if isinstance(column.dtype, np.dtype) else column.array
+    return values[order] if isinstance(values, np.ndarray) else values.take(order)
+
+
+def split_by_unit(part: pd.DataFrame, task: Task, buckets: int) -> list[Piece]:
+    """One partition's rows of a person-level release, split into ``buckets`` by unit.
+
+    Every row of one person goes to the same bucket, whatever its partition
+    (:func:`_buckets_of`).  Only what the bounding and the tally read moves: the
+    unit and the kind's columns, the key columns replaced by each row's key code
+    (the narrowest signed integers that hold it); rows the bounding drops anyway
+    (a missing unit id, a key outside the public ones) are dropped here.  Rows
+    keep their order within a bucket, so a bucket's rows come in the order of
+    the data (input partition, then row) on any scheduler: the same seed and
+    partitioning keep the same rows.
+    """
+    assert task.unit is not None
+    units = part[task.unit]
+    keep = units.notna().to_numpy()
+    codes = None if task.group is None else task.group.codes(part)
+    if codes is not None:
+        keep = keep & (codes >= 0)
+    read = {*task.kind.columns(), task.unit}
+    frame = part[[label for label in part.columns if label in read]]
+    bucket = _buckets_of(units, buckets)
+    order = np.argsort(bucket, kind="stable")
+    if not keep.all():
+        order = order[keep[order]]
+    sizes = np.bincount(bucket[order], minlength=buckets)
+    ordered = pd.DataFrame(
+        {label: _take(frame[label], order) for label in frame.columns}, copy=False
+    )
+    narrow = np.min_scalar_type(-task.n_keys)  # int8 for up to 128 keys: codes are below n_keys
+    ordered_codes = None if codes is None else codes[order].astype(narrow)
+    ends = np.cumsum(sizes)
+    pieces: list[Piece] = []
+    for b, (start, end) in enumerate(zip((ends - sizes).tolist(), ends.tolist(), strict=True)):
+        dropped = len(part) - int(ends[-1]) if b == 0 else 0  # counted once, in bucket 0
+        pieces.append(
+            (
+                end - start + dropped,
+                ordered.iloc[start:end],
+                None if ordered_codes is None else ordered_codes[start:end],
+            )
+        )
+    return pieces
+
+
+def _chooses(task: Task) -> bool:
+    """Whether a release's bounding draws random words (:func:`~pandas_dp.bounding.kept_counts`).
+
+    A release that reads only the rows kept per key keeps ``min(rows, max_rows)``
+    of each person: it chooses nothing unless a person's keys are capped by
+    ``max_groups``.  One that chooses nothing draws nothing from the budget's
+    source, so its noise is the pandas release's, bit for bit.
+    """
+    return not task.kind.counts_kept() or (task.group is not None and task.max_groups is not None)
+
+
+class _NoChoice:
+    """The words of a bounding that makes no random choice (:func:`_chooses`): none."""
+
+    def words(self, n: int) -> U64:
+        raise AssertionError("this release's bounding makes no random choice")
+
+
+def unit_statistics(task: Task, key: bytes | None, *pieces: Piece) -> Partial:
+    """One bucket's row count and exact statistics: its persons bounded, then tallied.
+
+    ``pieces`` are the bucket's rows from each input partition, in the order
+    of the partitions (:func:`split_by_unit`); ``key`` (drawn on the client from
+    the budget's source; None when the release chooses nothing, :func:`_chooses`)
+    seeds the bounding's random choices (:func:`~pandas_dp.release.bounded_tally`,
+    as on pandas).
+    """
+    assert task.unit is not None
+    frames = [piece[1] for piece in pieces]
+    part = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    codes = None
+    if task.group is not None:
+        codes = np.concatenate([piece[2] for piece in pieces if piece[2] is not None])
+        codes = codes.astype(np.int64)
+    rows = task.kind.read(part, task.n_keys)
+    source = _NoChoice() if key is None else KeyedWords(key)
+    stats = bounded_tally(task, rows, codes, part[task.unit], source)
+    TALLIES.add()  # before the exact statistics leave this function (see _compute)
+    return sum(piece[0] for piece in pieces), stats
 
 
 def add_statistics(kind: Kind[Any, Any], *parts: Partial) -> Partial:
@@ -346,10 +454,11 @@ class DaskFrame:
     binding is the lineage binding of this module; the statistics are one
     task per partition (projected to the columns the release reads: the
     keys' and ``kind.columns()``), combined in a tree of ``kind.combine``,
-    ``SPLIT_EVERY`` inputs per task.  With a privacy unit, the partitions are
-    first shuffled on the unit (hash partitioning: every person's rows land in
-    one partition, whatever the input partitioning), and each task bounds its
-    persons with a key drawn, inside the reservation, from the budget's source.
+    ``SPLIT_EVERY`` inputs per task.  With a privacy unit, each partition's rows
+    are first split into buckets by unit (:func:`split_by_unit`: every person's
+    rows land in one bucket, whatever the input partitioning), and each bucket
+    bounds its persons with a key drawn, inside the reservation, from the
+    budget's source (:func:`unit_statistics`).
     """
 
     ddf: dd.DataFrame
@@ -377,8 +486,8 @@ class DaskFrame:
 
     def statistics(self, task: Task, rows: Rows) -> Callable[[RandomSource], Stats]:
         projected = self.ddf[self._columns(task)]
-        chunk = dask.delayed(partition_statistics, pure=False)
         if task.unit is None:
+            chunk = dask.delayed(partition_statistics, pure=False)
             lazy = _tree(task.kind, [chunk(p, task) for p in projected.to_delayed()])
 
             def statistics(source: RandomSource) -> Stats:
@@ -386,15 +495,22 @@ class DaskFrame:
 
             return statistics
 
-        parts = list(projected.shuffle(on=task.unit, shuffle_method="tasks").to_delayed())
+        inputs = projected.to_delayed()
+        buckets = min(BUCKETS_PER_PARTITION * len(inputs), MAX_BUCKETS)
+        split = dask.delayed(split_by_unit, pure=False)
+        splits = [split(p, task, buckets) for p in inputs]
+        tally = dask.delayed(unit_statistics, pure=False)
 
         def bounded_statistics(source: RandomSource) -> Stats:
             # Inside the reservation: the bounding's keys come from the budget's source, here.
-            keys = source.words(KEY_WORDS * len(parts)).astype("<u8").reshape(len(parts), -1)
+            keys: list[bytes | None] = [None] * buckets
+            if _chooses(task):
+                words = source.words(KEY_WORDS * buckets).astype("<u8").reshape(buckets, -1)
+                keys = [k.tobytes() for k in words]
             return _compute(
                 _tree(
                     task.kind,
-                    [chunk(p, task, k.tobytes()) for p, k in zip(parts, keys, strict=True)],
+                    [tally(task, k, *[s[b] for s in splits]) for b, k in enumerate(keys)],
                 )
             )
 
