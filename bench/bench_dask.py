@@ -19,9 +19,10 @@ rows from ``rows / 50,000`` heavy users) and ``k`` has 20 public keys; both
 engines set ``privacy_unit="pid"`` and release the person count
 (``count(epsilon=0.5, max_rows=1)``) and the person-level grouped mean
 (``groupby("k", keys=range(20)).mean("x", clip=..., epsilon=0.5, max_rows=5,
-max_groups=5)``).  Which rows a bounded release keeps depends on the
-partitioning, so pandas and Dask are not compared bit for bit then; each
-engine's repeats (same seed and partitioning) must agree.
+max_groups=5)``).  The person count chooses no rows, so pandas and Dask must
+release the same count; which rows the mean keeps depends on the seed and the
+partitioning, so only each engine's repeats (same seed and partitioning) must
+agree on it.
 
 The engines run alternately, ``--repeat`` times each.  The script reports each
 run's wall time (imports, read and releases, measured inside the process), peak
@@ -79,6 +80,7 @@ if unit:
         "x", clip=(0.0, 200_000.0), epsilon=0.5, max_rows=5, max_groups=5
     )
     times["mean"] = time.perf_counter() - t
+    times["persons"] = float(persons)
     result = pd.concat([result, pd.Series([float(persons)])])
 else:
     data.dp.set_budget(epsilon=1.0, seed=1)
@@ -176,8 +178,9 @@ def main() -> None:
         for engine in engines:  # alternately, each in a fresh process
             result = run(folder, engine, args.unit, args.baseline)
             print(f"  {engine:6s} {_figures(result)}")
+            where = Path(result.pop("path")).parent
             if not runs[engine]:
-                print(f"  {engine:6s} imports {Path(result.pop('path')).parent}")
+                print(f"  {engine:6s} imports {where}")
             if runs[engine] and runs[engine][0]["digest"] != result["digest"]:
                 raise SystemExit("the same seed gave another release")
             runs[engine].append(result)
@@ -192,7 +195,12 @@ def main() -> None:
     for engine in [e for e in median if e != "pandas"]:
         if not args.unit and runs["pandas"][0]["digest"] != runs[engine][0]["digest"]:
             raise SystemExit("pandas and dask released different answers from the same seed")
-        same = "repeats agree" if args.unit else "same release, bit for bit"
+        counts = [runs[e][0].get("persons") for e in ("pandas", engine)]
+        if engine == "dask" and counts[0] != counts[1]:  # a count chooses nothing: same noise
+            raise SystemExit("pandas and dask released different person counts")
+        same = "same release, bit for bit"
+        if args.unit:
+            same = "same count, repeats agree" if engine == "dask" else "repeats agree"
         ratios = ", ".join(
             f"{f} {median[engine][f] / median['pandas'][f]:.2f}x" for f in median[engine]
         )

@@ -398,6 +398,17 @@ def unit_statistics(task: Task, key: bytes | None, *pieces: Piece) -> Partial:
     return sum(piece[0] for piece in pieces), stats
 
 
+def unit_statistics_of_splits(
+    task: Task, key: bytes | None, bucket: int, *splits: list[Piece]
+) -> Partial:
+    """:func:`unit_statistics` of bucket ``bucket``, taken from every partition's whole split.
+
+    For the schedulers of this process (threads share the splits, nothing is
+    copied): one task per bucket instead of one per partition and bucket.
+    """
+    return unit_statistics(task, key, *[split[bucket] for split in splits])
+
+
 def add_statistics(kind: Kind[Any, Any], *parts: Partial) -> Partial:
     """The partial statistics of ``parts`` together: rows added, statistics by ``kind.combine``."""
     return sum(p[0] for p in parts), functools.reduce(kind.combine, [p[1] for p in parts])
@@ -500,6 +511,7 @@ class DaskFrame:
         split = dask.delayed(split_by_unit, pure=False)
         splits = [split(p, task, buckets) for p in inputs]
         tally = dask.delayed(unit_statistics, pure=False)
+        gather = dask.delayed(unit_statistics_of_splits, pure=False)
 
         def bounded_statistics(source: RandomSource) -> Stats:
             # Inside the reservation: the bounding's keys come from the budget's source, here.
@@ -507,12 +519,11 @@ class DaskFrame:
             if _chooses(task):
                 words = source.words(KEY_WORDS * buckets).astype("<u8").reshape(buckets, -1)
                 keys = [k.tobytes() for k in words]
-            return _compute(
-                _tree(
-                    task.kind,
-                    [tally(task, k, *[s[b] for s in splits]) for b, k in enumerate(keys)],
-                )
-            )
+            if runs_here(projected):  # threads share the splits: no task per piece
+                tallies = [gather(task, k, b, *splits) for b, k in enumerate(keys)]
+            else:  # each piece moves alone, from its partition's worker to its bucket's
+                tallies = [tally(task, k, *[s[b] for s in splits]) for b, k in enumerate(keys)]
+            return _compute(_tree(task.kind, tallies))
 
         return bounded_statistics
 
