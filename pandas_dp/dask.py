@@ -124,7 +124,8 @@ SPLIT_EVERY = 8
 #: Words of the budget's source drawn per bucket for its bounding (a 256-bit key).
 KEY_WORDS = 4
 #: Buckets per input partition that the rows of a person-level release are split into by
-#: unit, and at most how many in all (one task per input partition and bucket moves a piece).
+#: unit, and at most how many in all (on process or distributed workers, one task per input
+#: partition and bucket moves a piece; in this process a bucket reads the splits directly).
 BUCKETS_PER_PARTITION = 4
 MAX_BUCKETS = 256
 
