@@ -8,10 +8,12 @@
     df.dp.mean("salary", clip=(0, 200_000), epsilon=0.5)
     df.dp.mean("salary", clip="auto", epsilon=0.5)      # bounds found privately (ε/4)
     df.dp.groupby("dept", keys=DEPTS).count(epsilon=0.5)
+    df.dp.groupby("product").count(epsilon=0.5, delta=1e-7)   # keys chosen privately
     df.dp.argmax_exp("product", candidates=PRODUCTS, epsilon=0.5)
     df.dp.median("salary", candidates=GRID, epsilon=0.2)
     df.dp.count(epsilon=0.5, ci=0.95)                   # estimate, lower, upper
     pandas_dp.epsilon_for("count", half_width=10, level=0.95)   # plan before spending
+    # or a zCDP budget, df.dp.set_budget(rho=0.5): every release then takes rho= too
 
 Map of the package, top to bottom: each module imports only modules below it.
 
@@ -19,11 +21,14 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``__main__``              ``python -m pandas_dp demo`` and ``... ledger FILE``
 ``mypy``                  mypy plugin: ``df.dp`` typed (mypy loads it; never imported here)
 ``dask``                  ``ddf.dp`` on Dask (``import pandas_dp.dask``; never imported here)
+``dask_units``            Dask with a privacy unit: rows split into buckets by unit, then bounded
 ``dask_graph``            what a Dask collection is made of: markers, row alignment, schedulers
-``accessor``              ``df.dp``: set_budget, histogram/crosstab, row-wise derivations
+``accessor``              ``df.dp``: set_budget, histogram, row-wise derivations
+``keyless``               groupby(by) without keys, value_counts, crosstab: keys chosen privately
 ``groupby``               ``df.dp.groupby(by, keys=...)``: the grouped surface
 ``surface``               each release written once for both surfaces (self-typed overloads)
-``auto``                  clip="auto" / max_rows="auto" / cut=True: their ε shares, shown
+``selections``            argmax_exp/quantile/median/bounds/clipped_share; ε from rho=
+``auto``                  clip="auto" / max_rows="auto" / cut=True: their ε (ρ) shares, shown
 ``docstrings``            release docstrings: shared paragraphs, templates rendered per surface
 ``planning``              half_width / epsilon_for / rho_for: accuracy planned before spending
 ``release``               run: every release over a backend (Frame); the registry of kinds
@@ -63,6 +68,7 @@ from .accessor import DPAccessor
 from .budget import PrivacyBudget
 from .errors import BudgetExceededError, MissingBudgetError, PandasDPError
 from .groupby import DPGroupBy
+from .keyless import DPSelectedGroupBy
 from .ledger import LedgerEntry
 from .planning import epsilon_for, half_width, rho_for
 from .sqlite_ledger import Ledger, open_ledger
@@ -71,6 +77,7 @@ __all__ = [
     "BudgetExceededError",
     "DPAccessor",
     "DPGroupBy",
+    "DPSelectedGroupBy",
     "Ledger",
     "LedgerEntry",
     "MissingBudgetError",

@@ -69,7 +69,6 @@ hold whatever the partitioning.
 from __future__ import annotations
 
 import functools
-import hashlib
 import threading
 import weakref
 from collections.abc import Callable, Hashable, Iterable
@@ -79,7 +78,6 @@ from typing import Any, TypeVar, overload
 
 import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
 
 try:
     import dask
@@ -101,12 +99,33 @@ from .budget import (
     require_binding,
 )
 from .dask_graph import TALLIES, check_unit_sources, pandas_parts, runs_here, same_rows
+from .dask_units import (
+    BUCKETS_PER_PARTITION,
+    KEY_WORDS,
+    MAX_BUCKETS,
+    KeyedWords,
+    Partial,
+    chooses,
+    split_by_unit,
+    unit_statistics,
+    unit_statistics_of_splits,
+)
 from .errors import MissingBudgetError, PandasDPError
 from .groupby import DPGroupedReleases
+from .keyless import DPSelectedGroupBy
 from .keys import Grouping
 from .kind import Kind, Rows, Stats
-from .noise import I64, U64, RandomSource
-from .release import ContributionBounds, Spender, Task, bounded_tally, run
+from .noise import RandomSource
+from .partition import KeySelection
+from .release import (
+    ContributionBounds,
+    Spender,
+    Task,
+    bounded_tally,
+    combine_selected,
+    run,
+    selection_tally,
+)
 from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values
 from .validation import (
     MAX_ROWS,
@@ -121,13 +140,6 @@ Many = TypeVar("Many")
 
 #: How many partial statistics one task of the tree adds up.
 SPLIT_EVERY = 8
-#: Words of the budget's source drawn per bucket for its bounding (a 256-bit key).
-KEY_WORDS = 4
-#: Buckets per input partition that the rows of a person-level release are split into by
-#: unit, and at most how many in all (on process or distributed workers, one task per input
-#: partition and bucket moves a piece; in this process a bucket reads the splits directly).
-BUCKETS_PER_PARTITION = 4
-MAX_BUCKETS = 256
 
 # ------------------------------------------------------------------ binding
 
@@ -250,43 +262,6 @@ def _refuse_rebinding(ddf: dd.DataFrame) -> None:
 # ------------------------------------------------------------- statistics
 
 
-class KeyedWords:
-    """A word stream expanded from a key drawn from the budget's source on the client.
-
-    ``words(n)`` is SHAKE-256 of the key and a call counter, read as ``n``
-    little-endian 64-bit words: an extendable-output function keyed with 256
-    bits of the budget's CSPRNG (or of its seeded stream), so a task draws no
-    randomness of its own.  Shipped to workers with its partition's task.
-    """
-
-    __slots__ = ("_calls", "_key")
-
-    def __init__(self, key: bytes) -> None:
-        self._key = key
-        self._calls = 0
-
-    def words(self, n: int) -> U64:
-        """``n`` words: the next block of the stream."""
-        block = hashlib.shake_256(self._key + self._calls.to_bytes(8, "little")).digest(8 * n)
-        self._calls += 1
-        return np.frombuffer(block, dtype="<u8").astype(np.uint64)
-
-    def __getstate__(self) -> tuple[bytes, int]:
-        return self._key, self._calls
-
-    def __setstate__(self, state: tuple[bytes, int]) -> None:
-        self._key, self._calls = state
-
-    def __repr__(self) -> str:
-        return "KeyedWords(...)"
-
-
-Partial = tuple[int, Stats]
-#: One input partition's rows of one bucket: its input rows (kept or dropped), the rows
-#: kept (the unit and the columns the kind reads), and their key codes (None: ungrouped).
-Piece = tuple[int, pd.DataFrame, NDArray[np.signedinteger[Any]] | None]
-
-
 def partition_statistics(part: pd.DataFrame, task: Task) -> Partial:
     """One partition's row count and exact statistics (no privacy unit): read, encode, tally."""
     rows = task.kind.read(part, task.n_keys)
@@ -296,118 +271,34 @@ def partition_statistics(part: pd.DataFrame, task: Task) -> Partial:
     return len(part), stats
 
 
-def _buckets_of(units: pd.Series, buckets: int) -> NDArray[np.uint8]:
-    """Each row's bucket: a 64-bit hash of its unit id modulo ``buckets`` (at most 256).
+Selected = tuple[int, pd.Index, Stats]
 
-    Signed integer ids are hashed as int64, so a person whose ids are int32 in
-    one file and int64 in another lands in one bucket.
+
+def partition_selected(part: pd.DataFrame, task: Task, key: bytes | None = None) -> Selected:
+    """One partition's row count, observed keys and :func:`~pandas_dp.release.selection_tally`.
+
+    As :func:`partition_statistics`, for a grouping whose keys are chosen
+    from the data; the keys are this partition's (joined by value after).
     """
-    if isinstance(units.dtype, np.dtype) and units.dtype.kind == "i":
-        units = units.astype("int64")
-    hashes = pd.util.hash_pandas_object(units, index=False).to_numpy()
-    return (hashes % np.uint64(buckets)).astype(np.uint8)
-
-
-def _take(column: pd.Series, order: I64) -> Any:
-    """The values of ``column`` at the positions ``order`` (no index: a gather of the values)."""
-    values = column.to_numpy() if isinstance(column.dtype, np.dtype) else column.array
-    return values[order] if isinstance(values, np.ndarray) else values.take(order)
-
-
-def split_by_unit(part: pd.DataFrame, task: Task, buckets: int) -> list[Piece]:
-    """One partition's rows of a person-level release, split into ``buckets`` by unit.
-
-    Every row of one person goes to the same bucket, whatever its partition
-    (:func:`_buckets_of`).  Only what the bounding and the tally read moves: the
-    unit and the kind's columns, the key columns replaced by each row's key code
-    (the narrowest signed integers that hold it); rows the bounding drops anyway
-    (a missing unit id, a key outside the public ones) are dropped here.  Rows
-    keep their order within a bucket, so a bucket's rows come in the order of
-    the data (input partition, then row) on any scheduler: the same seed and
-    partitioning keep the same rows.
-    """
-    assert task.unit is not None
-    units = part[task.unit]
-    keep = units.notna().to_numpy()
-    codes = None if task.group is None else task.group.codes(part)
-    if codes is not None:
-        keep = keep & (codes >= 0)
-    read = {*task.kind.columns(), task.unit}
-    frame = part[[label for label in part.columns if label in read]]
-    bucket = _buckets_of(units, buckets)
-    order = np.argsort(bucket, kind="stable")
-    if not keep.all():
-        order = order[keep[order]]
-    sizes = np.bincount(bucket[order], minlength=buckets)
-    ordered = pd.DataFrame(
-        {label: _take(frame[label], order) for label in frame.columns}, copy=False
-    )
-    narrow = np.min_scalar_type(-task.n_keys)  # int8 for up to 128 keys: codes are below n_keys
-    ordered_codes = None if codes is None else codes[order].astype(narrow)
-    ends = np.cumsum(sizes)
-    pieces: list[Piece] = []
-    for b, (start, end) in enumerate(zip((ends - sizes).tolist(), ends.tolist(), strict=True)):
-        dropped = len(part) - int(ends[-1]) if b == 0 else 0  # counted once, in bucket 0
-        pieces.append(
-            (
-                end - start + dropped,
-                ordered.iloc[start:end],
-                None if ordered_codes is None else ordered_codes[start:end],
-            )
-        )
-    return pieces
-
-
-def _chooses(task: Task) -> bool:
-    """Whether a release's bounding draws random words (:func:`~pandas_dp.bounding.kept_counts`).
-
-    A release that reads only the rows kept per key keeps ``min(rows, max_rows)``
-    of each person: it chooses nothing unless a person's keys are capped by
-    ``max_groups``.  One that chooses nothing draws nothing from the budget's
-    source, so its noise is the pandas release's, bit for bit.
-    """
-    return not task.kind.counts_kept() or (task.group is not None and task.max_groups is not None)
-
-
-class _NoChoice:
-    """The words of a bounding that makes no random choice (:func:`_chooses`): none."""
-
-    def words(self, n: int) -> U64:
-        raise AssertionError("this release's bounding makes no random choice")
-
-
-def unit_statistics(task: Task, key: bytes | None, *pieces: Piece) -> Partial:
-    """One bucket's row count and exact statistics: its persons bounded, then tallied.
-
-    ``pieces`` are the bucket's rows from each input partition, in the order
-    of the partitions (:func:`split_by_unit`); ``key`` (drawn on the client from
-    the budget's source; None when the release chooses nothing, :func:`_chooses`)
-    seeds the bounding's random choices (:func:`~pandas_dp.release.bounded_tally`,
-    as on pandas).
-    """
-    assert task.unit is not None
-    frames = [piece[1] for piece in pieces]
-    part = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
-    codes = None
-    if task.group is not None:
-        codes = np.concatenate([piece[2] for piece in pieces if piece[2] is not None])
-        codes = codes.astype(np.int64)
-    rows = task.kind.read(part, task.n_keys)
-    source = _NoChoice() if key is None else KeyedWords(key)
-    stats = bounded_tally(task, rows, codes, part[task.unit], source)
+    assert isinstance(task.group, KeySelection)
+    if task.unit is not None:  # the choice of a person's keys depends on the rows' order
+        hashes = pd.util.hash_pandas_object(part, index=False).to_numpy()
+        part = part.iloc[np.argsort(hashes, kind="stable")]
+    rows = task.kind.read(part, 0)
+    codes, keys = task.group.observe(part)
+    units = None if task.unit is None else part[task.unit]
+    source = None if key is None else KeyedWords(key)
+    stats = selection_tally(task, rows, codes, keys, units, source)
     TALLIES.add()  # before the exact statistics leave this function (see _compute)
-    return sum(piece[0] for piece in pieces), stats
+    return len(part), keys, stats
 
 
-def unit_statistics_of_splits(
-    task: Task, key: bytes | None, bucket: int, *splits: list[Piece]
-) -> Partial:
-    """:func:`unit_statistics` of bucket ``bucket``, taken from every partition's whole split.
-
-    For the schedulers of this process (threads share the splits, nothing is
-    copied): one task per bucket instead of one per partition and bucket.
-    """
-    return unit_statistics(task, key, *[split[bucket] for split in splits])
+def add_selected(kind: Kind[Any, Any], *parts: Selected) -> Selected:
+    """Partitions' :func:`partition_selected` together: keys unioned by value."""
+    keys, stats = functools.reduce(
+        lambda a, b: combine_selected(kind, a, b), [(p[1], p[2]) for p in parts]
+    )
+    return sum(p[0] for p in parts), keys, stats
 
 
 def add_statistics(kind: Kind[Any, Any], *parts: Partial) -> Partial:
@@ -430,9 +321,9 @@ def _exact(partial: Partial) -> Stats:
     return tuple(out)
 
 
-def _tree(kind: Kind[Any, Any], parts: list[Any]) -> Any:
-    """A Delayed of ``parts`` combined: a tree of :func:`add_statistics`, ``SPLIT_EVERY`` wide."""
-    combine = dask.delayed(add_statistics, pure=False)
+def _tree(kind: Kind[Any, Any], parts: list[Any], add: Callable[..., Any] = add_statistics) -> Any:
+    """A Delayed of ``parts`` combined: a tree of ``add``, ``SPLIT_EVERY`` wide."""
+    combine = dask.delayed(add, pure=False)
     while len(parts) > 1:
         parts = [
             combine(kind, *parts[i : i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)
@@ -440,7 +331,7 @@ def _tree(kind: Kind[Any, Any], parts: list[Any]) -> Any:
     return parts[0]
 
 
-def _compute(lazy: Any) -> Stats:
+def _compute(lazy: Any, exact: Callable[[Any], Any] = _exact) -> Any:
     """Compute the exact statistics; an error once any tally has returned keeps ε spent.
 
     Tallies are counted in this process (synchronous and threaded schedulers;
@@ -451,7 +342,7 @@ def _compute(lazy: Any) -> Stats:
     before = TALLIES.value
     try:
         (partial,) = dask.compute(lazy)
-        return _exact(partial)
+        return exact(partial)
     except BaseException as error:
         if not counted or TALLIES.value != before:
             keep_spent(error)
@@ -503,7 +394,8 @@ class DaskFrame:
             lazy = _tree(task.kind, [chunk(p, task) for p in projected.to_delayed()])
 
             def statistics(source: RandomSource) -> Stats:
-                return _compute(lazy)
+                stats: Stats = _compute(lazy)
+                return stats
 
             return statistics
 
@@ -517,14 +409,39 @@ class DaskFrame:
         def bounded_statistics(source: RandomSource) -> Stats:
             # Inside the reservation: the bounding's keys come from the budget's source, here.
             keys: list[bytes | None] = [None] * buckets
-            if _chooses(task):
+            if chooses(task):
                 words = source.words(KEY_WORDS * buckets).astype("<u8").reshape(buckets, -1)
                 keys = [k.tobytes() for k in words]
             if runs_here(projected):  # threads share the splits: no task per piece
                 tallies = [gather(task, k, b, *splits) for b, k in enumerate(keys)]
             else:  # each piece moves alone, from its partition's worker to its bucket's
                 tallies = [tally(task, k, *[s[b] for s in splits]) for b, k in enumerate(keys)]
-            return _compute(_tree(task.kind, tallies))
+            stats: Stats = _compute(_tree(task.kind, tallies))
+            return stats
+
+        return bounded_statistics
+
+    def selected(self, task: Task, rows: Rows) -> Callable[[RandomSource], tuple[pd.Index, Stats]]:
+        projected = self.ddf[self._columns(task)]
+        chunk = dask.delayed(partition_selected, pure=False)
+
+        def exact(partial: Selected) -> tuple[pd.Index, Stats]:
+            return partial[1], _exact((partial[0], partial[2]))
+
+        if task.unit is None:
+            lazy = _tree(task.kind, [chunk(p, task) for p in projected.to_delayed()], add_selected)
+
+            def statistics(source: RandomSource) -> tuple[pd.Index, Stats]:
+                return _compute(lazy, exact)  # type: ignore[no-any-return]
+
+            return statistics
+
+        parts = list(projected.shuffle(on=task.unit, shuffle_method="tasks").to_delayed())
+
+        def bounded_statistics(source: RandomSource) -> tuple[pd.Index, Stats]:
+            keys = source.words(KEY_WORDS * len(parts)).astype("<u8").reshape(len(parts), -1)
+            chunks = [chunk(p, task, k.tobytes()) for p, k in zip(parts, keys, strict=True)]
+            return _compute(_tree(task.kind, chunks, add_selected), exact)  # type: ignore[no-any-return]
 
         return bounded_statistics
 
@@ -605,20 +522,40 @@ class DaskDPAccessor(DPReleases):
             _bind(people, bound.budget, root=bound.root, unit=None)
         return DaskDPAccessor(people)
 
-    def groupby(self, by: Hashable | list[Hashable], *, keys: Any = None) -> DaskDPGroupBy:
-        """Group by ``by`` over the public ``keys``: as :meth:`pandas_dp.DPAccessor.groupby`.
+    @overload
+    def groupby(
+        self, by: Hashable | list[Hashable], *, keys: None = None, dropna: bool = True
+    ) -> DPSelectedGroupBy: ...
+
+    @overload
+    def groupby(
+        self, by: Hashable | list[Hashable], *, keys: Any, dropna: bool = True
+    ) -> DaskDPGroupBy: ...
+
+    def groupby(
+        self, by: Hashable | list[Hashable], *, keys: Any = None, dropna: bool = True
+    ) -> DaskDPGroupBy | DPSelectedGroupBy:
+        """Group by ``by``, over public ``keys`` or keys chosen privately: as ``df.dp.groupby``.
 
         Parameters
         ----------
         by : label or list of labels
             The key column(s).
-        keys : list, array, Index, MultiIndex, DataFrame or CategoricalDtype
-            The public keys, in the order the result is indexed by.
+        keys : list, array, Index, MultiIndex, DataFrame or CategoricalDtype, optional
+            The public keys, in the order the result is indexed by. Without
+            them, the keys are chosen privately (each release takes ``delta=``).
+        dropna : bool, default True
+            Without ``keys``: whether to leave out missing keys.
 
         Returns
         -------
-        DaskDPGroupBy
+        DaskDPGroupBy or DPSelectedGroupBy
         """
+        if keys is None:
+            selection = KeySelection.of_columns(self._ddf._meta, by, dropna=dropna)
+            return DPSelectedGroupBy(lambda s: DaskDPGroupBy(self._ddf, s.by, s), selection)
+        if dropna is not True:
+            raise TypeError("`dropna` goes with a groupby without keys=; with public keys drop it.")
         return DaskDPGroupBy(self._ddf, by, keys)
 
     # ------------------------------------------------ row-wise derived frames
@@ -939,7 +876,8 @@ class DaskDPGroupBy(DPGroupedReleases):
 
     def __init__(self, ddf: dd.DataFrame, by: object, keys: object) -> None:
         self._ddf = ddf
-        self._group = Grouping.of(ddf._meta, by, keys)
+        # A KeySelection (keys chosen privately: pandas_dp.keyless) comes checked.
+        self._group = keys if isinstance(keys, KeySelection) else Grouping.of(ddf._meta, by, keys)
 
     def _release(self, kind: Kind[Any, Many], bounds: ContributionBounds) -> Many:
         return run(DaskFrame(self._ddf), kind, self._group, bounds)
@@ -947,8 +885,8 @@ class DaskDPGroupBy(DPGroupedReleases):
     def _budget(self) -> PrivacyBudget:
         return _require(self._ddf).budget
 
-    def _rows_per_unit(self, epsilon: Fraction) -> int:
-        return DaskDPAccessor(self._ddf)._rows_per_unit(epsilon)
+    def _rows_per_unit(self, amount: Fraction, accountant: str = "epsilon") -> int:
+        return DaskDPAccessor(self._ddf)._rows_per_unit(amount, accountant)
 
     def _units(self) -> DaskDPAccessor | None:
         return DaskDPAccessor(self._ddf)._units()

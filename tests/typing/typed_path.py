@@ -12,7 +12,7 @@ from typing import assert_type
 import pandas as pd
 
 import pandas_dp
-from pandas_dp import DPAccessor, DPGroupBy, dp
+from pandas_dp import DPAccessor, DPGroupBy, DPSelectedGroupBy, dp
 
 df = pd.DataFrame({"x": [1.0], "k": ["a"], "p": [1]})
 assert_type(df.dp, DPAccessor)  # mypy with the plugin; pyright types it as a column
@@ -29,6 +29,13 @@ assert_type(a.argmax_exp("k", candidates=["a", "b"], epsilon=1, k=2), list[str])
 assert_type(a.argmax_exp("p", candidates=range(3), epsilon=1), int)
 g = a.groupby("k", keys=["a"])
 assert_type(g, DPGroupBy)
+chosen = a.groupby("k")  # no keys: chosen privately, each release takes delta=
+assert_type(chosen, DPSelectedGroupBy)
+assert_type(chosen.count(epsilon=1, delta=1e-7), pd.Series)
+assert_type(chosen.count(epsilon=1, delta=1e-7, ci=0.9), pd.DataFrame)
+assert_type(chosen.mean("x", clip=(0, 1), epsilon=1, delta=1e-7), pd.Series)
+assert_type(a.value_counts("k", epsilon=1, delta=1e-7), pd.Series)
+assert_type(a.crosstab("k", "p", epsilon=1, delta=1e-7), pd.DataFrame)
 assert_type(g.argmax_exp("k", candidates=["a", "b"], epsilon=1), pd.Series)
 assert_type(g.argmax_exp("k", candidates=["a", "b"], epsilon=1, k=1), pd.DataFrame)
 # Each release on both surfaces (pandas_dp.surface: self-typed overloads).
@@ -57,6 +64,15 @@ assert_type(g.quantile("x", 0.5, candidates=[0, 1], epsilon=1), pd.Series)
 assert_type(g.median("x", candidates=[0, 1], epsilon=1), pd.Series)
 assert_type(g.argmax_exp("k", candidates=["a"], epsilon=1), pd.Series)
 assert_type(g.describe("x", clip={}, candidates={}, epsilon=1), pd.DataFrame)
+# Every release takes rho= too (a zCDP budget), typed like its epsilon= form.
+assert_type(a.nunique("k", rho=1), int)
+assert_type(g.nunique("k", rho=1), pd.Series)
+assert_type(a.median("x", candidates=[0, 1], rho=1), float)
+assert_type(g.quantile("x", 0.5, candidates=[0, 1], rho=1), pd.Series)
+assert_type(a.bounds("x", rho=1), tuple[float, float])
+assert_type(g.clipped_share("x", clip=(0, 1), rho=1), pd.Series)
+assert_type(a.describe("x", clip={}, candidates={}, rho=1), pd.DataFrame)
+assert_type(a.rows_per_unit(candidates=[1, 2], rho=1), int)
 assert_type(pandas_dp.half_width("count", epsilon=1), float)
 assert_type(pandas_dp.half_width("sum", clip=(0, 1), epsilon=1), float)
 assert_type(pandas_dp.half_width("sum", clip={"x": (0, 1), "y": (0, 2)}, epsilon=1), pd.Series)
