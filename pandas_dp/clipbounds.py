@@ -176,6 +176,8 @@ class ClipBounds(Kind[tuple[float, float], pd.DataFrame]):
     epsilon: Fraction
     column: Hashable
     pooled: bool = False
+    #: Given ``rho=``: the ρ charged (``epsilon`` is then the largest with ε²/2 <= ρ).
+    rho: Fraction | None = None
 
     planners: ClassVar = (plan_bounds,)
     name: ClassVar[str] = "bounds"
@@ -197,6 +199,7 @@ class ClipBounds(Kind[tuple[float, float], pd.DataFrame]):
             neighbours,
             keys,
             epsilon=self.epsilon,
+            rho=self.rho,
             columns=column_names([self.column]),
             mechanism="above_threshold (discrete_laplace) on ±2**j, each side ε/2",
             sensitivity=figures([plan.sensitivity]),
@@ -256,11 +259,19 @@ class ClippedShare(Kind[float, pd.Series]):
     unit (:meth:`Neighbours.pair_sensitivity`).  The answer is
     ``a / (a + b)`` with ``a, b`` the noisy counts floored at 0 (0 if both
     are).  Missing values are in neither count.
+
+    ``alias`` ``"truncated_share"``: the same release on the frame of rows
+    per person (column ``rows``, one row per person) with clip ``(0,
+    max_rows)``: the share of persons with rows that ``max_rows`` drops.
     """
 
     epsilon: Fraction
     column: Hashable
     clip: Clip
+    #: The operation the ledger records: ``clipped_share`` or ``truncated_share``.
+    alias: str = "clipped_share"
+    #: Given ``rho=``: the ρ charged (``epsilon`` is then the largest with ε²/2 <= ρ).
+    rho: Fraction | None = None
 
     planners: ClassVar = (plan_share,)
     name: ClassVar[str] = "clipped_share"
@@ -284,7 +295,9 @@ class ClippedShare(Kind[float, pd.Series]):
             plan,
             neighbours,
             keys,
+            operation=self.alias,
             epsilon=self.epsilon,
+            rho=self.rho,
             columns=column_names([self.column]),
             mechanism="discrete_laplace (outside, inside)",
             sensitivity=figures([plan.sensitivity]),

@@ -1,7 +1,9 @@
 """The releases of ``df.dp`` and ``df.dp.groupby(...)``, each written once.
 
-:class:`Releases` holds ``count``, ``nunique``, ``sum``, ``mean``, ``var``, ``std``,
-``argmax_exp``, ``quantile``, ``median`` and ``describe``.  Self-typed
+:class:`Releases` holds ``count``, ``nunique``, ``sum``, ``mean``, ``var``, ``std``
+and ``describe``, and inherits the selections (``argmax_exp``, ``quantile``,
+``median``, ``bounds``, ``clipped_share``) from :class:`pandas_dp.selections.Selections`.
+Each takes exactly one of ``epsilon=`` and ``rho=``.  Self-typed
 overloads give each method its two typed forms: on an ungrouped surface
 (``Releases[Ungrouped]``: :class:`pandas_dp.accessor.DPReleases`) one answer,
 on a grouped one (``Releases[Grouped]``:
@@ -17,41 +19,31 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Hashable, Mapping
 from fractions import Fraction
-from typing import Any, Generic, Literal, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 import pandas as pd
 
 from .aggregate import Count, Mean, Nunique, Sum
-from .auto import AUTO_ROWS_SHARE, AUTO_SHARE, is_auto, with_bounds, with_rows
+from .auto import AUTO_ROWS_SHARE, is_auto, release_with, with_rows
 from .budget import PrivacyBudget
-from .clipbounds import ClipBounds, ClippedShare
 from .describe import Describe
 from .docstrings import RELEASES, Scope, for_scope
 from .kind import Kind
-from .select import Argmax, Quantile
-from .validation import Bounds, check_epsilon, loss, pure
+from .selections import Grouped, Selections, Ungrouped
+from .validation import Bounds, loss, selection_loss
 from .variance import Var
 
 __all__ = ["Grouped", "Releases", "Ungrouped"]
 
 S = TypeVar("S")
-C = TypeVar("C")  # a candidate of argmax_exp
-
-
-class Ungrouped:
-    """Marker type of a surface whose releases give one answer (``df.dp``)."""
-
-
-class Grouped:
-    """Marker type of a surface whose releases give one answer per public key."""
 
 
 # ---------------------------------------------------------------- releases
 
 
-class Releases(Generic[S]):
+class Releases(Selections[S]):
     """The releases written once for ``df.dp`` (``S = Ungrouped``) and its groupby (``Grouped``).
 
     A subclass declares its ``scope`` (``class DPReleases(Releases[Ungrouped],
@@ -73,14 +65,18 @@ class Releases(Generic[S]):
         """The budget this surface's releases spend (MissingBudgetError if none)."""
         raise NotImplementedError
 
-    def _rows_per_unit(self, epsilon: Fraction) -> int:
-        """``rows_per_unit(0.9, candidates=AUTO_ROWS, epsilon=epsilon)`` of the surface's frame."""
+    def _rows_per_unit(self, amount: Fraction, accountant: str = "epsilon") -> int:
+        """``rows_per_unit(0.9, candidates=AUTO_ROWS, epsilon=amount)`` (or ``rho=``)."""
         raise NotImplementedError
 
-    def _hold(self, epsilon: Fraction) -> contextlib.AbstractContextManager[Any]:
-        """Hold ``epsilon`` for a call of several releases (nothing if this thread holds)."""
+    def _units(self) -> Releases[Ungrouped] | None:
+        """The surface of the frame of rows per person (column ``rows``); None without a unit."""
+        raise NotImplementedError
+
+    def _hold(self, amount: Fraction, accountant: str) -> contextlib.AbstractContextManager[Any]:
+        """Hold ``amount`` (ε or ρ) for a call of several releases (not if this thread holds)."""
         budget = self._budget()
-        return contextlib.nullcontext() if budget.holding else budget.hold(epsilon)
+        return contextlib.nullcontext() if budget.holding else budget.hold(amount, accountant)
 
     def _go(self, kind: Kind[Any, Any], max_rows: Any, max_groups: int | None) -> Any:
         """Release ``kind``; with ``max_rows="auto"``, choose the bound first.
@@ -88,59 +84,26 @@ class Releases(Generic[S]):
         ``max_rows="auto"`` spends :data:`AUTO_ROWS_SHARE` of the kind's ε on
         ``rows_per_unit`` (q = 0.9) and the rest on the kind with that bound,
         the whole ε held first: two ledger entries, the second recording the
-        bound.
+        bound.  Given ``rho=``, the same shares of ρ (a selection's ε is then
+        recomputed from its share: :func:`pandas_dp.validation.selection_loss`).
         """
         if not is_auto(max_rows):
             return self._spend(kind, max_rows, max_groups)
-        if getattr(kind, "rho", None) is not None:
-            raise TypeError(
-                "`max_rows='auto'` spends a share of `epsilon` on rows_per_unit: pass epsilon=, "
-                "or give max_rows with rho=."
-            )
-        total: Fraction = kind.epsilon
+        rho: Fraction | None = getattr(kind, "rho", None)
+        accountant, total = ("epsilon", kind.epsilon) if rho is None else ("rho", rho)
         share = total * AUTO_ROWS_SHARE
-        with self._hold(total):
-            rows = self._rows_per_unit(share)
-            rest = dataclasses.replace(kind, epsilon=total - share)  # type: ignore[type-var]
+        left = total - share
+        if rho is None:
+            fields: dict[str, Fraction | None] = {"epsilon": left}
+        elif kind.epsilon is None:  # a Gaussian release
+            fields = {"rho": left}
+        else:  # a selection given rho=
+            fields = dict(zip(("epsilon", "rho"), selection_loss("rho", left), strict=True))
+        with self._hold(total, accountant):
+            rows = self._rows_per_unit(share, accountant)
+            rest = dataclasses.replace(kind, **fields)  # type: ignore[type-var]
             answer = self._spend(rest, rows, max_groups)
         return with_rows(answer, rows)
-
-    def _auto(
-        self,
-        columns: tuple[Hashable, ...],
-        epsilon: float | None,
-        build: Callable[[dict[Hashable, tuple[float, float]], Fraction], Kind[Any, Any]],
-        max_rows: Any,
-        max_groups: int | None,
-    ) -> Any:
-        """``clip="auto"``: private bounds with :data:`AUTO_SHARE` of ε, then the statistic.
-
-        The whole ``epsilon`` is held first (refused, nothing spent, if it does
-        not fit), unless this thread already holds a share (``df.dp.reserve``):
-        the two releases are two ledger entries adding up to exactly
-        ``epsilon``, the second recording the bounds as its clip.  The
-        statistic's arguments are checked before anything is spent.  A grouped
-        surface finds one pair of bounds from the rows of every key together.
-        With ``max_rows="auto"`` too, ``rows_per_unit`` takes
-        :data:`AUTO_ROWS_SHARE` of ε first (three entries).
-        """
-        total = check_epsilon(epsilon)
-        share = total * AUTO_SHARE
-        rows_share = total * AUTO_ROWS_SHARE if is_auto(max_rows) else Fraction(0)
-        rest = total - share - rows_share
-        build({c: (0.0, 1.0) for c in columns}, rest)  # its arguments, checked first
-        finders = [ClipBounds(share / len(columns), c, pooled=True) for c in columns]
-        with self._hold(total):
-            rows = self._rows_per_unit(rows_share) if rows_share else max_rows
-            clips: dict[Hashable, tuple[float, float]] = {}
-            for finder in finders:
-                found = self._spend(finder, rows, max_groups)
-                if isinstance(found, pd.DataFrame):  # pooled: every key's row is the same
-                    found = (float(found["lower"].min()), float(found["upper"].max()))
-                clips[finder.column] = found
-            answer = self._spend(build(clips, rest), rows, max_groups)
-        answer = with_bounds(answer, clips)
-        return with_rows(answer, rows) if rows_share else answer
 
     @overload
     def count(
@@ -238,6 +201,27 @@ class Releases(Generic[S]):
         max_groups: int | None = None,
     ) -> pd.Series: ...
 
+    @overload
+    def nunique(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        epsilon: None = None,
+        rho: float,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> int: ...
+
+    @overload
+    def nunique(
+        self: Releases[Grouped],
+        column: Hashable,
+        *,
+        epsilon: None = None,
+        rho: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
+
     def nunique(
         self,
         column: Hashable,
@@ -247,7 +231,7 @@ class Releases(Generic[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        return self._go(Nunique(pure(epsilon, rho, "nunique"), column), max_rows, max_groups)
+        return self._go(Nunique(column=column, **loss(epsilon, rho)), max_rows, max_groups)
 
     @overload
     def sum(
@@ -268,6 +252,7 @@ class Releases(Generic[S]):
         clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
@@ -278,7 +263,8 @@ class Releases(Generic[S]):
         *,
         clip: Bounds | Literal["auto"],
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
@@ -302,6 +288,7 @@ class Releases(Generic[S]):
         clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
@@ -313,7 +300,8 @@ class Releases(Generic[S]):
         *,
         clip: Bounds | Literal["auto"],
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
@@ -351,17 +339,21 @@ class Releases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        if is_auto(clip):
-            pure(epsilon, rho, 'sum with clip="auto"')
-            return self._auto(
+        if is_auto(clip) or cut:
+            return release_with(
+                self,
                 (column,),
-                epsilon,
-                lambda clips, e: Sum(e, column, clips[column], ci),
+                (epsilon, rho),
+                clip,
+                lambda clips, f: Sum(column=column, clip=clips[column], ci=ci, **f),
                 max_rows,
                 max_groups,
+                cut=cut,
+                ci=ci,
             )
         kind = Sum(column=column, clip=clip, ci=ci, **loss(epsilon, rho))
         return self._go(kind, max_rows, max_groups)
@@ -385,6 +377,7 @@ class Releases(Generic[S]):
         clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
@@ -395,7 +388,8 @@ class Releases(Generic[S]):
         *,
         clip: Bounds | Literal["auto"],
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
@@ -419,6 +413,7 @@ class Releases(Generic[S]):
         clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
@@ -430,7 +425,8 @@ class Releases(Generic[S]):
         *,
         clip: Bounds | Literal["auto"],
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
@@ -468,17 +464,21 @@ class Releases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        if is_auto(clip):
-            pure(epsilon, rho, 'mean with clip="auto"')
-            return self._auto(
+        if is_auto(clip) or cut:
+            return release_with(
+                self,
                 (column,),
-                epsilon,
-                lambda clips, e: Mean(e, column, clips[column], ci),
+                (epsilon, rho),
+                clip,
+                lambda clips, f: Mean(column=column, clip=clips[column], ci=ci, **f),
                 max_rows,
                 max_groups,
+                cut=cut,
+                ci=ci,
             )
         kind = Mean(column=column, clip=clip, ci=ci, **loss(epsilon, rho))
         return self._go(kind, max_rows, max_groups)
@@ -491,6 +491,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
@@ -501,7 +502,8 @@ class Releases(Generic[S]):
         *,
         clip: Any,
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
@@ -513,6 +515,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
@@ -524,10 +527,36 @@ class Releases(Generic[S]):
         *,
         clip: Any,
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
+
+    @overload
+    def var(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float | pd.Series: ...
+
+    @overload
+    def var(
+        self: Releases[Grouped],
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series | pd.DataFrame: ...
 
     def var(
         self,
@@ -537,19 +566,26 @@ class Releases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        if is_auto(clip):
-            pure(epsilon, rho, 'var with clip="auto"')
-            return self._auto(
+        if is_auto(clip) or cut:
+            return release_with(
+                self,
                 (column,),
-                epsilon,
-                lambda clips, e: Var.of(e, column, clips[column], std=False, ci=ci),
+                (epsilon, rho),
+                clip,
+                lambda clips, f: Var.of(
+                    f["epsilon"], column, clips[column], std=False, ci=ci, rho=f["rho"]
+                ),
                 max_rows,
                 max_groups,
+                cut=cut,
+                ci=ci,
             )
-        kind = Var.of(pure(epsilon, rho, "var"), column, clip, std=False, ci=ci)
+        f = loss(epsilon, rho)
+        kind = Var.of(f["epsilon"], column, clip, std=False, ci=ci, rho=f["rho"])
         return self._go(kind, max_rows, max_groups)
 
     @overload
@@ -560,6 +596,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
@@ -570,7 +607,8 @@ class Releases(Generic[S]):
         *,
         clip: Any,
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
@@ -582,6 +620,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
@@ -593,10 +632,36 @@ class Releases(Generic[S]):
         *,
         clip: Any,
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
+
+    @overload
+    def std(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float | pd.Series: ...
+
+    @overload
+    def std(
+        self: Releases[Grouped],
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series | pd.DataFrame: ...
 
     def std(
         self,
@@ -606,253 +671,26 @@ class Releases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        if is_auto(clip):
-            pure(epsilon, rho, 'std with clip="auto"')
-            return self._auto(
+        if is_auto(clip) or cut:
+            return release_with(
+                self,
                 (column,),
-                epsilon,
-                lambda clips, e: Var.of(e, column, clips[column], std=True, ci=ci),
+                (epsilon, rho),
+                clip,
+                lambda clips, f: Var.of(
+                    f["epsilon"], column, clips[column], std=True, ci=ci, rho=f["rho"]
+                ),
                 max_rows,
                 max_groups,
+                cut=cut,
+                ci=ci,
             )
-        kind = Var.of(pure(epsilon, rho, "std"), column, clip, std=True, ci=ci)
-        return self._go(kind, max_rows, max_groups)
-
-    @overload
-    def argmax_exp(
-        self: Releases[Ungrouped],
-        column: Hashable,
-        *,
-        candidates: Iterable[C],
-        epsilon: float,
-        k: None = ...,
-        value: Hashable | None = ...,
-        clip: Any = ...,
-        max_rows: int | None = ...,
-    ) -> C: ...
-
-    @overload
-    def argmax_exp(
-        self: Releases[Ungrouped],
-        column: Hashable,
-        *,
-        candidates: Iterable[C],
-        epsilon: float,
-        k: int,
-        value: Hashable | None = ...,
-        clip: Any = ...,
-        max_rows: int | None = ...,
-    ) -> list[C]: ...
-
-    @overload
-    def argmax_exp(
-        self: Releases[Ungrouped],
-        column: Hashable,
-        *,
-        candidates: pd.CategoricalDtype,
-        epsilon: float,
-        k: None = ...,
-        value: Hashable | None = ...,
-        clip: Any = ...,
-        max_rows: int | None = ...,
-    ) -> Any: ...
-
-    @overload
-    def argmax_exp(
-        self: Releases[Ungrouped],
-        column: Hashable,
-        *,
-        candidates: pd.CategoricalDtype,
-        epsilon: float,
-        k: int,
-        value: Hashable | None = ...,
-        clip: Any = ...,
-        max_rows: int | None = ...,
-    ) -> list[Any]: ...
-
-    @overload
-    def argmax_exp(
-        self: Releases[Grouped],
-        column: Hashable,
-        *,
-        candidates: Any = ...,
-        epsilon: float,
-        k: None = ...,
-        value: Hashable | None = ...,
-        clip: Any = ...,
-        max_rows: int | None = ...,
-        max_groups: int | None = ...,
-    ) -> pd.Series: ...
-
-    @overload
-    def argmax_exp(
-        self: Releases[Grouped],
-        column: Hashable,
-        *,
-        candidates: Any = ...,
-        epsilon: float,
-        k: int,
-        value: Hashable | None = ...,
-        clip: Any = ...,
-        max_rows: int | None = ...,
-        max_groups: int | None = ...,
-    ) -> pd.DataFrame: ...
-
-    def argmax_exp(
-        self,
-        column: Hashable,
-        *,
-        candidates: Any = None,
-        epsilon: float | None = None,
-        rho: float | None = None,
-        k: int | None = None,
-        value: Hashable | None = None,
-        clip: Any = None,
-        max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
-    ) -> Any:
-        kind = Argmax.of(
-            pure(epsilon, rho, "argmax_exp"), column, candidates, k=k, value=value, clip=clip
-        )
-        return self._go(kind, max_rows, max_groups)
-
-    @overload
-    def quantile(
-        self: Releases[Ungrouped],
-        column: Hashable,
-        q: float,
-        *,
-        candidates: Any = None,
-        epsilon: float,
-        max_rows: int | Literal["auto"] | None = None,
-    ) -> float: ...
-
-    @overload
-    def quantile(
-        self: Releases[Grouped],
-        column: Hashable,
-        q: float,
-        *,
-        candidates: Any = None,
-        epsilon: float,
-        max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
-    ) -> pd.Series: ...
-
-    def quantile(
-        self,
-        column: Hashable,
-        q: float,
-        *,
-        candidates: Any = None,
-        epsilon: float | None = None,
-        rho: float | None = None,
-        max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
-    ) -> Any:
-        kind = Quantile.of(pure(epsilon, rho, "quantile"), column, q, candidates, "quantile")
-        return self._go(kind, max_rows, max_groups)
-
-    @overload
-    def median(
-        self: Releases[Ungrouped],
-        column: Hashable,
-        *,
-        candidates: Any = None,
-        epsilon: float,
-        max_rows: int | Literal["auto"] | None = None,
-    ) -> float: ...
-
-    @overload
-    def median(
-        self: Releases[Grouped],
-        column: Hashable,
-        *,
-        candidates: Any = None,
-        epsilon: float,
-        max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
-    ) -> pd.Series: ...
-
-    def median(
-        self,
-        column: Hashable,
-        *,
-        candidates: Any = None,
-        epsilon: float | None = None,
-        rho: float | None = None,
-        max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
-    ) -> Any:
-        kind = Quantile.of(pure(epsilon, rho, "median"), column, 0.5, candidates, "median")
-        return self._go(kind, max_rows, max_groups)
-
-    @overload
-    def bounds(
-        self: Releases[Ungrouped],
-        column: Hashable,
-        *,
-        epsilon: float,
-        max_rows: int | Literal["auto"] | None = None,
-    ) -> tuple[float, float]: ...
-
-    @overload
-    def bounds(
-        self: Releases[Grouped],
-        column: Hashable,
-        *,
-        epsilon: float,
-        max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
-    ) -> pd.DataFrame: ...
-
-    def bounds(
-        self,
-        column: Hashable,
-        *,
-        epsilon: float | None = None,
-        rho: float | None = None,
-        max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
-    ) -> Any:
-        kind = ClipBounds(pure(epsilon, rho, "bounds"), column)
-        return self._go(kind, max_rows, max_groups)
-
-    @overload
-    def clipped_share(
-        self: Releases[Ungrouped],
-        column: Hashable,
-        *,
-        clip: Bounds,
-        epsilon: float,
-        max_rows: int | Literal["auto"] | None = None,
-    ) -> float: ...
-
-    @overload
-    def clipped_share(
-        self: Releases[Grouped],
-        column: Hashable,
-        *,
-        clip: Bounds,
-        epsilon: float,
-        max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
-    ) -> pd.Series: ...
-
-    def clipped_share(
-        self,
-        column: Hashable,
-        *,
-        clip: Any,
-        epsilon: float | None = None,
-        rho: float | None = None,
-        max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
-    ) -> Any:
-        kind = ClippedShare(pure(epsilon, rho, "clipped_share"), column, clip)
+        f = loss(epsilon, rho)
+        kind = Var.of(f["epsilon"], column, clip, std=True, ci=ci, rho=f["rho"])
         return self._go(kind, max_rows, max_groups)
 
     @overload
@@ -865,6 +703,7 @@ class Releases(Generic[S]):
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
         ci: None = None,
+        cut: bool = False,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -875,6 +714,34 @@ class Releases(Generic[S]):
         clip: Any,
         candidates: Any,
         epsilon: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+        ci: None = None,
+        cut: bool = False,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def describe(
+        self: Releases[Ungrouped],
+        columns: Any,
+        *,
+        clip: Any,
+        candidates: Any,
+        epsilon: None = None,
+        rho: float,
+        max_rows: int | Literal["auto"] | None = None,
+        ci: None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def describe(
+        self: Releases[Grouped],
+        columns: Any,
+        *,
+        clip: Any,
+        candidates: Any,
+        epsilon: None = None,
+        rho: float,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
         ci: None = None,
@@ -891,16 +758,24 @@ class Releases(Generic[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
         ci: None = None,
+        cut: bool = False,
     ) -> Any:
-        if is_auto(clip):
-            pure(epsilon, rho, 'describe with clip="auto"')
+        if is_auto(clip) or cut:
             labels = tuple(columns) if isinstance(columns, list | tuple | pd.Index) else (columns,)
-            return self._auto(
+            return release_with(
+                self,
                 labels,
-                epsilon,
-                lambda clips, e: Describe.of(e, list(labels), clips, candidates, ci),
+                (epsilon, rho),
+                clip,
+                lambda clips, f: Describe.of(
+                    f["epsilon"], list(labels), clips, candidates, ci, f["rho"]
+                ),
                 max_rows,
                 max_groups,
+                cut=cut,
+                ci=ci,
+                table=True,
             )
-        kind = Describe.of(pure(epsilon, rho, "describe"), columns, clip, candidates, ci)
+        f = loss(epsilon, rho)
+        kind = Describe.of(f["epsilon"], columns, clip, candidates, ci, f["rho"])
         return self._go(kind, max_rows, max_groups)

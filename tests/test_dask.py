@@ -213,6 +213,19 @@ def test_clip_auto_gives_the_pandas_answer_and_spends_epsilon(
     assert same(*answers)
 
 
+@pytest.mark.parametrize("grouped", [False, True])
+def test_cut_gives_the_pandas_answer_and_spends_epsilon(frame: pd.DataFrame, grouped: bool) -> None:
+    """cut=True adds the share clipped (a release of its own): the same on both engines."""
+    answers = []
+    for data in (frame.copy(), fresh(frame, 4)):
+        data.dp.set_budget(epsilon=1, seed=9)
+        surface = data.dp.groupby("dept", keys=DEPTS) if grouped else data.dp
+        answers.append(surface.mean("salary", clip=(0, 80_000), epsilon=0.8, ci=0.9, cut=True))
+        assert data.dp.budget.spent == Fraction(4, 5)
+    assert same(*answers)
+    assert "clipped_share" in (answers[0].columns if grouped else answers[0].index)
+
+
 def test_the_recipes_release_every_kind_of_the_registry(frame: pd.DataFrame) -> None:
     """A new kind fails here until a recipe runs it on pandas and on Dask."""
     df = frame.copy()
@@ -1305,6 +1318,21 @@ RHO_RECIPES: dict[str, Callable[[Any], Any]] = {
         clip={"salary": CLIP, "bonus": (0, 5e3)}, rho=0.02
     ),
     "pure_median": lambda d: d.dp.median("age", candidates=GRID, epsilon=0.1),
+    # The releases that took rho= later: Gaussian forms, and selections at ε = sqrt(2ρ).
+    "nunique": lambda d: d.dp.nunique("dept", rho=0.01),
+    "grouped_nunique": lambda d: d.dp.groupby("dept", keys=DEPTS).nunique("age", rho=0.01),
+    "var_ci": lambda d: d.dp.var("salary", clip=CLIP, rho=0.02, ci=0.9),
+    "grouped_std": lambda d: d.dp.groupby("dept", keys=DEPTS).std("salary", clip=CLIP, rho=0.02),
+    "describe": lambda d: d.dp.describe(
+        ["age"], clip={"age": (0, 100)}, candidates={"age": GRID}, rho=0.03
+    ),
+    "argmax": lambda d: d.dp.argmax_exp("dept", candidates=DEPTS, rho=0.01),
+    "grouped_quantile": lambda d: d.dp.groupby("dept", keys=DEPTS).quantile(
+        "age", 0.25, candidates=GRID, rho=0.01
+    ),
+    "bounds": lambda d: d.dp.bounds("salary", rho=0.01),
+    "clipped_share": lambda d: d.dp.clipped_share("salary", clip=CLIP, rho=0.01),
+    "mean_auto": lambda d: d.dp.mean("salary", clip="auto", rho=0.02),
 }
 
 
@@ -1320,7 +1348,7 @@ def test_rho_releases_are_the_pandas_ones_bit_for_bit(
     got = {name: recipe(ddf) for name, recipe in RHO_RECIPES.items()}
     for name, answer in expected.items():
         assert same(got[name], answer), name
-    assert ddf.dp.budget.spent == df.dp.budget.spent == Fraction(23, 200)  # 0.11 + 0.1²/2
+    assert ddf.dp.budget.spent == df.dp.budget.spent == Fraction(53, 200)  # 0.26 + 0.1²/2
 
 
 @pytest.mark.parametrize("grouped", [False, True])
@@ -1339,3 +1367,20 @@ def test_max_rows_auto_gives_the_pandas_answer(orders: pd.DataFrame, grouped: bo
         assert [e.epsilon for e in entries] == [Fraction(1, 4), Fraction(3, 4)]
         assert entries[1].max_rows == int(np.unique(answers[-1]["max_rows"])[0])
     assert same(answers[0]["max_rows"], answers[1]["max_rows"])
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_cut_with_a_privacy_unit_gives_the_pandas_truncated_share(
+    orders: pd.DataFrame, grouped: bool
+) -> None:
+    """The share of persons max_rows cuts comes from the rows per person: the same on Dask."""
+    shares = []
+    for data in (orders.copy(), fresh(orders, 3)):
+        data.dp.set_budget(epsilon=4, privacy_unit="customer", seed=11)
+        surface = data.dp.groupby("region", keys=["N", "S", "E", "W"]) if grouped else data.dp
+        extra = {"max_groups": 2} if grouped else {}
+        answer = surface.sum("amount", clip=(0, 600), epsilon=4, max_rows=8, cut=True, **extra)
+        shares.append(np.unique(answer["truncated_share"]))
+        assert data.dp.budget.entries[-1].operation == "truncated_share"
+    truth = (orders.groupby("customer").size() > 8).mean()
+    assert all(abs(float(s[0]) - truth) < 0.05 for s in shares)
