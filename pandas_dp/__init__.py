@@ -8,6 +8,7 @@
     df.dp.mean("salary", clip=(0, 200_000), epsilon=0.5)
     df.dp.mean("salary", clip="auto", epsilon=0.5)      # bounds found privately (ε/4)
     df.dp.groupby("dept", keys=DEPTS).count(epsilon=0.5)
+    df.dp.groupby("product").count(epsilon=0.5, delta=1e-7)   # keys chosen privately
     df.dp.argmax_exp("product", candidates=PRODUCTS, epsilon=0.5)
     df.dp.median("salary", candidates=GRID, epsilon=0.2)
     df.dp.count(epsilon=0.5, ci=0.95)                   # estimate, lower, upper
@@ -21,7 +22,8 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``mypy``                  mypy plugin: ``df.dp`` typed (mypy loads it; never imported here)
 ``dask``                  ``ddf.dp`` on Dask (``import pandas_dp.dask``; never imported here)
 ``dask_graph``            what a Dask collection is made of: markers, row alignment, schedulers
-``accessor``              ``df.dp``: set_budget, histogram/crosstab, row-wise derivations
+``accessor``              ``df.dp``: set_budget, histogram, row-wise derivations
+``keyless``               groupby(by) without keys, value_counts, crosstab: keys chosen privately
 ``groupby``               ``df.dp.groupby(by, keys=...)``: the grouped surface
 ``surface``               each release written once for both surfaces (self-typed overloads)
 ``selections``            argmax_exp/quantile/median/bounds/clipped_share; ε from rho=
@@ -65,6 +67,7 @@ from .accessor import DPAccessor
 from .budget import PrivacyBudget
 from .errors import BudgetExceededError, MissingBudgetError, PandasDPError
 from .groupby import DPGroupBy
+from .keyless import DPSelectedGroupBy
 from .ledger import LedgerEntry
 from .planning import epsilon_for, half_width, rho_for
 from .sqlite_ledger import Ledger, open_ledger
@@ -73,6 +76,7 @@ __all__ = [
     "BudgetExceededError",
     "DPAccessor",
     "DPGroupBy",
+    "DPSelectedGroupBy",
     "Ledger",
     "LedgerEntry",
     "MissingBudgetError",

@@ -19,7 +19,7 @@ from typing import Any, TypeVar, overload
 import numpy as np
 import pandas as pd
 
-from .aggregate import Count, Histogram
+from .aggregate import Histogram
 from .auto import AUTO_ROWS
 from .budget import (
     Hold,
@@ -38,10 +38,12 @@ from .budget import (
 from .docstrings import doc
 from .errors import MissingBudgetError, PandasDPError
 from .groupby import DPGroupBy
-from .keys import Bins, CrossKeys, Grouping
+from .keyless import DPSelectedGroupBy, TableReleases
+from .keys import Bins, Grouping
 from .kind import Kind
 from .ledger import BudgetStore, MemoryStore, check_name
 from .noise import make_source
+from .partition import KeySelection
 from .release import NO_BOUNDS, ContributionBounds, PandasFrame, run
 from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values, row_mask
 from .select import Quantile
@@ -68,12 +70,13 @@ One = TypeVar("One")
 Many = TypeVar("Many")
 
 
-class DPReleases(Releases[Ungrouped], scope="ungrouped"):
+class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
     """The releases of ``df.dp`` and ``ddf.dp``: each declares its arguments and runs its kind.
 
     Those of :class:`pandas_dp.surface.Releases` (one answer each), and
-    :meth:`histogram`, :meth:`crosstab`, :meth:`rows_per_unit` and
-    :meth:`set_budget`. A subclass binds the surface to one backend through three hooks:
+    :meth:`histogram`, :meth:`rows_per_unit` and :meth:`set_budget`; ``value_counts``
+    and ``crosstab`` from :class:`pandas_dp.keyless.TableReleases`. A subclass binds
+    the surface to one backend through three hooks:
     :meth:`_release` runs a built kind (grouped by a :class:`~pandas_dp.keys.Grouping`
     or not) and spends from the frame's budget, and :meth:`_schema` gives the
     empty or full frame whose columns and dtypes the bins of :meth:`histogram`
@@ -414,64 +417,6 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
         return self._release(kind, group, ContributionBounds(max_rows, max_groups))
 
     @doc()
-    def crosstab(
-        self,
-        index: Hashable,
-        columns: Hashable,
-        *,
-        keys: Any,
-        epsilon: float | None = None,
-        rho: float | None = None,
-        ci: float | None = None,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> pd.DataFrame:
-        """Noisy counts of every (``index``, ``columns``) pair of public keys, like ``pd.crosstab``.
-
-        Parameters
-        ----------
-        index, columns : label
-            The row and column key columns.
-        keys : (row_keys, column_keys)
-            The public keys of each, in the order of the result; never read
-            from the data.
-        epsilon : float
-            Privacy cost, keyword-only.
-        $rho
-        ci : float, optional
-            A confidence level in (0, 1): each cell's count with its interval.
-            Costs nothing more.
-        $max_rows
-        $max_groups
-
-        Returns
-        -------
-        pandas.DataFrame
-            Integer counts indexed by ``row_keys`` (named ``index``) with
-            columns ``column_keys`` (named ``columns``); combinations absent
-            from the data are answered too. With ``ci``: the columns are a
-            MultiIndex ``(statistic, column key)`` with the statistic in
-            ``estimate``, ``lower``, ``upper``, so ``result["lower"]`` is the
-            crosstab of lower bounds; each cell's true count is inside its
-            interval with probability at least ``ci`` (per cell).
-
-        Raises
-        ------
-        $raises
-
-        Notes
-        -----
-        One grouped count over the product of the keys: costs ``epsilon``
-        once (each row is in one cell), L1 sensitivity 1 under add_remove and
-        2 under substitute. Rows whose keys are missing or not listed are
-        dropped. Public: both sets of keys, ``epsilon``.
-        """
-        group = CrossKeys.of_pair(self._schema(), index, columns, keys)
-        bounds = ContributionBounds(max_rows, max_groups)
-        kind = Count(ci=ci, **loss(epsilon, rho))
-        return group.table(self._release(kind, group, bounds))
-
-    @doc()
     def rows_per_unit(
         self,
         q: float = 0.9,
@@ -581,27 +526,41 @@ class DPAccessor(DPReleases):
     def _budget(self) -> PrivacyBudget:
         return self.budget
 
-    def groupby(self, by: Hashable | list[Hashable], *, keys: Any = None) -> DPGroupBy:
-        """Group by ``by`` over the public ``keys`` for grouped releases.
+    @overload
+    def groupby(
+        self, by: Hashable | list[Hashable], *, keys: None = None, dropna: bool = True
+    ) -> DPSelectedGroupBy: ...
+
+    @overload
+    def groupby(
+        self, by: Hashable | list[Hashable], *, keys: Any, dropna: bool = True
+    ) -> DPGroupBy: ...
+
+    def groupby(
+        self, by: Hashable | list[Hashable], *, keys: Any = None, dropna: bool = True
+    ) -> DPGroupBy | DPSelectedGroupBy:
+        """Group by ``by`` for grouped releases, over public ``keys`` or keys chosen privately.
 
         Parameters
         ----------
         by : label or list of labels
             The key column(s).
-        keys : list, array, Index, MultiIndex, DataFrame or CategoricalDtype
+        keys : list, array, Index, MultiIndex, DataFrame or CategoricalDtype, optional
             The public keys, in the order the result is indexed by. Never read
-            them from the data: the set of keys present can reveal who is in it.
+            them from the data (``df[col].unique()`` is not private): the set
+            of keys present can reveal who is in it. Without them, the keys
+            are chosen privately (:class:`~pandas_dp.keyless.DPSelectedGroupBy`:
+            each release then takes ``delta=``, and the budget must hold one).
+        dropna : bool, default True
+            Without ``keys``: whether to leave out missing keys (as pandas).
 
         Returns
         -------
-        DPGroupBy
-            ``count``, ``sum`` and ``mean`` as on ``df.dp``, one value per key.
+        DPGroupBy or DPSelectedGroupBy
+            The releases of ``df.dp``, one value per key.
 
         Raises
         ------
-        TypeError
-            If ``keys`` is not given: it is required, and it cannot be read
-            from the data (the message says why and what to pass instead).
         KeyError
             If a ``by`` column is missing.
         ValueError
@@ -610,10 +569,15 @@ class DPAccessor(DPReleases):
 
         Notes
         -----
-        Rows whose key is missing or not among ``keys`` are dropped; keys with
-        no rows are answered with noise too. Each release is charged once for
-        all keys (parallel composition).
+        With ``keys``: rows whose key is missing or not among ``keys`` are
+        dropped; keys with no rows are answered with noise too. Each release
+        is charged once for all keys (parallel composition).
         """
+        if keys is None:
+            selection = KeySelection.of_columns(self._df, by, dropna=dropna)
+            return DPSelectedGroupBy(lambda s: DPGroupBy(self._df, s.by, s), selection)
+        if dropna is not True:
+            raise TypeError("`dropna` goes with a groupby without keys=; with public keys drop it.")
         return DPGroupBy(self._df, by, keys)
 
     # ------------------------------------------------ row-wise derived frames

@@ -938,6 +938,12 @@ class Nunique(Kind[int, pd.Series]):
         """The union of two slices' distinct pairs (a value in both counts once)."""
         return distinct_pairs(np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]]))
 
+    def recode(self, stats: Stats, mapping: I64, n_keys: int) -> Stats:
+        """The distinct pairs with their keys' codes moved (a pair of a dropped key goes)."""
+        codes = mapping[stats[0]]
+        kept = codes >= 0
+        return distinct_pairs(codes[kept], stats[1][kept])
+
     def finish(self, plan: CountPlan, stats: Stats, source: RandomSource, n_keys: int) -> I64:
         counts = np.bincount(stats[0], minlength=n_keys).astype(np.int64)
         return release_counts(source, counts, plan)

@@ -91,10 +91,20 @@ from .budget import (
 from .dask_graph import TALLIES, check_unit_sources, pandas_parts, runs_here, same_rows
 from .errors import MissingBudgetError, PandasDPError
 from .groupby import DPGroupedReleases
+from .keyless import DPSelectedGroupBy
 from .keys import Grouping
 from .kind import Kind, Rows, Stats
 from .noise import U64, RandomSource
-from .release import ContributionBounds, Spender, Task, bounded_tally, run
+from .partition import KeySelection
+from .release import (
+    ContributionBounds,
+    Spender,
+    Task,
+    bounded_tally,
+    combine_selected,
+    run,
+    selection_tally,
+)
 from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values
 from .validation import (
     MAX_ROWS,
@@ -290,6 +300,36 @@ def partition_statistics(part: pd.DataFrame, task: Task, key: bytes | None = Non
     return len(part), stats
 
 
+Selected = tuple[int, pd.Index, Stats]
+
+
+def partition_selected(part: pd.DataFrame, task: Task, key: bytes | None = None) -> Selected:
+    """One partition's row count, observed keys and :func:`~pandas_dp.release.selection_tally`.
+
+    As :func:`partition_statistics`, for a grouping whose keys are chosen
+    from the data; the keys are this partition's (joined by value after).
+    """
+    assert isinstance(task.group, KeySelection)
+    if task.unit is not None:  # the choice of a person's keys depends on the rows' order
+        hashes = pd.util.hash_pandas_object(part, index=False).to_numpy()
+        part = part.iloc[np.argsort(hashes, kind="stable")]
+    rows = task.kind.read(part, 0)
+    codes, keys = task.group.observe(part)
+    units = None if task.unit is None else part[task.unit]
+    source = None if key is None else KeyedWords(key)
+    stats = selection_tally(task, rows, codes, keys, units, source)
+    TALLIES.add()  # before the exact statistics leave this function (see _compute)
+    return len(part), keys, stats
+
+
+def add_selected(kind: Kind[Any, Any], *parts: Selected) -> Selected:
+    """Partitions' :func:`partition_selected` together: keys unioned by value."""
+    keys, stats = functools.reduce(
+        lambda a, b: combine_selected(kind, a, b), [(p[1], p[2]) for p in parts]
+    )
+    return sum(p[0] for p in parts), keys, stats
+
+
 def add_statistics(kind: Kind[Any, Any], *parts: Partial) -> Partial:
     """The partial statistics of ``parts`` together: rows added, statistics by ``kind.combine``."""
     return sum(p[0] for p in parts), functools.reduce(kind.combine, [p[1] for p in parts])
@@ -310,9 +350,9 @@ def _exact(partial: Partial) -> Stats:
     return tuple(out)
 
 
-def _tree(kind: Kind[Any, Any], parts: list[Any]) -> Any:
-    """A Delayed of ``parts`` combined: a tree of :func:`add_statistics`, ``SPLIT_EVERY`` wide."""
-    combine = dask.delayed(add_statistics, pure=False)
+def _tree(kind: Kind[Any, Any], parts: list[Any], add: Callable[..., Any] = add_statistics) -> Any:
+    """A Delayed of ``parts`` combined: a tree of ``add``, ``SPLIT_EVERY`` wide."""
+    combine = dask.delayed(add, pure=False)
     while len(parts) > 1:
         parts = [
             combine(kind, *parts[i : i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)
@@ -320,7 +360,7 @@ def _tree(kind: Kind[Any, Any], parts: list[Any]) -> Any:
     return parts[0]
 
 
-def _compute(lazy: Any) -> Stats:
+def _compute(lazy: Any, exact: Callable[[Any], Any] = _exact) -> Any:
     """Compute the exact statistics; an error once any tally has returned keeps ε spent.
 
     Tallies are counted in this process (synchronous and threaded schedulers;
@@ -331,7 +371,7 @@ def _compute(lazy: Any) -> Stats:
     before = TALLIES.value
     try:
         (partial,) = dask.compute(lazy)
-        return _exact(partial)
+        return exact(partial)
     except BaseException as error:
         if not counted or TALLIES.value != before:
             keep_spent(error)
@@ -382,7 +422,8 @@ class DaskFrame:
             lazy = _tree(task.kind, [chunk(p, task) for p in projected.to_delayed()])
 
             def statistics(source: RandomSource) -> Stats:
-                return _compute(lazy)
+                stats: Stats = _compute(lazy)
+                return stats
 
             return statistics
 
@@ -391,12 +432,36 @@ class DaskFrame:
         def bounded_statistics(source: RandomSource) -> Stats:
             # Inside the reservation: the bounding's keys come from the budget's source, here.
             keys = source.words(KEY_WORDS * len(parts)).astype("<u8").reshape(len(parts), -1)
-            return _compute(
+            return _compute(  # type: ignore[no-any-return]
                 _tree(
                     task.kind,
                     [chunk(p, task, k.tobytes()) for p, k in zip(parts, keys, strict=True)],
                 )
             )
+
+        return bounded_statistics
+
+    def selected(self, task: Task, rows: Rows) -> Callable[[RandomSource], tuple[pd.Index, Stats]]:
+        projected = self.ddf[self._columns(task)]
+        chunk = dask.delayed(partition_selected, pure=False)
+
+        def exact(partial: Selected) -> tuple[pd.Index, Stats]:
+            return partial[1], _exact((partial[0], partial[2]))
+
+        if task.unit is None:
+            lazy = _tree(task.kind, [chunk(p, task) for p in projected.to_delayed()], add_selected)
+
+            def statistics(source: RandomSource) -> tuple[pd.Index, Stats]:
+                return _compute(lazy, exact)  # type: ignore[no-any-return]
+
+            return statistics
+
+        parts = list(projected.shuffle(on=task.unit, shuffle_method="tasks").to_delayed())
+
+        def bounded_statistics(source: RandomSource) -> tuple[pd.Index, Stats]:
+            keys = source.words(KEY_WORDS * len(parts)).astype("<u8").reshape(len(parts), -1)
+            chunks = [chunk(p, task, k.tobytes()) for p, k in zip(parts, keys, strict=True)]
+            return _compute(_tree(task.kind, chunks, add_selected), exact)  # type: ignore[no-any-return]
 
         return bounded_statistics
 
@@ -477,20 +542,40 @@ class DaskDPAccessor(DPReleases):
             _bind(people, bound.budget, root=bound.root, unit=None)
         return DaskDPAccessor(people)
 
-    def groupby(self, by: Hashable | list[Hashable], *, keys: Any = None) -> DaskDPGroupBy:
-        """Group by ``by`` over the public ``keys``: as :meth:`pandas_dp.DPAccessor.groupby`.
+    @overload
+    def groupby(
+        self, by: Hashable | list[Hashable], *, keys: None = None, dropna: bool = True
+    ) -> DPSelectedGroupBy: ...
+
+    @overload
+    def groupby(
+        self, by: Hashable | list[Hashable], *, keys: Any, dropna: bool = True
+    ) -> DaskDPGroupBy: ...
+
+    def groupby(
+        self, by: Hashable | list[Hashable], *, keys: Any = None, dropna: bool = True
+    ) -> DaskDPGroupBy | DPSelectedGroupBy:
+        """Group by ``by``, over public ``keys`` or keys chosen privately: as ``df.dp.groupby``.
 
         Parameters
         ----------
         by : label or list of labels
             The key column(s).
-        keys : list, array, Index, MultiIndex, DataFrame or CategoricalDtype
-            The public keys, in the order the result is indexed by.
+        keys : list, array, Index, MultiIndex, DataFrame or CategoricalDtype, optional
+            The public keys, in the order the result is indexed by. Without
+            them, the keys are chosen privately (each release takes ``delta=``).
+        dropna : bool, default True
+            Without ``keys``: whether to leave out missing keys.
 
         Returns
         -------
-        DaskDPGroupBy
+        DaskDPGroupBy or DPSelectedGroupBy
         """
+        if keys is None:
+            selection = KeySelection.of_columns(self._ddf._meta, by, dropna=dropna)
+            return DPSelectedGroupBy(lambda s: DaskDPGroupBy(self._ddf, s.by, s), selection)
+        if dropna is not True:
+            raise TypeError("`dropna` goes with a groupby without keys=; with public keys drop it.")
         return DaskDPGroupBy(self._ddf, by, keys)
 
     # ------------------------------------------------ row-wise derived frames
@@ -811,7 +896,8 @@ class DaskDPGroupBy(DPGroupedReleases):
 
     def __init__(self, ddf: dd.DataFrame, by: object, keys: object) -> None:
         self._ddf = ddf
-        self._group = Grouping.of(ddf._meta, by, keys)
+        # A KeySelection (keys chosen privately: pandas_dp.keyless) comes checked.
+        self._group = keys if isinstance(keys, KeySelection) else Grouping.of(ddf._meta, by, keys)
 
     def _release(self, kind: Kind[Any, Many], bounds: ContributionBounds) -> Many:
         return run(DaskFrame(self._ddf), kind, self._group, bounds)

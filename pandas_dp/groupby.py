@@ -19,6 +19,7 @@ import pandas as pd
 from .budget import PrivacyBudget, require_binding
 from .keys import Grouping
 from .kind import Kind
+from .partition import KeySelection
 from .release import ContributionBounds, PandasFrame, run
 from .surface import Grouped, Releases, Ungrouped
 
@@ -76,7 +77,8 @@ class DPGroupBy(DPGroupedReleases):
 
     def __init__(self, df: pd.DataFrame, by: object, keys: object) -> None:
         self._df = df
-        self._group = Grouping.of(df, by, keys)
+        # A KeySelection (keys chosen privately: pandas_dp.keyless) comes checked.
+        self._group = keys if isinstance(keys, KeySelection) else Grouping.of(df, by, keys)
 
     def _release(self, kind: Kind[Any, Many], bounds: ContributionBounds) -> Many:
         return run(PandasFrame(self._df), kind, self._group, bounds)

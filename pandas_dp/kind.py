@@ -370,6 +370,23 @@ class Kind(ABC, Generic[One, Many]):
         """
         return tuple([exact_sum(x, y) for x, y in zip(a, b, strict=True)])
 
+    def recode(self, stats: Stats, mapping: I64, n_keys: int) -> Stats:
+        """The statistics over other keys: key code ``c`` becomes ``mapping[c]`` (-1: dropped).
+
+        ``mapping`` is one-to-one on the codes it keeps, into ``n_keys`` keys
+        (a key without a code gets zeros).  By default each statistic is an
+        array whose first axis is the keys.  A selection of keys
+        (:mod:`pandas_dp.partition`) keeps the chosen keys' statistics this
+        way, and Dask joins partitions whose keys were observed apart.
+        """
+        kept = np.flatnonzero(mapping >= 0)
+        out = []
+        for a in stats:
+            moved = np.zeros((n_keys, *a.shape[1:]), dtype=a.dtype)
+            moved[mapping[kept]] = a[kept]
+            out.append(moved)
+        return tuple(out)
+
     @classmethod
     def planned(
         cls, epsilon: Fraction | None, clip: Any, rho: Fraction | None = None

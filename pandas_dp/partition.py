@@ -97,6 +97,7 @@ For the integrator (issue 21)
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -109,12 +110,13 @@ import pandas as pd
 
 from .accuracy import gaussian_tail
 from .bounding import bound_contributions
-from .keys import row_codes
+from .keys import Grouping, normalize_by, row_codes
 from .noise import I64, RandomSource, discrete_gaussian, discrete_laplace, gaussian_scale
 
 __all__ = [
     "METHODS",
     "WEIGHT_UNIT",
+    "KeySelection",
     "SelectionPlan",
     "combine_statistics",
     "key_statistics",
@@ -175,6 +177,79 @@ class SelectionPlan:
         if self.method != "weighted_gaussian":
             return 1
         return math.isqrt(self.unit * self.unit // t)
+
+
+_DELTA_HINT = (
+    "A groupby without `keys=` chooses its keys from the data, which needs `delta=`: the "
+    "chance, at most, that a key held by few people appears (e.g. delta=1e-7, within the "
+    "budget's delta: set_budget(..., delta=1e-6)). Or pass the public keys with keys=[...]; "
+    "never df[col].unique(), which is not private."
+)
+
+
+@dataclass(frozen=True)
+class KeySelection(Grouping):
+    """``groupby(by)`` without ``keys=``: the keys are chosen privately from the data.
+
+    ``keys`` stays empty: the chosen keys exist only after the noise (the
+    pipeline of :mod:`pandas_dp.release` selects them).  ``delta``: the call's
+    δ, all of it spent by the selection.  ``dropna``: a missing value is a key
+    only if False (as pandas).  ``sort``: the result in the sorted order of
+    the chosen keys (as pandas' ``groupby``), else in the selection's order
+    (descending noisy statistic, ties at random).
+    """
+
+    delta: Fraction = Fraction(0)
+    dropna: bool = True
+    sort: bool = True
+
+    @classmethod
+    def of_columns(
+        cls, df: pd.DataFrame, by: object, *, dropna: object = True, sort: bool = True
+    ) -> KeySelection:
+        """Check the ``by`` columns against ``df``'s columns (never its data) and ``dropna``."""
+        labels = normalize_by(df, by)
+        if not isinstance(dropna, bool | np.bool_):
+            raise TypeError(f"`dropna` must be True or False, got {type(dropna).__name__}.")
+        return cls(tuple(labels), pd.Index([]), Fraction(0), bool(dropna), sort)
+
+    def at(self, delta: object) -> KeySelection:
+        """This selection spending ``delta``: required (the error names ``delta=``, ``keys=``)."""
+        if delta is None:
+            raise TypeError(f"`delta` is missing. {_DELTA_HINT}")
+        if isinstance(delta, bool) or not isinstance(delta, Fraction | int | float):
+            raise TypeError(f"`delta` must be a number, got {type(delta).__name__}. {_DELTA_HINT}")
+        if not 0 < delta < 1:  # NaN fails too
+            raise ValueError(
+                f"`delta` must be strictly between 0 and 1, got {delta}. {_DELTA_HINT}"
+            )
+        return dataclasses.replace(
+            self, delta=Fraction(repr(delta)) if isinstance(delta, float) else Fraction(delta)
+        )
+
+    def codes(self, df: pd.DataFrame) -> I64:
+        raise TypeError("the keys of a selection are known only after it: use observe().")
+
+    def counted(self, df: pd.DataFrame) -> tuple[pd.Index, I64] | None:
+        """The observed keys of one column and their rows (``value_counts``), without codes.
+
+        What a row count without a privacy unit needs, at the cost of
+        pandas' own ``value_counts``; None for several columns or a
+        categorical one (their keys come from :meth:`observe`).
+        """
+        if len(self.by) > 1 or isinstance(df[self.by[0]].dtype, pd.CategoricalDtype):
+            return None
+        counts = df[self.by[0]].value_counts(dropna=self.dropna, sort=False)
+        rows: I64 = np.asarray(counts, dtype=np.int64)
+        return counts.index.rename(self.by[0]), rows
+
+    def observe(self, df: pd.DataFrame) -> tuple[I64, pd.Index]:
+        """Each row's code into the keys observed in ``df`` (-1: dropped), and those keys.
+
+        The keys are named after the ``by`` columns, as pandas names a groupby's index.
+        """
+        codes, keys = observed_codes(df, list(self.by), self.dropna)
+        return codes, keys.set_names(list(self.by))
 
 
 def _fraction(value: object, name: str) -> Fraction:

@@ -7,7 +7,8 @@ statistics per slice), in one order that the privacy argument depends on::
     read (validate columns and dtypes on the schema)
       → resolve the budget
       → plan (data-free: sensitivity, grid, scale or rate, from the public
-        parameters and the neighbour relation)
+        parameters and the neighbour relation; without public keys, the key
+        selection's threshold from δ and ``max_groups`` too)
       → encode rows to public key codes
       → reserve ε (one ledger entry; it counts against every other query)
       → bound each person's contribution (privacy unit: ``max_rows`` rows per
@@ -16,10 +17,14 @@ statistics per slice), in one order that the privacy argument depends on::
         the kind's ``combine``: one slice on pandas, partitions on Dask)
       → commit (before any noise; a reservation whose tally raised is
         returned: nothing was released)
-      → finish (noise and post-processing)
+      → finish (noise and post-processing; without public keys, the keys
+        first: those whose noisy person count passes the threshold)
       → shape (the pandas result)
 
 An ungrouped release is the one-key grouped release (``codes`` None, one key).
+A grouped release without public keys (a :class:`~pandas_dp.partition.KeySelection`)
+is the same run with one more statistic, the persons per observed key, and one
+more finishing step, the selection (:func:`plan_selection`, :func:`release_selected`).
 What is particular to a kind lives in its class (:mod:`pandas_dp.aggregate`,
 :mod:`pandas_dp.select`, :mod:`pandas_dp.describe`); :data:`KINDS`, the
 registry, is every concrete subclass of :class:`~pandas_dp.kind.Kind` defined
@@ -28,20 +33,31 @@ by the modules below this one: a kind is registered by existing.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, NamedTuple, Protocol, TypeVar, overload
 
+import numpy as np
 import pandas as pd
 
 from . import aggregate, clipbounds, describe, select, variance
+from .aggregate import Count
 from .bounding import bound_contributions, kept_counts, unit_codes
 from .budget import PrivacyBudget, require_binding
 from .keys import Grouping
 from .kind import Kind, Neighbours, Rows, Stats
 from .ledger import LedgerEntry
 from .noise import I64, RandomSource
+from .partition import (
+    KeySelection,
+    SelectionPlan,
+    person_statistics,
+    select_codes,
+    selection_plan,
+)
 from .validation import check_bound, check_column, check_rows, check_unit_ids
 
 __all__ = [
@@ -51,16 +67,21 @@ __all__ = [
     "Frame",
     "PandasFrame",
     "Planned",
+    "Selecting",
     "Spender",
     "Task",
     "bounded_tally",
     "check_unit",
+    "combine_selected",
     "contribution_bounds",
     "plan_caches",
     "plan_release",
+    "plan_selection",
     "registry",
     "release",
+    "release_selected",
     "run",
+    "selection_tally",
 ]
 
 One = TypeVar("One")
@@ -128,6 +149,8 @@ class Task(NamedTuple):
     unit: Hashable | None = None
     max_rows: int | None = None
     max_groups: int | None = None
+    #: The key selection's plan, when the keys are not public (``group`` a KeySelection).
+    selection: SelectionPlan | None = None
 
 
 class Spender(NamedTuple):
@@ -172,6 +195,15 @@ class Frame(Protocol):
         """
         ...
 
+    def selected(self, task: Task, rows: Rows) -> Callable[[RandomSource], tuple[pd.Index, Stats]]:
+        """As :meth:`statistics` for a ``task`` whose group is a KeySelection.
+
+        The function returned gives the keys observed in the data (never shown:
+        the pipeline keeps only those it selects) and :func:`selection_tally`
+        over them.
+        """
+        ...
+
 
 class PandasFrame:
     """A pandas frame as a :class:`Frame`: one slice, the frame itself."""
@@ -197,6 +229,24 @@ class PandasFrame:
 
         def statistics(source: RandomSource) -> Stats:
             return bounded_tally(task, rows, codes, units, source)
+
+        return statistics
+
+    def selected(self, task: Task, rows: Rows) -> Callable[[RandomSource], tuple[pd.Index, Stats]]:
+        assert isinstance(task.group, KeySelection)
+        group = task.group
+        units = None if task.unit is None else self.df[task.unit]
+        if units is not None:
+            check_unit_ids(units.dtype, units.name)  # before the reservation
+
+        def statistics(source: RandomSource) -> tuple[pd.Index, Stats]:
+            counted = group.counted(self.df) if units is None and task.kind.counts_kept() else None
+            if counted is not None:  # a row count, each row a person: its counts are both
+                assert task.selection is not None
+                people = task.selection.weight(1) * counted[1]
+                return counted[0], (people, *task.kind.from_counts(counted[1]))
+            codes, keys = group.observe(self.df)
+            return keys, selection_tally(task, rows, codes, keys, units, source)
 
         return statistics
 
@@ -233,6 +283,10 @@ def run(
     max_rows, max_groups = contribution_bounds(bounds, budget, unit, group is not None)
     if unit is not None:
         check_unit(schema, unit, kind, group)
+    selecting = None
+    if isinstance(group, KeySelection):
+        selecting = plan_selection(kind, group, budget, unit, max_rows, max_groups)
+        kind = selecting.kind
     planned = plan_release(
         kind,
         group,
@@ -242,9 +296,18 @@ def run(
         max_rows=max_rows,
         max_groups=max_groups,
     )
-    task = Task(kind, planned.plan, group, n_keys, unit, max_rows, max_groups)
-    compute = frame.statistics(task, rows)
-    return release(budget, kind, group, planned, lambda: compute(budget.source))
+    if selecting is None:
+        task = Task(kind, planned.plan, group, n_keys, unit, max_rows, max_groups)
+        compute = frame.statistics(task, rows)
+        return release(budget, kind, group, planned, lambda: compute(budget.source))
+    assert isinstance(group, KeySelection)
+    task = Task(kind, planned.plan, group, 0, unit, max_rows, max_groups, selecting.plan)
+    planned = planned._replace(entry=selecting.entry(planned.entry))
+    select = frame.selected(task, rows)
+    chosen: Many = release_selected(
+        budget, group, planned, selecting, lambda: select(budget.source)
+    )
+    return chosen
 
 
 def bounded_tally(
@@ -372,6 +435,197 @@ def release(
     if group is None:
         return kind.shape_one(answer)
     return kind.shape_many(answer, group.keys)
+
+
+class Selecting(NamedTuple):
+    """The data-free plan of a grouped release without public keys (:func:`plan_selection`).
+
+    ``plan``: the key selection's; ``kind``: the statistic with what the
+    selection leaves of ``epsilon``/``rho`` (all of it when ``one_pass``: the
+    selection's noisy counts are the release); ``loss``: the whole
+    ``epsilon`` or ``rho`` the call gave (the other None).
+    """
+
+    plan: SelectionPlan
+    kind: Kind[Any, Any]
+    one_pass: bool
+    epsilon: Fraction | None
+    rho: Fraction | None
+
+    def entry(self, statistic: LedgerEntry) -> LedgerEntry:
+        """The one ledger entry of the release: the whole ε (or ρ) and δ, public parameters only."""
+        return dataclasses.replace(
+            statistic,
+            epsilon=self.epsilon,
+            rho=self.rho,
+            delta=self.plan.delta,
+            keys=None,
+            mechanism=f"{self.plan.method} key selection (threshold {self.plan.threshold}"
+            f"{'' if self.one_pass else ', half the budget'}) + {statistic.mechanism}",
+        )
+
+
+#: The share of ``epsilon`` (or ``rho``) the key selection takes when the statistic is
+#: not the selection's own counts; the statistic gets the rest.
+SELECTION_SHARE = Fraction(1, 2)
+
+
+def plan_selection(
+    kind: Kind[Any, Any],
+    group: KeySelection,
+    budget: PrivacyBudget,
+    unit: Hashable | None,
+    max_rows: int | None,
+    max_groups: int | None,
+) -> Selecting:
+    """Plan a grouped release whose keys are chosen from the data (data-free).
+
+    A count of rows whose persons count once per key (no privacy unit, or
+    ``max_rows=1``) is the selection's own noisy count: one pass, the whole
+    ``epsilon``/``rho`` to a Laplace (Gaussian) thresholding whose counts are
+    released.  Any other statistic: :data:`SELECTION_SHARE` of it to the
+    selection (Laplace thresholding under ε; Gaussian, weighted when a person
+    keeps several keys, under ρ), the rest to the statistic over the chosen
+    keys.  All of ``group.delta`` goes to the selection.  Refused, before any
+    spend: a budget without δ (the message names ``delta=`` and ``keys=``),
+    and the substitute adjacency.
+    """
+    if not budget.delta:
+        raise TypeError(
+            "This budget has no delta. A groupby without `keys=` chooses its keys from the "
+            "data, which needs a delta: attach the budget with set_budget(..., delta=1e-6) and "
+            "pass `delta=` (e.g. delta=1e-7), or pass the public keys with keys=[...]."
+        )
+    if budget.adjacency != "add_remove":
+        raise ValueError(
+            "A groupby without `keys=` chooses its keys under adjacency='add_remove' only; "
+            f"this budget's adjacency is {budget.adjacency!r}. Pass the public keys with keys=."
+        )
+    rho = getattr(kind, "rho", None)
+    name, total = ("rho", rho) if rho is not None else ("epsilon", kind.epsilon)
+    g = 1 if unit is None else max_groups
+    assert g is not None
+    assert total is not None
+    whole = (None, total) if rho is not None else (total, None)
+    one_pass = (
+        isinstance(kind, Count)
+        and kind.column is None
+        and kind.ci is None
+        and (unit is None or max_rows == 1)
+    )
+    if one_pass:
+        method = "gaussian" if rho is not None else "laplace"
+        plan = selection_plan(**{name: total}, delta=group.delta, max_groups=g, method=method)
+        return Selecting(plan, kind, True, *whole)
+    share = total * SELECTION_SHARE
+    plan = selection_plan(**{name: share}, delta=group.delta, max_groups=g)
+    rest = dataclasses.replace(kind, **{name: total - share})  # type: ignore[type-var]
+    return Selecting(plan, rest, False, *whole)
+
+
+def selection_tally(
+    task: Task,
+    rows: Rows,
+    codes: I64,
+    keys: pd.Index,
+    units: pd.Series | None,
+    source: RandomSource | None,
+) -> Stats:
+    """``(persons per key, *the kind's statistics)`` over the observed ``keys`` of one slice.
+
+    ``codes``: each row's code into ``keys`` (-1: dropped); ``units`` as in
+    :func:`bounded_tally`.  The persons are counted by
+    :func:`~pandas_dp.partition.person_statistics` (each person keeps at most
+    ``max_groups`` keys, at random), the statistic bounded on its own.
+    """
+    assert task.selection is not None
+    n_keys = len(keys)
+    if units is None:
+        people = person_statistics(codes, n_keys, None, task.selection, source)  # type: ignore[arg-type]
+    else:
+        assert source is not None
+        people = person_statistics(codes, n_keys, unit_codes(units), task.selection, source)
+    tally = bounded_tally(task._replace(n_keys=n_keys), rows, codes, units, source)
+    return (people, *tally)
+
+
+def combine_selected(
+    kind: Kind[Any, Any], a: tuple[pd.Index, Stats], b: tuple[pd.Index, Stats]
+) -> tuple[pd.Index, Stats]:
+    """Two slices' :func:`selection_tally` together: keys unioned by value, statistics joined."""
+    codes, uniques = a[0].append(b[0]).factorize(use_na_sentinel=False)
+    assert isinstance(uniques, pd.Index)  # an Index factorizes to an Index (MultiIndex kept)
+    union = uniques.set_names(a[0].names)
+    n_keys, split = len(union), len(a[0])
+    moved = []
+    for mapping, (_, stats) in ((codes[:split], a), (codes[split:], b)):
+        mapping = np.asarray(mapping, dtype=np.int64)
+        people = np.zeros(n_keys, dtype=np.int64)
+        people[mapping] = stats[0]
+        moved.append((people, kind.recode(stats[1:], mapping, n_keys)))
+    (pa, sa), (pb, sb) = moved
+    return union, (pa + pb, *kind.combine(sa, sb))
+
+
+def _canonical(keys: pd.Index) -> I64:
+    """The positions of ``keys`` in the order of a 64-bit hash of their values (stable)."""
+    hashes = pd.util.hash_pandas_object(keys, index=False).to_numpy()
+    return np.argsort(hashes, kind="stable").astype(np.int64)
+
+
+def _sorted(keys: pd.Index) -> I64:
+    """The positions of ``keys`` in sorted order (missing last); as given if not comparable."""
+    try:
+        order = keys.sort_values(return_indexer=True, na_position="last")[1]
+    except TypeError:
+        return np.arange(len(keys), dtype=np.int64)
+    return np.asarray(order, dtype=np.int64)
+
+
+def release_selected(
+    budget: PrivacyBudget,
+    group: KeySelection,
+    planned: Planned,
+    selecting: Selecting,
+    statistics: Callable[[], tuple[pd.Index, Stats]],
+) -> Any:
+    """Reserve, compute, commit; then choose the keys from the noisy person counts and finish.
+
+    Only the chosen keys' statistics are finished (noise) and shown, indexed
+    by the chosen keys, sorted if ``group.sort``; no other observed key leaves.
+    """
+    kind = selecting.kind
+    with budget.reserve(planned.entry):  # committed before any noise; returned if it raised
+        keys, stats = statistics()
+    # The noise goes to the keys in the order of a hash of their values, the same on every
+    # engine whatever order the rows (or partitions, or value_counts) gave them.
+    canonical = _canonical(keys)
+    chosen, noisy = select_codes(selecting.plan, stats[0][canonical], budget.source)
+    chosen = canonical[chosen]
+    if group.sort:
+        order = _sorted(keys[chosen])
+        chosen = chosen[order]
+        noisy = None if noisy is None else noisy[order]
+    if selecting.one_pass:
+        answer: Any = noisy
+    else:
+        mapping = np.full(len(keys), -1, dtype=np.int64)
+        mapping[chosen] = np.arange(chosen.size)
+        kept = kind.recode(stats[1:], mapping, chosen.size)
+        answer = kind.finish(planned.plan, kept, budget.source, chosen.size)
+    return kind.shape_many(answer, _shown(keys[chosen]))
+
+
+def _shown(keys: pd.Index) -> pd.Index:
+    """The chosen keys alone: a MultiIndex rebuilt from its values.
+
+    ``keys[chosen]`` of a MultiIndex keeps the levels of every observed key;
+    rebuilt, its levels hold the chosen keys' values only, sorted.
+    """
+    if not isinstance(keys, pd.MultiIndex):
+        return keys
+    arrays = [keys.get_level_values(i) for i in range(keys.nlevels)]
+    return pd.MultiIndex.from_arrays(arrays, names=keys.names)
 
 
 def contribution_bounds(

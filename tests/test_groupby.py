@@ -215,7 +215,7 @@ def test_grouped_count_sensitivity_follows_the_adjacency(
 @pytest.mark.parametrize(
     ("by", "keys", "error", "match"),
     [
-        ("dept", None, TypeError, "must not be read from the data"),
+        ("dept", None, TypeError, r"`delta` is missing.*keys=.*unique\(\)"),
         ("dept", "Eng", TypeError, "collection of public keys"),
         ("dept", 3, TypeError, "collection of public keys"),
         ("dept", ["Eng", "Ops", "Eng"], ValueError, "duplicates"),
@@ -274,13 +274,16 @@ def test_bad_keys_or_by_raise_before_any_spend(
     nothing_spent()
 
 
-def test_missing_keys_error_explains_why_and_what_to_pass(protected: pd.DataFrame) -> None:
+def test_missing_keys_and_delta_error_explains_why_and_what_to_pass(
+    protected: pd.DataFrame,
+) -> None:
+    # Without keys=, the keys are chosen privately (tests/test_keyless.py): that needs delta=.
     with pytest.raises(TypeError) as info:
-        protected.dp.groupby("dept")
+        protected.dp.groupby("dept").count(epsilon=0.1)
     message = str(info.value)
-    assert "`keys` is required" in message
-    assert "reveal who is in the data" in message
+    assert "`delta` is missing" in message
     assert "keys=[" in message
+    assert "not private" in message
 
 
 @pytest.mark.parametrize("by", [("dept", "x"), [("dept", "x")]], ids=["tuple", "list-of-tuple"])

@@ -24,6 +24,7 @@ import pandas as pd
 import pytest
 
 import pandas_dp
+from pandas_dp import partition
 from pandas_dp.keys import Grouping
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -177,3 +178,28 @@ def test_the_planning_table_is_what_half_width_gives() -> None:
         assert total == _plus_minus(pandas_dp.half_width("sum", epsilon=e, clip=(0, 200_000)))
         width = pandas_dp.half_width("mean", epsilon=e, clip=(0, 200_000), n=1_000)
         assert mean == _plus_minus(width)
+
+
+KEYS_SECTION = "## When you don't know the keys"
+
+
+def _percent(p: float) -> str:
+    """A chance as the README's table writes it."""
+    return f"{p:.0e}" if p < 0.0005 else f"{100 * p:.1f}%"
+
+
+def test_the_key_selection_table_is_what_release_probability_gives() -> None:
+    text = README.read_text(encoding="utf-8").split(KEYS_SECTION, 1)[1].split("\n## ", 1)[0]
+    lines = [line for line in text.splitlines() if line.startswith("| ")]
+    header, rows = lines[0], lines[1:]
+    people = [int(cell) for cell in header.strip("| ").split(" | ")[1:-1]]
+    assert len(rows) == 4
+    for row in rows:
+        cells = row.strip("| ").split(" | ")
+        label = cells[0].strip("`")
+        arguments = {name: float(value) for name, value in re.findall(r"(\w+)=([\d.]+)", label)}
+        groups = int(arguments.pop("max_groups", 1))
+        plan = partition.selection_plan(**arguments, delta=1e-6, max_groups=groups)  # type: ignore[arg-type]
+        wanted = [_percent(partition.release_probability(plan, n)) for n in people]
+        assert cells[1:-1] == wanted, label
+        assert int(cells[-1]) == partition.people_for_half(plan), label

@@ -39,6 +39,7 @@ from pandas_dp.clipbounds import BoundsPlan, ClipBounds, ClippedShare, SharePlan
 from pandas_dp.describe import Describe
 from pandas_dp.keys import Grouping
 from pandas_dp.kind import DEPENDS_ON_N, Kind, Neighbours
+from pandas_dp.ledger import LedgerEntry
 from pandas_dp.noise import SeededSource
 from pandas_dp.select import Argmax, Quantile, SelectPlan
 from pandas_dp.variance import Var, VarPlan
@@ -413,3 +414,106 @@ def test_a_failure_after_the_noise_keeps_the_charge(
     assert drawn  # the noise was drawn ...
     assert budget.spent == _charged(name, adjacency)  # ... and is paid for
     assert len(budget.entries) == 1
+
+
+# ------------------------------------------------------- grouped releases without public keys
+
+
+def _selection_budget(**budget: Any) -> Any:
+    df = pd.DataFrame({"k": ["a"], "u": [1]})
+    df.dp.set_budget(**{"epsilon": 10.0, "delta": 1e-3, "seed": 0, **budget})
+    return df.dp.budget
+
+
+SELECTION = release.KeySelection(("k",), pd.Index([]), Fraction(1, 10**5))
+
+
+@pytest.mark.parametrize(
+    ("kind", "unit", "max_rows", "max_groups", "method", "threshold", "one_pass"),
+    [
+        (Count(Fraction(1)), None, None, None, "laplace", 13, True),
+        (Count(Fraction(1)), "u", 1, 3, "laplace", 38, True),
+        (Count(Fraction(1)), "u", 2, 1, "laplace", 24, False),
+        (Count(Fraction(1), ci=0.9), None, None, None, "laplace", 24, False),
+        (Mean(Fraction(1), "x", (0.0, 1.0)), None, None, None, "laplace", 24, False),
+        (Mean(Fraction(1), "x", (0.0, 1.0)), "u", 5, 3, "laplace", 73, False),
+        (Count(None, rho=Fraction(1, 2)), None, None, None, "gaussian", 6, True),
+        (
+            Sum(None, "x", (0.0, 1.0), rho=Fraction(1, 2)),
+            "u",
+            1,
+            3,
+            "weighted_gaussian",
+            461822,
+            False,
+        ),
+    ],
+    ids=[
+        "count",
+        "count-unit-g3",
+        "count-k2",
+        "count-ci",
+        "mean",
+        "mean-unit",
+        "count-rho",
+        "sum-rho-g3",
+    ],
+)
+def test_the_selection_plan_is_exact(
+    kind: Kind[Any, Any],
+    unit: str | None,
+    max_rows: int | None,
+    max_groups: int | None,
+    method: str,
+    threshold: int,
+    one_pass: bool,
+) -> None:
+    """A row count whose persons count once per key is the selection's (all of ε, one pass);
+    anything else gives the selection half of ε (or ρ) and the statistic the rest; δ: all."""
+    budget = (
+        _selection_budget(epsilon=None, rho=10.0) if method != "laplace" else _selection_budget()
+    )
+    planned = release.plan_selection(kind, SELECTION, budget, unit, max_rows, max_groups)
+    assert (planned.plan.method, planned.plan.threshold, planned.one_pass) == (
+        method,
+        threshold,
+        one_pass,
+    )
+    assert planned.plan.delta == SELECTION.delta
+    assert planned.plan.max_groups == (1 if unit is None else max_groups)
+    loss = "rho" if method != "laplace" else "epsilon"
+    whole = getattr(kind, loss)
+    share = whole if one_pass else whole / 2
+    assert getattr(planned.plan, loss) == share
+    assert getattr(planned.kind, loss) == whole - (0 if one_pass else share)
+    statistic = {"epsilon": None, "rho": Fraction(1)} if loss == "rho" else {"epsilon": Fraction(1)}
+    entry = planned.entry(LedgerEntry("groupby.count", **statistic))  # type: ignore[arg-type]
+    assert (getattr(entry, loss), entry.delta, entry.keys) == (whole, SELECTION.delta, None)
+
+
+@pytest.mark.parametrize(
+    ("budget", "error", "match"),
+    [
+        ({"delta": None}, TypeError, r"no delta.*delta=.*keys="),
+        ({"adjacency": "substitute"}, ValueError, "add_remove"),
+    ],
+    ids=["no-delta", "substitute"],
+)
+def test_the_selection_is_refused_without_delta_or_under_substitute(
+    budget: dict[str, Any], error: type[Exception], match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        release.plan_selection(
+            Count(Fraction(1)), SELECTION, _selection_budget(**budget), None, None, None
+        )
+
+
+def test_recode_keeps_the_chosen_keys_statistics_and_joins_partitions() -> None:
+    codes = np.array([0, 0, 1, 2, 2, 2, -1])
+    stats = Count(Fraction(1)).tally(None, pandas_dp.kind.Rows(7), codes, 3)
+    kept = Count(Fraction(1)).recode(stats, np.array([1, -1, 0]), 2)
+    assert kept[0].tolist() == [3, 2]
+    pairs = Nunique(Fraction(1), "x").recode(
+        (np.array([0, 0, 2]), np.array([5, 6, 5])), np.array([1, -1, 0]), 2
+    )
+    assert [p.tolist() for p in pairs] == [[0, 1, 1], [5, 5, 6]]

@@ -436,7 +436,9 @@ INVALID_CALLS: list[Call] = [
     lambda df: df.dp.groupby("dept", keys=df.dept),
     lambda df: df.dp.groupby("dept", keys=list(df.dept)),
     lambda df: df.dp.groupby(df.dept, keys=KEYS),
-    lambda df: df.dp.groupby("dept"),
+    lambda df: df.dp.groupby("dept").count(epsilon=0.1),  # no delta: keys chosen privately
+    lambda df: df.dp.groupby("dept").count(epsilon=0.1, delta=1e-7),  # the budget holds none
+    lambda df: df.dp.value_counts("dept", epsilon=0.1, delta=1e-7),
     lambda df: df.dp.groupby("dept", keys=[*KEYS, np.nan]),
     lambda df: df.dp.groupby(["dept", "age"], keys=KEYS),
     lambda df: df.dp.select(["salary", "nope"]),

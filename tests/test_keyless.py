@@ -1,0 +1,411 @@
+"""Grouped releases without public keys: ``df.dp.groupby(by)``, ``value_counts``, ``crosstab``.
+
+End to end through the accessors (pandas and Dask): which keys appear (a key of
+2,000 people always, of one person never, whatever the seed and however many
+rows that person has), exactly what is spent and recorded, the refusals, the
+keys' dtypes and missing values, and an empirical (ε, δ) audit on neighbours
+that differ by the person holding a unique key, with its positive control.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pandas_dp
+from pandas_dp import release
+from pandas_dp.errors import BudgetExceededError
+from pandas_dp.keyless import DPSelectedGroupBy
+from pandas_dp.partition import SelectionPlan
+
+SEEDS = range(200)
+LONELY = "lonely-key-7f3a"  # held by one person: must never appear, nor be named anywhere
+
+
+def crowd(lonely_rows: int = 1, seed: int = 0, **budget: Any) -> pd.DataFrame:
+    """2,000 rows of key "a", 50 of "b", ``lonely_rows`` of LONELY (one person), budget attached."""
+    keys = ["a"] * 2000 + ["b"] * 50 + [LONELY] * lonely_rows
+    df = pd.DataFrame({"k": keys, "x": np.arange(len(keys)) % 10})
+    df.dp.set_budget(**{"epsilon": 1000.0, "delta": 1e-3, "seed": seed, **budget})
+    return df
+
+
+RELEASES: dict[str, Callable[[pd.DataFrame], pd.Series]] = {
+    "count": lambda df: df.dp.groupby("k").count(epsilon=0.5, delta=1e-7),
+    "count-rho": lambda df: df.dp.groupby("k").count(rho=0.1, delta=1e-7),
+    "mean": lambda df: df.dp.groupby("k").mean("x", clip=(0, 10), epsilon=0.5, delta=1e-7),
+    "median": lambda df: df.dp.groupby("k").median(
+        "x", candidates=list(range(10)), epsilon=0.5, delta=1e-7
+    ),
+    "value_counts": lambda df: df.dp.value_counts("k", epsilon=0.5, delta=1e-7),
+}
+
+
+@pytest.mark.parametrize("name", RELEASES)
+def test_a_key_of_2000_people_always_appears_and_one_of_one_person_never(name: str) -> None:
+    budget = {"epsilon": None, "rho": 1000.0} if name.endswith("rho") else {}
+    for seed in SEEDS:
+        released = RELEASES[name](crowd(seed=seed, **budget))
+        assert "a" in released.index
+        assert LONELY not in released.index
+
+
+@pytest.mark.parametrize("max_rows", [1, 1000])
+@pytest.mark.parametrize("engine", ["pandas", "dask"])
+def test_one_persons_1000_rows_of_a_rare_key_never_release_it(max_rows: int, engine: str) -> None:
+    rows = 1000
+    keys = ["a"] * 2000 + [LONELY] * rows
+    units = list(range(2000)) + [-1] * rows  # the lonely key's rows are one person's
+    seeds = SEEDS if engine == "pandas" else range(20)
+    for seed in seeds:
+        df = pd.DataFrame({"k": keys, "u": units, "run": f"{engine}-{max_rows}-{seed}"})
+        if engine == "dask":  # each collection's data its own: Dask binds budgets by content
+            dd = dask_dataframe()
+            df = dd.from_pandas(df, npartitions=3)
+        df.dp.set_budget(epsilon=1000.0, delta=1e-3, seed=seed, privacy_unit="u")
+        released = df.dp.groupby("k").count(
+            epsilon=1.0, delta=1e-7, max_rows=max_rows, max_groups=1
+        )
+        assert list(released.index) == ["a"]
+
+
+def test_released_keys_are_keys_of_the_data() -> None:
+    rng = np.random.default_rng(0)
+    keys = rng.zipf(1.3, 20_000) % 500
+    df = pd.DataFrame({"k": keys})
+    df.dp.set_budget(epsilon=10.0, delta=1e-5, seed=3)
+    released = df.dp.groupby("k").count(epsilon=1.0, delta=1e-6)
+    assert len(released) > 5
+    assert set(released.index) <= set(keys)
+    assert released.index.is_monotonic_increasing  # sorted, as pandas' groupby
+
+
+@pytest.mark.parametrize("call", ["count", "value_counts", "mean", "crosstab"])
+def test_the_call_spends_exactly_its_epsilon_and_delta_in_one_entry(call: str) -> None:
+    df = crowd()
+    df["y"] = df["x"] % 2
+    before = df.dp.budget.spent
+    if call == "count":
+        df.dp.groupby("k").count(epsilon=0.3, delta=1e-7)
+    elif call == "value_counts":
+        df.dp.value_counts("k", epsilon=0.3, delta=1e-7)
+    elif call == "mean":
+        df.dp.groupby("k").mean("x", clip=(0, 10), epsilon=0.3, delta=1e-7)
+    else:
+        df.dp.crosstab("k", "y", epsilon=0.3, delta=1e-7)
+    (entry,) = df.dp.budget.entries
+    assert entry.epsilon == Fraction(3, 10)
+    assert entry.delta == Fraction(1, 10**7)
+    assert df.dp.budget.spent == before + Fraction(3, 10)
+    assert df.dp.budget.delta_spent == Fraction(1, 10**7)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda g: g.sum("x", clip=(0, 10), rho=0.25, delta=1e-7),
+        lambda g: g.var("x", clip=(0, 10), rho=0.25, delta=1e-7),
+        lambda g: g.nunique("x", rho=0.25, delta=1e-7),
+        lambda g: g.median("x", candidates=[0, 5, 10], rho=0.25, delta=1e-7),
+    ],
+    ids=["sum", "var", "nunique", "median"],
+)
+def test_a_zcdp_call_spends_exactly_its_rho_and_delta(call: Callable[..., Any]) -> None:
+    df = crowd(epsilon=None, rho=1.0)
+    released = call(df.dp.groupby("k"))
+    assert "a" in released.index
+    assert LONELY not in released.index
+    (entry,) = df.dp.budget.entries
+    assert (entry.rho, entry.epsilon, entry.delta) == (Fraction(1, 4), None, Fraction(1, 10**7))
+
+
+def test_no_message_or_entry_names_an_observed_key() -> None:
+    df = crowd(lonely_rows=1)
+    df.dp.groupby("k").count(epsilon=0.3, delta=1e-7)
+    df.dp.value_counts("k", epsilon=0.3, delta=1e-7)
+    text = df.dp.budget.ledger.to_string() + repr(df.dp.budget) + df.dp.budget._repr_html_()
+    assert LONELY not in text
+    assert "'a'" not in text
+
+
+def test_a_budget_without_delta_is_refused_naming_delta_and_keys() -> None:
+    df = pd.DataFrame({"k": ["a"] * 10})
+    df.dp.set_budget(epsilon=1.0, seed=0)
+    with pytest.raises(TypeError, match=r"delta=.*keys=") as caught:
+        df.dp.groupby("k").count(epsilon=0.5, delta=1e-7)
+    assert "'a'" not in str(caught.value)
+    assert df.dp.budget.spent == 0
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda df: df.dp.groupby("k").count(epsilon=0.5),
+        lambda df: df.dp.value_counts("k", epsilon=0.5),
+        lambda df: df.dp.crosstab("k", "x", epsilon=0.5),
+    ],
+    ids=["groupby", "value_counts", "crosstab"],
+)
+def test_a_call_without_delta_is_refused_naming_delta_and_keys(call: Callable[..., Any]) -> None:
+    df = crowd()
+    with pytest.raises(TypeError, match=r"`delta` is missing.*delta=.*keys="):
+        call(df)
+    assert df.dp.budget.spent == 0
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda g: g.count(epsilon=0.5, delta=1.5), ValueError, "between 0 and 1"),
+        (lambda g: g.mean("x", clip="auto", epsilon=0.5, delta=1e-7), TypeError, "clip='auto'"),
+        (lambda g: g.count(epsilon=0.5, delta=1e-7, max_groups=2), TypeError, "max_groups"),
+    ],
+)
+def test_misuse_is_refused_before_any_spend(
+    call: Callable[[DPSelectedGroupBy], Any], error: type[Exception], match: str
+) -> None:
+    df = crowd()
+    with pytest.raises(error, match=match):
+        call(df.dp.groupby("k"))
+    assert df.dp.budget.spent == 0
+
+
+def test_a_delta_beyond_the_budgets_is_refused_with_nothing_spent() -> None:
+    df = crowd()  # the budget's delta is 1e-3
+    with pytest.raises(BudgetExceededError):
+        df.dp.groupby("k").count(epsilon=0.5, delta=2e-3)
+    assert df.dp.budget.spent == 0
+
+
+def test_the_substitute_adjacency_is_refused() -> None:
+    df = crowd(adjacency="substitute")
+    with pytest.raises(ValueError, match=r"add_remove.*keys="):
+        df.dp.groupby("k").count(epsilon=0.5, delta=1e-7)
+    assert df.dp.budget.spent == 0
+
+
+@pytest.mark.parametrize("dropna", [True, False])
+def test_missing_values_are_a_key_only_with_dropna_false(dropna: bool) -> None:
+    df = pd.DataFrame({"k": ["a"] * 500 + [None] * 500})
+    df.dp.set_budget(epsilon=10.0, delta=1e-5, seed=0)
+    released = df.dp.groupby("k", dropna=dropna).count(epsilon=1.0, delta=1e-6)
+    assert "a" in released.index
+    assert bool(released.index.isna().any()) is not dropna
+    counts = df.dp.value_counts("k", epsilon=1.0, delta=1e-6, dropna=dropna)
+    assert bool(counts.index.isna().any()) is not dropna
+
+
+KEY_COLUMNS = {
+    "str": ["x", "y"],
+    "int": [7, -3],
+    "category": pd.Categorical(["x", "y"], categories=["z", "y", "x"]),
+    "datetime": pd.to_datetime(["2024-01-01", "2025-06-30"]),
+}
+
+
+@pytest.mark.parametrize("values", KEY_COLUMNS.values(), ids=KEY_COLUMNS)
+def test_keys_of_any_dtype(values: Any) -> None:
+    column = pd.Series(values).repeat(300).reset_index(drop=True)
+    df = pd.DataFrame({"k": column, "x": 1.0})
+    df.dp.set_budget(epsilon=10.0, delta=1e-5, seed=0)
+    released = df.dp.groupby("k").mean("x", clip=(0, 2), epsilon=1.0, delta=1e-6)
+    assert sorted(released.index) == sorted(pd.Series(values))
+    assert released.index.name == "k"
+
+
+def test_several_columns_give_tuple_keys_whose_levels_hold_only_chosen_values() -> None:
+    df = pd.DataFrame({"a": ["x", "x", "y"] * 400 + [LONELY], "b": [1, 2, 1] * 400 + [99]})
+    df.dp.set_budget(epsilon=10.0, delta=1e-5, seed=0)
+    released = df.dp.groupby(["a", "b"]).count(epsilon=1.0, delta=1e-6)
+    assert list(released.index) == [("x", 1), ("x", 2), ("y", 1)]
+    assert list(released.index.names) == ["a", "b"]
+    assert LONELY not in released.index.levels[0]  # no observed key leaks through the levels
+    assert 99 not in released.index.levels[1]
+
+
+def test_value_counts_is_most_frequent_first_and_normalize_sums_to_one() -> None:
+    df = pd.DataFrame({"k": ["a"] * 900 + ["b"] * 300 + ["c"] * 600})
+    df.dp.set_budget(epsilon=10.0, delta=1e-5, seed=0)
+    counts = df.dp.value_counts("k", epsilon=1.0, delta=1e-6)
+    assert list(counts.index) == ["a", "c", "b"]
+    assert counts.name == "count"
+    shares = df.dp.value_counts("k", epsilon=1.0, delta=1e-6, normalize=True)
+    assert shares.name == "proportion"
+    assert shares.sum() == pytest.approx(1.0)
+
+
+def test_crosstab_without_keys_shows_the_chosen_pairs_and_nan_elsewhere() -> None:
+    df = pd.DataFrame({"r": ["p"] * 600 + ["q"] * 300 + ["q"], "c": [1] * 600 + [2] * 300 + [1]})
+    df.dp.set_budget(epsilon=10.0, delta=1e-5, seed=0)
+    table = df.dp.crosstab("r", "c", epsilon=1.0, delta=1e-6)
+    assert list(table.index) == ["p", "q"]
+    assert list(table.columns) == [1, 2]
+    assert np.isnan(table.loc["q", 1])  # one person's pair is not shown
+    assert np.isnan(table.loc["p", 2])
+
+
+def test_the_one_pass_count_shows_the_selections_noisy_counts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    plans: list[SelectionPlan] = []
+    plan = release.selection_plan
+
+    def spy(**kwargs: Any) -> SelectionPlan:
+        plans.append(plan(**kwargs))
+        return plans[-1]
+
+    monkeypatch.setattr(release, "selection_plan", spy)
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"k": rng.integers(0, 60, 3000)})
+    df.dp.set_budget(epsilon=10.0, delta=1e-5, seed=0)
+    released = df.dp.groupby("k").count(epsilon=0.5, delta=1e-7)
+    (used,) = plans
+    assert used.epsilon == Fraction(1, 2)  # the whole epsilon: one pass
+    assert (released >= used.threshold).all()
+
+
+@pytest.mark.parametrize("dropna", [True, False])
+def test_the_release_does_not_depend_on_how_the_keys_were_observed(dropna: bool) -> None:
+    # A string column is counted by value_counts; a categorical one (with an unused
+    # category) through its codes: the same keys draw the same noise.
+    rng = np.random.default_rng(2)
+    keys = pd.Series(rng.choice(["x", "y", "z", None], 4000, p=[0.5, 0.3, 0.15, 0.05]))
+    results = []
+    for column in (keys, keys.astype(pd.CategoricalDtype(["w", "z", "y", "x"]))):
+        df = pd.DataFrame({"k": column})
+        df.dp.set_budget(epsilon=10.0, delta=1e-5, seed=4)
+        results.append(df.dp.value_counts("k", epsilon=1.0, delta=1e-6, dropna=dropna))
+    plain, coded = results
+    assert [str(k) for k in plain.index] == [str(k) for k in coded.index]
+    assert plain.tolist() == coded.tolist()
+
+
+def test_keys_given_by_the_data_are_marked_not_private_only_in_the_docs() -> None:
+    # keys=df.col.unique() still runs (the library cannot tell): the README warns.
+    doc = pandas_dp.DPAccessor.groupby.__doc__ or ""
+    assert "unique()" in doc
+    assert "not private" in doc
+
+
+# ------------------------------------------------------------------------------------- Dask
+
+
+def dask_dataframe() -> Any:
+    """``dask.dataframe`` with ``ddf.dp`` registered (skip without dask)."""
+    pytest.importorskip("pandas_dp.dask")
+    return pytest.importorskip("dask.dataframe")
+
+
+def dask_and_pandas(run: str, npartitions: int = 4) -> tuple[Any, pd.DataFrame]:
+    """The same data as a Dask collection (budget first: Dask binds by content) and pandas."""
+    dd = dask_dataframe()
+    rng = np.random.default_rng(5)
+    keys = np.where(rng.random(5000) < 0.02, None, rng.choice(list("abcdefgh"), 5000))
+    data = {"k": keys, "j": rng.integers(0, 3, 5000), "x": rng.random(5000), "run": run}
+    ddf = dd.from_pandas(pd.DataFrame(data), npartitions=npartitions)
+    ddf.dp.set_budget(epsilon=10.0, delta=1e-5, seed=11)
+    frame = pd.DataFrame(data)
+    frame.dp.set_budget(epsilon=10.0, delta=1e-5, seed=11)
+    return ddf, frame
+
+
+PARITY: dict[str, Callable[[Any], Any]] = {
+    "count": lambda d: d.dp.groupby("k").count(epsilon=1.0, delta=1e-6),
+    "mean": lambda d: d.dp.groupby("k").mean("x", clip=(0, 1), epsilon=1.0, delta=1e-6),
+    "nunique": lambda d: d.dp.groupby("k").nunique("j", epsilon=1.0, delta=1e-6),
+    "var": lambda d: d.dp.groupby("k").var("x", clip=(0, 1), epsilon=1.0, delta=1e-6),
+    "pairs": lambda d: d.dp.groupby(["k", "j"], dropna=False).count(epsilon=1.0, delta=1e-6),
+    "value_counts": lambda d: d.dp.value_counts("k", epsilon=1.0, delta=1e-6, dropna=False),
+    "crosstab": lambda d: d.dp.crosstab("k", "j", epsilon=1.0, delta=1e-6),
+}
+
+
+@pytest.mark.parametrize("name", PARITY)
+def test_dask_gives_the_pandas_release_bit_for_bit(name: str) -> None:
+    ddf, frame = dask_and_pandas(name)
+    got, want = PARITY[name](ddf), PARITY[name](frame)
+    # Missing keys print as NaN or <NA> depending on the string dtype; compare as text.
+    assert [str(k) for k in got.index] == [str(k) for k in want.index]
+    np.testing.assert_array_equal(np.asarray(got, dtype=float), np.asarray(want, dtype=float))
+    assert ddf.dp.budget.entries[0].delta == frame.dp.budget.entries[0].delta
+
+
+def test_a_dask_privacy_unit_release_keeps_only_crowded_keys() -> None:
+    dd = dask_dataframe()
+    frame = pd.DataFrame(
+        {"k": ["a"] * 3000 + [LONELY] * 50, "u": list(range(3000)) + [7] * 50, "x": 0.5}
+    )
+    ddf = dd.from_pandas(frame, npartitions=3)
+    ddf.dp.set_budget(epsilon=10.0, delta=1e-5, seed=0, privacy_unit="u")
+    released = ddf.dp.groupby("k").mean(
+        "x", clip=(0, 1), epsilon=1.0, delta=1e-6, max_rows=1, max_groups=1
+    )
+    assert list(released.index) == ["a"]
+
+
+# ---------------------------------------------------------------------------------- audit
+#
+# Replicates r = 0..N-1 in one call, under a privacy unit: D has 40 persons with one row
+# of the common key r each; D′ adds one person with a row of r and one of the unique key
+# N + r.  Per replicate the release is seen through y = count(r) + 10,000·[N + r shown];
+# the (ε, δ) lower bound of the audit must stay under the call's ε at its δ, and the
+# same audit must catch a selection that ignores δ (a threshold of 1).
+
+N = 40_000
+COMMON = 40
+AUDIT_EPSILON, AUDIT_DELTA = 2.0, 1e-6
+
+
+def replicate_releases(with_person: bool, seed: int) -> np.ndarray:
+    common = np.repeat(np.arange(N), COMMON)
+    keys, units = [common], [np.arange(common.size)]
+    if with_person:
+        person = common.size + np.arange(N)
+        keys += [np.arange(N), N + np.arange(N)]
+        units += [person, person]
+    df = pd.DataFrame({"k": np.concatenate(keys), "u": np.concatenate(units)})
+    df.dp.set_budget(epsilon=AUDIT_EPSILON, delta=1e-3, seed=seed, privacy_unit="u")
+    released = df.dp.groupby("k").count(
+        epsilon=AUDIT_EPSILON, delta=AUDIT_DELTA, max_rows=1, max_groups=2
+    )
+    counts = released.reindex(np.arange(N)).fillna(-1.0).to_numpy(dtype=float)
+    shown = np.isin(N + np.arange(N), released.index.to_numpy())
+    return counts + 10_000.0 * shown
+
+
+def selection_audit(bound: Callable[..., float]) -> float:
+    d, d_prime = replicate_releases(False, 1), replicate_releases(True, 2)
+    return bound(d, d_prime, delta=AUDIT_DELTA)
+
+
+def test_the_selection_keeps_its_epsilon_and_delta(
+    epsilon_lower_bound: Callable[..., float],
+) -> None:
+    assert selection_audit(epsilon_lower_bound) <= AUDIT_EPSILON
+
+
+def test_the_audit_catches_a_selection_that_ignores_delta(
+    epsilon_lower_bound: Callable[..., float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = release.selection_plan
+
+    def careless(**kwargs: Any) -> SelectionPlan:
+        found = plan(**kwargs)
+        return SelectionPlan(
+            found.method,
+            found.max_groups,
+            found.delta,
+            found.epsilon,
+            found.rho,
+            threshold=1,
+            scale=found.scale,
+            sigma2=found.sigma2,
+        )
+
+    monkeypatch.setattr(release, "selection_plan", careless)
+    assert selection_audit(epsilon_lower_bound) > AUDIT_EPSILON
