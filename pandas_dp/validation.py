@@ -432,8 +432,14 @@ _NEVER_MATCH = {
 }
 
 
+#: What a column of a numpy dtype holds, by the dtype's kind (the answer of the checks below).
+_NUMPY_HOLDS = {"b": "booleans", "i": "numbers", "u": "numbers", "f": "numbers", "c": "numbers"}
+
+
 def _column_holds(dtype: Any) -> str | None:
     """What a column of this dtype can hold, from the dtype alone (None: anything)."""
+    if isinstance(dtype, np.dtype) and dtype.kind in _NUMPY_HOLDS:
+        return _NUMPY_HOLDS[dtype.kind]
     if isinstance(dtype, pd.CategoricalDtype):
         dtype = dtype.categories.dtype
     if pd.api.types.is_bool_dtype(dtype):

@@ -697,3 +697,13 @@ def test_numeric_values_are_a_float_copy_with_nan_for_missing(dtype: str) -> Non
     np.testing.assert_array_equal(values, expected)
     assert np.signbit(values).tolist() == np.signbit(expected).tolist()
     assert not np.shares_memory(values, df["x"].to_numpy())  # writing to it never touches df
+
+
+@pytest.mark.parametrize(
+    "dtype", [bool, np.int8, np.int64, np.uint16, np.uint64, np.float16, np.float64, np.complex128]
+)
+def test_what_a_numpy_column_holds_is_what_pandas_says_of_its_dtype(dtype: type) -> None:
+    numpy_dtype = np.dtype(dtype)
+    expected = "booleans" if pd.api.types.is_bool_dtype(numpy_dtype) else "numbers"
+    assert pd.api.types.is_numeric_dtype(numpy_dtype)
+    assert validation._column_holds(numpy_dtype) == expected
