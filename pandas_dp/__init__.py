@@ -23,7 +23,7 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``accessor``              ``df.dp``: set_budget, histogram/crosstab, row-wise derivations
 ``groupby``               ``df.dp.groupby(by, keys=...)``: the grouped surface
 ``surface``               each release written once for both surfaces (self-typed overloads)
-``auto``                  clip="auto" / max_rows="auto": their ε shares, the choice shown
+``auto``                  clip="auto" / max_rows="auto" / cut=True: their ε shares, shown
 ``docstrings``            release docstrings: shared paragraphs, templates rendered per surface
 ``planning``              half_width / epsilon_for / rho_for: accuracy planned before spending
 ``release``               run: every release over a backend (Frame); the registry of kinds

@@ -974,6 +974,9 @@ class DPAccessor(DPReleases):
     def _attach(self, budget: PrivacyBudget, where: str | None, stored_root: bool) -> None:
         attach(self._df, budget, where=where, stored_root=stored_root)
 
+    def _units(self) -> DPAccessor | None:
+        return None if require_binding(self._df).unit is None else self._people("cut=True")
+
     def _people(self, what: str) -> DPAccessor:
         binding = require_binding(self._df)
         if binding.unit is None:

@@ -256,11 +256,17 @@ class ClippedShare(Kind[float, pd.Series]):
     unit (:meth:`Neighbours.pair_sensitivity`).  The answer is
     ``a / (a + b)`` with ``a, b`` the noisy counts floored at 0 (0 if both
     are).  Missing values are in neither count.
+
+    ``alias`` ``"truncated_share"``: the same release on the frame of rows
+    per person (column ``rows``, one row per person) with clip ``(0,
+    max_rows)``: the share of persons with rows that ``max_rows`` drops.
     """
 
     epsilon: Fraction
     column: Hashable
     clip: Clip
+    #: The operation the ledger records: ``clipped_share`` or ``truncated_share``.
+    alias: str = "clipped_share"
 
     planners: ClassVar = (plan_share,)
     name: ClassVar[str] = "clipped_share"
@@ -284,6 +290,7 @@ class ClippedShare(Kind[float, pd.Series]):
             plan,
             neighbours,
             keys,
+            operation=self.alias,
             epsilon=self.epsilon,
             columns=column_names([self.column]),
             mechanism="discrete_laplace (outside, inside)",

@@ -462,6 +462,9 @@ class DaskDPAccessor(DPReleases):
             root = claim_root(budget.name, where, stored=stored_root)
             _bind(self._ddf, budget, root=root, unit=budget.privacy_unit)
 
+    def _units(self) -> DaskDPAccessor | None:
+        return None if _require(self._ddf).unit is None else self._people("cut=True")
+
     def _people(self, what: str) -> DaskDPAccessor:
         bound = _require(self._ddf)
         if bound.unit is None:
@@ -818,3 +821,6 @@ class DaskDPGroupBy(DPGroupedReleases):
 
     def _rows_per_unit(self, epsilon: Fraction) -> int:
         return DaskDPAccessor(self._ddf)._rows_per_unit(epsilon)
+
+    def _units(self) -> DaskDPAccessor | None:
+        return DaskDPAccessor(self._ddf)._units()

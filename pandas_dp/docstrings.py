@@ -74,18 +74,47 @@ PARAGRAPHS: dict[str, str] = {
         clip : (float, float) or "auto"
             Public clip bounds, never read from the data; values are clipped to
             them first (±inf to the bounds). ``"auto"``: chosen privately by
-            :meth:`bounds` with a quarter of ``epsilon`` (the call still costs
-            ``epsilon`` in total, held at once; two ledger entries), returned
-            with an interval as ``clip_lower``/``clip_upper``.""",
+            :meth:`bounds` with a quarter of ``epsilon``, after a private count of
+            the column's values with a twentieth (with too few values for this
+            ``epsilon``, a ValueError says what to do, only the count spent); the
+            call costs ``epsilon`` in total, held at once (one ledger entry per
+            part); the bounds are returned with an interval (or ``cut``) as
+            ``clip_lower``/``clip_upper``.""",
     "clip_many": """\
         clip : (float, float), dict or "auto"
             Public clip bounds, never read from the data; values are clipped to
             them first (±inf to the bounds). A mapping ``{column: (lower,
             upper)}`` (with ``column`` omitted) releases several columns at once.
             ``"auto"``: chosen privately by :meth:`bounds` with a quarter of
-            ``epsilon`` (the call still costs ``epsilon`` in total, held at once;
-            two ledger entries; a grouped call finds one pair from every key's
-            rows), returned with an interval as ``clip_lower``/``clip_upper``.""",
+            ``epsilon``, after a private count of the column's values with a
+            twentieth (with too few values for this ``epsilon``, a ValueError
+            says what to do, only the count spent); the call costs ``epsilon`` in
+            total, held at once (one ledger entry per part; a grouped call finds
+            one pair from every key's rows); the bounds are returned with an
+            interval (or ``cut``) as ``clip_lower``/``clip_upper``.""",
+    "cut": """\
+        cut : bool, default False
+            Also release, privately, how much the bounds cut: the share of the
+            column's values outside ``clip`` (``clipped_share``; per key when
+            grouped) for a tenth of ``epsilon`` and, with a privacy unit, the
+            share of persons with more rows than ``max_rows`` (whose extra rows
+            are dropped: ``truncated_share``, over all the frame's persons) for
+            another tenth; the statistic gets the rest (the call still costs
+            ``epsilon``, held at once; one ledger entry per part). Returned as
+            fields of the ``ci`` interval, or without ``ci`` as a Series (grouped:
+            a DataFrame) with ``estimate`` and the shares. ``ci`` covers the noise
+            only; the cut is the bias it does not cover. One column only. Each
+            share's two counts get discrete Laplace noise of scale Δ/(ε/10): Δ 1
+            (2 under substitute), times ``max_rows`` (× ``max_groups``) for the
+            clipped share with a privacy unit.""",
+    "cut_table": """\
+        cut : bool, default False
+            Also release, privately, how much the bounds cut: per column, the
+            share of values outside its clip (a tenth of ``epsilon``, split
+            across the columns) and, with a privacy unit, the share of persons
+            with more rows than ``max_rows`` (another tenth), as the rows
+            (grouped: columns under each column name) ``clipped_share`` and
+            ``truncated_share``; the rest of ``epsilon`` goes to ``describe``.""",
     "column_many": """\
         column : label, optional
             The numeric column; missing values are skipped. Omit it and pass
@@ -345,6 +374,7 @@ _release(
     $epsilon_split
     $rho
     $ci
+    $cut
     $max_rows
     $max_groups
 
@@ -405,6 +435,7 @@ _release(
     $epsilon_split
     $rho
     $ci
+    $cut
     $max_rows
     $max_groups
 
@@ -467,6 +498,7 @@ _release(
     $epsilon
     $rho_pure
     $ci
+    $cut
     $max_rows
     $max_groups
 
@@ -536,6 +568,7 @@ _release(
     $epsilon
     $rho_pure
     $ci
+    $cut
     $max_rows
     $max_groups
 
@@ -858,9 +891,9 @@ _release(
     clip : dict or "auto"
         ``{column: (lower, upper)}``: public clip bounds of every column.
         ``"auto"``: each column's chosen privately by :meth:`bounds` (a quarter
-        of ``epsilon``, split across the columns; the call still costs
-        ``epsilon``), returned as the rows (grouped: columns) ``clip_lower``
-        and ``clip_upper``.
+        of ``epsilon``, after a count of its values with a twentieth, each
+        split across the columns; the call still costs ``epsilon``), returned
+        as the rows (grouped: columns) ``clip_lower`` and ``clip_upper``.
     candidates : dict
         ``{column: grid}``: the public grid each column's quartiles are
         chosen from (finite, strictly increasing).
@@ -870,6 +903,7 @@ _release(
     $max_groups
     ci : None
         Not available (a level raises TypeError saying why): see Notes.
+    $cut_table
 
     Returns
     -------

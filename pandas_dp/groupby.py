@@ -20,7 +20,7 @@ from .budget import PrivacyBudget, require_binding
 from .keys import Grouping
 from .kind import Kind
 from .release import ContributionBounds, PandasFrame, run
-from .surface import Grouped, Releases
+from .surface import Grouped, Releases, Ungrouped
 
 __all__ = ["DPGroupBy", "DPGroupedReleases"]
 
@@ -86,3 +86,7 @@ class DPGroupBy(DPGroupedReleases):
 
     def _rows_per_unit(self, epsilon: Fraction) -> int:
         return int(self._df.dp._rows_per_unit(epsilon))
+
+    def _units(self) -> Releases[Ungrouped] | None:
+        units: Releases[Ungrouped] | None = self._df.dp._units()
+        return units

@@ -17,21 +17,21 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from fractions import Fraction
 from typing import Any, Generic, Literal, TypeVar, overload
 
 import pandas as pd
 
 from .aggregate import Count, Mean, Nunique, Sum
-from .auto import AUTO_ROWS_SHARE, AUTO_SHARE, is_auto, with_bounds, with_rows
+from .auto import AUTO_ROWS_SHARE, is_auto, release_with, with_rows
 from .budget import PrivacyBudget
 from .clipbounds import ClipBounds, ClippedShare
 from .describe import Describe
 from .docstrings import RELEASES, Scope, for_scope
 from .kind import Kind
 from .select import Argmax, Quantile
-from .validation import Bounds, check_epsilon, loss, pure
+from .validation import Bounds, loss, pure
 from .variance import Var
 
 __all__ = ["Grouped", "Releases", "Ungrouped"]
@@ -77,6 +77,10 @@ class Releases(Generic[S]):
         """``rows_per_unit(0.9, candidates=AUTO_ROWS, epsilon=epsilon)`` of the surface's frame."""
         raise NotImplementedError
 
+    def _units(self) -> Releases[Ungrouped] | None:
+        """The surface of the frame of rows per person (column ``rows``); None without a unit."""
+        raise NotImplementedError
+
     def _hold(self, epsilon: Fraction) -> contextlib.AbstractContextManager[Any]:
         """Hold ``epsilon`` for a call of several releases (nothing if this thread holds)."""
         budget = self._budget()
@@ -104,43 +108,6 @@ class Releases(Generic[S]):
             rest = dataclasses.replace(kind, epsilon=total - share)  # type: ignore[type-var]
             answer = self._spend(rest, rows, max_groups)
         return with_rows(answer, rows)
-
-    def _auto(
-        self,
-        columns: tuple[Hashable, ...],
-        epsilon: float | None,
-        build: Callable[[dict[Hashable, tuple[float, float]], Fraction], Kind[Any, Any]],
-        max_rows: Any,
-        max_groups: int | None,
-    ) -> Any:
-        """``clip="auto"``: private bounds with :data:`AUTO_SHARE` of ε, then the statistic.
-
-        The whole ``epsilon`` is held first (refused, nothing spent, if it does
-        not fit), unless this thread already holds a share (``df.dp.reserve``):
-        the two releases are two ledger entries adding up to exactly
-        ``epsilon``, the second recording the bounds as its clip.  The
-        statistic's arguments are checked before anything is spent.  A grouped
-        surface finds one pair of bounds from the rows of every key together.
-        With ``max_rows="auto"`` too, ``rows_per_unit`` takes
-        :data:`AUTO_ROWS_SHARE` of ε first (three entries).
-        """
-        total = check_epsilon(epsilon)
-        share = total * AUTO_SHARE
-        rows_share = total * AUTO_ROWS_SHARE if is_auto(max_rows) else Fraction(0)
-        rest = total - share - rows_share
-        build({c: (0.0, 1.0) for c in columns}, rest)  # its arguments, checked first
-        finders = [ClipBounds(share / len(columns), c, pooled=True) for c in columns]
-        with self._hold(total):
-            rows = self._rows_per_unit(rows_share) if rows_share else max_rows
-            clips: dict[Hashable, tuple[float, float]] = {}
-            for finder in finders:
-                found = self._spend(finder, rows, max_groups)
-                if isinstance(found, pd.DataFrame):  # pooled: every key's row is the same
-                    found = (float(found["lower"].min()), float(found["upper"].max()))
-                clips[finder.column] = found
-            answer = self._spend(build(clips, rest), rows, max_groups)
-        answer = with_bounds(answer, clips)
-        return with_rows(answer, rows) if rows_share else answer
 
     @overload
     def count(
@@ -268,6 +235,7 @@ class Releases(Generic[S]):
         clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
@@ -278,7 +246,8 @@ class Releases(Generic[S]):
         *,
         clip: Bounds | Literal["auto"],
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
@@ -302,6 +271,7 @@ class Releases(Generic[S]):
         clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
@@ -313,7 +283,8 @@ class Releases(Generic[S]):
         *,
         clip: Bounds | Literal["auto"],
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
@@ -351,17 +322,22 @@ class Releases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        if is_auto(clip):
-            pure(epsilon, rho, 'sum with clip="auto"')
-            return self._auto(
+        if is_auto(clip) or cut:
+            pure(epsilon, rho, 'sum with clip="auto" or cut=True')
+            return release_with(
+                self,
                 (column,),
                 epsilon,
+                clip,
                 lambda clips, e: Sum(e, column, clips[column], ci),
                 max_rows,
                 max_groups,
+                cut=cut,
+                ci=ci,
             )
         kind = Sum(column=column, clip=clip, ci=ci, **loss(epsilon, rho))
         return self._go(kind, max_rows, max_groups)
@@ -385,6 +361,7 @@ class Releases(Generic[S]):
         clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
@@ -395,7 +372,8 @@ class Releases(Generic[S]):
         *,
         clip: Bounds | Literal["auto"],
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
@@ -419,6 +397,7 @@ class Releases(Generic[S]):
         clip: Bounds | Literal["auto"],
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
@@ -430,7 +409,8 @@ class Releases(Generic[S]):
         *,
         clip: Bounds | Literal["auto"],
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
@@ -468,17 +448,22 @@ class Releases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        if is_auto(clip):
-            pure(epsilon, rho, 'mean with clip="auto"')
-            return self._auto(
+        if is_auto(clip) or cut:
+            pure(epsilon, rho, 'mean with clip="auto" or cut=True')
+            return release_with(
+                self,
                 (column,),
                 epsilon,
+                clip,
                 lambda clips, e: Mean(e, column, clips[column], ci),
                 max_rows,
                 max_groups,
+                cut=cut,
+                ci=ci,
             )
         kind = Mean(column=column, clip=clip, ci=ci, **loss(epsilon, rho))
         return self._go(kind, max_rows, max_groups)
@@ -491,6 +476,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
@@ -501,7 +487,8 @@ class Releases(Generic[S]):
         *,
         clip: Any,
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
@@ -513,6 +500,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
@@ -524,7 +512,8 @@ class Releases(Generic[S]):
         *,
         clip: Any,
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
@@ -537,17 +526,22 @@ class Releases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        if is_auto(clip):
-            pure(epsilon, rho, 'var with clip="auto"')
-            return self._auto(
+        if is_auto(clip) or cut:
+            pure(epsilon, rho, 'var with clip="auto" or cut=True')
+            return release_with(
+                self,
                 (column,),
                 epsilon,
+                clip,
                 lambda clips, e: Var.of(e, column, clips[column], std=False, ci=ci),
                 max_rows,
                 max_groups,
+                cut=cut,
+                ci=ci,
             )
         kind = Var.of(pure(epsilon, rho, "var"), column, clip, std=False, ci=ci)
         return self._go(kind, max_rows, max_groups)
@@ -560,6 +554,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> float: ...
 
@@ -570,7 +565,8 @@ class Releases(Generic[S]):
         *,
         clip: Any,
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
@@ -582,6 +578,7 @@ class Releases(Generic[S]):
         clip: Any,
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.Series: ...
@@ -593,7 +590,8 @@ class Releases(Generic[S]):
         *,
         clip: Any,
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
@@ -606,17 +604,22 @@ class Releases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        if is_auto(clip):
-            pure(epsilon, rho, 'std with clip="auto"')
-            return self._auto(
+        if is_auto(clip) or cut:
+            pure(epsilon, rho, 'std with clip="auto" or cut=True')
+            return release_with(
+                self,
                 (column,),
                 epsilon,
+                clip,
                 lambda clips, e: Var.of(e, column, clips[column], std=True, ci=ci),
                 max_rows,
                 max_groups,
+                cut=cut,
+                ci=ci,
             )
         kind = Var.of(pure(epsilon, rho, "std"), column, clip, std=True, ci=ci)
         return self._go(kind, max_rows, max_groups)
@@ -865,6 +868,7 @@ class Releases(Generic[S]):
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
         ci: None = None,
+        cut: bool = False,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -878,6 +882,7 @@ class Releases(Generic[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
         ci: None = None,
+        cut: bool = False,
     ) -> pd.DataFrame: ...
 
     def describe(
@@ -891,16 +896,22 @@ class Releases(Generic[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
         ci: None = None,
+        cut: bool = False,
     ) -> Any:
-        if is_auto(clip):
-            pure(epsilon, rho, 'describe with clip="auto"')
+        if is_auto(clip) or cut:
+            pure(epsilon, rho, 'describe with clip="auto" or cut=True')
             labels = tuple(columns) if isinstance(columns, list | tuple | pd.Index) else (columns,)
-            return self._auto(
+            return release_with(
+                self,
                 labels,
                 epsilon,
+                clip,
                 lambda clips, e: Describe.of(e, list(labels), clips, candidates, ci),
                 max_rows,
                 max_groups,
+                cut=cut,
+                ci=ci,
+                table=True,
             )
         kind = Describe.of(pure(epsilon, rho, "describe"), columns, clip, candidates, ci)
         return self._go(kind, max_rows, max_groups)

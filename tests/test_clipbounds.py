@@ -13,8 +13,6 @@ import pytest
 
 import pandas_dp  # noqa: F401  (registers df.dp)
 from pandas_dp import BudgetExceededError
-from pandas_dp.aggregate import Mean
-from pandas_dp.auto import AUTO_SHARE
 from pandas_dp.clipbounds import (
     CANDIDATES,
     BoundsPlan,
@@ -140,8 +138,9 @@ def test_auto_spends_exactly_epsilon_and_records_the_bounds(name: str, grouped: 
     ci = {} if name == "describe" else {"ci": 0.9}
     answer = CLIPPED[name](surface, {"clip": "auto", "epsilon": 0.8, **ci})
     entries = df.dp.budget.entries
-    assert [e.operation.removeprefix("groupby.") for e in entries] == ["bounds", name]
-    assert [e.epsilon for e in entries] == [Fraction(1, 5), Fraction(3, 5)]  # ε/4, the rest
+    assert [e.operation.removeprefix("groupby.") for e in entries] == ["count", "bounds", name]
+    # the check ε/20, the bounds ε/4, the rest
+    assert [e.epsilon for e in entries] == [Fraction(1, 25), Fraction(1, 5), Fraction(14, 25)]
     assert df.dp.budget.spent == Fraction(4, 5)
     if name == "describe" and grouped:
         lower, upper = answer[("x", "clip_lower")].iloc[0], answer[("x", "clip_upper")].iloc[0]
@@ -150,7 +149,7 @@ def test_auto_spends_exactly_epsilon_and_records_the_bounds(name: str, grouped: 
     else:
         row = answer if not grouped else answer.iloc[0]
         lower, upper = row["clip_lower"], row["clip_upper"]
-    assert entries[1].clip == ((lower, upper),)
+    assert entries[2].clip == ((lower, upper),)
     assert lower < df["x"].quantile(0.01)
     assert upper > df["x"].quantile(0.99)
 
@@ -201,36 +200,19 @@ def test_auto_without_an_interval_is_the_plain_answer() -> None:
 # ---------------------------------------------------- accuracy on real data
 
 
-def auto_means(income: pd.DataFrame, epsilon: Fraction, runs: int, seed: int) -> np.ndarray:
-    """``mean("income", clip="auto", epsilon=...)`` ``runs`` times: the kinds the call runs.
-
-    The exact statistics of each distinct clip are tallied once, and each run
-    draws its own noise: the answers of ``runs`` separate calls, fast.
-    """
-    neighbours = Neighbours.of("add_remove")
-    share = epsilon * AUTO_SHARE
-    finder = ClipBounds(share, "income")
-    plan = finder.plan(neighbours)
-    stats = finder.tally(plan, finder.read(income, 1), None, 1)
-    source = SeededSource(seed)
-    tallies: dict[tuple[float, float], Any] = {}
-    means = []
-    for _ in range(runs):
-        clip = finder.shape_one(finder.finish(plan, stats, source, 1))
-        mean = Mean(epsilon - share, "income", clip)
-        mean_plan = mean.plan(neighbours)
-        if clip not in tallies:
-            tallies[clip] = mean.tally(mean_plan, mean.read(income, 1), None, 1)
-        means.append(mean.shape_one(mean.finish(mean_plan, tallies[clip], source, 1)))
-    return np.array(means)
+def auto_means(income: pd.DataFrame, epsilon: float, runs: int, seed: int) -> np.ndarray:
+    """``mean("income", clip="auto", epsilon=...)``, ``runs`` separate calls on one budget."""
+    frame = income.copy()
+    frame.dp.set_budget(epsilon=epsilon * runs, seed=seed)
+    return np.array([frame.dp.mean("income", clip="auto", epsilon=epsilon) for _ in range(runs)])
 
 
 @pytest.mark.parametrize(
     ("epsilon", "median_at_most", "over_half_at_most"),
-    [(Fraction(1), 0.08, 0.02), (Fraction(1, 2), 0.15, 0.05)],
+    [(1.0, 0.08, 0.02), (0.5, 0.15, 0.05)],
 )
 def test_auto_mean_of_real_incomes_is_accurate(
-    shared_data: Path, epsilon: Fraction, median_at_most: float, over_half_at_most: float
+    shared_data: Path, epsilon: float, median_at_most: float, over_half_at_most: float
 ) -> None:
     income = pd.read_csv(shared_data / "pums_1000.csv")[["income"]]
     truth = income["income"].mean()
@@ -294,8 +276,14 @@ def test_auto_rows_spends_a_quarter_on_rows_per_unit_and_records_the_bound(
 def test_auto_rows_and_auto_clip_share_epsilon(orders: pd.DataFrame) -> None:
     orders.dp.mean("amount", clip="auto", epsilon=1, max_rows="auto")
     entries = orders.dp.budget.entries
-    assert [e.epsilon for e in entries] == [Fraction(1, 4), Fraction(1, 4), Fraction(1, 2)]
-    assert entries[1].max_rows == entries[2].max_rows is not None
+    # rows ε/4, the check ε/20, the bounds ε/4, the mean the rest
+    assert [e.epsilon for e in entries] == [
+        Fraction(1, 4),
+        Fraction(1, 20),
+        Fraction(1, 4),
+        Fraction(9, 20),
+    ]
+    assert entries[1].max_rows == entries[2].max_rows == entries[3].max_rows is not None
 
 
 def test_auto_rows_without_a_privacy_unit_is_refused_before_any_spend() -> None:

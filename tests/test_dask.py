@@ -213,6 +213,19 @@ def test_clip_auto_gives_the_pandas_answer_and_spends_epsilon(
     assert same(*answers)
 
 
+@pytest.mark.parametrize("grouped", [False, True])
+def test_cut_gives_the_pandas_answer_and_spends_epsilon(frame: pd.DataFrame, grouped: bool) -> None:
+    """cut=True adds the share clipped (a release of its own): the same on both engines."""
+    answers = []
+    for data in (frame.copy(), fresh(frame, 4)):
+        data.dp.set_budget(epsilon=1, seed=9)
+        surface = data.dp.groupby("dept", keys=DEPTS) if grouped else data.dp
+        answers.append(surface.mean("salary", clip=(0, 80_000), epsilon=0.8, ci=0.9, cut=True))
+        assert data.dp.budget.spent == Fraction(4, 5)
+    assert same(*answers)
+    assert "clipped_share" in (answers[0].columns if grouped else answers[0].index)
+
+
 def test_the_recipes_release_every_kind_of_the_registry(frame: pd.DataFrame) -> None:
     """A new kind fails here until a recipe runs it on pandas and on Dask."""
     df = frame.copy()
@@ -1339,3 +1352,20 @@ def test_max_rows_auto_gives_the_pandas_answer(orders: pd.DataFrame, grouped: bo
         assert [e.epsilon for e in entries] == [Fraction(1, 4), Fraction(3, 4)]
         assert entries[1].max_rows == int(np.unique(answers[-1]["max_rows"])[0])
     assert same(answers[0]["max_rows"], answers[1]["max_rows"])
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_cut_with_a_privacy_unit_gives_the_pandas_truncated_share(
+    orders: pd.DataFrame, grouped: bool
+) -> None:
+    """The share of persons max_rows cuts comes from the rows per person: the same on Dask."""
+    shares = []
+    for data in (orders.copy(), fresh(orders, 3)):
+        data.dp.set_budget(epsilon=4, privacy_unit="customer", seed=11)
+        surface = data.dp.groupby("region", keys=["N", "S", "E", "W"]) if grouped else data.dp
+        extra = {"max_groups": 2} if grouped else {}
+        answer = surface.sum("amount", clip=(0, 600), epsilon=4, max_rows=8, cut=True, **extra)
+        shares.append(np.unique(answer["truncated_share"]))
+        assert data.dp.budget.entries[-1].operation == "truncated_share"
+    truth = (orders.groupby("customer").size() > 8).mean()
+    assert all(abs(float(s[0]) - truth) < 0.05 for s in shares)

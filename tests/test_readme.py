@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import doctest
 import functools
+import importlib.util
 import re
 from fractions import Fraction
 from pathlib import Path
@@ -112,10 +113,24 @@ def test_the_section_runs_and_prints_what_it_shows() -> None:
     report: list[str] = []
     for number, (_, body) in enumerate(_blocks(), start=1):
         test = parser.get_doctest(body, namespace, f"README block {number}", str(README), 0)
+        test.globs = namespace  # DocTest copies its globals: share one namespace, in order
         runner.run(test, out=report.append, clear_globs=False)
     if runner.failures:
         pytest.fail("".join(report))
     assert runner.tries >= 8
+
+
+def test_the_bounds_table_is_what_bench_bounds_prints(shared_data: Path) -> None:
+    """The accuracy table of ``clip="auto"`` and the manual recipe on PUMS incomes."""
+    path = README.parent / "bench" / "bench_bounds.py"
+    spec = importlib.util.spec_from_file_location("bench_bounds", path)
+    assert spec is not None
+    assert spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    shown = _section().split("<!-- bench_bounds: begin -->\n")[1].split("<!-- bench_bounds: end")[0]
+    income = pd.read_csv(shared_data / "pums_1000.csv")[["income"]]
+    assert shown.strip().splitlines() == bench.table(income)
 
 
 def _etl_recipe() -> str:
@@ -142,3 +157,23 @@ def test_the_etl_recipe_holds_its_share_and_a_refused_run_spends_nothing(
     assert (history.state == "released").sum() == 2 * runs  # no run stopped half-way
     assert ledger.store("hr.salaries").spent() == Fraction(24, 5)
     assert ledger.store("hr.salaries").held() == 0
+
+
+def _plus_minus(width: float) -> str:
+    """A half-width as the README's planning table writes it."""
+    if width >= 1e6:
+        return f"±{width / 1e6:.2f}M"
+    if width >= 1e5:
+        return f"±{width / 1e3:.0f}k"
+    return f"±{width:,.0f}"
+
+
+def test_the_planning_table_is_what_half_width_gives() -> None:
+    rows = re.findall(r"^\| ([\d.]+) \| (±\S+) \| (±\S+) \| (±\S+) \|$", _section(), re.M)
+    assert len(rows) == 3
+    for epsilon, count, total, mean in rows:
+        e = float(epsilon)
+        assert count == _plus_minus(pandas_dp.half_width("count", epsilon=e))
+        assert total == _plus_minus(pandas_dp.half_width("sum", epsilon=e, clip=(0, 200_000)))
+        width = pandas_dp.half_width("mean", epsilon=e, clip=(0, 200_000), n=1_000)
+        assert mean == _plus_minus(width)
