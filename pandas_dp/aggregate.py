@@ -311,8 +311,7 @@ def round_rows(
 
     Every step is monotone in x, so rows land in ``[q(lower), q(upper)]``.
     """
-    out = np.maximum(x, lower, out=out)  # np.clip's two steps, without its wrapper's overhead
-    np.minimum(out, upper, out=out)
+    out = x.clip(lower, upper, out=out)  # np.clip's ufunc, without np.clip's dispatch
     if center:
         np.subtract(out, center, out=out)
     if -1022 <= exponent <= 1023:

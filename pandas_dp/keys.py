@@ -171,6 +171,9 @@ _KEYS_HINT = (
 )
 
 
+#: Up to this many rows, a numeric column is looked up in keys of its dtype by binary search
+#: (less fixed cost than get_indexer, which hashes: faster beyond).
+_SEARCH_ROWS = 2048
 #: Python ints in [-2**63, 2**63) make an int64 Index.
 _I64 = 1 << 63
 
@@ -300,7 +303,11 @@ def level_codes(series: pd.Series, level: pd.Index) -> I64:
     """
     if _is_numpy_scalar(series.dtype):
         values: Any = series.to_numpy()  # get_indexer takes an array (the stubs say Index)
-        if values.dtype == level.dtype and values.dtype.kind in "iuf":
+        if (
+            len(values) <= _SEARCH_ROWS
+            and values.dtype == level.dtype
+            and values.dtype.kind in "iuf"
+        ):
             return _search(level.to_numpy(), values)
         return np.asarray(level.get_indexer(values), dtype=np.int64)
     codes, uniques = row_codes(series)

@@ -325,8 +325,9 @@ def numeric_values(df: pd.DataFrame, column: Hashable) -> np.ndarray:
     dtype = series.dtype
     if isinstance(dtype, np.dtype) and dtype.kind in "biuf":
         # A numpy number or bool column holds no missing marker but NaN: its values as
-        # floats, without the checks and the missing-value pass below (the same array).
-        plain: np.ndarray = series.to_numpy(dtype=np.float64, copy=True)
+        # floats (a float64 column's read-only view), without the checks and the
+        # missing-value pass below: the same array.
+        plain: np.ndarray = series.to_numpy(dtype=np.float64)
         return plain
     if (
         not pd.api.types.is_numeric_dtype(dtype)

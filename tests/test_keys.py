@@ -28,6 +28,7 @@ NUMERIC_CASES = [
     ),
     (pd.Series([1.0, -0.0, 0.0]), pd.Index([-0.0, 1.0])),
     (pd.Series([4, 1, 9, -2]), pd.Index([9])),
+    (pd.Series(np.arange(5_000) % 7), pd.Index([3, 5, 100])),  # beyond the binary search's rows
 ]
 
 
