@@ -12,6 +12,7 @@
     df.dp.median("salary", candidates=GRID, epsilon=0.2)
     df.dp.count(epsilon=0.5, ci=0.95)                   # estimate, lower, upper
     pandas_dp.epsilon_for("count", half_width=10, level=0.95)   # plan before spending
+    # or a zCDP budget, df.dp.set_budget(rho=0.5): every release then takes rho= too
 
 Map of the package, top to bottom: each module imports only modules below it.
 
@@ -23,7 +24,8 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``accessor``              ``df.dp``: set_budget, histogram/crosstab, row-wise derivations
 ``groupby``               ``df.dp.groupby(by, keys=...)``: the grouped surface
 ``surface``               each release written once for both surfaces (self-typed overloads)
-``auto``                  clip="auto" / max_rows="auto" / cut=True: their ε shares, shown
+``selections``            argmax_exp/quantile/median/bounds/clipped_share; ε from rho=
+``auto``                  clip="auto" / max_rows="auto" / cut=True: their ε (ρ) shares, shown
 ``docstrings``            release docstrings: shared paragraphs, templates rendered per surface
 ``planning``              half_width / epsilon_for / rho_for: accuracy planned before spending
 ``release``               run: every release over a backend (Frame); the registry of kinds

@@ -51,7 +51,6 @@ from .validation import (
     check_adjacency,
     check_column,
     check_delta,
-    check_epsilon,
     check_loss,
     check_per_person,
     check_per_unit,
@@ -59,6 +58,8 @@ from .validation import (
     check_seed,
     check_unit_ids,
     loss,
+    selection,
+    selection_loss,
 )
 
 __all__ = ["DPAccessor", "DPReleases"]
@@ -271,9 +272,9 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
             )
             where, stored_root = f"ledger:{book.path.resolve()}", store.root
         elif name is not None:
-            store = named_memory_store(name, total, adjacency, unit_text, accountant)
+            store = named_memory_store(name, total, adjacency, unit_text, accountant, held_delta)
         else:
-            store = MemoryStore(total, accountant)
+            store = MemoryStore(total, accountant, held_delta)
         budget = PrivacyBudget(
             store,
             adjacency=adjacency,
@@ -471,11 +472,18 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
         return group.table(self._release(kind, group, bounds))
 
     @doc()
-    def rows_per_unit(self, q: float = 0.9, *, candidates: Any = None, epsilon: float) -> int:
+    def rows_per_unit(
+        self,
+        q: float = 0.9,
+        *,
+        candidates: Any = None,
+        epsilon: float | None = None,
+        rho: float | None = None,
+    ) -> int:
         """A private ``q``-quantile of the number of rows per person: a ``max_rows`` to use.
 
-        Releases, and charges ``epsilon`` for, one grid point chosen by the
-        exponential mechanism from the public ``candidates`` (counts such as
+        Releases, and charges ``epsilon`` for, one grid point chosen by
+        permute-and-flip from the public ``candidates`` (counts such as
         ``range(1, 101)``): bounding at it keeps all the rows of about a
         fraction ``q`` of the persons. It is a release like any other: it
         spends from the budget and is recorded in the ledger.
@@ -488,6 +496,9 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
             The public grid of row counts, strictly increasing, keyword-only.
         epsilon : float
             Privacy cost, keyword-only.
+        rho : float
+            Instead of ``epsilon`` (zCDP budget): charged ρ, run at the largest ε
+            with ``ε²/2 <= ρ`` (permute-and-flip is not known to be bounded-range).
 
         Returns
         -------
@@ -501,19 +512,17 @@ class DPReleases(Releases[Ungrouped], scope="ungrouped"):
 
         Notes
         -----
-        Costs ``epsilon``. The quantile of :meth:`per_unit`'s row counts (one
-        row per person), so its score has the one-row quantile's sensitivity
-        (see :meth:`quantile`): ``max(q, 1 − q)`` under add_remove, 1 under
-        substitute. Public: the grid, ``q``, ``epsilon``.
+        Costs ``epsilon``: a quantile of :meth:`per_unit`'s row counts, sensitivity
+        ``max(q, 1 − q)`` under add_remove, 1 under substitute. Public: all arguments.
         """
-        people = self._people("rows_per_unit()")
-        kind = Quantile.of(check_epsilon(epsilon), "rows", q, candidates, "rows_per_unit")
-        return int(people._release(kind, None, NO_BOUNDS))
+        eps, charged = selection(epsilon, rho)
+        kind = Quantile.of(eps, "rows", q, candidates, "rows_per_unit", charged)
+        return int(self._people("rows_per_unit()")._release(kind, None, NO_BOUNDS))
 
-    def _rows_per_unit(self, epsilon: Fraction) -> int:
-        people = self._people('max_rows="auto"')
-        kind = Quantile.of(epsilon, "rows", 0.9, AUTO_ROWS, "rows_per_unit")
-        return int(people._release(kind, None, NO_BOUNDS))
+    def _rows_per_unit(self, amount: Fraction, accountant: str = "epsilon") -> int:
+        eps, charged = selection_loss(accountant, amount)
+        kind = Quantile.of(eps, "rows", 0.9, AUTO_ROWS, "rows_per_unit", charged)
+        return int(self._people('max_rows="auto"')._release(kind, None, NO_BOUNDS))
 
     def reserve(self, *, epsilon: float | None = None, rho: float | None = None) -> Hold:
         """Hold ``epsilon`` of the budget for the releases of a ``with`` block.

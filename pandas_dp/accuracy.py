@@ -238,8 +238,8 @@ def variance_interval(
     *,
     top: int,
     offset: int,
-    scale: int,
-    scale3: int,
+    scale: Noise,
+    scale3: Noise,
     lower: float,
     upper: float,
     exponent: int,
@@ -253,8 +253,9 @@ def variance_interval(
     of ``scale3``).  Returns ``(lo, hi)``, with ``0 <= lo <= hi <= (U −
     L)/sqrt(2)``; the variance's interval is ``[lo², hi²]``.
 
-    Validity.  Let ``t`` and ``t₃`` be the exact discrete Laplace half-widths
-    of the two scales at miss ``1 − level**(1/3)`` (:func:`var_miss`).  The
+    Validity.  Let ``t`` and ``t₃`` be the exact half-widths of the two
+    noises (discrete Laplace scales, or :class:`~pandas_dp.noise.Gauss` under
+    ρ) at miss ``1 − level**(1/3)`` (:func:`var_miss`).  The
     three noises are independent, so with probability at least ``level``
     the noiseless ``A = Σq``, ``B = NQ − Σq`` and ``C = Σr − N·o`` lie in the
     box ``|A − a| <= t``, ``|B − b| <= t``, ``|C − c| <= t₃`` (and ``A, B >=
@@ -294,8 +295,8 @@ def variance_interval(
     if top == 0:
         return np.zeros(n_keys), np.full(n_keys, width / math.sqrt(2.0))
     miss = var_miss(level)
-    t = noise_half_width(scale, miss)
-    t3 = noise_half_width(scale3, miss)
+    t = units_half_width(scale, miss)
+    t3 = units_half_width(scale3, miss)
     a_lo = np.maximum(a - t, 0).astype(np.float64)
     a_hi = np.maximum(a + t, 0).astype(np.float64)
     b_lo = np.maximum(b - t, 0).astype(np.float64)

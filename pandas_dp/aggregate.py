@@ -37,7 +37,6 @@ from .accuracy import (
     mean_interval,
     mean_miss,
     mean_pad,
-    noise_half_width,
     sum_interval,
     units_half_width,
 )
@@ -89,6 +88,7 @@ __all__ = [
     "plan_count_rho",
     "plan_mean",
     "plan_mean_rho",
+    "plan_nunique_rho",
     "plan_sum",
     "plan_sum_rho",
     "release_counts",
@@ -859,6 +859,21 @@ def plan_nunique(epsilon: Fraction, neighbours: Neighbours) -> CountPlan:
     return CountPlan(sensitivity, epsilon)
 
 
+@functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
+def plan_nunique_rho(rho: Fraction, neighbours: Neighbours) -> CountPlan:
+    """The discrete Gaussian on distinct counts: ``Δ₂²`` as :func:`plan_nunique` reasons.
+
+    Ungrouped, one person moves the one distinct count by at most its rows:
+    ``Δ₂² = max_rows²`` (1 for one row per person).  Grouped, a count's
+    ``Δ₂²`` over the keys (:meth:`Neighbours.count_sq_sensitivity`: ``k²·g``).
+    """
+    if neighbours.grouped:
+        sq = neighbours.count_sq_sensitivity()
+        return CountPlan(neighbours.count_sensitivity(), None, rho, sq)
+    reach = neighbours.contributions
+    return CountPlan(reach, None, rho, reach * reach)
+
+
 def distinct_pairs(keys: I64, hashes: I64) -> Stats:
     """The distinct ``(key, value hash)`` pairs, sorted by key then hash."""
     order = np.lexsort((hashes, keys))
@@ -880,10 +895,12 @@ class Nunique(Kind[int, pd.Series]):
     """
 
     name: ClassVar[str] = "nunique"
-    planners: ClassVar = (plan_nunique,)
+    planners: ClassVar = (plan_nunique, plan_nunique_rho)
 
-    epsilon: Fraction
+    epsilon: Fraction | None
     column: Hashable
+    #: Under a ρ budget: the discrete Gaussian at this ρ instead (``epsilon`` None).
+    rho: Fraction | None = None
 
     def columns(self) -> tuple[Hashable, ...]:
         return (self.column,)
@@ -893,10 +910,13 @@ class Nunique(Kind[int, pd.Series]):
         return Rows(len(df), (df[self.column],))
 
     def plan(self, neighbours: Neighbours) -> CountPlan:
+        if self.rho is not None:
+            return plan_nunique_rho(self.rho, neighbours)
+        assert self.epsilon is not None
         return plan_nunique(self.epsilon, neighbours)
 
     def half_width(self, plan: CountPlan, level: float, n: int | None = None) -> tuple[float, ...]:
-        return (float(noise_half_width(plan.scale, level_miss(level))),)
+        return (float(units_half_width(plan.scale, level_miss(level))),)
 
     def entry(self, plan: CountPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         return ledger_entry(
@@ -905,8 +925,9 @@ class Nunique(Kind[int, pd.Series]):
             neighbours,
             keys,
             epsilon=self.epsilon,
+            rho=self.rho,
             columns=column_names([self.column]),
-            mechanism="discrete_laplace",
+            mechanism="discrete_laplace" if self.rho is None else "discrete_gaussian",
             sensitivity=plan.texts[0],
             noise_scale=plan.texts[1],
         )

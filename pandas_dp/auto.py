@@ -41,7 +41,7 @@ import pandas as pd
 from .aggregate import Count
 from .clipbounds import ClipBounds, ClippedShare, plan_bounds
 from .kind import Kind, Neighbours
-from .validation import check_epsilon
+from .validation import check_loss, loss_fields, selection_loss
 
 __all__ = [
     "AUTO_CHECK_SHARE",
@@ -57,13 +57,13 @@ __all__ = [
     "with_rows",
 ]
 
-#: The share of a ``clip="auto"`` call's epsilon that finds the bounds.
+#: The share of a ``clip="auto"`` call's epsilon (or rho) that finds the bounds.
 AUTO_SHARE = Fraction(1, 4)
-#: The share of a ``clip="auto"`` call's epsilon that counts the column's values first.
+#: The share of a ``clip="auto"`` call's epsilon (or rho) that counts the column's values first.
 AUTO_CHECK_SHARE = Fraction(1, 20)
 #: ``clip="auto"`` needs this many times the search's threshold in values (counted privately).
 AUTO_MIN_RATIO = 5
-#: The share of a ``max_rows="auto"`` call's epsilon that chooses ``max_rows``
+#: The share of a ``max_rows="auto"`` call's epsilon (or rho) that chooses ``max_rows``
 #: (``rows_per_unit`` at q = 0.9 on :data:`AUTO_ROWS`).
 AUTO_ROWS_SHARE = Fraction(1, 4)
 #: The public grid ``max_rows="auto"`` chooses from: 1 to 32, then powers of two to 2**20.
@@ -79,9 +79,11 @@ class Surface(Protocol):
 
     def _spend(self, kind: Kind[Any, Any], max_rows: Any, max_groups: int | None) -> Any: ...
 
-    def _hold(self, epsilon: Fraction) -> contextlib.AbstractContextManager[Any]: ...
+    def _hold(
+        self, amount: Fraction, accountant: str
+    ) -> contextlib.AbstractContextManager[Any]: ...
 
-    def _rows_per_unit(self, epsilon: Fraction) -> int: ...
+    def _rows_per_unit(self, amount: Fraction, accountant: str = "epsilon") -> int: ...
 
     def _units(self) -> Any: ...
 
@@ -99,15 +101,20 @@ def auto_minimum(epsilon: Fraction) -> int:
     Data-free: the threshold of the search for one row per person under
     add_remove (a privacy unit needs ``max_rows`` times more).
     """
-    return AUTO_MIN_RATIO * plan_bounds(epsilon * AUTO_SHARE, Neighbours.of("add_remove")).threshold
+    return _needed(epsilon * AUTO_SHARE)
+
+
+def _needed(bounds_epsilon: Fraction) -> int:
+    """:func:`auto_minimum` for a search for bounds that runs at ``bounds_epsilon``."""
+    return AUTO_MIN_RATIO * plan_bounds(bounds_epsilon, Neighbours.of("add_remove")).threshold
 
 
 def release_with(
     surface: Surface,
     columns: tuple[Hashable, ...],
-    epsilon: float | None,
+    loss_given: tuple[float | None, float | None],
     clip: Any,
-    build: Callable[[Clips, Fraction], Kind[Any, Any]],
+    build: Callable[[Clips, dict[str, Fraction | None]], Kind[Any, Any]],
     max_rows: Any,
     max_groups: int | None,
     *,
@@ -125,6 +132,13 @@ def release_with(
     rows of every key together; its cut is per key.  The parts and their
     shares: the module's table.  ``table``: a ``describe`` (several columns,
     a table); otherwise ``cut=True`` takes one column (TypeError).
+
+    ``loss_given`` is the call's ``(epsilon, rho)``, exactly one given; ``build``
+    takes the statistic's share as a kind's fields (``epsilon``/``rho``).
+    Given ``rho=``, ρ is split by the same shares: the check and the
+    statistic are Gaussian, and the ε-DP parts (the bounds' AboveThreshold,
+    ``rows_per_unit``, the cut's shares) run at the largest ε with ``ε²/2``
+    within their share (:func:`pandas_dp.validation.selection_loss`).
     """
     if cut and not table and isinstance(clip, Mapping):
         raise TypeError(
@@ -132,7 +146,7 @@ def release_with(
             "release each column on its own: e.g. df.dp.mean('col', clip=(lower, upper), "
             "epsilon=..., cut=True)."
         )
-    total = check_epsilon(epsilon)
+    accountant, total = check_loss(*loss_given)
     auto_clip, auto_rows = is_auto(clip), is_auto(max_rows)
     people = surface._units() if cut else None
     rows_share = total * AUTO_ROWS_SHARE if auto_rows else Fraction(0)
@@ -140,7 +154,9 @@ def release_with(
     bounds_share = total * AUTO_SHARE if auto_clip else Fraction(0)
     cut_share = total * CUT_SHARE if cut else Fraction(0)
     unit_share = total * CUT_SHARE if people is not None else Fraction(0)
-    rest = total - rows_share - check_share - bounds_share - cut_share - unit_share
+    rest = loss_fields(
+        accountant, total - rows_share - check_share - bounds_share - cut_share - unit_share
+    )
     if auto_clip:
         given: Clips = {c: (0.0, 1.0) for c in columns}
     elif isinstance(clip, Mapping):
@@ -149,18 +165,28 @@ def release_with(
         given = dict.fromkeys(columns, clip)
     build(given, rest)  # its arguments, checked first
     n = len(columns)
-    with surface._hold(total):
-        rows = surface._rows_per_unit(rows_share) if auto_rows else max_rows
-        clips = _auto_clips(surface, columns, total, rows, max_groups) if auto_clip else given
+    cut_eps, cut_rho = selection_loss(accountant, cut_share / n) if cut else (total, None)
+    unit_eps, unit_rho = (
+        selection_loss(accountant, unit_share) if people is not None else (total, None)
+    )
+    with surface._hold(total, accountant):
+        rows = surface._rows_per_unit(rows_share, accountant) if auto_rows else max_rows
+        clips = (
+            _auto_clips(surface, columns, (accountant, total), rows, max_groups)
+            if auto_clip
+            else given
+        )
         answer = surface._spend(build(clips, rest), rows, max_groups)
         shares = {
-            c: surface._spend(ClippedShare(cut_share / n, c, clips[c]), rows, max_groups)
+            c: surface._spend(ClippedShare(cut_eps, c, clips[c], rho=cut_rho), rows, max_groups)
             for c in (columns if cut else ())
         }
         truncated = None
         if people is not None:
             bound = surface._budget().max_rows if rows is None else int(rows)  # as released
-            share = ClippedShare(unit_share, "rows", (0.0, float(bound)), alias="truncated_share")
+            share = ClippedShare(
+                unit_eps, "rows", (0.0, float(bound)), alias="truncated_share", rho=unit_rho
+            )
             truncated = people._spend(share, None, None)
     if cut and ci is None and not isinstance(answer, pd.Series | pd.DataFrame):
         answer = pd.Series([answer], index=["estimate"], name=columns[0])
@@ -176,29 +202,34 @@ def release_with(
 def _auto_clips(
     surface: Surface,
     columns: tuple[Hashable, ...],
-    total: Fraction,
+    loss: tuple[str, Fraction],
     rows: Any,
     max_groups: int | None,
 ) -> Clips:
     """The check (a private count per column), then the bounds of each column."""
-    share = total * AUTO_SHARE / len(columns)
-    check = total * AUTO_CHECK_SHARE / len(columns)
-    needed = auto_minimum(total / len(columns))
+    accountant, total = loss
+    eps, charged = selection_loss(accountant, total * AUTO_SHARE / len(columns))
+    check = loss_fields(accountant, total * AUTO_CHECK_SHARE / len(columns))
+    needed = _needed(eps)
+    falls = "1/epsilon" if accountant == "epsilon" else "1/sqrt(rho)"
     for column in columns:
-        counted = surface._spend(Count(check, column), rows, max_groups)
+        counted = surface._spend(
+            Count(check["epsilon"], column, rho=check["rho"]), rows, max_groups
+        )
         if float(pd.Series(counted).sum()) < needed:
             raise ValueError(
-                f'`clip="auto"` at epsilon={float(total):g} needs about {needed:,} values of '
+                f'`clip="auto"` at {accountant}={float(total):g} needs about {needed:,} values of '
                 f"{column!r} (the private search for bounds stops where about "
                 f"{needed // AUTO_MIN_RATIO:,} lie beyond a bound, and finds bounds inside the "
                 "data with fewer than five times that), and a private count (in the ledger: "
-                "the only spend of this call) found fewer. Give the call more epsilon (the "
-                "values needed fall as 1/epsilon), or pass clip=(lower, upper) from what you "
+                f"the only spend of this call) found fewer. Give the call more {accountant} (the "
+                f"values needed fall as {falls}), or pass clip=(lower, upper) from what you "
                 "know of the column (a legal or plausible range)."
             )
     clips: Clips = {}
     for column in columns:
-        found = surface._spend(ClipBounds(share, column, pooled=True), rows, max_groups)
+        finder = ClipBounds(eps, column, pooled=True, rho=charged)
+        found = surface._spend(finder, rows, max_groups)
         if isinstance(found, pd.DataFrame):  # pooled: every key's row is the same
             found = (float(found["lower"].min()), float(found["upper"].max()))
         clips[column] = found

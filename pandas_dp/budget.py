@@ -32,11 +32,11 @@ from .budget_view import epsilon_figure, html_view, text_view
 from .errors import BudgetMismatchError, MissingBudgetError, PandasDPError
 from .ledger import (
     LEDGER_COLUMNS,
+    RHO_NEEDS_ZCDP,
     SEEDED,
     BudgetStore,
     LedgerEntry,
     MemoryStore,
-    check_fits,
 )
 from .noise import RandomSource
 from .text import epsilon_text, number_text
@@ -111,6 +111,7 @@ def named_memory_store(
     adjacency: str,
     privacy_unit: str | None = None,
     accountant: str = "epsilon",
+    delta: Fraction = Fraction(0),
 ) -> MemoryStore:
     """The in-memory store of budget ``name`` in this process, created at the first attach.
 
@@ -121,10 +122,16 @@ def named_memory_store(
     with _BINDING_LOCK:
         found = _NAMED.get(name)
         if found is None:
-            store = MemoryStore(total, accountant)
+            store = MemoryStore(total, accountant, delta)
             _NAMED[name] = (store, adjacency, privacy_unit)
             return store
         store, existing, unit = found
+    if store.delta != delta:
+        raise BudgetMismatchError(
+            f"The in-memory budget {name!r} of this process holds delta="
+            f"{number_text(store.delta)}, not {number_text(delta)}. Pass that delta to continue "
+            "it, or choose another name."
+        )
     if store.accountant != accountant or store.total != total:
         kept = f"{store.accountant}={epsilon_text(store.total)}"
         given = epsilon_text(total)
@@ -271,7 +278,6 @@ class PrivacyBudget:
         self._store = store
         #: The δ releases of this budget may spend (0: none; see :meth:`reserve`).
         self.delta = delta
-        self._delta_lock = threading.Lock()
         self.adjacency = adjacency
         self.source = source
         self.seed = seed
@@ -354,18 +360,26 @@ class PrivacyBudget:
 
     @property
     def ledger(self) -> pd.DataFrame:
-        """Every release so far, oldest first, with the cumulative epsilon spent.
+        """Every release so far, oldest first, with the cumulative amount spent.
 
         ``half_width_95`` states each release's noise: the half-width of its
         95% interval (see :meth:`pandas_dp.kind.Kind.half_width`; text, one
         figure per column, computed from the plan when the release was made).
+        ``spent`` is cumulative, in the :attr:`accountant`'s unit (ε, or ρ);
+        ``epsilon_at`` is the ε of the (ε, δ)-DP guarantee of that spend at the
+        δ ``at_delta`` (the budget's δ, else 1e-6; under an ε budget, the ε
+        spent itself, a guarantee at every δ).
         """
         entries = self.entries
         frame = pd.DataFrame([e.as_record() for e in entries], columns=LEDGER_COLUMNS)
         for column in ("keys", "max_rows", "max_groups"):
             frame[column] = frame[column].astype("Int64")
-        charges = (e.charge(self.accountant) for e in entries)
-        frame["spent"] = [float(s) for s in itertools.accumulate(charges)]
+        spent = list(itertools.accumulate(e.charge(self.accountant) for e in entries))
+        at = self.delta or FACT_DELTA
+        rho = self.accountant == "rho"
+        frame["spent"] = [float(s) for s in spent]
+        frame["epsilon_at"] = [zcdp.epsilon_at(s, at) if rho else float(s) for s in spent]
+        frame["at_delta"] = float(at)
         return frame
 
     def reserve(self, entry: LedgerEntry) -> Reservation:
@@ -380,12 +394,8 @@ class PrivacyBudget:
         entry = entry.charged(self.accountant)  # a ρ budget charges ε²/2; an ε one refuses ρ
         if self.seed is not None:  # reproducible noise: the ledger must say it is not private
             entry = entry.marked(SEEDED)
-        hold = getattr(self._holding, "token", None)
-        if not entry.delta:
-            return Reservation(self._store, self._store.reserve(entry, hold))
-        with self._delta_lock:  # δ: checked and reserved at once in this process
-            check_fits(self.delta, self.delta_spent, entry.delta)
-            return Reservation(self._store, self._store.reserve(entry, hold))
+        hold = getattr(self._holding, "token", None)  # the store checks ε (ρ) and δ at once
+        return Reservation(self._store, self._store.reserve(entry, hold))
 
     @property
     def holding(self) -> bool:
@@ -402,10 +412,7 @@ class PrivacyBudget:
         if self.accountant == "rho" and accountant == "epsilon":
             amount = zcdp.pure_rho(amount)
         elif self.accountant == "epsilon" and accountant == "rho":
-            raise ValueError(
-                "`rho` needs a zCDP budget: this frame's budget is an epsilon budget. Hold "
-                "epsilon= instead, or attach a zCDP budget with set_budget(rho=...)."
-            )
+            raise ValueError(RHO_NEEDS_ZCDP)
         return Hold(self, amount)
 
     def spend(self, entry: LedgerEntry) -> None:

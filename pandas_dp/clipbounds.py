@@ -176,6 +176,8 @@ class ClipBounds(Kind[tuple[float, float], pd.DataFrame]):
     epsilon: Fraction
     column: Hashable
     pooled: bool = False
+    #: Given ``rho=``: the ρ charged (``epsilon`` is then the largest with ε²/2 <= ρ).
+    rho: Fraction | None = None
 
     planners: ClassVar = (plan_bounds,)
     name: ClassVar[str] = "bounds"
@@ -197,6 +199,7 @@ class ClipBounds(Kind[tuple[float, float], pd.DataFrame]):
             neighbours,
             keys,
             epsilon=self.epsilon,
+            rho=self.rho,
             columns=column_names([self.column]),
             mechanism="above_threshold (discrete_laplace) on ±2**j, each side ε/2",
             sensitivity=figures([plan.sensitivity]),
@@ -267,6 +270,8 @@ class ClippedShare(Kind[float, pd.Series]):
     clip: Clip
     #: The operation the ledger records: ``clipped_share`` or ``truncated_share``.
     alias: str = "clipped_share"
+    #: Given ``rho=``: the ρ charged (``epsilon`` is then the largest with ε²/2 <= ρ).
+    rho: Fraction | None = None
 
     planners: ClassVar = (plan_share,)
     name: ClassVar[str] = "clipped_share"
@@ -292,6 +297,7 @@ class ClippedShare(Kind[float, pd.Series]):
             keys,
             operation=self.alias,
             epsilon=self.epsilon,
+            rho=self.rho,
             columns=column_names([self.column]),
             mechanism="discrete_laplace (outside, inside)",
             sensitivity=figures([plan.sensitivity]),

@@ -819,8 +819,8 @@ class DaskDPGroupBy(DPGroupedReleases):
     def _budget(self) -> PrivacyBudget:
         return _require(self._ddf).budget
 
-    def _rows_per_unit(self, epsilon: Fraction) -> int:
-        return DaskDPAccessor(self._ddf)._rows_per_unit(epsilon)
+    def _rows_per_unit(self, amount: Fraction, accountant: str = "epsilon") -> int:
+        return DaskDPAccessor(self._ddf)._rows_per_unit(amount, accountant)
 
     def _units(self) -> DaskDPAccessor | None:
         return DaskDPAccessor(self._ddf)._units()

@@ -39,7 +39,14 @@ from .validation import (
     given,
     numeric_values,
 )
-from .variance import grid_triples, noisy_triples, plan_variance, variance_estimates
+from .variance import (
+    grid_triples,
+    noisy_triples,
+    plan_variance,
+    plan_variance_rho,
+    variance_estimates,
+)
+from .zcdp import pure_epsilon
 
 __all__ = ["NO_INTERVAL", "QUANTILES", "ROWS", "Describe"]
 
@@ -72,18 +79,26 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
     answer would be close to uniform over those points, not an estimate.
     """
 
-    planners: ClassVar = (plan_mean, plan_variance)
+    planners: ClassVar = (plan_mean, plan_variance, plan_variance_rho)
 
     name: ClassVar[str] = "describe"
 
-    epsilon: Fraction
+    epsilon: Fraction | None
     labels: tuple[Hashable, ...]
     clips: tuple[Clip, ...]
     grids: tuple[F64, ...]
+    #: Under a ρ budget: ρ instead (``epsilon`` None), split as ε is; see :meth:`plan`.
+    rho: Fraction | None = None
 
     @classmethod
     def of(
-        cls, epsilon: Fraction, columns: object, clip: object, candidates: object, ci: object = None
+        cls,
+        epsilon: Fraction | None,
+        columns: object,
+        clip: object,
+        candidates: object,
+        ci: object = None,
+        rho: Fraction | None = None,
     ) -> Describe:
         if ci is not None:
             raise TypeError(NO_INTERVAL.format(ci=given(ci)))
@@ -105,7 +120,7 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
         assert isinstance(candidates, Mapping)
         clips = tuple(check_clip(clip[c]) for c in labels)
         grids = tuple(check_quantile_grid(candidates[c]) for c in labels)
-        return cls(epsilon, labels, clips, grids)
+        return cls(epsilon, labels, clips, grids, rho)
 
     def columns(self) -> tuple[Hashable, ...]:
         return self.labels
@@ -121,6 +136,26 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
         return Rows(len(df), tuple(numeric_values(df, c) for c in self.labels))
 
     def plan(self, neighbours: Neighbours) -> tuple[Any, ...]:
+        """Per column, the moments' plan and the quartiles' plans.
+
+        Under ρ, each column's share of ρ is split like ε: half to the
+        moments (discrete Gaussian, :func:`pandas_dp.variance.plan_variance_rho`),
+        a sixth to each quartile, run by permute-and-flip at the largest ε
+        with ``ε²/2 <= ρ/6`` (:func:`pandas_dp.zcdp.pure_epsilon`: it is not
+        known to be bounded-range, so it is charged as any ε-DP release).
+        The parts add up to at most ρ.
+        """
+        if self.rho is not None:
+            share = self.rho / len(self.labels)
+            quartile = pure_epsilon(share * QUANTILE_SHARE)
+            return tuple(
+                (
+                    plan_variance_rho(clip, share * MOMENTS_SHARE, neighbours),
+                    tuple(plan_quantile(q, quartile, neighbours) for q in QUANTILES),
+                )
+                for clip in self.clips
+            )
+        assert self.epsilon is not None
         share = self.epsilon / len(self.labels)
         return tuple(
             (
@@ -135,13 +170,13 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
 
     def entry(self, plan: tuple[Any, ...], neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         k = len(self.labels)
-        per = "" if k == 1 else f" of each of {k} columns (ε/{k} each)"
+        unit = "ε" if self.rho is None else "ρ"
+        per = "" if k == 1 else f" of each of {k} columns ({unit}/{k} each)"
         sensitivity: list[float] = []
         scales: list[float] = []
         for moments, quantiles in plan:
-            step = moments.grid.step
-            sensitivity += [moments.grid.delta * step, moments.delta3 * step]
-            scales += [moments.grid.laplace_scale * step, moments.scale3 * step]
+            sensitivity += moments.sensitivities()
+            scales += moments.noise_scales()
             sensitivity += [float(p.sensitivity * p.unit) for p in quantiles]
             scales += [p.noise_scale for p in quantiles]
         return ledger_entry(
@@ -150,10 +185,12 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
             neighbours,
             keys,
             epsilon=self.epsilon,
+            rho=self.rho,
             columns=column_names(self.labels),
             mechanism=(
-                f"count/mean/std: discrete_laplace on grid at 1/2{per}; "
-                f"25%/50%/75%: permute_and_flip at 1/6 each{per}"
+                f"count/mean/std: discrete_{'laplace' if self.rho is None else 'gaussian'} on "
+                f"grid at 1/2{per}; 25%/50%/75%: permute_and_flip at 1/6 each{per}"
+                + ("" if self.rho is None else " (ε = sqrt(2·ρ/6), charged ε²/2)")
             ),
             sensitivity=figures(sensitivity),
             noise_scale=figures(scales),

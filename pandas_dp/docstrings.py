@@ -40,8 +40,8 @@ PARAGRAPHS: dict[str, str] = {
             dropped at random). Defaults to ``set_budget(max_rows=...)``; refused
             on a frame whose rows are persons. ``"auto"``: chosen privately by
             ``rows_per_unit(0.9)`` on the grid 1..32, 64, ..., 2**20 with a
-            quarter of ``epsilon`` (the call still costs ``epsilon``, held at
-            once); the ledger records it, and an interval carries it as
+            quarter of ``epsilon`` (or of ``rho``; the call still costs
+            ``epsilon``, held at once); the ledger records it, and an interval carries it as
             ``max_rows``.""",
     "max_groups": """\
         max_groups : int, optional
@@ -54,13 +54,14 @@ PARAGRAPHS: dict[str, str] = {
             Δ₂²/(2ρ)`` (Δ₂ the L2 sensitivity: ``k·√g`` rows for a grouped count
             of persons with at most k rows in g keys), composed exactly in ρ. An
             epsilon budget refuses it: Gaussian noise is not pure ε-DP.""",
-    "rho_pure": """\
+    "rho_select": """\
         rho : float
-            Not available: this release has no Gaussian form yet (TypeError).
-            Under a zCDP budget (``set_budget(rho=...)``) pass ``epsilon``: it is
-            charged ``ε²/2`` exactly (ε-DP is ε²/2-zCDP); a selection by
-            permute-and-flip is charged ``ε²/2`` too, since it is not known to
-            be ε-bounded-range.""",
+            Instead of ``epsilon`` (give exactly one), under a zCDP budget
+            (``set_budget(rho=...)``): charged exactly ρ, and run at the largest
+            ε with ``ε²/2 <= ρ`` (rounded down: ``sqrt(2ρ)``). Its mechanism
+            (permute-and-flip, AboveThreshold or discrete Laplace noise) is
+            ε-DP, hence ``ε²/2``-zCDP; none is known to be ε-bounded-range,
+            which would allow ``ε²/8``. An epsilon budget refuses it.""",
     "raises": "MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError",
     "grid": """\
         candidates : list, array or Index of numbers
@@ -74,8 +75,8 @@ PARAGRAPHS: dict[str, str] = {
         clip : (float, float) or "auto"
             Public clip bounds, never read from the data; values are clipped to
             them first (±inf to the bounds). ``"auto"``: chosen privately by
-            :meth:`bounds` with a quarter of ``epsilon``, after a private count of
-            the column's values with a twentieth (with too few values for this
+            :meth:`bounds` with a quarter of ``epsilon`` (or of ``rho``), after a
+            private count of the column's values with a twentieth (too few for this
             ``epsilon``, a ValueError says what to do, only the count spent); the
             call costs ``epsilon`` in total, held at once (one ledger entry per
             part); the bounds are returned with an interval (or ``cut``) as
@@ -86,9 +87,9 @@ PARAGRAPHS: dict[str, str] = {
             them first (±inf to the bounds). A mapping ``{column: (lower,
             upper)}`` (with ``column`` omitted) releases several columns at once.
             ``"auto"``: chosen privately by :meth:`bounds` with a quarter of
-            ``epsilon``, after a private count of the column's values with a
-            twentieth (with too few values for this ``epsilon``, a ValueError
-            says what to do, only the count spent); the call costs ``epsilon`` in
+            ``epsilon`` (or ``rho``), after a private count of the column's values
+            with a twentieth (too few for this ``epsilon``: a ValueError says
+            what to do, only the count spent); the call costs ``epsilon`` in
             total, held at once (one ledger entry per part; a grouped call finds
             one pair from every key's rows); the bounds are returned with an
             interval (or ``cut``) as ``clip_lower``/``clip_upper``.""",
@@ -106,7 +107,8 @@ PARAGRAPHS: dict[str, str] = {
             only; the cut is the bias it does not cover. One column only. Each
             share's two counts get discrete Laplace noise of scale Δ/(ε/10): Δ 1
             (2 under substitute), times ``max_rows`` (× ``max_groups``) for the
-            clipped share with a privacy unit.""",
+            clipped share with a privacy unit. With ``rho``: a tenth of ρ each,
+            run at ε = sqrt(2ρ/10).""",
     "cut_table": """\
         cut : bool, default False
             Also release, privately, how much the bounds cut: per column, the
@@ -225,7 +227,8 @@ def for_scope(owner: type, method: Callable[..., Any], scope: Scope) -> Callable
     """``method`` as ``owner``'s: the same code, with ``scope``'s docstring and signature.
 
     The signature is the one the method's overloads typed on
-    ``Releases[Ungrouped]`` (or ``Releases[Grouped]``) give, so ``help()`` and
+    ``Releases[Ungrouped]`` (or ``[Grouped]``; ``Selections[...]`` for the
+    selections) give, so ``help()`` and
     ``inspect.signature`` show what mypy checks.
     """
     if not isinstance(method, types.FunctionType):
@@ -246,7 +249,8 @@ def for_scope(owner: type, method: Callable[..., Any], scope: Scope) -> Callable
     copy.__qualname__ = f"{owner.__qualname__}.{method.__name__}"
     copy.__annotations__ = dict(method.__annotations__)
     copy.__doc__ = render(template, fields)
-    copy.__dict__["__signature__"] = _signature(method, f"Releases[{scope.capitalize()}]")
+    defined = method.__qualname__.split(".")[0]  # Releases, or Selections (its base)
+    copy.__dict__["__signature__"] = _signature(method, f"{defined}[{scope.capitalize()}]")
     return copy
 
 
@@ -321,7 +325,7 @@ _release(
         The column whose distinct non-missing values are counted (like
         ``df[column].nunique()``).
     $epsilon
-    $rho_pure
+    $rho
     $max_rows
     $max_groups
 
@@ -496,7 +500,7 @@ _release(
     $numeric
     $clip_one
     $epsilon
-    $rho_pure
+    $rho
     $ci
     $cut
     $max_rows
@@ -543,7 +547,13 @@ _release(
             (:func:`pandas_dp.accuracy.variance_interval` proves it). It is
             conservative (coverage well above ``ci`` in practice) and covers the
             noise, not the bias of clipping. Post-processing: same cost, same
-            estimate.""",
+            estimate.
+
+            With ``rho``: the same three sums with discrete Gaussian noise, ρ/2
+            on the pair (L2 sensitivity ``U − L``: ``q² + (Q − q)² <= Q²``;
+            ``sqrt(2)·(U − L)`` under substitute) and ρ/2 on the third (L2: its
+            range); the interval uses the Gaussian's quantiles
+            (:func:`pandas_dp.variance.plan_variance_rho`).""",
         """\
             Costs ``epsilon`` once for all keys: per key, one joint release of
             the complementary sums ``(Σ(x − L), Σ(U − x))`` (ε/2; L1 sensitivity
@@ -566,7 +576,7 @@ _release(
     $numeric
     $clip_one
     $epsilon
-    $rho_pure
+    $rho
     $ci
     $cut
     $max_rows
@@ -615,7 +625,7 @@ _release(
         it. Rows whose value is missing or not a candidate are dropped; a
         candidate with no rows can still win.
     $epsilon
-    $rho_pure
+    $rho_select
     k : int, optional
         How many candidates to return, best first (top-k by peeling): with
         ``k``, always a list (per key, a DataFrame), also for ``k=1``.
@@ -694,7 +704,7 @@ _release(
         (``0.9`` is ``9/10``).
     $grid
     $epsilon
-    $rho_pure
+    $rho_select
     $max_rows
     $max_groups
 
@@ -754,7 +764,7 @@ _release(
     $numeric
     $grid
     $epsilon
-    $rho_pure
+    $rho_select
     $max_rows
     $max_groups
 
@@ -792,6 +802,7 @@ _release(
     ----------
     $numeric
     $epsilon
+    $rho_select
     $max_rows
     $max_groups
 
@@ -848,6 +859,7 @@ _release(
     clip : (float, float)
         The clip bounds to check (e.g. those a ``sum`` or ``mean`` used).
     $epsilon
+    $rho_select
     $max_rows
     $max_groups
 
@@ -898,7 +910,7 @@ _release(
         ``{column: grid}``: the public grid each column's quartiles are
         chosen from (finite, strictly increasing).
     $epsilon_split
-    $rho_pure
+    $rho
     $max_rows
     $max_groups
     ci : None
@@ -935,7 +947,11 @@ _release(
             complementary sums, so they cost nothing extra; its sensitivities
             under add_remove and substitute) and ε_c/6 on each of the 25 %, 50 % and 75 %
             points (permute-and-flip on one score table, as :meth:`quantile`).
-            The ledger records one entry stating this split. Public: ``clip``,
+            The ledger records one entry stating this split. With ``rho``: ρ is
+            split the same way; the moments get discrete Gaussian noise (as
+            :meth:`var` with ``rho``) and each quartile runs at the largest ε
+            with ``ε²/2 <= ρ_c/6`` (permute-and-flip is ε-DP, hence
+            ``ε²/2``-zCDP; it is not known to be bounded-range). Public: ``clip``,
             the grids, ``epsilon``. min and max are left out: on a public grid
             the private 0- and 1-quantiles cannot tell the points beyond the data
             apart, so they would be close to a uniform pick, not an estimate; the

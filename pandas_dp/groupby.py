@@ -84,8 +84,8 @@ class DPGroupBy(DPGroupedReleases):
     def _budget(self) -> PrivacyBudget:
         return require_binding(self._df).budget
 
-    def _rows_per_unit(self, epsilon: Fraction) -> int:
-        return int(self._df.dp._rows_per_unit(epsilon))
+    def _rows_per_unit(self, amount: Fraction, accountant: str = "epsilon") -> int:
+        return int(self._df.dp._rows_per_unit(amount, accountant))
 
     def _units(self) -> Releases[Ungrouped] | None:
         units: Releases[Ungrouped] | None = self._df.dp._units()

@@ -41,6 +41,7 @@ from .text import clip_text
 
 __all__ = [
     "LEDGER_COLUMNS",
+    "RHO_NEEDS_ZCDP",
     "SEEDED",
     "BudgetMismatchError",
     "BudgetStore",
@@ -62,6 +63,15 @@ __all__ = [
 #: Appended to the mechanism of every release drawn from a seeded (reproducible) source,
 #: by PrivacyBudget before it hands the entry to any store; budgets() counts releases so marked.
 SEEDED: Final = "(seeded: NOT private)"
+
+
+#: Why an epsilon budget refuses ``rho=`` (a release's, or a hold's), and the fix.
+RHO_NEEDS_ZCDP: Final = (
+    "`rho` needs a zCDP budget: this frame's budget is an epsilon budget, and Gaussian noise "
+    "(what rho= draws) is not pure epsilon-DP: no epsilon bounds its privacy loss with "
+    "certainty (an epsilon budget cannot account a rho, not even a selection's). Pass epsilon= "
+    "instead, or attach a zCDP budget with set_budget(rho=...)."
+)
 
 
 @dataclass(frozen=True)
@@ -136,21 +146,17 @@ class LedgerEntry:
         """This entry as a budget of ``accountant`` (``"epsilon"`` or ``"rho"``) charges it.
 
         A ρ budget charges a pure release ``ε²/2`` (Bun & Steinke 2016,
-        Prop. 1.4), exactly; an ε budget refuses a release that is only
-        ρ-zCDP (ValueError: Gaussian noise is not pure ε-DP).
+        Prop. 1.4), exactly, and a release given ``rho=`` its ρ; an ε budget
+        refuses every release given ``rho=`` (ValueError: Gaussian noise is
+        not pure ε-DP, and a selection given ``rho=`` is accounted in ρ).
         """
         if accountant == "rho":
             if self.rho is not None:
                 return self
             assert self.epsilon is not None
             return dataclasses.replace(self, rho=self.epsilon**2 / 2)
-        if self.epsilon is None:
-            raise ValueError(
-                "`rho` needs a zCDP budget: this frame's budget is an epsilon budget, and "
-                "Gaussian noise (what rho= draws) is not pure epsilon-DP: no epsilon bounds its "
-                "privacy loss with certainty. Pass epsilon= instead, or attach a zCDP budget "
-                "with set_budget(rho=...)."
-            )
+        if self.rho is not None:  # a rho= release (Gaussian, or a selection charged ρ)
+            raise ValueError(RHO_NEEDS_ZCDP)
         return self
 
     def charge(self, accountant: str) -> Fraction:
@@ -235,6 +241,10 @@ class BudgetStore(Protocol):
     def reserve(self, entry: LedgerEntry, hold: int | None = None) -> int:
         """Record ``entry`` as pending if it fits (:func:`check_fits`), atomically; a token.
 
+        Its δ (``entry.delta``) must fit in the budget's δ beside what every
+        entry spent, checked in the same atomic step (with a ledger: the same
+        transaction, so across processes).
+
         With ``hold``, the entry's epsilon comes from that hold first (as much
         as is left of it), and only the rest must fit in what is free.
         """
@@ -265,10 +275,15 @@ class MemoryStore:
     (:class:`~pandas_dp.errors.BudgetProcessError`).
     """
 
-    def __init__(self, total: Fraction, accountant: str = "epsilon") -> None:
+    def __init__(
+        self, total: Fraction, accountant: str = "epsilon", delta: Fraction = Fraction(0)
+    ) -> None:
         self._total = total
         #: The unit of ``total`` and of every charge: ``"epsilon"`` or ``"rho"``.
         self.accountant = accountant
+        #: The δ the releases may spend, and what they spent (checked with the charge).
+        self.delta = delta
+        self._delta_spent = Fraction(0)
         self._spent = Fraction(0)
         self._entries: dict[int, LedgerEntry] = {}
         self._pending: set[int] = set()
@@ -326,8 +341,11 @@ class MemoryStore:
                     self._holds[hold] -= drawn
             else:
                 check_fits(self._total, self._spent, cost)
+            if entry.delta:
+                check_fits(self.delta, self._delta_spent, entry.delta)
             token = next(self._tokens)
             self._spent += cost
+            self._delta_spent += entry.delta
             self._entries[token] = entry
             self._pending.add(token)
         return token
@@ -339,7 +357,9 @@ class MemoryStore:
     def cancel(self, token: int) -> None:
         with self._lock:
             self._settle(token)
-            self._spent -= self._entries.pop(token).charge(self.accountant)
+            entry = self._entries.pop(token)
+            self._spent -= entry.charge(self.accountant)
+            self._delta_spent -= entry.delta
 
     def _settle(self, token: int) -> None:
         if token not in self._pending:

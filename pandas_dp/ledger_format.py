@@ -55,6 +55,7 @@ __all__ = [
     "check_spent",
     "classify",
     "column_sql",
+    "delta_spent",
     "entry_row",
     "fraction_text",
     "history_frame",
@@ -171,6 +172,7 @@ BUDGET_COLUMNS = [
     "epsilon_at",
     "at_delta",
     "delta",
+    "delta_spent",
     "adjacency",
     "privacy_unit",
     "public_rows",
@@ -191,6 +193,7 @@ HISTORY_COLUMNS = [
     "rho",
     "rho_exact",
     "delta",
+    "delta_exact",
     "mechanism",
     "adjacency",
     "sensitivity",
@@ -360,6 +363,22 @@ def budget_accountant(conn: sqlite3.Connection, name: str, version: int) -> str 
     return None if row is None else str(row[0])
 
 
+def delta_spent(
+    conn: sqlite3.Connection, name: str, version: int = SCHEMA_VERSION
+) -> tuple[Fraction, Fraction]:
+    """The δ budget ``name`` holds and what its entries (pending or released) spent, exactly.
+
+    Read inside the transaction that reserves a release spending δ
+    (:meth:`pandas_dp.sqlite_ledger.Ledger._reserve`), so the check of its fit
+    is atomic across processes.
+    """
+    delta = column_sql("delta", version)
+    row = conn.execute(f"SELECT {delta} FROM budgets WHERE name = ?", (name,)).fetchone()
+    spent = conn.execute(f"SELECT {delta} FROM entries WHERE budget = ?", (name,)).fetchall()
+    total = Fraction(0) if row is None else parse_fraction(row[0], "a delta")
+    return total, sum((parse_fraction(d, "a delta") for (d,) in spent), Fraction(0))
+
+
 def mark_entry(operation: str, accountant: str, adjacency: str, time: dt.datetime) -> LedgerEntry:
     """A budget's creation or a raised total: an entry that spends nothing, in its accountant."""
     rho = Fraction(0) if accountant == "rho" else None
@@ -491,14 +510,17 @@ def timestamp(text: object) -> dt.datetime:
         raise CorruptLedgerError(f"The ledger is damaged: bad time {text!r}.") from err
 
 
-def budgets_frame(rows: list[tuple[object, ...]], holds: dict[str, Fraction]) -> pd.DataFrame:
+def budgets_frame(
+    rows: list[tuple[object, ...]], holds: dict[str, Fraction], deltas: dict[str, Fraction]
+) -> pd.DataFrame:
     """:meth:`~pandas_dp.sqlite_ledger.Ledger.budgets` from the rows of its query.
 
     Each row: name, total, spent, adjacency, privacy_unit, public_rows, created,
     the counts of releases, pending reservations and seeded releases, the
     accountant and the budget's δ; ``epsilon_at`` is the ε of what was spent
     at ``at_delta`` (the budget's δ, else :data:`FACT_DELTA`);
-    ``holds``: what the open holds of each budget set aside.
+    ``holds``: what the open holds of each budget set aside; ``deltas``: the
+    δ each budget's entries spent.
     """
     records = []
     for row in rows:
@@ -521,6 +543,7 @@ def budgets_frame(rows: list[tuple[object, ...]], holds: dict[str, Fraction]) ->
                 "epsilon_at": zcdp.epsilon_at(spent, at) if accountant == "rho" else float(spent),
                 "at_delta": float(at),
                 "delta": float(delta),
+                "delta_spent": float(deltas.get(str(name), Fraction(0))),
                 "adjacency": adjacency,
                 "privacy_unit": unit,
                 "public_rows": public_rows,
@@ -551,6 +574,7 @@ def history_frame(rows: list[StoredEntry], accountant: str = "epsilon") -> pd.Da
             clip=clip_text(entry.clip),
             epsilon_exact=entry.epsilon,
             rho_exact=entry.rho,
+            delta_exact=entry.delta,
             total=float(row.total),
             spent=float(cumulative),
             process=row.process,

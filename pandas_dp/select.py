@@ -519,6 +519,8 @@ class Argmax(Kind[Any, pd.Series | pd.DataFrame]):
     clip: Clip | None = None
     #: ``k`` was given: the answer is a list (a DataFrame per key), also for ``k=1``.
     listed: bool = False
+    #: Given ``rho=``: the ρ charged (``epsilon`` is then the largest with ε²/2 <= ρ).
+    rho: Fraction | None = None
 
     @classmethod
     def of(
@@ -530,6 +532,7 @@ class Argmax(Kind[Any, pd.Series | pd.DataFrame]):
         k: object,
         value: Hashable | None,
         clip: object,
+        rho: Fraction | None = None,
     ) -> Argmax:
         cands = check_candidates(candidates)
         top = 1 if k is None else check_k(k, len(cands))
@@ -540,8 +543,8 @@ class Argmax(Kind[Any, pd.Series | pd.DataFrame]):
                     "`clip` bounds the per-row `value` summed per candidate; pass value='column' "
                     "with it, or drop `clip` to score candidates by their row counts."
                 )
-            return cls(epsilon, column, cands, top, listed=listed)
-        return cls(epsilon, column, cands, top, value, check_clip(clip), listed)
+            return cls(epsilon, column, cands, top, listed=listed, rho=rho)
+        return cls(epsilon, column, cands, top, value, check_clip(clip), listed, rho)
 
     def columns(self) -> tuple[Hashable, ...]:
         return (self.column,) if self.value is None else (self.column, self.value)
@@ -571,6 +574,7 @@ class Argmax(Kind[Any, pd.Series | pd.DataFrame]):
             keys,
             operation=self.name if self.k == 1 else f"{self.name}(k={self.k})",
             epsilon=self.epsilon,
+            rho=self.rho,
             columns=column_names(columns),
             mechanism="permute_and_flip",
             sensitivity=figures([plan.sensitivity * plan.unit]),
@@ -615,14 +619,23 @@ class Quantile(Kind[float, pd.Series]):
     grid: F64 = field(repr=False)
     #: The operation the ledger records: ``quantile``, ``median`` or ``rows_per_unit``.
     alias: str = "quantile"
+    #: Given ``rho=``: the ρ charged (``epsilon`` is then the largest with ε²/2 <= ρ).
+    rho: Fraction | None = None
 
     name: ClassVar[str] = "quantile"
 
     @classmethod
     def of(
-        cls, epsilon: Fraction, column: Hashable, q: object, candidates: object, alias: str
+        cls,
+        epsilon: Fraction,
+        column: Hashable,
+        q: object,
+        candidates: object,
+        alias: str,
+        rho: Fraction | None = None,
     ) -> Quantile:
-        return cls(epsilon, column, check_quantile(q), check_quantile_grid(candidates), alias)
+        grid = check_quantile_grid(candidates)
+        return cls(epsilon, column, check_quantile(q), grid, alias, rho)
 
     def columns(self) -> tuple[Hashable, ...]:
         return (self.column,)
@@ -646,6 +659,7 @@ class Quantile(Kind[float, pd.Series]):
             if self.alias == "median"
             else f"{self.alias}(q={float(self.q):g})",
             epsilon=self.epsilon,
+            rho=self.rho,
             columns=column_names([self.column]),
             mechanism="permute_and_flip",
             sensitivity=figures([plan.sensitivity * plan.unit]),

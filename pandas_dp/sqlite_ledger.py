@@ -28,8 +28,6 @@ The file's format (schema, migrations, exact stored values) is
 from __future__ import annotations
 
 import datetime as dt
-import math
-import numbers
 import os
 import sqlite3
 import threading
@@ -72,6 +70,7 @@ from .ledger_format import (
     check_spent,
     classify,
     column_sql,
+    delta_spent,
     entry_row,
     fraction_text,
     history_frame,
@@ -81,7 +80,7 @@ from .ledger_format import (
 )
 from .ledger_holds import close_hold, dead_holds, draw, held, open_hold
 from .text import epsilon_text
-from .validation import check_adjacency, check_epsilon
+from .validation import check_adjacency, check_epsilon, check_timeout
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -99,17 +98,6 @@ DEFAULT_TIMEOUT: Final = 60.0
 _BUSY_SLICE_MS: Final = 5
 _BUSY_SLEEP: Final = 0.002
 _T = TypeVar("_T")
-
-
-def _check_timeout(timeout: object) -> float:
-    if (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, numbers.Real)
-        or not math.isfinite(float(timeout))
-        or float(timeout) <= 0
-    ):
-        raise ValueError(f"`timeout` must be a positive number of seconds, got {timeout!r}.")
-    return float(timeout)
 
 
 def _now() -> dt.datetime:
@@ -148,7 +136,7 @@ class Ledger:
         if not isinstance(path, str | os.PathLike):
             raise TypeError(f"`ledger` must be a path or a Ledger, got {type(path).__name__}.")
         self.path = Path(path)
-        self.timeout = _check_timeout(timeout)
+        self.timeout = check_timeout(timeout)
         self.read_only = bool(read_only)
         self._lock = threading.RLock()
         self._closed = False
@@ -614,7 +602,8 @@ class Ledger:
 
         Columns: name, total, spent, remaining, held, accountant ("rho": total
         and spent are ρ), epsilon_at (the ε of the ρ spent at the δ at_delta:
-        the budget's δ, else 1e-6), delta (the δ it holds), adjacency,
+        the budget's δ, else 1e-6), delta (the δ it holds), delta_spent (what
+        its releases spent of it), adjacency,
         privacy_unit (empty: one row per person), public_rows (the root
         frame's row count, public under substitute only), releases, pending
         (reservations not committed: running queries, or processes that died
@@ -661,9 +650,11 @@ class Ledger:
 
         def read_all(
             conn: sqlite3.Connection,
-        ) -> tuple[list[tuple[object, ...]], dict[str, Fraction]]:
+        ) -> tuple[list[tuple[object, ...]], dict[str, Fraction], dict[str, Fraction]]:
             rows = read(conn)
-            return rows, {str(row[0]): held(conn, str(row[0]), self._version) for row in rows}
+            names = [str(row[0]) for row in rows]
+            holds = {n: held(conn, n, self._version) for n in names}
+            return rows, holds, {n: delta_spent(conn, n, self._version)[1] for n in names}
 
         return budgets_frame(*self._read("reading the budgets", read_all))
 
@@ -733,8 +724,9 @@ class Ledger:
         hold: int | None = None,
         accountant: str = "epsilon",
     ) -> int:
-        """Check that ``entry`` fits and record it in ``state``, in one transaction; its row id.
+        """Check that ``entry`` (and its δ) fits and record it in ``state``, in one transaction.
 
+        Returns its row id.
         With ``hold``, the entry draws on that hold first (:func:`ledger_holds.draw`).
         ``entry`` costs its charge under the budget's ``accountant``.
         """
@@ -744,6 +736,8 @@ class Ledger:
             if hold is not None:
                 draw(conn, name, hold, cost)  # the hold shrinks: held() counts less
             check_fits(total, spent + held(conn, name, self._version), cost)
+            if entry.delta:  # δ too, in this transaction: atomic across processes
+                check_fits(*delta_spent(conn, name), entry.delta)
             token = self._insert(conn, name, entry, total, state=state)
             conn.execute(
                 "UPDATE budgets SET spent = ? WHERE name = ?",

@@ -1,7 +1,9 @@
 """The releases of ``df.dp`` and ``df.dp.groupby(...)``, each written once.
 
-:class:`Releases` holds ``count``, ``nunique``, ``sum``, ``mean``, ``var``, ``std``,
-``argmax_exp``, ``quantile``, ``median`` and ``describe``.  Self-typed
+:class:`Releases` holds ``count``, ``nunique``, ``sum``, ``mean``, ``var``, ``std``
+and ``describe``, and inherits the selections (``argmax_exp``, ``quantile``,
+``median``, ``bounds``, ``clipped_share``) from :class:`pandas_dp.selections.Selections`.
+Each takes exactly one of ``epsilon=`` and ``rho=``.  Self-typed
 overloads give each method its two typed forms: on an ungrouped surface
 (``Releases[Ungrouped]``: :class:`pandas_dp.accessor.DPReleases`) one answer,
 on a grouped one (``Releases[Grouped]``:
@@ -17,41 +19,31 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Mapping
 from fractions import Fraction
-from typing import Any, Generic, Literal, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 import pandas as pd
 
 from .aggregate import Count, Mean, Nunique, Sum
 from .auto import AUTO_ROWS_SHARE, is_auto, release_with, with_rows
 from .budget import PrivacyBudget
-from .clipbounds import ClipBounds, ClippedShare
 from .describe import Describe
 from .docstrings import RELEASES, Scope, for_scope
 from .kind import Kind
-from .select import Argmax, Quantile
-from .validation import Bounds, loss, pure
+from .selections import Grouped, Selections, Ungrouped
+from .validation import Bounds, loss, selection_loss
 from .variance import Var
 
 __all__ = ["Grouped", "Releases", "Ungrouped"]
 
 S = TypeVar("S")
-C = TypeVar("C")  # a candidate of argmax_exp
-
-
-class Ungrouped:
-    """Marker type of a surface whose releases give one answer (``df.dp``)."""
-
-
-class Grouped:
-    """Marker type of a surface whose releases give one answer per public key."""
 
 
 # ---------------------------------------------------------------- releases
 
 
-class Releases(Generic[S]):
+class Releases(Selections[S]):
     """The releases written once for ``df.dp`` (``S = Ungrouped``) and its groupby (``Grouped``).
 
     A subclass declares its ``scope`` (``class DPReleases(Releases[Ungrouped],
@@ -73,18 +65,18 @@ class Releases(Generic[S]):
         """The budget this surface's releases spend (MissingBudgetError if none)."""
         raise NotImplementedError
 
-    def _rows_per_unit(self, epsilon: Fraction) -> int:
-        """``rows_per_unit(0.9, candidates=AUTO_ROWS, epsilon=epsilon)`` of the surface's frame."""
+    def _rows_per_unit(self, amount: Fraction, accountant: str = "epsilon") -> int:
+        """``rows_per_unit(0.9, candidates=AUTO_ROWS, epsilon=amount)`` (or ``rho=``)."""
         raise NotImplementedError
 
     def _units(self) -> Releases[Ungrouped] | None:
         """The surface of the frame of rows per person (column ``rows``); None without a unit."""
         raise NotImplementedError
 
-    def _hold(self, epsilon: Fraction) -> contextlib.AbstractContextManager[Any]:
-        """Hold ``epsilon`` for a call of several releases (nothing if this thread holds)."""
+    def _hold(self, amount: Fraction, accountant: str) -> contextlib.AbstractContextManager[Any]:
+        """Hold ``amount`` (ε or ρ) for a call of several releases (not if this thread holds)."""
         budget = self._budget()
-        return contextlib.nullcontext() if budget.holding else budget.hold(epsilon)
+        return contextlib.nullcontext() if budget.holding else budget.hold(amount, accountant)
 
     def _go(self, kind: Kind[Any, Any], max_rows: Any, max_groups: int | None) -> Any:
         """Release ``kind``; with ``max_rows="auto"``, choose the bound first.
@@ -92,20 +84,24 @@ class Releases(Generic[S]):
         ``max_rows="auto"`` spends :data:`AUTO_ROWS_SHARE` of the kind's ε on
         ``rows_per_unit`` (q = 0.9) and the rest on the kind with that bound,
         the whole ε held first: two ledger entries, the second recording the
-        bound.
+        bound.  Given ``rho=``, the same shares of ρ (a selection's ε is then
+        recomputed from its share: :func:`pandas_dp.validation.selection_loss`).
         """
         if not is_auto(max_rows):
             return self._spend(kind, max_rows, max_groups)
-        if getattr(kind, "rho", None) is not None:
-            raise TypeError(
-                "`max_rows='auto'` spends a share of `epsilon` on rows_per_unit: pass epsilon=, "
-                "or give max_rows with rho=."
-            )
-        total: Fraction = kind.epsilon
+        rho: Fraction | None = getattr(kind, "rho", None)
+        accountant, total = ("epsilon", kind.epsilon) if rho is None else ("rho", rho)
         share = total * AUTO_ROWS_SHARE
-        with self._hold(total):
-            rows = self._rows_per_unit(share)
-            rest = dataclasses.replace(kind, epsilon=total - share)  # type: ignore[type-var]
+        left = total - share
+        if rho is None:
+            fields: dict[str, Fraction | None] = {"epsilon": left}
+        elif kind.epsilon is None:  # a Gaussian release
+            fields = {"rho": left}
+        else:  # a selection given rho=
+            fields = dict(zip(("epsilon", "rho"), selection_loss("rho", left), strict=True))
+        with self._hold(total, accountant):
+            rows = self._rows_per_unit(share, accountant)
+            rest = dataclasses.replace(kind, **fields)  # type: ignore[type-var]
             answer = self._spend(rest, rows, max_groups)
         return with_rows(answer, rows)
 
@@ -205,6 +201,27 @@ class Releases(Generic[S]):
         max_groups: int | None = None,
     ) -> pd.Series: ...
 
+    @overload
+    def nunique(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        epsilon: None = None,
+        rho: float,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> int: ...
+
+    @overload
+    def nunique(
+        self: Releases[Grouped],
+        column: Hashable,
+        *,
+        epsilon: None = None,
+        rho: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series: ...
+
     def nunique(
         self,
         column: Hashable,
@@ -214,7 +231,7 @@ class Releases(Generic[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        return self._go(Nunique(pure(epsilon, rho, "nunique"), column), max_rows, max_groups)
+        return self._go(Nunique(column=column, **loss(epsilon, rho)), max_rows, max_groups)
 
     @overload
     def sum(
@@ -327,13 +344,12 @@ class Releases(Generic[S]):
         max_groups: int | None = None,
     ) -> Any:
         if is_auto(clip) or cut:
-            pure(epsilon, rho, 'sum with clip="auto" or cut=True')
             return release_with(
                 self,
                 (column,),
-                epsilon,
+                (epsilon, rho),
                 clip,
-                lambda clips, e: Sum(e, column, clips[column], ci),
+                lambda clips, f: Sum(column=column, clip=clips[column], ci=ci, **f),
                 max_rows,
                 max_groups,
                 cut=cut,
@@ -453,13 +469,12 @@ class Releases(Generic[S]):
         max_groups: int | None = None,
     ) -> Any:
         if is_auto(clip) or cut:
-            pure(epsilon, rho, 'mean with clip="auto" or cut=True')
             return release_with(
                 self,
                 (column,),
-                epsilon,
+                (epsilon, rho),
                 clip,
-                lambda clips, e: Mean(e, column, clips[column], ci),
+                lambda clips, f: Mean(column=column, clip=clips[column], ci=ci, **f),
                 max_rows,
                 max_groups,
                 cut=cut,
@@ -518,6 +533,31 @@ class Releases(Generic[S]):
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
+    @overload
+    def var(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float | pd.Series: ...
+
+    @overload
+    def var(
+        self: Releases[Grouped],
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series | pd.DataFrame: ...
+
     def var(
         self,
         column: Hashable,
@@ -531,19 +571,21 @@ class Releases(Generic[S]):
         max_groups: int | None = None,
     ) -> Any:
         if is_auto(clip) or cut:
-            pure(epsilon, rho, 'var with clip="auto" or cut=True')
             return release_with(
                 self,
                 (column,),
-                epsilon,
+                (epsilon, rho),
                 clip,
-                lambda clips, e: Var.of(e, column, clips[column], std=False, ci=ci),
+                lambda clips, f: Var.of(
+                    f["epsilon"], column, clips[column], std=False, ci=ci, rho=f["rho"]
+                ),
                 max_rows,
                 max_groups,
                 cut=cut,
                 ci=ci,
             )
-        kind = Var.of(pure(epsilon, rho, "var"), column, clip, std=False, ci=ci)
+        f = loss(epsilon, rho)
+        kind = Var.of(f["epsilon"], column, clip, std=False, ci=ci, rho=f["rho"])
         return self._go(kind, max_rows, max_groups)
 
     @overload
@@ -596,6 +638,31 @@ class Releases(Generic[S]):
         max_groups: int | None = None,
     ) -> pd.DataFrame: ...
 
+    @overload
+    def std(
+        self: Releases[Ungrouped],
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float | pd.Series: ...
+
+    @overload
+    def std(
+        self: Releases[Grouped],
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+    ) -> pd.Series | pd.DataFrame: ...
+
     def std(
         self,
         column: Hashable,
@@ -609,253 +676,21 @@ class Releases(Generic[S]):
         max_groups: int | None = None,
     ) -> Any:
         if is_auto(clip) or cut:
-            pure(epsilon, rho, 'std with clip="auto" or cut=True')
             return release_with(
                 self,
                 (column,),
-                epsilon,
+                (epsilon, rho),
                 clip,
-                lambda clips, e: Var.of(e, column, clips[column], std=True, ci=ci),
+                lambda clips, f: Var.of(
+                    f["epsilon"], column, clips[column], std=True, ci=ci, rho=f["rho"]
+                ),
                 max_rows,
                 max_groups,
                 cut=cut,
                 ci=ci,
             )
-        kind = Var.of(pure(epsilon, rho, "std"), column, clip, std=True, ci=ci)
-        return self._go(kind, max_rows, max_groups)
-
-    @overload
-    def argmax_exp(
-        self: Releases[Ungrouped],
-        column: Hashable,
-        *,
-        candidates: Iterable[C],
-        epsilon: float,
-        k: None = ...,
-        value: Hashable | None = ...,
-        clip: Any = ...,
-        max_rows: int | None = ...,
-    ) -> C: ...
-
-    @overload
-    def argmax_exp(
-        self: Releases[Ungrouped],
-        column: Hashable,
-        *,
-        candidates: Iterable[C],
-        epsilon: float,
-        k: int,
-        value: Hashable | None = ...,
-        clip: Any = ...,
-        max_rows: int | None = ...,
-    ) -> list[C]: ...
-
-    @overload
-    def argmax_exp(
-        self: Releases[Ungrouped],
-        column: Hashable,
-        *,
-        candidates: pd.CategoricalDtype,
-        epsilon: float,
-        k: None = ...,
-        value: Hashable | None = ...,
-        clip: Any = ...,
-        max_rows: int | None = ...,
-    ) -> Any: ...
-
-    @overload
-    def argmax_exp(
-        self: Releases[Ungrouped],
-        column: Hashable,
-        *,
-        candidates: pd.CategoricalDtype,
-        epsilon: float,
-        k: int,
-        value: Hashable | None = ...,
-        clip: Any = ...,
-        max_rows: int | None = ...,
-    ) -> list[Any]: ...
-
-    @overload
-    def argmax_exp(
-        self: Releases[Grouped],
-        column: Hashable,
-        *,
-        candidates: Any = ...,
-        epsilon: float,
-        k: None = ...,
-        value: Hashable | None = ...,
-        clip: Any = ...,
-        max_rows: int | None = ...,
-        max_groups: int | None = ...,
-    ) -> pd.Series: ...
-
-    @overload
-    def argmax_exp(
-        self: Releases[Grouped],
-        column: Hashable,
-        *,
-        candidates: Any = ...,
-        epsilon: float,
-        k: int,
-        value: Hashable | None = ...,
-        clip: Any = ...,
-        max_rows: int | None = ...,
-        max_groups: int | None = ...,
-    ) -> pd.DataFrame: ...
-
-    def argmax_exp(
-        self,
-        column: Hashable,
-        *,
-        candidates: Any = None,
-        epsilon: float | None = None,
-        rho: float | None = None,
-        k: int | None = None,
-        value: Hashable | None = None,
-        clip: Any = None,
-        max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
-    ) -> Any:
-        kind = Argmax.of(
-            pure(epsilon, rho, "argmax_exp"), column, candidates, k=k, value=value, clip=clip
-        )
-        return self._go(kind, max_rows, max_groups)
-
-    @overload
-    def quantile(
-        self: Releases[Ungrouped],
-        column: Hashable,
-        q: float,
-        *,
-        candidates: Any = None,
-        epsilon: float,
-        max_rows: int | Literal["auto"] | None = None,
-    ) -> float: ...
-
-    @overload
-    def quantile(
-        self: Releases[Grouped],
-        column: Hashable,
-        q: float,
-        *,
-        candidates: Any = None,
-        epsilon: float,
-        max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
-    ) -> pd.Series: ...
-
-    def quantile(
-        self,
-        column: Hashable,
-        q: float,
-        *,
-        candidates: Any = None,
-        epsilon: float | None = None,
-        rho: float | None = None,
-        max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
-    ) -> Any:
-        kind = Quantile.of(pure(epsilon, rho, "quantile"), column, q, candidates, "quantile")
-        return self._go(kind, max_rows, max_groups)
-
-    @overload
-    def median(
-        self: Releases[Ungrouped],
-        column: Hashable,
-        *,
-        candidates: Any = None,
-        epsilon: float,
-        max_rows: int | Literal["auto"] | None = None,
-    ) -> float: ...
-
-    @overload
-    def median(
-        self: Releases[Grouped],
-        column: Hashable,
-        *,
-        candidates: Any = None,
-        epsilon: float,
-        max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
-    ) -> pd.Series: ...
-
-    def median(
-        self,
-        column: Hashable,
-        *,
-        candidates: Any = None,
-        epsilon: float | None = None,
-        rho: float | None = None,
-        max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
-    ) -> Any:
-        kind = Quantile.of(pure(epsilon, rho, "median"), column, 0.5, candidates, "median")
-        return self._go(kind, max_rows, max_groups)
-
-    @overload
-    def bounds(
-        self: Releases[Ungrouped],
-        column: Hashable,
-        *,
-        epsilon: float,
-        max_rows: int | Literal["auto"] | None = None,
-    ) -> tuple[float, float]: ...
-
-    @overload
-    def bounds(
-        self: Releases[Grouped],
-        column: Hashable,
-        *,
-        epsilon: float,
-        max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
-    ) -> pd.DataFrame: ...
-
-    def bounds(
-        self,
-        column: Hashable,
-        *,
-        epsilon: float | None = None,
-        rho: float | None = None,
-        max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
-    ) -> Any:
-        kind = ClipBounds(pure(epsilon, rho, "bounds"), column)
-        return self._go(kind, max_rows, max_groups)
-
-    @overload
-    def clipped_share(
-        self: Releases[Ungrouped],
-        column: Hashable,
-        *,
-        clip: Bounds,
-        epsilon: float,
-        max_rows: int | Literal["auto"] | None = None,
-    ) -> float: ...
-
-    @overload
-    def clipped_share(
-        self: Releases[Grouped],
-        column: Hashable,
-        *,
-        clip: Bounds,
-        epsilon: float,
-        max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
-    ) -> pd.Series: ...
-
-    def clipped_share(
-        self,
-        column: Hashable,
-        *,
-        clip: Any,
-        epsilon: float | None = None,
-        rho: float | None = None,
-        max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
-    ) -> Any:
-        kind = ClippedShare(pure(epsilon, rho, "clipped_share"), column, clip)
+        f = loss(epsilon, rho)
+        kind = Var.of(f["epsilon"], column, clip, std=True, ci=ci, rho=f["rho"])
         return self._go(kind, max_rows, max_groups)
 
     @overload
@@ -883,6 +718,33 @@ class Releases(Generic[S]):
         max_groups: int | None = None,
         ci: None = None,
         cut: bool = False,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def describe(
+        self: Releases[Ungrouped],
+        columns: Any,
+        *,
+        clip: Any,
+        candidates: Any,
+        epsilon: None = None,
+        rho: float,
+        max_rows: int | Literal["auto"] | None = None,
+        ci: None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def describe(
+        self: Releases[Grouped],
+        columns: Any,
+        *,
+        clip: Any,
+        candidates: Any,
+        epsilon: None = None,
+        rho: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+        ci: None = None,
     ) -> pd.DataFrame: ...
 
     def describe(
@@ -899,19 +761,21 @@ class Releases(Generic[S]):
         cut: bool = False,
     ) -> Any:
         if is_auto(clip) or cut:
-            pure(epsilon, rho, 'describe with clip="auto" or cut=True')
             labels = tuple(columns) if isinstance(columns, list | tuple | pd.Index) else (columns,)
             return release_with(
                 self,
                 labels,
-                epsilon,
+                (epsilon, rho),
                 clip,
-                lambda clips, e: Describe.of(e, list(labels), clips, candidates, ci),
+                lambda clips, f: Describe.of(
+                    f["epsilon"], list(labels), clips, candidates, ci, f["rho"]
+                ),
                 max_rows,
                 max_groups,
                 cut=cut,
                 ci=ci,
                 table=True,
             )
-        kind = Describe.of(pure(epsilon, rho, "describe"), columns, clip, candidates, ci)
+        f = loss(epsilon, rho)
+        kind = Describe.of(f["epsilon"], columns, clip, candidates, ci, f["rho"])
         return self._go(kind, max_rows, max_groups)

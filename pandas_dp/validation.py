@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import zcdp
 from .errors import MissingColumnError
 
 __all__ = [
@@ -47,11 +48,14 @@ __all__ = [
     "check_quantile_grid",
     "check_rows",
     "check_seed",
+    "check_timeout",
     "check_unit_ids",
     "given",
     "loss",
+    "loss_fields",
     "numeric_values",
-    "pure",
+    "selection",
+    "selection_loss",
 ]
 
 ADJACENCIES = ("add_remove", "substitute")
@@ -120,25 +124,34 @@ def loss(epsilon: object, rho: object) -> dict[str, Fraction | None]:
     ``rho`` draws discrete Gaussian noise; its budget must be a ρ budget (an
     ε budget refuses it when the release is reserved, before any noise).
     """
-    accountant, amount = check_loss(epsilon, rho)
+    return loss_fields(*check_loss(epsilon, rho))
+
+
+def loss_fields(accountant: str, amount: Fraction) -> dict[str, Fraction | None]:
+    """``amount`` of ``accountant`` (``"epsilon"`` or ``"rho"``) as a kind's two fields."""
     if accountant == "rho":
         return {"epsilon": None, "rho": amount}
     return {"epsilon": amount, "rho": None}
 
 
-def pure(epsilon: object, rho: object, name: str) -> Fraction:
-    """A release's ``epsilon=`` where ``rho=`` has no Gaussian form yet: the ε, exactly.
+def selection(epsilon: object, rho: object) -> tuple[Fraction, Fraction | None]:
+    """A pure-ε release's ``epsilon=`` / ``rho=``: the ε it runs at, and the ρ it is charged.
 
-    Under a ρ budget the release is charged ``ε²/2`` (pure ε-DP is
-    ``ε²/2``-zCDP); ``rho=`` is refused with that fix.
+    See :func:`selection_loss`.
     """
-    accountant, amount = check_loss(epsilon, rho)
+    return selection_loss(*check_loss(epsilon, rho))
+
+
+def selection_loss(accountant: str, amount: Fraction) -> tuple[Fraction, Fraction | None]:
+    """The ε a pure-ε release runs at, and the ρ it is charged (None: charged its ε).
+
+    Given ρ, it runs at the largest ε with ``ε²/2 <= ρ`` (ε-DP is
+    ``ε²/2``-zCDP: :func:`pandas_dp.zcdp.pure_epsilon`) and is charged exactly
+    ``ρ``; only a ρ budget accepts it.
+    """
     if accountant == "rho":
-        raise TypeError(
-            f"`rho=` is not available for {name}: it has no Gaussian form yet. Pass epsilon= "
-            "(a zCDP budget set with rho= charges an epsilon release epsilon**2/2 exactly)."
-        )
-    return amount
+        return zcdp.pure_epsilon(amount), amount
+    return amount, None
 
 
 def check_delta(delta: object) -> Fraction:
@@ -191,6 +204,18 @@ def check_adjacency(adjacency: object) -> str:
             "private; 'substitute': a person's row may change, the row count is public."
         )
     return adjacency
+
+
+def check_timeout(timeout: object) -> float:
+    """A positive, finite number of seconds (a ledger's lock timeout)."""
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, numbers.Real)
+        or not math.isfinite(float(timeout))
+        or float(timeout) <= 0
+    ):
+        raise ValueError(f"`timeout` must be a positive number of seconds, got {timeout!r}.")
+    return float(timeout)
 
 
 def check_seed(seed: object) -> int | None:

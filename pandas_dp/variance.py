@@ -11,6 +11,7 @@ them into counts, means and variances; :class:`Var` is the release kind of
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -27,13 +28,15 @@ from .aggregate import (
     interval_many,
     interval_one,
     plan_mean,
+    plan_mean_rho,
     round_rows,
 )
 from .kind import DEPENDS_ON_N, Kind, Neighbours, Rows, Stats, ledger_entry
 from .ledger import LedgerEntry
-from .noise import F64, I64, RandomSource, discrete_laplace, integer_scale
+from .noise import F64, I64, Gauss, RandomSource, draw_noise, gaussian_scale, integer_scale
 from .text import column_names, figures
 from .validation import Clip, check_clip, check_column, numeric_values
+from .zcdp import gaussian_rho
 
 __all__ = [
     "Var",
@@ -41,6 +44,7 @@ __all__ = [
     "grid_triples",
     "noisy_triples",
     "plan_variance",
+    "plan_variance_rho",
     "triple_bump",
     "variance_estimates",
 ]
@@ -77,8 +81,11 @@ class VarPlan:
     bump: int
     offset: int
     delta3: int
-    scale3: int
-    epsilon: Fraction
+    scale3: int | Gauss
+    epsilon: Fraction | None
+    #: Under ρ: ``grid`` is the mean's Gaussian plan at ρ/2, ``delta3`` is ``Δ₂²`` of C
+    #: and ``scale3`` its :class:`~pandas_dp.noise.Gauss` noise at the other ρ/2.
+    rho: Fraction | None = None
 
     @property
     def realised_epsilon(self) -> Fraction:
@@ -86,8 +93,38 @@ class VarPlan:
         pair = (
             Fraction(self.grid.delta, self.grid.laplace_scale) if self.grid.scale else Fraction(0)
         )
+        assert not isinstance(self.scale3, Gauss), "a Gaussian plan has no realised epsilon"
         third = Fraction(self.delta3, self.scale3) if self.scale3 else Fraction(0)
         return pair + third
+
+    def sensitivities(self) -> list[float]:
+        """The ledger's sensitivities of the pair and of C in data units (L2 under ρ)."""
+        step = self.grid.step
+        if self.rho is None:
+            return [self.grid.delta * step, self.delta3 * step]
+        return [math.sqrt(self.grid.delta) * step, math.sqrt(self.delta3) * step]
+
+    def noise_scales(self) -> list[float]:
+        """The ledger's noise scales of the pair and of C in data units (σ under ρ)."""
+        step = self.grid.step
+        return [
+            (n.sigma if isinstance(n, Gauss) else float(n)) * step
+            for n in (self.grid.scale, self.scale3)
+        ]
+
+    @property
+    def realised_rho(self) -> Fraction:
+        """``Δ²_pair/(2σ²) + Δ²_C/(2σ_C²)``: the zCDP cost of the joint release, at most ``rho``."""
+        parts = ((self.grid.delta, self.grid.scale), (self.delta3, self.scale3))
+        return sum(
+            (gaussian_rho(d, n.sigma2) for d, n in parts if isinstance(n, Gauss) and n),
+            Fraction(0),
+        )
+
+
+#: The mechanism the ledger records for ``var``/``std``, under ε and under ρ.
+MECHANISM = "discrete_laplace on grid (complementary sums ε/2, centred r(q) ε/2)"
+GAUSSIAN_MECHANISM = "discrete_gaussian on grid (complementary sums ρ/2, centred r(q) ρ/2)"
 
 
 @functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
@@ -134,6 +171,28 @@ def plan_variance(clip: tuple[float, float], epsilon: Fraction, neighbours: Neig
     offset = bump // 2
     delta3 = neighbours.sum_sensitivity(-offset, bump - offset)
     return VarPlan(grid, bump, offset, delta3, integer_scale(delta3, half), epsilon)
+
+
+@functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
+def plan_variance_rho(clip: tuple[float, float], rho: Fraction, neighbours: Neighbours) -> VarPlan:
+    """The privacy map of ``var``/``std`` under ρ: :func:`plan_variance` with Gaussian noise.
+
+    The same three sums on the same kind of grid; the L2 figures replace the
+    L1 ones.  The pair ``(A, B)`` is the mean's, ``Δ₂² = Neighbours.pair_sq_sensitivity(Q)``
+    (an added row moves it by ``(q, Q − q)``, ``q² + (Q − q)² <= Q²``);
+    ``C`` is a sum of rows in ``[−o, R − o]``: ``Δ₂² =
+    Neighbours.sum_sq_sensitivity(−o, R − o)``.  Each block gets ρ/2 (the
+    pair by :func:`pandas_dp.aggregate.plan_mean_rho`, C the discrete
+    Gaussian of ``σ_C² >= Δ₂²_C/ρ``): Gaussian mechanisms on the same
+    neighbour change compose by adding their ρ, so the release is ρ-zCDP
+    (:attr:`VarPlan.realised_rho`).
+    """
+    half = rho / 2
+    grid = plan_mean_rho(clip, half, neighbours).grid
+    bump = triple_bump(grid.q_hi)
+    offset = bump // 2
+    sq3 = neighbours.sum_sq_sensitivity(-offset, bump - offset)
+    return VarPlan(grid, bump, offset, sq3, Gauss(gaussian_scale(sq3, half)), None, rho)
 
 
 def grid_triples(
@@ -198,8 +257,8 @@ def noisy_triples(
     """``A′ = Σq + Z``, ``B′ = N·Q − Σq + Z``, ``C′ = Σr − N·o + Z_C`` per key."""
     grid = plan.grid
     n_keys = sums.size
-    pair = discrete_laplace(src, grid.laplace_scale, 2 * n_keys)
-    third = discrete_laplace(src, plan.scale3, n_keys)
+    pair = draw_noise(src, grid.scale, 2 * n_keys)
+    third = draw_noise(src, plan.scale3, n_keys)
     a = sums + pair[:n_keys]
     b = counts * grid.q_hi - sums + pair[n_keys:]
     c = bumps - counts * plan.offset + third
@@ -245,13 +304,15 @@ class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
     """
 
     name: ClassVar[str] = "var"
-    planners: ClassVar = (plan_mean, plan_variance)
+    planners: ClassVar = (plan_mean, plan_variance, plan_mean_rho, plan_variance_rho)
 
-    epsilon: Fraction
+    epsilon: Fraction | None
     column: Hashable
     clip: Clip
     std: bool = False
     ci: float | None = None
+    #: Under a ρ budget: the discrete Gaussian at this ρ instead (``epsilon`` None).
+    rho: Fraction | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ci", check_ci(self.ci))
@@ -259,16 +320,17 @@ class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
     @classmethod
     def of(
         cls,
-        epsilon: Fraction,
+        epsilon: Fraction | None,
         column: Hashable,
         clip: object,
         *,
         std: bool,
         ci: object = None,
+        rho: Fraction | None = None,
     ) -> Var:
         if isinstance(clip, Mapping):
             raise TypeError("`clip` must be a pair (lower, upper) for one column.")
-        return cls(epsilon, column, check_clip(clip), std, check_ci(ci))
+        return cls(epsilon, column, check_clip(clip), std, check_ci(ci), rho)
 
     def columns(self) -> tuple[Hashable, ...]:
         return (self.column,)
@@ -278,13 +340,15 @@ class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
         return Rows(len(df), (numeric_values(df, self.column),))
 
     def plan(self, neighbours: Neighbours) -> VarPlan:
+        if self.rho is not None:
+            return plan_variance_rho(self.clip, self.rho, neighbours)
+        assert self.epsilon is not None
         return plan_variance(self.clip, self.epsilon, neighbours)
 
     def half_width(self, plan: VarPlan, level: float, n: int | None = None) -> str:
         return DEPENDS_ON_N
 
     def entry(self, plan: VarPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
-        grid = plan.grid
         return ledger_entry(
             self,
             plan,
@@ -292,10 +356,11 @@ class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
             keys,
             operation="std" if self.std else self.name,
             epsilon=self.epsilon,
+            rho=self.rho,
             columns=column_names([self.column]),
-            mechanism="discrete_laplace on grid (complementary sums ε/2, centred r(q) ε/2)",
-            sensitivity=figures([grid.delta * grid.step, plan.delta3 * grid.step]),
-            noise_scale=figures([grid.laplace_scale * grid.step, plan.scale3 * grid.step]),
+            mechanism=MECHANISM if self.rho is None else GAUSSIAN_MECHANISM,
+            sensitivity=figures(plan.sensitivities()),
+            noise_scale=figures(plan.noise_scales()),
             clip=(self.clip,),
         )
 
@@ -315,7 +380,7 @@ class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
             c,
             top=grid.q_hi,
             offset=plan.offset,
-            scale=grid.laplace_scale,
+            scale=grid.scale,
             scale3=plan.scale3,
             lower=grid.lower,
             upper=grid.upper,

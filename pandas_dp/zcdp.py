@@ -22,6 +22,12 @@ Privacy: Simplifications, Extensions, and Lower Bounds"):
 - :func:`permute_and_flip_rho`: permute-and-flip (McKenna & Sheldon, NeurIPS
   2020) is ε-DP but not known to be ε-bounded-range: charged ``ε²/2``.
 
+A pure-ε release given ``rho=`` (a selection) runs at the largest ε its
+charge allows, rounded down (:func:`pure_epsilon`: ``ε²/2 <= ρ``), so that it
+is ρ-zCDP.  The package's selections are permute-and-flip, AboveThreshold and
+Laplace noise, all charged ``ε²/2``; an exponential mechanism would be
+charged ``ε²/8`` (:func:`exponential_rho`).
+
 Conversion (Canonne, Kamath & Steinke 2020, Prop. 12 / Cor. 13): a ρ-zCDP
 mechanism is (ε, δ)-DP for every ε ≥ 0 and::
 
@@ -45,6 +51,7 @@ __all__ = [
     "gaussian_rho",
     "gaussian_sigma2",
     "permute_and_flip_rho",
+    "pure_epsilon",
     "pure_rho",
     "rho_within",
 ]
@@ -142,6 +149,35 @@ def permute_and_flip_rho(epsilon: Rational) -> Fraction:
     (:func:`pure_rho`) applies.
     """
     return pure_rho(epsilon)
+
+
+#: Bits after the binary point of the ε a ``rho=`` selection runs at (:func:`pure_epsilon`).
+_EPSILON_BITS = 64
+
+
+def _root_down(value: Fraction) -> Fraction:
+    """The largest multiple of ``2**-64`` whose square is at most ``value`` (exact integers)."""
+    scaled = value * 4**_EPSILON_BITS
+    return Fraction(math.isqrt(scaled.numerator // scaled.denominator), 2**_EPSILON_BITS)
+
+
+def pure_epsilon(rho: Rational) -> Fraction:
+    """The ε at which an ε-DP release given ``rho=`` runs: ``ε <= sqrt(2ρ)``, so ``ε²/2 <= ρ``.
+
+    The inverse of :func:`pure_rho`, rounded DOWN to a multiple of ``2**-64``
+    (exact integer square root): the release's true cost ``ε²/2`` never
+    exceeds ``rho``, and falls short of it by less than ``sqrt(2ρ)·2**-63``.
+    For permute-and-flip (not known to be bounded-range), AboveThreshold and
+    Laplace noise.
+
+    Examples
+    --------
+    >>> pure_epsilon(Fraction(1, 2)), pure_epsilon(Fraction(1, 8))
+    (Fraction(1, 1), Fraction(1, 2))
+    >>> pure_rho(pure_epsilon(Fraction(1, 100))) <= Fraction(1, 100)
+    True
+    """
+    return _root_down(2 * _positive(rho, "rho"))
 
 
 # ------------------------------------------------------------------------ conversion

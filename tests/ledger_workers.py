@@ -187,3 +187,27 @@ def hold_and_die(outbox: Connection, path: str, name: str) -> None:
         df.dp.count(epsilon=CHARGE)
         outbox.send(("held", os.getpid()))
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+#: The δ a release of :func:`spend_delta_many` spends: exact, and 1e-7 in decimal.
+DELTA_CHARGE = Fraction(1, 10**7)
+
+
+@reports
+def spend_delta_many(
+    outbox: Connection, path: str, name: str, delta: float, attempts: int, barrier: Any
+) -> None:
+    """Re-attach ``name`` (ε plenty, δ scarce), wait for all, then try ``attempts`` δ charges."""
+    df = _frame()
+    ledger = open_ledger(path, timeout=LOCK_WAIT)
+    budget = df.dp.set_budget(epsilon=100, delta=delta, ledger=ledger, name=name)
+    barrier.wait(timeout=LOCK_WAIT)
+    succeeded = refused = 0
+    for _ in range(attempts):
+        try:  # what a key selection spends (pandas_dp.partition): a little ε and a δ
+            budget.spend(LedgerEntry("keyless", Fraction(1, 1000), delta=DELTA_CHARGE))
+        except BudgetExceededError:
+            refused += 1
+        else:
+            succeeded += 1
+    outbox.send(("result", (succeeded, refused)))

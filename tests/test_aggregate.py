@@ -25,6 +25,7 @@ from pandas_dp.aggregate import (
     plan_mean,
     plan_mean_rho,
     plan_nunique,
+    plan_nunique_rho,
     plan_sum,
     plan_sum_rho,
     round_rows,
@@ -566,4 +567,32 @@ def test_grouped_unit_counts_draw_gaussian_noise_of_the_planned_variance(
     df.dp.set_budget(rho=1, seed=3, privacy_unit="u")
     noisy = df.dp.groupby("k", keys=keys).count(rho=Fraction(1, 2), max_rows=2, max_groups=3)
     noise = noisy.to_numpy() - np.isin(keys, [0]).astype(np.int64)
+    assert_dgauss_sigma2(noise, Fraction(4 * 3, 1))  # σ² = k²·g/(2ρ) = 12
+
+
+@pytest.mark.parametrize(
+    ("relation", "sq"),
+    [
+        (Neighbours("add_remove"), 1),
+        (Neighbours("substitute"), 1),  # a changed row: one value out, one in
+        (Neighbours("add_remove", **UNIT), 9),  # k rows: k values at most
+        (Neighbours("substitute", **UNIT), 9),
+        (Neighbours("substitute", grouped=True), 2),  # a count's over keys
+        (Neighbours("add_remove", True, max_groups=4, **UNIT), 36),  # k²·g
+    ],
+)
+def test_nunique_l2_sensitivity_and_gaussian_variance(relation: Neighbours, sq: int) -> None:
+    plan = plan_nunique_rho(Fraction(1, 100), relation)
+    assert plan.sq_sensitivity == sq
+    assert plan.scale == Gauss(Fraction(sq * 50))  # σ² = Δ₂²/(2ρ) exactly
+
+
+def test_grouped_nunique_draws_gaussian_noise_of_the_planned_variance(
+    assert_dgauss_sigma2: Callable[[np.ndarray, Fraction], None],
+) -> None:
+    keys = pd.Index(range(20_000), name="k")
+    df = pd.DataFrame({"k": [0, 0], "v": [1, 2], "u": [1, 1]})
+    df.dp.set_budget(rho=1, seed=4, privacy_unit="u")
+    noisy = df.dp.groupby("k", keys=keys).nunique("v", rho=Fraction(1, 2), max_rows=2, max_groups=3)
+    noise = noisy.to_numpy() - np.where(keys == 0, 2, 0)
     assert_dgauss_sigma2(noise, Fraction(4 * 3, 1))  # σ² = k²·g/(2ρ) = 12

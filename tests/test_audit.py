@@ -451,35 +451,46 @@ AUDIT_DELTA = Fraction(1, 100)
 K_ROWS, G_KEYS = 2, 3
 
 
-def person_counts(with_person: bool, seed: int) -> np.ndarray:
+#: The Gaussian person-level releases audited: rows per key, and distinct values per key
+#: (each row of the added person holds a new value, so each of its keys gains K).
+PERSON_RELEASES = {
+    "count": lambda g: g.count(rho=RHO, max_rows=K_ROWS, max_groups=G_KEYS),
+    "nunique": lambda g: g.nunique("v", rho=RHO, max_rows=K_ROWS, max_groups=G_KEYS),
+}
+
+
+def person_counts(release: str, with_person: bool, seed: int) -> np.ndarray:
     """N sums of the G released counts of a replicate, under a ρ budget with a privacy unit."""
     keys = np.arange(N * G_KEYS)
     rows_k, rows_u = [keys], [keys]  # one person (id = key) per key
     if with_person:
         rows_k.append(np.repeat(keys, K_ROWS))  # the person of replicate r: K rows per key
         rows_u.append(N * G_KEYS + np.repeat(keys // G_KEYS, K_ROWS))
-    df = pd.DataFrame({"k": np.concatenate(rows_k), "u": np.concatenate(rows_u)})
+    k = np.concatenate(rows_k)
+    df = pd.DataFrame({"k": k, "u": np.concatenate(rows_u), "v": np.arange(k.size)})
     df.dp.set_budget(rho=RHO, seed=seed, privacy_unit="u")
-    g = df.dp.groupby("k", keys=pd.RangeIndex(N * G_KEYS))
-    released = g.count(rho=RHO, max_rows=K_ROWS, max_groups=G_KEYS)
+    released = PERSON_RELEASES[release](df.dp.groupby("k", keys=pd.RangeIndex(N * G_KEYS)))
     return released.to_numpy(dtype=float).reshape(N, G_KEYS).sum(axis=1)
 
 
-def person_audit(bound: Callable[..., float]) -> float:
-    return bound(person_counts(False, 1), person_counts(True, 2), delta=float(AUDIT_DELTA))
+def person_audit(release: str, bound: Callable[..., float]) -> float:
+    d, d_prime = person_counts(release, False, 1), person_counts(release, True, 2)
+    return bound(d, d_prime, delta=float(AUDIT_DELTA))
 
 
+@pytest.mark.parametrize("release", sorted(PERSON_RELEASES))
 def test_a_person_level_gaussian_release_keeps_its_epsilon_at_delta(
-    epsilon_lower_bound: Callable[..., float],
+    epsilon_lower_bound: Callable[..., float], release: str
 ) -> None:
     claimed = zcdp.epsilon_at(RHO, AUDIT_DELTA)
-    eps_lb = person_audit(epsilon_lower_bound)
+    eps_lb = person_audit(release, epsilon_lower_bound)
     assert eps_lb <= claimed
     assert eps_lb >= 0.5 * claimed  # the noise is not far larger than it needs to be
 
 
+@pytest.mark.parametrize("release", sorted(PERSON_RELEASES))
 def test_the_person_level_audit_catches_twice_too_little_gaussian_noise(
-    epsilon_lower_bound: Callable[..., float], monkeypatch: pytest.MonkeyPatch
+    epsilon_lower_bound: Callable[..., float], monkeypatch: pytest.MonkeyPatch, release: str
 ) -> None:
     scale = aggregate.gaussian_scale
 
@@ -488,4 +499,5 @@ def test_the_person_level_audit_catches_twice_too_little_gaussian_noise(
 
     monkeypatch.setattr(aggregate, "gaussian_scale", too_little)
     aggregate.plan_count_rho.cache_clear()
-    assert person_audit(epsilon_lower_bound) > zcdp.epsilon_at(RHO, AUDIT_DELTA)
+    aggregate.plan_nunique_rho.cache_clear()
+    assert person_audit(release, epsilon_lower_bound) > zcdp.epsilon_at(RHO, AUDIT_DELTA)

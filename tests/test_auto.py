@@ -14,6 +14,7 @@ import pandas_dp  # noqa: F401  (registers df.dp)
 from pandas_dp.auto import AUTO_CHECK_SHARE, AUTO_MIN_RATIO, CUT_SHARE, auto_minimum
 from pandas_dp.clipbounds import plan_bounds
 from pandas_dp.kind import Neighbours
+from pandas_dp.zcdp import pure_epsilon
 
 
 def incomes(n: int = 1_000, seed: int = 11) -> pd.DataFrame:
@@ -162,9 +163,26 @@ def test_cut_refuses_a_mapping_clip_before_any_spend() -> None:
     assert df.dp.budget.spent == 0
 
 
-def test_cut_refuses_rho() -> None:
+def test_cut_under_rho_splits_rho_and_runs_the_shares_at_epsilon_sqrt_2rho() -> None:
     df = incomes()
     df.dp.set_budget(rho=1, seed=4)
-    with pytest.raises(TypeError, match="cut=True"):
-        df.dp.mean("x", clip=(0, 1), rho=0.5, cut=True)
-    assert df.dp.budget.spent == 0
+    got = df.dp.mean("x", clip=(0, 1e5), rho=0.5, cut=True)
+    assert list(got.index) == ["estimate", "clipped_share"]
+    statistic, share = df.dp.budget.entries
+    assert (statistic.rho, statistic.epsilon) == (Fraction(9, 20), None)  # Gaussian
+    assert (share.rho, share.epsilon) == (Fraction(1, 20), pure_epsilon(Fraction(1, 20)))
+    assert df.dp.budget.spent == Fraction(1, 2)
+
+
+def test_clip_auto_under_rho_checks_the_values_needed_at_the_bounds_epsilon() -> None:
+    df = incomes()
+    df.dp.set_budget(rho=1, seed=4)
+    needed = (
+        AUTO_MIN_RATIO
+        * plan_bounds(pure_epsilon(Fraction(1, 4000)), Neighbours.of("add_remove")).threshold
+    )  # ρ/4 of ρ = 0.001 to the bounds, run at ε = sqrt(2ρ/4)
+    assert needed > len(df)
+    with pytest.raises(ValueError, match=rf"at rho=0.001 needs about {needed:,} values.*more rho"):
+        df.dp.mean("x", clip="auto", rho=0.001)
+    [check] = df.dp.budget.entries  # the check: ρ/20, a Gaussian count
+    assert (check.operation, check.rho, check.epsilon) == ("count", Fraction(1, 20000), None)

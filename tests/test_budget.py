@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import inspect
 import os
 import pickle
 import sqlite3
@@ -33,6 +34,7 @@ from pandas_dp import (
 from pandas_dp import budget as budget_module
 from pandas_dp import ledger as ledger_module
 from pandas_dp.budget import Hold
+from pandas_dp.docstrings import RELEASES as TEMPLATES
 from pandas_dp.errors import BudgetMismatchError, ReservationError
 from pandas_dp.ledger import LedgerEntry
 
@@ -224,6 +226,8 @@ LEDGER_COLUMNS = [
     "max_rows",
     "max_groups",
     "spent",
+    "epsilon_at",
+    "at_delta",
 ]
 
 
@@ -785,12 +789,153 @@ def test_set_budget_takes_exactly_one_of_epsilon_and_rho(
         salaries.dp.set_budget(**kwargs)
 
 
-def test_rho_on_a_release_without_a_gaussian_form_is_refused_with_the_fix(
-    rho_budget: pd.DataFrame,
+#: One call of every release of df.dp and its groupby with ``rho=`` (each charged exactly ρ).
+GRID = [0.0, 50_000.0, 100_000.0, 150_000.0]
+EVERY_RHO: dict[str, Release] = {
+    **RHO_RELEASES,
+    "nunique": lambda df, rho: df.dp.nunique("dept", rho=rho),
+    "var": lambda df, rho: df.dp.var("salary", clip=CLIP, rho=rho),
+    "std_ci": lambda df, rho: df.dp.std("salary", clip=CLIP, rho=rho, ci=0.9),
+    "describe": lambda df, rho: df.dp.describe(
+        ["salary", "age"],
+        clip={"salary": CLIP, "age": (0, 100)},
+        candidates={"salary": GRID, "age": [20, 40, 60]},
+        rho=rho,
+    ),
+    "argmax_exp": lambda df, rho: df.dp.argmax_exp("dept", candidates=KEYS, rho=rho),
+    "argmax_exp_k": lambda df, rho: df.dp.argmax_exp("dept", candidates=KEYS, k=2, rho=rho),
+    "quantile": lambda df, rho: df.dp.quantile("salary", 0.25, candidates=GRID, rho=rho),
+    "median": lambda df, rho: df.dp.median("salary", candidates=GRID, rho=rho),
+    "bounds": lambda df, rho: df.dp.bounds("salary", rho=rho),
+    "clipped_share": lambda df, rho: df.dp.clipped_share("salary", clip=CLIP, rho=rho),
+    "sum_auto": lambda df, rho: df.dp.sum("salary", clip="auto", rho=rho),
+    "mean_auto": lambda df, rho: df.dp.mean("salary", clip="auto", rho=rho),
+    "var_auto": lambda df, rho: df.dp.var("salary", clip="auto", rho=rho),
+    "std_auto": lambda df, rho: df.dp.std("salary", clip="auto", rho=rho),
+    "describe_auto": lambda df, rho: df.dp.describe(
+        ["salary"], clip="auto", candidates={"salary": GRID}, rho=rho
+    ),
+    "groupby_nunique": lambda df, rho: df.dp.groupby("dept", keys=KEYS).nunique("age", rho=rho),
+    "groupby_var": lambda df, rho: df.dp.groupby("dept", keys=KEYS).var(
+        "salary", clip=CLIP, rho=rho
+    ),
+    "groupby_median": lambda df, rho: df.dp.groupby("dept", keys=KEYS).median(
+        "salary", candidates=GRID, rho=rho
+    ),
+    "groupby_mean_auto": lambda df, rho: df.dp.groupby("dept", keys=KEYS).mean(
+        "salary", clip="auto", rho=rho
+    ),
+}
+#: Releases of an ε-DP mechanism: given rho=, run at the largest ε with ε²/2 <= ρ.
+SELECTIONS = ("argmax_exp", "argmax_exp_k", "quantile", "median", "bounds", "clipped_share")
+
+
+@pytest.mark.parametrize("name", sorted(EVERY_RHO))
+def test_every_release_takes_rho_and_is_charged_exactly_rho(
+    rho_budget: pd.DataFrame, name: str
 ) -> None:
-    with pytest.raises(TypeError, match="charges an epsilon release epsilon\\*\\*2/2"):
-        rho_budget.dp.median("salary", candidates=[0, 50_000, 100_000], rho=0.1)
-    assert rho_budget.dp.budget.spent == 0
+    EVERY_RHO[name](rho_budget, 0.3)  # clip="auto" needs that much for 200 values
+    entries = rho_budget.dp.budget.entries
+    assert rho_budget.dp.budget.spent == sum(e.rho for e in entries) == Fraction(3, 10)  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("name", sorted(EVERY_RHO))
+def test_an_epsilon_budget_refuses_every_rho_release_and_says_why(
+    protected: pd.DataFrame, name: str
+) -> None:
+    with pytest.raises(ValueError, match="not pure epsilon-DP"):
+        EVERY_RHO[name](protected, 0.03)
+    assert protected.dp.budget.spent == 0
+    assert protected.dp.budget.entries == []
+
+
+def test_every_release_method_takes_keyword_only_epsilon_and_rho(
+    salaries: pd.DataFrame,
+) -> None:
+    surfaces = [salaries.dp, salaries.dp.groupby("dept", keys=KEYS)]
+    methods = [getattr(s, name) for s in surfaces for name in TEMPLATES]
+    methods += [salaries.dp.histogram, salaries.dp.crosstab, salaries.dp.rows_per_unit]
+    for method in methods:
+        params = inspect.signature(method).parameters
+        kinds = {params[p].kind for p in ("epsilon", "rho")}
+        assert kinds == {inspect.Parameter.KEYWORD_ONLY}, method
+
+
+#: The same selections given epsilon=.
+SELECTIONS_EPS: dict[str, Release] = {
+    "argmax_exp": lambda df, eps: df.dp.argmax_exp("dept", candidates=KEYS, epsilon=eps),
+    "argmax_exp_k": lambda df, eps: df.dp.argmax_exp("dept", candidates=KEYS, k=2, epsilon=eps),
+    "quantile": lambda df, eps: df.dp.quantile("salary", 0.25, candidates=GRID, epsilon=eps),
+    "median": lambda df, eps: df.dp.median("salary", candidates=GRID, epsilon=eps),
+    "bounds": lambda df, eps: df.dp.bounds("salary", epsilon=eps),
+    "clipped_share": lambda df, eps: df.dp.clipped_share("salary", clip=CLIP, epsilon=eps),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SELECTIONS_EPS))
+@pytest.mark.parametrize(
+    ("rho", "epsilon"), [(Fraction(1, 8), Fraction(1, 2)), (Fraction(1, 32), Fraction(1, 4))]
+)
+def test_a_selection_given_rho_runs_at_epsilon_sqrt_2rho_and_is_charged_rho(
+    rho_budget: pd.DataFrame, name: str, rho: Fraction, epsilon: Fraction
+) -> None:
+    EVERY_RHO[name](rho_budget, float(rho))
+    given = rho_budget.dp.budget.entries[-1]
+    assert (given.epsilon, given.rho) == (epsilon, rho)  # ε²/2 = ρ (not ε²/8: no exp. mech.)
+    SELECTIONS_EPS[name](rho_budget, float(epsilon))  # the same release at that epsilon
+    same = rho_budget.dp.budget.entries[-1]
+    assert same.rho == epsilon**2 / 2
+    assert (same.sensitivity, same.noise_scale) == (given.sensitivity, given.noise_scale)
+
+
+@pytest.mark.parametrize("rho", ["0.01", "0.3", "0.07"])
+def test_a_selection_given_rho_runs_at_the_largest_epsilon_within_it(
+    rho_budget: pd.DataFrame, rho: str
+) -> None:
+    rho_budget.dp.median("salary", candidates=GRID, rho=float(rho))
+    entry = rho_budget.dp.budget.entries[-1]
+    assert entry.epsilon is not None
+    assert entry.rho == Fraction(rho)
+    assert entry.epsilon**2 / 2 <= entry.rho < (entry.epsilon + Fraction(1, 2**64)) ** 2 / 2
+
+
+@pytest.mark.parametrize("name", ["sum_auto", "var_auto", "describe_auto", "groupby_mean_auto"])
+def test_clip_auto_under_rho_splits_rho_by_the_documented_share(
+    rho_budget: pd.DataFrame, name: str
+) -> None:
+    EVERY_RHO[name](rho_budget, 0.4)
+    check, finder, statistic = rho_budget.dp.budget.entries
+    assert check.operation.endswith("count")
+    assert (check.rho, check.epsilon) == (Fraction(1, 50), None)  # AUTO_CHECK_SHARE: Gaussian
+    assert finder.operation.endswith("bounds")
+    assert (finder.rho, statistic.rho) == (Fraction(1, 10), Fraction(7, 25))  # AUTO_SHARE = 1/4
+    assert finder.epsilon == zcdp.pure_epsilon(Fraction(1, 10))  # AboveThreshold: ε²/2
+    assert statistic.epsilon is None  # Gaussian
+    assert statistic.mechanism.startswith(("discrete_gaussian", "count/mean/std: discrete_gauss"))
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_max_rows_auto_under_rho_spends_a_quarter_of_rho_on_rows_per_unit(
+    grouped: bool,
+) -> None:
+    orders = pd.DataFrame({"customer": [1, 1, 1, 2, 2, 3] * 20, "region": ["N", "S"] * 60})
+    orders.dp.set_budget(rho=1, privacy_unit="customer", seed=3)
+    surface = orders.dp.groupby("region", keys=["N", "S"]) if grouped else orders.dp
+    extra = {"max_groups": 1} if grouped else {}
+    surface.count(rho=0.5, max_rows="auto", **extra)
+    chooser, statistic = orders.dp.budget.entries
+    assert chooser.operation.startswith("rows_per_unit")
+    assert (chooser.rho, chooser.epsilon) == (Fraction(1, 8), Fraction(1, 2))
+    assert (statistic.rho, statistic.epsilon) == (Fraction(3, 8), None)
+    assert orders.dp.budget.spent == Fraction(1, 2)
+
+
+def test_rows_per_unit_takes_rho_at_epsilon_sqrt_2rho() -> None:
+    orders = pd.DataFrame({"customer": [1, 1, 2, 3], "region": ["N", "S", "N", "S"]})
+    orders.dp.set_budget(rho=1, privacy_unit="customer", seed=3)
+    orders.dp.rows_per_unit(candidates=[1, 2, 4], rho=0.125)
+    entry = orders.dp.budget.entries[-1]
+    assert (entry.rho, entry.epsilon) == (Fraction(1, 8), Fraction(1, 2))
 
 
 def test_epsilon_at_converts_the_rho_spent_and_the_total(rho_budget: pd.DataFrame) -> None:
@@ -799,6 +944,21 @@ def test_epsilon_at_converts_the_rho_spent_and_the_total(rho_budget: pd.DataFram
     assert budget.epsilon_at(1e-6) == zcdp.epsilon_at(Fraction(1, 8), Fraction(1, 10**6))
     assert budget.epsilon_at(1e-6, of="total") == zcdp.epsilon_at(Fraction(1, 2), 1e-6)
     assert budget.epsilon_at(1e-6) < budget.epsilon_at(1e-6, of="total")
+
+
+def test_the_ledger_states_rho_and_the_epsilon_it_means_after_each_release(
+    rho_budget: pd.DataFrame,
+) -> None:
+    rho_budget.dp.count(rho=0.125)
+    rho_budget.dp.median("salary", candidates=GRID, rho=0.125)
+    ledger = rho_budget.dp.budget.ledger
+    assert list(ledger.rho) == [0.125, 0.125]
+    assert list(ledger.spent) == [0.125, 0.25]
+    assert list(ledger.epsilon_at) == [
+        zcdp.epsilon_at(Fraction(1, 8), Fraction(1, 10**6)),
+        zcdp.epsilon_at(Fraction(1, 4), Fraction(1, 10**6)),
+    ]
+    assert list(ledger.at_delta) == [1e-6, 1e-6]
 
 
 def test_an_epsilon_budget_is_its_own_epsilon_at_every_delta(protected: pd.DataFrame) -> None:
@@ -881,6 +1041,31 @@ def test_a_release_spending_delta_is_refused_beyond_the_budgets_delta(
     assert budget.delta_spent == Fraction(1, 10**6)
 
 
+def test_delta_spent_is_exact_and_a_returned_reservation_gives_its_delta_back(
+    salaries: pd.DataFrame,
+) -> None:
+    budget = salaries.dp.set_budget(epsilon=1, delta=3e-7)
+    spending = LedgerEntry("keyless", Fraction(1, 10), delta=Fraction(1, 10**7))
+    with pytest.raises(RuntimeError), budget.reserve(spending):
+        raise RuntimeError("computing the statistics failed: nothing released")
+    assert budget.delta_spent == 0
+    for _ in range(3):  # 3 · 1e-7 = 3e-7: in floats 3.0000000000000004e-07 > 3e-7
+        budget.spend(spending)
+    assert budget.delta_spent == budget.delta == Fraction(3, 10**7)
+    assert [e.delta for e in budget.entries] == [Fraction(1, 10**7)] * 3
+    assert budget.ledger.delta.tolist() == [1e-7] * 3
+    with pytest.raises(BudgetExceededError):
+        budget.spend(spending)
+    assert len(budget.entries) == 3
+
+
+def test_a_named_in_memory_budget_keeps_its_delta() -> None:
+    name = f"d-{uuid.uuid4().hex}"
+    _frame().dp.set_budget(epsilon=1, delta=1e-6, name=name)
+    with pytest.raises(BudgetMismatchError, match="holds delta=1e-06"):
+        _frame().dp.set_budget(epsilon=1, delta=1e-5, name=name)
+
+
 @pytest.mark.parametrize("delta", [1, 1.5, -1e-6])
 def test_a_delta_outside_zero_one_is_refused(salaries: pd.DataFrame, delta: float) -> None:
     with pytest.raises(ValueError, match="`delta` must be"):
@@ -902,27 +1087,3 @@ def test_an_epsilon_budget_refuses_to_hold_rho(protected: pd.DataFrame) -> None:
     with pytest.raises(ValueError, match="`rho` needs a zCDP budget"):
         protected.dp.reserve(rho=0.1)
     assert protected.dp.budget.held == 0
-
-
-@pytest.mark.parametrize(
-    ("release", "match"),
-    [
-        (lambda df: df.dp.mean("salary", clip="auto", rho=0.1), 'mean with clip="auto"'),
-        (lambda df: df.dp.sum("salary", clip="auto", rho=0.1), 'sum with clip="auto"'),
-    ],
-    ids=["mean", "sum"],
-)
-def test_clip_auto_spends_epsilon_and_refuses_rho(
-    rho_budget: pd.DataFrame, release: Callable[[pd.DataFrame], object], match: str
-) -> None:
-    with pytest.raises(TypeError, match=match):
-        release(rho_budget)
-    assert rho_budget.dp.budget.spent == 0
-
-
-def test_max_rows_auto_spends_epsilon_and_refuses_rho(salaries: pd.DataFrame) -> None:
-    salaries["person"] = np.arange(len(salaries)) // 2
-    salaries.dp.set_budget(rho=0.5, privacy_unit="person", seed=3)
-    with pytest.raises(TypeError, match="max_rows='auto'"):
-        salaries.dp.count(rho=0.1, max_rows="auto")
-    assert salaries.dp.budget.spent == 0

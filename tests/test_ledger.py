@@ -800,6 +800,47 @@ def test_processes_never_jointly_exceed_a_named_budget(
     assert ledger.store("hr.salaries").spent() == history.epsilon_exact.sum() == 5
 
 
+def test_a_rho_selection_is_stored_with_its_epsilon_and_the_rho_it_was_charged(
+    frame: pd.DataFrame, path: Path
+) -> None:
+    frame.dp.set_budget(rho=1, ledger=path, name="z", seed=1)
+    frame.dp.median("x", candidates=[0.0, 25.0, 50.0], rho=0.125)
+    frame.dp.count(rho=0.25)
+    ledger = open_ledger(path)  # checks that the stored spent is the sum of the entries' ρ
+    history = releases(ledger.history("z"))
+    assert list(history.rho_exact) == [Fraction(1, 8), Fraction(1, 4)]
+    assert list(history.epsilon_exact) == [Fraction(1, 2), None]  # ε = sqrt(2ρ)
+    assert ledger.store("z").spent() == Fraction(3, 8)
+
+
+@posix_only
+def test_processes_never_jointly_exceed_a_named_budgets_delta(
+    path: Path,
+    workers: ModuleType,
+    processes: multiprocessing.context.BaseContext,
+    spawn: Callable[..., Child],
+) -> None:
+    n_procs, attempts = 8, 6
+    budget = pd.DataFrame({"x": [1.0]}).dp.set_budget(
+        epsilon=100, delta=1e-6, ledger=path, name="keys"
+    )
+    barrier = processes.Barrier(n_procs)
+    children = [
+        spawn(workers.spend_delta_many, str(path), "keys", 1e-6, attempts, barrier)
+        for _ in range(n_procs)
+    ]
+    outcomes = receive(children, "result")
+    for _, proc in children:
+        proc.join(timeout=TIMEOUT)
+        assert proc.exitcode == 0
+    affordable = 10  # 1e-6 / 1e-7, exactly
+    assert sum(ok for ok, _ in outcomes) == affordable  # type: ignore[misc]
+    history = releases(open_ledger(path).history("keys"))
+    assert len(history) == affordable
+    assert history.delta_exact.sum() == budget.delta_spent == Fraction(1, 10**6)
+    assert open_ledger(path).budgets().delta_spent.tolist() == [1e-6]
+
+
 def test_a_share_held_by_one_process_cannot_be_spent_by_another(
     path: Path,
     frame: pd.DataFrame,

@@ -13,12 +13,13 @@ import pytest
 from pandas_dp import aggregate, variance
 from pandas_dp.errors import BudgetExceededError
 from pandas_dp.kind import Neighbours
-from pandas_dp.noise import SeededSource
+from pandas_dp.noise import Gauss, SeededSource
 from pandas_dp.select import evenly_spaced, grid_cells, quantile_table
 from pandas_dp.variance import (
     grid_triples,
     noisy_triples,
     plan_variance,
+    plan_variance_rho,
     triple_bump,
     variance_estimates,
 )
@@ -550,3 +551,67 @@ def test_describe_with_ci_says_why_it_has_no_interval(
             ["age"], clip={"age": (0, 100)}, candidates={"age": [0, 50]}, epsilon=1, ci=0.95
         )
     nothing_spent()
+
+
+# ------------------------------------------------------------------ zCDP (L2) variance
+
+UNIT = {"max_rows": 3, "privacy_unit": "u"}
+
+
+@pytest.mark.parametrize(
+    ("relation", "factor"),
+    [
+        (Neighbours("add_remove"), 1),
+        (Neighbours("substitute"), 2),
+        (Neighbours("substitute", grouped=True), 2),
+        (Neighbours("add_remove", True, max_groups=4, **UNIT), 36),  # k²·g
+        (Neighbours("substitute", True, max_groups=4, **UNIT), 144),
+    ],
+)
+def test_variance_plan_under_rho_carries_the_exact_l2_figures(
+    relation: Neighbours, factor: int
+) -> None:
+    rho = Fraction(1, 10)
+    plan = plan_variance_rho((0.0, 1000.0), rho, relation)
+    top, low, high = plan.grid.q_hi, -plan.offset, plan.bump - plan.offset
+    assert plan.grid.delta == factor * top * top  # the pair: (q, Q − q), norm² <= Q²
+    assert plan.delta3 == relation.sum_sq_sensitivity(low, high)  # C: a sum of rows in [-o, R-o]
+    assert isinstance(plan.grid.scale, Gauss)
+    assert isinstance(plan.scale3, Gauss)
+    assert plan.grid.scale.sigma2 >= Fraction(plan.grid.delta) / rho  # ρ/2 each
+    assert plan.scale3.sigma2 == Fraction(plan.delta3) / rho
+    assert rho * (1 - Fraction(1, 2**50)) < plan.realised_rho <= rho
+    assert (plan.epsilon, plan.rho) == (None, rho)
+
+
+def test_ungrouped_substitute_c_uses_the_widest_change() -> None:
+    plan = plan_variance_rho((0.0, 1000.0), Fraction(1, 10), Neighbours("substitute"))
+    assert plan.delta3 == plan.bump**2  # a changed value moves r(q) by up to R
+
+
+def test_variance_under_rho_draws_the_planned_gaussian_noise(
+    assert_dgauss_sigma2: Callable[[np.ndarray, Fraction], None],
+) -> None:
+    plan = plan_variance_rho((0.0, 10.0), Fraction(1, 2), Neighbours("add_remove"))
+    zeros = np.zeros(20_000, dtype=np.int64)
+    a, b, c = noisy_triples(SeededSource(5), zeros, zeros, zeros, plan)
+    assert isinstance(plan.grid.scale, Gauss)
+    assert isinstance(plan.scale3, Gauss)
+    assert_dgauss_sigma2(a, plan.grid.scale.sigma2)
+    assert_dgauss_sigma2(b, plan.grid.scale.sigma2)
+    assert_dgauss_sigma2(c, plan.scale3.sigma2)
+
+
+def test_var_interval_under_rho_holds_the_clipped_variance_at_its_level() -> None:
+    rng = np.random.default_rng(3)
+    values = rng.uniform(0, 100, 400)
+    df = pd.DataFrame({"x": values})
+    df.dp.set_budget(rho=100, seed=9)
+    truth = float(np.var(values, ddof=1))
+    held = sum(
+        lo <= truth <= hi
+        for lo, hi in (
+            df.dp.var("x", clip=(0, 100), rho=0.5, ci=0.8)[["lower", "upper"]] for _ in range(100)
+        )
+    )
+    assert held >= 80  # conservative: every interval of the box holds it with p >= 0.8

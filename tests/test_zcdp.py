@@ -24,11 +24,31 @@ from pandas_dp.zcdp import (
     gaussian_rho,
     gaussian_sigma2,
     permute_and_flip_rho,
+    pure_epsilon,
     pure_rho,
     rho_within,
 )
 
 # ---------------------------------------------------------------------------- charges
+
+
+@pytest.mark.parametrize(
+    ("rho", "epsilon"),
+    [(Fraction(1, 2), Fraction(1)), (Fraction(1, 8), Fraction(1, 2)), (Fraction(2), Fraction(2))],
+)
+def test_pure_epsilon_is_sqrt_2rho_where_that_is_exact(rho: Fraction, epsilon: Fraction) -> None:
+    assert pure_epsilon(rho) == epsilon  # ε²/2 = ρ (ε²/8 would give twice the ε)
+
+
+@given(
+    st.fractions(min_value=Fraction(1, 10**12), max_value=Fraction(10**6)).filter(lambda r: r > 0)
+)
+def test_pure_epsilon_is_the_largest_multiple_of_2_to_the_minus_64_within_rho(
+    rho: Fraction,
+) -> None:
+    epsilon = pure_epsilon(rho)
+    assert (epsilon * 2**64).denominator == 1
+    assert pure_rho(epsilon) <= rho < pure_rho(epsilon + Fraction(1, 2**64))
 
 
 @pytest.mark.parametrize(

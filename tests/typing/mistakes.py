@@ -23,6 +23,6 @@ one: list[str] = dp(df).argmax_exp("k", candidates=["a"], epsilon=0.5)  # error:
 width: float = dp(df).std("x", clip=(0, 1), epsilon=0.5, ci=0.9)  # error: with ci, a Series
 dp(df).count(epsilon=1, max_groups=2)  # error: max_groups is for a groupby
 dp(df).mean("x", clip=(0, 1), epsilon=1, max_groups=2)  # error: max_groups is for a groupby
-dp(df).median("x", candidates=[1.0], rho=0.1)  # error: rho is for count, sum and mean
+dp(df).median("x", candidates=[1.0], epsilon=0.1, rho=0.1)  # error: one of epsilon and rho
 dp(df).count(epsilon=0.1, rho=0.1)  # error: one of epsilon and rho
 shown: float = dp(df).mean("x", clip="auto", epsilon=1, cut=True)  # error: with cut, a Series
