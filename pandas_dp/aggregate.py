@@ -97,6 +97,8 @@ __all__ = [
 #: Rows per chunk: cache-sized, and small enough that a float64 sum of rounded
 #: rows (each below 2**31 in magnitude) is exact (2**16 * 2**31 < 2**53).
 CHUNK = 1 << 16
+#: Up to this many keys, the means are computed on Python numbers (less overhead than arrays).
+FEW_KEYS = 8
 
 
 # ----------------------------------------------------------------------------- plans
@@ -309,7 +311,7 @@ def round_rows(
 
     Every step is monotone in x, so rows land in ``[q(lower), q(upper)]``.
     """
-    out = np.clip(x, lower, upper, out=out)
+    out = x.clip(lower, upper, out=out)  # np.clip's ufunc, without np.clip's dispatch
     if center:
         np.subtract(out, center, out=out)
     if -1022 <= exponent <= 1023:
@@ -397,8 +399,15 @@ def noisy_pairs(src: RandomSource, sums: I64, counts: I64, plan: MeanPlan) -> tu
 def means_of_pairs(a: I64, b: I64, plan: MeanPlan) -> F64:
     """The clipped means from the noisy complementary sums (post-processing)."""
     grid = plan.grid
-    if a.size == 1:  # one key: the same arithmetic on Python numbers, without array overhead
-        return np.array([complementary_mean_one(int(a[0]), int(b[0]), grid.lower, grid.upper)])
+    if a.size <= FEW_KEYS:  # the same arithmetic on Python numbers, without array overhead
+        lower, upper = grid.lower, grid.upper
+        return np.array(
+            [
+                complementary_mean_one(int(x), int(y), lower, upper)
+                for x, y in zip(a.tolist(), b.tolist(), strict=True)
+            ],
+            dtype=np.float64,
+        )
     return complementary_mean(a, b, grid.lower, grid.upper)
 
 
@@ -588,7 +597,7 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
             share = self.rho / len(self.clips)
             return tuple([self._plan_rho(bounds, share, neighbours) for bounds in self._bounds])
         assert self.epsilon is not None
-        share = self.epsilon / len(self.clips)
+        share = self.epsilon if len(self.clips) == 1 else self.epsilon / len(self.clips)
         return tuple([self._plan(bounds, share, neighbours) for bounds in self._bounds])
 
     def _plan_rho(self, bounds: Clip, rho: Fraction, neighbours: Neighbours) -> Any:

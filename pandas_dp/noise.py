@@ -361,16 +361,25 @@ _SCALAR_DRAWS = 8
 
 
 class _Words:
-    """Hands out a source's words one at a time as Python ints, fetched in batches."""
+    """Hands out a source's words one at a time as Python ints, fetched in batches of 32.
+
+    The batch is a list popped from its end; :func:`_dlap_scalar` pops it
+    directly (the same words in the same order as :meth:`next`).
+    """
+
+    __slots__ = ("_batch", "_src")
 
     def __init__(self, src: RandomSource) -> None:
         self._src = src
         self._batch: list[int] = []
 
+    def refill(self) -> list[int]:
+        """A fresh batch (the current one is empty)."""
+        self._batch = self._src.words(32).tolist()
+        return self._batch
+
     def next(self) -> int:
-        if not self._batch:
-            self._batch = self._src.words(32).tolist()
-        return self._batch.pop()
+        return (self._batch or self.refill()).pop()
 
 
 def _uniform_scalar(words: _Words, m: int) -> int:
@@ -391,14 +400,68 @@ def _bern_exp_frac_scalar(words: _Words, num: int, den: int) -> bool:
 
 
 def _dlap_scalar(words: _Words, s: int, t: int) -> int:
+    """One draw of :func:`_dlap`'s law: CKS Algorithm 2 on Python integers.
+
+    The steps of :func:`_uniform_scalar` and :func:`_bern_exp_frac_scalar`
+    written out over the words' batch (the hot path of every ungrouped
+    release): the same words consumed in the same order, so the same draw.
+    """
+    batch = words._batch
+    t_mask = (1 << (t - 1).bit_length()) - 1
     while True:
-        negative = words.next() & 1
-        while True:
-            u = _uniform_scalar(words, t)
-            if _bern_exp_frac_scalar(words, u, t):
+        if not batch:
+            batch = words.refill()
+        negative = batch.pop() & 1
+        while True:  # u uniform in [0, t), accepted with probability exp(-u/t)
+            u = 0
+            if t > 1:
+                while True:
+                    if not batch:
+                        batch = words.refill()
+                    u = batch.pop() & t_mask
+                    if u < t:
+                        break
+            k = 1  # Bernoulli(exp(-u/t)): K = 1, 2, ... while U[0, t) < u and U[0, K) == 0
+            while True:
+                r = 0
+                if t > 1:
+                    while True:
+                        if not batch:
+                            batch = words.refill()
+                        r = batch.pop() & t_mask
+                        if r < t:
+                            break
+                if r >= u:
+                    break
+                if k > 1:
+                    k_mask = (1 << (k - 1).bit_length()) - 1
+                    while True:
+                        if not batch:
+                            batch = words.refill()
+                        r = batch.pop() & k_mask
+                        if r < k:
+                            break
+                    if r:
+                        break
+                k += 1
+            if k % 2 == 1:
                 break
-        v = 0
-        while _bern_exp_frac_scalar(words, 1, 1):
+        v = 0  # Bernoulli(exp(-1)) trials until one fails: K = 2, 3, ... while U[0, K) == 0
+        while True:
+            k = 2
+            while True:
+                k_mask = (1 << (k - 1).bit_length()) - 1
+                while True:
+                    if not batch:
+                        batch = words.refill()
+                    r = batch.pop() & k_mask
+                    if r < k:
+                        break
+                if r:
+                    break
+                k += 1
+            if k % 2 == 0:
+                break
             v += 1
         y = (u + t * v) // s
         if not (negative and y == 0):

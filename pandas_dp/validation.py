@@ -171,6 +171,8 @@ def check_epsilon(epsilon: object, name: str = "epsilon") -> Fraction:
 
     ``0.1`` becomes exactly ``1/10``, so ten charges of 0.1 spend exactly 1.
     """
+    if type(epsilon) is float and 0 < epsilon < math.inf:  # the usual case, without ABC checks
+        return _shortest_decimal(epsilon)
     if isinstance(epsilon, bool | np.bool_) or not isinstance(epsilon, numbers.Real | Decimal):
         raise TypeError(f"`{name}` must be a positive finite number, got {given(epsilon)}.")
     if isinstance(epsilon, Fraction):
@@ -226,6 +228,10 @@ def check_seed(seed: object) -> int | None:
     return int(seed)
 
 
+#: The number types a clip bound usually has (exactly these: a bool is refused).
+_PLAIN = (float, int)
+
+
 def check_clip(clip: object, name: str = "clip") -> Clip:
     """``clip`` as a pair of finite floats ``(lower, upper)`` with ``lower < upper``."""
     hint = f"`{name}` must be a pair (lower, upper) of finite numbers with lower < upper"
@@ -234,6 +240,25 @@ def check_clip(clip: object, name: str = "clip") -> Clip:
             f"{hint}, got None. Clip bounds are required and must not be read from the data: "
             "choose them from domain knowledge, or privately with df.dp.quantile(...)."
         )
+    pair = clip if type(clip) is tuple and len(clip) == 2 else ()
+    if pair and type(pair[0]) in _PLAIN and type(pair[1]) in _PLAIN:
+        # The usual pair of Python floats or ints, without the ABC checks of _bounds.
+        lower, upper = _as_float(pair[0]), _as_float(pair[1])
+    else:
+        lower, upper = _bounds(clip, hint)
+    if not (math.isfinite(lower) and math.isfinite(upper)):
+        raise ValueError(f"{hint}, got {given(clip)}.")
+    if max(abs(lower), abs(upper)) > MAX_CLIP:
+        raise ValueError(f"{hint} within ±{MAX_CLIP:g}, got {given(clip)}.")
+    if not lower < upper:
+        raise ValueError(f"{hint}, got {given(clip)} (reversed or empty).")
+    if not math.isfinite(upper - lower):
+        raise ValueError(f"{hint} and a finite width upper - lower, got {given(clip)}.")
+    return lower, upper
+
+
+def _bounds(clip: object, hint: str) -> tuple[float, float]:
+    """The two numbers of a pair-like ``clip`` as floats (TypeError/ValueError naming ``hint``)."""
     if isinstance(clip, str | bytes | Mapping) or not hasattr(clip, "__len__"):
         raise TypeError(f"{hint}, got {given(clip)}.")
     items = list(clip)  # type: ignore[call-overload]
@@ -244,16 +269,7 @@ def check_clip(clip: object, name: str = "clip") -> Clip:
         if isinstance(item, bool | np.bool_) or not isinstance(item, numbers.Real | Decimal):
             raise TypeError(f"{hint}, got {given(clip)}.")
         bounds.append(_as_float(item))
-    lower, upper = bounds
-    if not (math.isfinite(lower) and math.isfinite(upper)):
-        raise ValueError(f"{hint}, got {given(clip)}.")
-    if max(abs(lower), abs(upper)) > MAX_CLIP:
-        raise ValueError(f"{hint} within ±{MAX_CLIP:g}, got {given(clip)}.")
-    if not lower < upper:
-        raise ValueError(f"{hint}, got {given(clip)} (reversed or empty).")
-    if not math.isfinite(upper - lower):
-        raise ValueError(f"{hint} and a finite width upper - lower, got {given(clip)}.")
-    return lower, upper
+    return bounds[0], bounds[1]
 
 
 def check_clip_map(clip: object) -> dict[Hashable, Clip]:
@@ -332,6 +348,12 @@ def numeric_values(df: pd.DataFrame, column: Hashable) -> np.ndarray:
             f"column {column!r} is duplicated in the frame; give columns unique names."
         )
     dtype = series.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in "biuf":
+        # A numpy number or bool column holds no missing marker but NaN: its values as
+        # floats (a float64 column's read-only view), without the checks and the
+        # missing-value pass below: the same array.
+        plain: np.ndarray = series.to_numpy(dtype=np.float64)
+        return plain
     if (
         not pd.api.types.is_numeric_dtype(dtype)
         or pd.api.types.is_complex_dtype(dtype)
@@ -436,8 +458,14 @@ _NEVER_MATCH = {
 }
 
 
+#: What a column of a numpy dtype holds, by the dtype's kind (the answer of the checks below).
+_NUMPY_HOLDS = {"b": "booleans", "i": "numbers", "u": "numbers", "f": "numbers", "c": "numbers"}
+
+
 def _column_holds(dtype: Any) -> str | None:
     """What a column of this dtype can hold, from the dtype alone (None: anything)."""
+    if isinstance(dtype, np.dtype) and dtype.kind in _NUMPY_HOLDS:
+        return _NUMPY_HOLDS[dtype.kind]
     if isinstance(dtype, pd.CategoricalDtype):
         dtype = dtype.categories.dtype
     if pd.api.types.is_bool_dtype(dtype):

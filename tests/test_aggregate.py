@@ -19,6 +19,7 @@ from pandas_dp.aggregate import (
     complementary_mean,
     complementary_mean_one,
     grid_sums,
+    means_of_pairs,
     plan_count,
     plan_count_rho,
     plan_mean,
@@ -415,6 +416,17 @@ def test_one_key_mean_is_the_vector_mean_bit_for_bit() -> None:
         ]
         assert vector.tolist() == one  # identical doubles, not merely close
         assert all(lower <= m <= upper for m in one)
+
+
+@pytest.mark.parametrize("keys", [1, 2, 3, 8, 9, 40])
+def test_means_of_few_keys_are_the_vector_means_bit_for_bit(keys: int) -> None:
+    plan = plan_mean((-3.5, 200_000.0), Fraction(1, 3), Neighbours("add_remove"))
+    rng = np.random.Generator(np.random.PCG64(keys))
+    a = rng.integers(-(1 << 40), 1 << 40, keys)
+    b = rng.integers(-(1 << 40), 1 << 40, keys)
+    means = means_of_pairs(a, b, plan)
+    assert means.dtype == np.float64
+    assert means.tolist() == complementary_mean(a, b, -3.5, 200_000.0).tolist()
 
 
 # ------------------------------------------------------------------ nunique

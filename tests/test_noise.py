@@ -82,6 +82,51 @@ def test_discrete_laplace_of_few_draws_matches_exact_pmf(
     assert_dlap_scale(draws, float(scale))
 
 
+def _dlap_reference(words: noise._Words, s: int, t: int) -> int:
+    """CKS Algorithm 2 composed of the scalar uniforms and Bernoullis, step by step."""
+    while True:
+        negative = words.next() & 1
+        while True:
+            u = noise._uniform_scalar(words, t)
+            if noise._bern_exp_frac_scalar(words, u, t):
+                break
+        v = 0
+        while noise._bern_exp_frac_scalar(words, 1, 1):
+            v += 1
+        y = (u + t * v) // s
+        if not (negative and y == 0):
+            return -y if negative else y
+
+
+@pytest.mark.parametrize(
+    ("s", "t"),
+    [(1, 1), (1, 2), (2, 7), (1, 3), (3, 1), (1, 819_200_000), (5, 2**40 + 3), (1, 2**61 - 1)],
+)
+def test_scalar_discrete_laplace_is_the_composed_algorithm(s: int, t: int) -> None:
+    """The written-out scalar sampler draws what its composed steps draw, from the same words."""
+    for seed in range(200):
+        fused, composed = noise._Words(SeededSource(seed)), noise._Words(SeededSource(seed))
+        draws = [noise._dlap_scalar(fused, s, t) for _ in range(3)]
+        assert draws == [_dlap_reference(composed, s, t) for _ in range(3)]
+        assert [fused.next() for _ in range(40)] == [composed.next() for _ in range(40)]
+
+
+@pytest.mark.parametrize(
+    ("scale", "size", "draws"),
+    [
+        (Fraction(7, 2), 8, [-2, 0, -4, 2, -8, 5, 4, -1]),
+        (819_200_000, 2, [-445_806_554, -670_386_452]),
+        (1, 6, [-1, 1, 1, 0, 1, 0]),
+        (Fraction(1, 3), 5, [0, 0, 0, 0, 0]),
+    ],
+)
+def test_seeded_draws_of_a_few_are_pinned(
+    scale: Fraction | int, size: int, draws: list[int]
+) -> None:
+    """Same seed, same noise across versions: the draws an ungrouped release makes, pinned."""
+    assert discrete_laplace(SeededSource(2026), scale, size).tolist() == draws
+
+
 def test_discrete_laplace_is_symmetric_and_centred() -> None:
     draws = discrete_laplace(SeededSource(3), Fraction(5), 200_000)
     positive, negative = int(np.sum(draws > 0)), int(np.sum(draws < 0))

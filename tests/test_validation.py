@@ -664,3 +664,49 @@ def test_set_budget_refuses_ids_that_are_one_person_to_pandas_and_three_to_dask(
         df.dp.set_budget(epsilon=1, privacy_unit="pid", max_rows=5)
     with pytest.raises(MissingBudgetError):
         df.dp.budget  # noqa: B018  (nothing was attached)
+
+
+@pytest.mark.parametrize(
+    "clip",
+    [
+        (0, 200_000),
+        (0.0, 2e5),
+        [0, 200_000],
+        (np.float32(0), np.int64(200_000)),
+        (Decimal(0), Fraction(200_000)),
+    ],
+    ids=repr,
+)
+def test_a_clip_pair_is_the_same_floats_however_given(clip: object) -> None:
+    lower, upper = validation.check_clip(clip)
+    assert (lower, upper) == (0.0, 200_000.0)
+    assert type(lower) is float
+    assert type(upper) is float
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    ["float64", "float32", "int8", "uint64", "bool", "Float64", "Int64", "float64[pyarrow]"],
+)
+def test_numeric_values_are_the_columns_floats_with_nan_for_missing(dtype: str) -> None:
+    raw = [1, 0, None, 3] if dtype[0].isupper() or "[" in dtype else [1, 0, 1, 3]
+    if dtype.startswith("float"):
+        raw = [1.5, np.nan, -0.0, 3.0]
+    df = pd.DataFrame({"x": pd.Series(raw, dtype=dtype)})
+    values = validation.numeric_values(df, "x")
+    expected = df["x"].to_numpy(dtype=np.float64, na_value=np.nan)
+    assert values.dtype == np.float64
+    np.testing.assert_array_equal(values, expected)
+    assert np.signbit(values).tolist() == np.signbit(expected).tolist()
+    # writing to it can never touch df: a read-only view, or a copy
+    assert not values.flags.writeable or not np.shares_memory(values, df["x"].to_numpy())
+
+
+@pytest.mark.parametrize(
+    "dtype", [bool, np.int8, np.int64, np.uint16, np.uint64, np.float16, np.float64, np.complex128]
+)
+def test_what_a_numpy_column_holds_is_what_pandas_says_of_its_dtype(dtype: type) -> None:
+    numpy_dtype = np.dtype(dtype)
+    expected = "booleans" if pd.api.types.is_bool_dtype(numpy_dtype) else "numbers"
+    assert pd.api.types.is_numeric_dtype(numpy_dtype)
+    assert validation._column_holds(numpy_dtype) == expected
