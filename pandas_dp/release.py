@@ -520,8 +520,7 @@ def plan_selection(
         return Selecting(plan, kind, True, *whole)
     share = total * SELECTION_SHARE
     plan = selection_plan(**{name: share}, delta=group.delta, max_groups=g)
-    rest = dataclasses.replace(kind, **{name: total - share})  # type: ignore[type-var]
-    return Selecting(plan, rest, False, *whole)
+    return Selecting(plan, kind.at(name, total - share), False, *whole)
 
 
 def selection_tally(

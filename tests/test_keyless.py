@@ -125,6 +125,33 @@ def test_a_zcdp_call_spends_exactly_its_rho_and_delta(call: Callable[..., Any]) 
     assert (entry.rho, entry.epsilon, entry.delta) == (Fraction(1, 4), None, Fraction(1, 10**7))
 
 
+STATISTICS: dict[str, Callable[..., Any]] = {
+    "count-ci": lambda g, **loss: g.count(ci=0.9, **loss),
+    "sum": lambda g, **loss: g.sum("x", clip=(0, 10), **loss),
+    "mean": lambda g, **loss: g.mean("x", clip=(0, 10), **loss),
+    "var": lambda g, **loss: g.var("x", clip=(0, 10), **loss),
+    "std": lambda g, **loss: g.std("x", clip=(0, 10), **loss),
+    "nunique": lambda g, **loss: g.nunique("x", **loss),
+    "median": lambda g, **loss: g.median("x", candidates=[0, 5, 10], **loss),
+}
+
+
+@pytest.mark.parametrize("accountant", ["epsilon", "rho"])
+@pytest.mark.parametrize("name", STATISTICS)
+def test_the_statistic_is_planned_as_the_keyed_release_at_half_the_loss(
+    name: str, accountant: str
+) -> None:
+    # The statistic's share is the keyed release's at loss/2: the same sensitivity and noise
+    # (a kind keeping a field planned from the whole loss would spend more than it is charged).
+    df = crowd(**({"epsilon": 10.0} if accountant == "epsilon" else {"epsilon": None, "rho": 10.0}))
+    STATISTICS[name](df.dp.groupby("k"), **{accountant: 0.5, "delta": 1e-7})
+    STATISTICS[name](df.dp.groupby("k", keys=["a"]), **{accountant: 0.25})
+    keyless, keyed = df.dp.budget.entries
+    assert keyless.noise_scale == keyed.noise_scale
+    assert keyless.sensitivity == keyed.sensitivity
+    assert keyless.epsilon == (Fraction(1, 2) if accountant == "epsilon" else None)
+
+
 def test_no_message_or_entry_names_an_observed_key() -> None:
     df = crowd(lonely_rows=1)
     df.dp.groupby("k").count(epsilon=0.3, delta=1e-7)
