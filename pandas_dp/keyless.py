@@ -9,7 +9,8 @@ release here runs the one pipeline of :mod:`pandas_dp.release` with a
 :class:`~pandas_dp.partition.KeySelection` as its grouping.  This module is
 the surface only: :class:`DPSelectedGroupBy` (what ``groupby`` gives without
 ``keys=``) and :class:`TableReleases` (``value_counts`` and ``crosstab``,
-with or without keys, on ``df.dp`` and ``ddf.dp``).
+with or without keys, on ``df.dp`` and ``ddf.dp``); :class:`OneAxisKeys`, a
+crosstab's selection with public keys on one axis.
 
 ``keys=df[col].unique()`` is *not* a private list of keys: it is read from
 the data, and a key of one person then shows that person is in it.
@@ -18,21 +19,24 @@ the data, and a key of one person then shows that person is in it.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
 from typing import Any, overload
 
+import numpy as np
 import pandas as pd
 
 from .aggregate import Count
 from .auto import is_auto
 from .docstrings import doc
 from .groupby import DPGroupedReleases
-from .keys import CrossKeys, Grouping
+from .keys import CrossKeys, Grouping, level_codes
 from .kind import Kind
+from .noise import I64
 from .partition import KeySelection
 from .release import ContributionBounds
 from .validation import loss
 
-__all__ = ["DPSelectedGroupBy", "TableReleases"]
+__all__ = ["DPSelectedGroupBy", "OneAxisKeys", "TableReleases"]
 
 _AUTO = "`{0}='auto'` is not available without public keys: pass {0}= explicitly, or pass keys=."
 
@@ -497,6 +501,67 @@ class DPSelectedGroupBy:
         )
 
 
+_ONE_AXIS = (
+    "`keys` of a crosstab must be a pair (row_keys, column_keys) of public key lists; give "
+    "None for an axis whose keys are to be chosen privately (then pass delta=), e.g. "
+    "keys=(['north', 'south'], None)"
+)
+
+
+@dataclass(frozen=True)
+class OneAxisKeys(KeySelection):
+    """A crosstab with public keys on one axis: the pairs are chosen among their rows.
+
+    ``by`` is ``(index, columns)``; ``axis`` the position in it of the column
+    whose public keys are ``public``.  Rows whose value there is missing or
+    not in ``public`` are dropped before anything is observed (as with public
+    keys): the pairs observed, counted and chosen are those of the other rows
+    only, so no value outside ``public`` can appear.  :meth:`table` shapes the
+    chosen pairs' release as the crosstab, every public key a row (column).
+    """
+
+    axis: int = 0
+    public: pd.Index = field(default_factory=lambda: pd.Index([]), repr=False)
+
+    @classmethod
+    def of_axis(
+        cls,
+        df: pd.DataFrame,
+        index: Hashable,
+        columns: Hashable,
+        keys: tuple[Any, Any],
+        dropna: object,
+    ) -> OneAxisKeys:
+        """Check the two columns, the one axis' public keys (against its dtype), ``dropna``."""
+        pairs = KeySelection.of_columns(df, [index, columns], dropna=dropna)
+        axis = 0 if keys[1] is None else 1
+        public = Grouping.of(df, pairs.by[axis], keys[axis]).keys
+        return cls(pairs.by, pairs.keys, pairs.delta, pairs.dropna, True, axis, public)
+
+    def counted(self, df: pd.DataFrame) -> None:
+        """Never the shortcut of one column: the rows are filtered on the public keys first."""
+        return None
+
+    def observe(self, df: pd.DataFrame) -> tuple[I64, pd.Index]:
+        """As :meth:`KeySelection.observe` over the rows whose public-axis value is a public key."""
+        inside = level_codes(df[self.by[self.axis]], self.public) >= 0
+        codes, keys = super().observe(df.loc[inside, list(self.by)])
+        full = np.full(len(df), -1, dtype=np.int64)
+        full[inside] = codes
+        return full, keys
+
+    def table(self, counts: pd.Series | pd.DataFrame) -> pd.DataFrame:
+        """The chosen pairs' release as a crosstab: every public key in order, NaN elsewhere."""
+        table = counts.unstack(self.by[1])
+        assert isinstance(table, pd.DataFrame)  # two levels unstack to a frame
+        if self.axis == 0:
+            return table.reindex(self.public)
+        if isinstance(counts, pd.Series):
+            return table.reindex(columns=self.public)
+        cells = pd.MultiIndex.from_product([counts.columns, self.public], names=[None, self.by[1]])
+        return table.reindex(columns=cells)
+
+
 class TableReleases:
     """``value_counts`` and ``crosstab`` of ``df.dp`` and ``ddf.dp`` (a base of DPReleases).
 
@@ -597,19 +662,22 @@ class TableReleases:
         keys : (row_keys, column_keys), optional
             The public keys of each, in the order of the result; never read
             from the data. Without them, the pairs are chosen privately
-            (``delta=`` needed).
+            (``delta=`` needed); ``(row_keys, None)`` or
+            ``(None, column_keys)``: public keys on one axis, the other's
+            chosen privately (``delta=`` needed).
         epsilon : float
             Privacy cost, keyword-only.
         $rho
         delta : float
-            Without ``keys``, required: the probability, at most, that a pair
-            held by few people appears (recorded in the ledger; the budget
-            must hold a delta). With ``keys``, not taken.
+            Unless both axes have keys, required: the probability, at most,
+            that a pair held by few people appears (recorded in the ledger;
+            the budget must hold a delta). With keys for both, not taken.
         ci : float, optional
             A confidence level in (0, 1): each cell's count with its interval.
             Costs nothing more.
         dropna : bool, default True
-            Without ``keys``: whether to leave out missing values.
+            Unless both axes have keys: whether to leave out missing values
+            of the axis (or axes) without keys.
         $max_rows
         $max_groups
 
@@ -624,7 +692,10 @@ class TableReleases:
             crosstab of lower bounds; each cell's true count is inside its
             interval with probability at least ``ci`` (per cell). Without
             ``keys``: rows and columns are those of the chosen pairs, sorted,
-            and a pair not chosen is missing (NaN), not zero.
+            and a pair not chosen is missing (NaN), not zero. With keys on
+            one axis: that axis holds every public key in their order (a key
+            with no chosen pair, or absent from the data, as NaN), the other
+            the values of the chosen pairs, sorted.
 
         Raises
         ------
@@ -638,14 +709,39 @@ class TableReleases:
         listed are dropped. Public: both sets of keys, ``epsilon``. Without
         ``keys``, as ``df.dp.groupby([index, columns]).count(...)``:
         $selection
+
+        With keys on one axis, rows whose value there is missing or not
+        listed are dropped first (as with keys); the candidates are the
+        observed *pairs* (public key, value), chosen as above with a person
+        counting once per pair, so a cell is shown only if enough persons
+        hold that very pair. Why pairs rather than the values alone (a value
+        shown if enough persons hold it over all the public rows, then every
+        cell of its column counted): both are (ε, δ)-DP, but the values
+        alone take two passes (half of ``epsilon`` to choose them, half to
+        count the cells, so twice the noise per cell) and then show, with
+        noise, cells held by one person; the pairs take one pass wherever
+        a count can (above: the selection's noisy counts are the cells, all
+        of ``epsilon``), are the
+        same mechanism as without keys, and a value held in one public row
+        only shows in that row only. The cost: a value spread thinly over
+        many rows may show nowhere. Public: the one axis' keys,
+        ``epsilon``, ``delta``; the other axis' values shown are a private
+        release.
         """
         bounds = ContributionBounds(max_rows, max_groups)
         kind = Count(ci=ci, **loss(epsilon, rho))
+        if isinstance(keys, tuple | list) and len(keys) == 2 and keys[0] is keys[1] is None:
+            keys = None
         if keys is None:
             chosen = KeySelection.of_columns(self._schema(), [index, columns], dropna=dropna)
             counts = self._release(kind, chosen.at(delta), bounds)
             table: pd.DataFrame = counts.unstack(columns)
             return table
+        if not isinstance(keys, tuple | list) or len(keys) != 2:
+            raise TypeError(f"{_ONE_AXIS}; got {type(keys).__name__}.")
+        if (keys[0] is None) != (keys[1] is None):
+            half = OneAxisKeys.of_axis(self._schema(), index, columns, tuple(keys), dropna)
+            return half.table(self._release(kind, half.at(delta), bounds))
         if delta is not None or dropna is not True:
             name = "delta" if delta is not None else "dropna"
             raise TypeError(

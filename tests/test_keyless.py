@@ -296,6 +296,95 @@ def test_crosstab_without_keys_shows_the_chosen_pairs_and_nan_elsewhere() -> Non
     assert np.isnan(table.loc["p", 2])
 
 
+def one_axis(axis: int, seed: int = 0, **budget: Any) -> tuple[pd.DataFrame, Callable[..., Any]]:
+    """Public key "p" (2,000 persons of value "a", one of LONELY) and "outside" (2,000 of "b").
+
+    ``axis`` 0: "p" is a row key, the values columns; 1: the other way round.
+    The crosstab returned gives the table with the public keys as rows.
+    """
+    public = ["p"] * 2001 + ["outside"] * 2000
+    values = ["a"] * 2000 + [LONELY] + ["b"] * 2000
+    df = pd.DataFrame({"pub": public, "val": values})
+    df.dp.set_budget(**{"epsilon": 1000.0, "delta": 1e-3, "seed": seed, **budget})
+    keys = ["p", "absent"]
+
+    def crosstab(**options: Any) -> Any:
+        if axis == 0:
+            return df.dp.crosstab("pub", "val", keys=(keys, None), **options)
+        return df.dp.crosstab("val", "pub", keys=(None, keys), **options).T
+
+    return df, crosstab
+
+
+@pytest.mark.parametrize("axis", [0, 1], ids=["row_keys", "column_keys"])
+def test_a_crosstab_with_keys_on_one_axis_shows_crowded_pairs_only(axis: int) -> None:
+    for seed in SEEDS:
+        _, crosstab = one_axis(axis, seed)
+        table = crosstab(epsilon=0.5, delta=1e-7)
+        assert list(table.index) == ["p", "absent"]  # every public key, in order
+        assert list(table.columns) == ["a"]  # not LONELY, nor "b" of a key not listed
+        assert table.loc["p", "a"] == pytest.approx(2000, abs=100)
+        assert table.loc["absent"].isna().all()
+
+
+@pytest.mark.parametrize("budget", [{}, {"epsilon": None, "rho": 1.0}], ids=["epsilon", "rho"])
+@pytest.mark.parametrize("axis", [0, 1], ids=["row_keys", "column_keys"])
+def test_a_crosstab_with_keys_on_one_axis_spends_exactly_its_budget_and_delta(
+    axis: int, budget: dict[str, Any]
+) -> None:
+    df, crosstab = one_axis(axis, **budget)
+    spend = {"rho": 0.3} if budget else {"epsilon": 0.3}
+    crosstab(**spend, delta=1e-7, ci=0.9)  # with ci: half chooses the pairs, half counts
+    (entry,) = df.dp.budget.entries
+    assert (entry.epsilon, entry.rho) == (
+        (None, Fraction(3, 10)) if budget else (Fraction(3, 10), None)
+    )
+    assert entry.delta == Fraction(1, 10**7)
+    text = df.dp.budget.ledger.to_string() + repr(df.dp.budget) + df.dp.budget._repr_html_()
+    assert LONELY not in text
+    assert "'a'" not in text
+
+
+def test_a_crosstab_with_column_keys_and_ci_is_one_table_per_statistic() -> None:
+    df, _ = one_axis(0)
+    table = df.dp.crosstab(
+        "val", "pub", keys=(None, ["p", "absent"]), epsilon=0.5, delta=1e-7, ci=0.9
+    )
+    assert list(table.columns.get_level_values(0).unique()) == ["estimate", "lower", "upper"]
+    assert list(table["lower"].columns) == ["p", "absent"]
+    assert table.loc["a", ("lower", "p")] <= table.loc["a", ("upper", "p")]
+    assert table[("estimate", "absent")].isna().all()
+
+
+@pytest.mark.parametrize(
+    ("keys", "error", "match"),
+    [
+        ((["p", "p"], None), ValueError, "duplicates"),
+        (({"p"}, None), TypeError, "fixed order"),
+        (([], None), ValueError, "must not be empty"),
+        (([1, 2], None), TypeError, "column 'pub' holds strings"),
+        ((None, ["a"], None), TypeError, r"pair \(row_keys, column_keys\).*None"),
+        ("p", TypeError, r"pair \(row_keys, column_keys\)"),
+    ],
+    ids=["duplicates", "set", "empty", "dtype", "three", "string"],
+)
+def test_a_crosstab_refuses_bad_keys_on_one_axis_before_any_spend(
+    keys: Any, error: Any, match: str
+) -> None:
+    df, _ = one_axis(0)
+    with pytest.raises(error, match=match) as caught:
+        df.dp.crosstab("pub", "val", keys=keys, epsilon=0.5, delta=1e-7)
+    assert LONELY not in str(caught.value)
+    assert df.dp.budget.spent == 0
+
+
+@pytest.mark.parametrize("axis", [0, 1], ids=["row_keys", "column_keys"])
+def test_a_crosstab_with_keys_on_one_axis_needs_delta(axis: int) -> None:
+    _, crosstab = one_axis(axis)
+    with pytest.raises(TypeError, match=r"`delta` is missing.*delta=.*keys="):
+        crosstab(epsilon=0.5)
+
+
 def test_the_one_pass_count_shows_the_selections_noisy_counts(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -369,6 +458,12 @@ PARITY: dict[str, Callable[[Any], Any]] = {
     "pairs": lambda d: d.dp.groupby(["k", "j"], dropna=False).count(epsilon=1.0, delta=1e-6),
     "value_counts": lambda d: d.dp.value_counts("k", epsilon=1.0, delta=1e-6, dropna=False),
     "crosstab": lambda d: d.dp.crosstab("k", "j", epsilon=1.0, delta=1e-6),
+    "crosstab-row-keys": lambda d: d.dp.crosstab(
+        "k", "j", keys=(["h", "zz", "a", "c"], None), epsilon=1.0, delta=1e-6
+    ),
+    "crosstab-column-keys": lambda d: d.dp.crosstab(
+        "k", "j", keys=(None, [2, 7, 0]), epsilon=1.0, delta=1e-6, dropna=False, ci=0.9
+    ),
 }
 
 
@@ -378,6 +473,8 @@ def test_dask_gives_the_pandas_release_bit_for_bit(name: str) -> None:
     got, want = PARITY[name](ddf), PARITY[name](frame)
     # Missing keys print as NaN or <NA> depending on the string dtype; compare as text.
     assert [str(k) for k in got.index] == [str(k) for k in want.index]
+    if isinstance(want, pd.DataFrame):
+        assert list(got.columns) == list(want.columns)
     np.testing.assert_array_equal(np.asarray(got, dtype=float), np.asarray(want, dtype=float))
     assert ddf.dp.budget.entries[0].delta == frame.dp.budget.entries[0].delta
 
