@@ -566,8 +566,10 @@ def observed_codes(frame: pd.DataFrame, by: list[Hashable], dropna: bool) -> tup
     found = np.asarray(pd.factorize(combined[kept])[0], dtype=np.int64)
     dense = np.full(len(frame), -1, dtype=np.int64)
     dense[kept] = found
-    first = np.empty(int(found.max(initial=-1)) + 1, dtype=np.int64)
-    first[found[::-1]] = kept[::-1]  # each key's first row (the last write wins)
+    # factorize numbers the keys in order of first appearance: key c first appears where
+    # the code exceeds every code before it.
+    seen = np.maximum.accumulate(np.concatenate(([-1], found)))[:-1]
+    first = kept[found > seen]
     levels: Any = [u for _, u in per_column]  # pandas-stubs want lists; arrays are fine
     level_codes = [codes[first] for codes, _ in per_column]
     keys = pd.MultiIndex(levels=levels, codes=cast(Any, level_codes), names=by)
