@@ -21,6 +21,7 @@ Map of the package, top to bottom: each module imports only modules below it.
 ``__main__``              ``python -m pandas_dp demo`` and ``... ledger FILE``
 ``mypy``                  mypy plugin: ``df.dp`` typed (mypy loads it; never imported here)
 ``dask``                  ``ddf.dp`` on Dask (``import pandas_dp.dask``; never imported here)
+``dask_units``            Dask with a privacy unit: rows split into buckets by unit, then bounded
 ``dask_graph``            what a Dask collection is made of: markers, row alignment, schedulers
 ``accessor``              ``df.dp``: set_budget, histogram, row-wise derivations
 ``keyless``               groupby(by) without keys, value_counts, crosstab: keys chosen privately

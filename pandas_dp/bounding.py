@@ -13,18 +13,21 @@ differ in *all* the rows of one person.  Before a release computes anything,
 Rows whose unit id is missing, or that fall outside every public key, are
 dropped.  The random choices use the budget's own randomness (the CSPRNG, or
 the seeded stream): never "the first k", which would follow the frame's order.
-One vectorized pass: a bincount per cell, then one random word and one sort
-of packed (cell, word) values (no index sort) for the rows of the cells over
-their bound only (and likewise for the
-person-key pairs); no Python loop over persons.  A release that reads only
-how many rows are kept (a row count) asks :func:`kept_counts`: no row is
-chosen, only the keys of the persons with more than ``max_groups``.
+One vectorized pass: a bincount per cell, then, for the rows of the cells over
+their bound only, a random 32-bit value each (half a word) and one in-place
+sort of packed (cell, value) integers (no index sort), and likewise for the
+person-key pairs; no Python loop over persons.  The rows of persons within
+the bound are kept without a random draw or a sort, and integer unit ids in
+a narrow range are their own codes (no hash).  A release that reads only how
+many rows are kept (a row count) asks :func:`kept_counts`: no row is chosen,
+only the keys of the persons with more than ``max_groups``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from .noise import I64, Bools, RandomSource
 from .validation import check_unit_ids
@@ -33,17 +36,40 @@ __all__ = ["bound_contributions", "kept_counts", "rows_per_person", "unit_codes"
 
 
 def unit_codes(series: pd.Series, *, sort: bool = False) -> I64:
-    """Each row's person as a code (-1 where the unit id is missing); one factorize.
+    """Each row's person as a code (-1 where the unit id is missing).
 
-    ``sort``: codes in the order of the ids, not of their first row (then
-    the same persons get the same codes whatever the order of the rows).
-    The ids' dtype is checked first (:func:`pandas_dp.validation.check_unit_ids`):
-    object or float ids could make one person several (a Dask partition holds
-    the dtype its data gave it, whatever the collection's ``_meta`` says).
+    Integer ids within a range of about four times the rows are their offset
+    from the smallest id (no hash; codes in the order of the ids, some
+    possibly without rows); others one factorize.  ``sort``: codes in the
+    order of the ids, not of their first row (then the same persons get the
+    same codes whatever the order of the rows).  The ids' dtype is checked
+    first (:func:`pandas_dp.validation.check_unit_ids`): object or float ids
+    could make one person several (a Dask partition holds the dtype its data
+    gave it, whatever the collection's ``_meta`` says).
     """
     check_unit_ids(series.dtype, series.name)
+    narrow = _narrow_ids(series)
+    if narrow is not None:
+        ids, low = narrow
+        offsets: I64 = np.subtract(ids, low, dtype=np.int64)  # new: the ids are never written
+        return offsets
     codes, _ = pd.factorize(series, sort=sort, use_na_sentinel=True)
     return np.asarray(codes, dtype=np.int64)
+
+
+def _narrow_ids(series: pd.Series) -> tuple[np.ndarray, int] | None:
+    """Integer ids (as stored) and the smallest, when they span at most about 4x the rows."""
+    dtype = series.dtype
+    if not (
+        isinstance(dtype, np.dtype)
+        and (dtype.kind == "i" or (dtype.kind == "u" and dtype.itemsize < 8))
+    ):
+        return None
+    ids = series.to_numpy()
+    if not ids.size:
+        return None
+    low, high = int(ids.min()), int(ids.max())
+    return (ids, low) if _countable(ids, high - low + 1) else None
 
 
 def _compact(combined: I64, bound: int) -> tuple[I64, int]:
@@ -87,38 +113,60 @@ def _pairs(combined: I64, bound: int) -> tuple[I64, I64, I64 | None]:
 def _kept(cells: I64, n_cells: int, source: RandomSource, limit: int) -> Bools:
     """Which items are kept: at most ``limit`` per cell, uniformly at random.
 
-    Cells with at most ``limit`` items keep them all.  The items of the other
-    cells get one random word each, packed as ``cell · 2**(64 − b) + (word >> b)``
-    (b bits hold a cell id), and the packed values alone are sorted: within a
-    cell their order is that of the words, and an item is kept when its value
-    is at most the ``limit``-th smallest of its cell (found at the cell's
-    offset in the sorted values).  When two items of a cell draw the same
-    truncated word (probability about k²/2**(65 − b) for a cell of k items),
-    an exact pass sorts by the full words instead.
+    Cells with at most ``limit`` items keep them all, without a random draw;
+    the items of the other cells are chosen by :func:`_smallest`.
     """
     counts = np.bincount(cells, minlength=n_cells)
-    crowded = counts[cells] > limit
-    kept = ~crowded
-    over = np.flatnonzero(crowded)
-    if over.size == 0:
-        return kept
-    over_cells = cells[over]
-    words = source.words(over.size)
-    np.multiply(counts, counts > limit, out=counts)  # items of the crowded cells only
-    before = np.cumsum(counts) - counts  # a crowded cell's offset in the sorted items
-    bits = max(int(n_cells - 1).bit_length(), 1)
-    packed = (over_cells.astype(np.uint64) << np.uint64(64 - bits)) | (words >> np.uint64(bits))
-    ordered = np.sort(packed)
-    if bool(np.any(ordered[1:] == ordered[:-1])):
-        order = np.lexsort((words, over_cells))
-        rank = np.arange(over.size, dtype=np.int64) - before[over_cells[order]]
-        kept[over[order[rank < limit]]] = True
-        return kept
-    last = np.zeros(n_cells, dtype=np.uint64)  # the largest value kept in each crowded cell
-    heads = np.flatnonzero(counts)
-    last[heads] = ordered[before[heads] + limit - 1]
-    kept[over] = packed <= last[over_cells]
+    crowded = counts > limit
+    over = np.flatnonzero(crowded[cells])
+    kept = np.ones(cells.size, dtype=np.bool_)
+    if over.size:
+        np.multiply(counts, crowded, out=counts)  # items of the crowded cells only
+        kept[over] = _smallest(cells[over], counts, source, limit)
     return kept
+
+
+def _smallest(cells: I64, counts: I64, source: RandomSource, limit: int) -> Bools:
+    """Which items of crowded cells are kept: the ``limit`` with the smallest random values.
+
+    ``counts[c]`` is how many items cell ``c`` has here (all of its items,
+    more than ``limit``; or 0).  Each item draws a uniform value of ``w``
+    bits, half a word (``w`` = 32 unless cell ids need more than 32 bits),
+    packed as ``cell · 2**w + value``, and the packed values alone are
+    sorted (in place: no index sort): within a cell their order is that of
+    the values, and an item is kept when its value is at most the
+    ``limit``-th smallest of its cell (found at the cell's offset in the
+    sorted values).  A cell where two items drew the same value (probability
+    about m²/2**(w + 1) for m items) draws all its values again: whether a
+    cell ties is symmetric in its items, so given no tie its values are still
+    exchangeable and the chosen rows a uniform subset.
+    """
+    n_cells = counts.size
+    width = min(32, 64 - max(int(n_cells - 1).bit_length(), 1))
+    values = _halves(source, cells.size, width)
+    ordered = cells.astype(np.uint64)
+    ordered <<= np.uint64(width)
+    ordered |= values
+    ordered.sort()  # the packed values, in place
+    before = np.cumsum(counts) - counts  # a cell's offset in the sorted values
+    heads = np.flatnonzero(counts)
+    last = np.zeros(n_cells, dtype=np.uint32)  # the largest value kept in each cell
+    last[heads] = ordered[before[heads] + limit - 1] & np.uint64((1 << width) - 1)
+    chosen = values <= last[cells]
+    same = ordered[1:] == ordered[:-1]
+    if bool(same.any()):
+        tied = np.zeros(n_cells, dtype=np.bool_)
+        tied[(ordered[1:][same] >> np.uint64(width)).astype(np.int64)] = True
+        again = np.flatnonzero(tied[cells])
+        dense, n_tied = _dense(cells[again])
+        chosen[again] = _smallest(dense, np.bincount(dense, minlength=n_tied), source, limit)
+    return chosen
+
+
+def _halves(source: RandomSource, n: int, width: int) -> NDArray[np.uint32]:
+    """``n`` uniform values of ``width`` bits (at most 32): one half of a word each."""
+    values = source.words((n + 1) // 2).astype("<u8", copy=False).view("<u4")[:n]
+    return values if width == 32 else values >> np.uint32(32 - width)
 
 
 def rows_per_person(series: pd.Series) -> I64:
@@ -129,15 +177,10 @@ def rows_per_person(series: pd.Series) -> I64:
     as by :func:`unit_codes`.
     """
     check_unit_ids(series.dtype, series.name)
-    dtype = series.dtype
-    if isinstance(dtype, np.dtype) and (
-        dtype.kind == "i" or (dtype.kind == "u" and dtype.itemsize < 8)
-    ):
-        ids = series.to_numpy()
-        if ids.size:
-            low, high = int(ids.min()), int(ids.max())
-            if _countable(ids, high - low + 1):  # ids in a narrow range: count, don't hash
-                return np.bincount(ids.astype(np.int64, copy=False) - low if low else ids)
+    narrow = _narrow_ids(series)
+    if narrow is not None:  # ids in a narrow range: count, don't hash
+        ids, low = narrow
+        return np.bincount(np.subtract(ids, low, dtype=np.int64) if low else ids)
     return np.asarray(series.value_counts(sort=False, dropna=True), dtype=np.int64)
 
 
@@ -220,13 +263,13 @@ def bound_contributions(
         valid &= keys >= 0
     if cells is not None:
         valid &= cells >= 0
-    rows = np.flatnonzero(valid)
-    person = units[rows]
+    rows = None if bool(valid.all()) else np.flatnonzero(valid)  # None: every row
+    person = units if rows is None else units[rows]
     n_persons = int(person.max(initial=-1)) + 1
-    keep = np.zeros(units.size, dtype=np.bool_)
     cell_of_row, bound = person, n_persons
     if keys is not None:
-        cell_of_row, bound = person * n_keys + keys[rows], n_persons * n_keys
+        cell_of_row = person * n_keys + (keys if rows is None else keys[rows])
+        bound = n_persons * n_keys
     if keys is not None and max_groups is not None:
         # one word per (person, key) pair of a crowded person: a uniform choice of its keys
         ids, _, dense = _pairs(cell_of_row, bound)
@@ -238,9 +281,15 @@ def bound_contributions(
         else:
             inside = chosen[dense]
             cell_of_row, bound = dense, ids.size
-        rows, cell_of_row = rows[inside], cell_of_row[inside]
+        rows = np.flatnonzero(inside) if rows is None else rows[inside]
+        cell_of_row = cell_of_row[inside]
     if cells is not None:
-        cell_of_row, bound = cell_of_row * n_cells + cells[rows], bound * n_cells
+        cell_of_row = cell_of_row * n_cells + (cells if rows is None else cells[rows])
+        bound *= n_cells
     compact, n_compact = _compact(cell_of_row, bound)
-    keep[rows] = _kept(compact, n_compact, source, max_rows)
+    kept = _kept(compact, n_compact, source, max_rows)
+    if rows is None:
+        return kept
+    keep = np.zeros(units.size, dtype=np.bool_)
+    keep[rows] = kept
     return keep

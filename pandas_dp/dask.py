@@ -40,25 +40,35 @@ after any tally returned keeps ε spent (:func:`_compute`); on process or
 distributed workers, where tallies cannot be counted, once compute started.
 
 With a privacy unit (``set_budget(..., privacy_unit="customer_id")``) the
-rows of one person may sit in any partition, so a release first shuffles the
-columns it reads, and the unit, on the unit column (hash partitioning: every
-person's rows land in one partition; a task-based shuffle on every scheduler,
-not distributed's P2P one, which logs two WARNING lines per run that users
-would read as warnings of their release), then bounds each person's contribution
-in each partition (:func:`pandas_dp.release.bounded_tally`, as on pandas) and
-tallies.  The bounding's random choices come from the budget's source: inside
-the reservation, the client draws four words of it per partition (a 256-bit
-key), and each task expands its key with SHAKE-256 (:class:`KeyedWords`), so
-no worker uses a random generator of its own.  Which rows are kept depends on
-the partitioning (not on the scheduler: a partition's rows are put in an
-order fixed by their values), so with a unit the release is not bit for bit
-the pandas one; the bounds hold whatever the partitioning.
+rows of one person may sit in any partition, so a release first brings each
+person's rows together: each partition keeps only what the bounding and the
+tally read (the unit, the kind's columns, each row's key code in the
+narrowest integers) and splits its rows into buckets by a hash of the unit
+(:func:`split_by_unit`); each bucket gathers its pieces from every partition,
+in the data's order, bounds each person's contribution
+(:func:`pandas_dp.release.bounded_tally`, as on pandas) and tallies
+(:func:`unit_statistics`).  A plain task graph of one ``compute()`` (one
+progress bar), never a Dask shuffle: distributed's P2P shuffle logs two
+WARNING lines per run that users would read as warnings of their release.
+There are ``BUCKETS_PER_PARTITION`` buckets per input partition (at most
+``MAX_BUCKETS``), so a bucket is smaller than a partition and its bounding's
+temporaries stay small; what waits for the last partition is about 17 bytes
+per row for a grouped mean (the unit, the value, an int8 key code), 8 for a
+person count.  The bounding's random choices come from the budget's source:
+inside the reservation, the client draws four words of it per bucket (a
+256-bit key), and each task expands its key with SHAKE-256
+(:class:`KeyedWords`), so no worker uses a random generator of its own.  A
+release whose bounding chooses nothing (a person count: ``min(rows,
+max_rows)`` per person) draws no key, so it is the pandas release bit for
+bit.  Which rows or keys are kept otherwise depends on the seed and the
+partitioning (never the scheduler: a bucket's rows come in the data's
+order), so those releases are not the pandas ones bit for bit; the bounds
+hold whatever the partitioning.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import threading
 import weakref
 from collections.abc import Callable, Hashable, Iterable
@@ -89,12 +99,23 @@ from .budget import (
     require_binding,
 )
 from .dask_graph import TALLIES, check_unit_sources, pandas_parts, runs_here, same_rows
+from .dask_units import (
+    BUCKETS_PER_PARTITION,
+    KEY_WORDS,
+    MAX_BUCKETS,
+    KeyedWords,
+    Partial,
+    chooses,
+    split_by_unit,
+    unit_statistics,
+    unit_statistics_of_splits,
+)
 from .errors import MissingBudgetError, PandasDPError
 from .groupby import DPGroupedReleases
 from .keyless import DPSelectedGroupBy
 from .keys import Grouping
 from .kind import Kind, Rows, Stats
-from .noise import U64, RandomSource
+from .noise import RandomSource
 from .partition import KeySelection
 from .release import (
     ContributionBounds,
@@ -119,8 +140,6 @@ Many = TypeVar("Many")
 
 #: How many partial statistics one task of the tree adds up.
 SPLIT_EVERY = 8
-#: Words of the budget's source drawn per partition for its bounding (a 256-bit key).
-KEY_WORDS = 4
 
 # ------------------------------------------------------------------ binding
 
@@ -243,59 +262,11 @@ def _refuse_rebinding(ddf: dd.DataFrame) -> None:
 # ------------------------------------------------------------- statistics
 
 
-class KeyedWords:
-    """A word stream expanded from a key drawn from the budget's source on the client.
-
-    ``words(n)`` is SHAKE-256 of the key and a call counter, read as ``n``
-    little-endian 64-bit words: an extendable-output function keyed with 256
-    bits of the budget's CSPRNG (or of its seeded stream), so a task draws no
-    randomness of its own.  Shipped to workers with its partition's task.
-    """
-
-    __slots__ = ("_calls", "_key")
-
-    def __init__(self, key: bytes) -> None:
-        self._key = key
-        self._calls = 0
-
-    def words(self, n: int) -> U64:
-        """``n`` words: the next block of the stream."""
-        block = hashlib.shake_256(self._key + self._calls.to_bytes(8, "little")).digest(8 * n)
-        self._calls += 1
-        return np.frombuffer(block, dtype="<u8").astype(np.uint64)
-
-    def __getstate__(self) -> tuple[bytes, int]:
-        return self._key, self._calls
-
-    def __setstate__(self, state: tuple[bytes, int]) -> None:
-        self._key, self._calls = state
-
-    def __repr__(self) -> str:
-        return "KeyedWords(...)"
-
-
-Partial = tuple[int, Stats]
-
-
-def partition_statistics(part: pd.DataFrame, task: Task, key: bytes | None = None) -> Partial:
-    """One partition's row count and exact statistics: read, encode, bound and tally its rows.
-
-    With a privacy unit, ``key`` (drawn on the client from the budget's
-    source) seeds the bounding's random choices, and the rows are first put
-    in the order of a hash of their values: a shuffle may order a partition's
-    rows differently from run to run, and this way the same seed keeps the
-    same rows (identical rows are interchangeable).  A kind that reads only
-    the rows kept per key (:meth:`~pandas_dp.kind.Kind.counts_kept`) gets
-    the same counts in any order and skips that sort.
-    """
-    if task.unit is not None and not task.kind.counts_kept():  # counts: the same in any order
-        hashes = pd.util.hash_pandas_object(part, index=False).to_numpy()
-        part = part.iloc[np.argsort(hashes, kind="stable")]
+def partition_statistics(part: pd.DataFrame, task: Task) -> Partial:
+    """One partition's row count and exact statistics (no privacy unit): read, encode, tally."""
     rows = task.kind.read(part, task.n_keys)
     codes = None if task.group is None else task.group.codes(part)
-    units = None if task.unit is None else part[task.unit]
-    source = None if key is None else KeyedWords(key)
-    stats = bounded_tally(task, rows, codes, units, source)
+    stats = bounded_tally(task, rows, codes, None, None)
     TALLIES.add()  # before the exact statistics leave this function (see _compute)
     return len(part), stats
 
@@ -386,10 +357,11 @@ class DaskFrame:
     binding is the lineage binding of this module; the statistics are one
     task per partition (projected to the columns the release reads: the
     keys' and ``kind.columns()``), combined in a tree of ``kind.combine``,
-    ``SPLIT_EVERY`` inputs per task.  With a privacy unit, the partitions are
-    first shuffled on the unit (hash partitioning: every person's rows land in
-    one partition, whatever the input partitioning), and each task bounds its
-    persons with a key drawn, inside the reservation, from the budget's source.
+    ``SPLIT_EVERY`` inputs per task.  With a privacy unit, each partition's rows
+    are first split into buckets by unit (:func:`split_by_unit`: every person's
+    rows land in one bucket, whatever the input partitioning), and each bucket
+    bounds its persons with a key drawn, inside the reservation, from the
+    budget's source (:func:`unit_statistics`).
     """
 
     ddf: dd.DataFrame
@@ -417,8 +389,8 @@ class DaskFrame:
 
     def statistics(self, task: Task, rows: Rows) -> Callable[[RandomSource], Stats]:
         projected = self.ddf[self._columns(task)]
-        chunk = dask.delayed(partition_statistics, pure=False)
         if task.unit is None:
+            chunk = dask.delayed(partition_statistics, pure=False)
             lazy = _tree(task.kind, [chunk(p, task) for p in projected.to_delayed()])
 
             def statistics(source: RandomSource) -> Stats:
@@ -427,17 +399,25 @@ class DaskFrame:
 
             return statistics
 
-        parts = list(projected.shuffle(on=task.unit, shuffle_method="tasks").to_delayed())
+        inputs = projected.to_delayed()
+        buckets = min(BUCKETS_PER_PARTITION * len(inputs), MAX_BUCKETS)
+        split = dask.delayed(split_by_unit, pure=False)
+        splits = [split(p, task, buckets) for p in inputs]
+        tally = dask.delayed(unit_statistics, pure=False)
+        gather = dask.delayed(unit_statistics_of_splits, pure=False)
 
         def bounded_statistics(source: RandomSource) -> Stats:
             # Inside the reservation: the bounding's keys come from the budget's source, here.
-            keys = source.words(KEY_WORDS * len(parts)).astype("<u8").reshape(len(parts), -1)
-            return _compute(  # type: ignore[no-any-return]
-                _tree(
-                    task.kind,
-                    [chunk(p, task, k.tobytes()) for p, k in zip(parts, keys, strict=True)],
-                )
-            )
+            keys: list[bytes | None] = [None] * buckets
+            if chooses(task):
+                words = source.words(KEY_WORDS * buckets).astype("<u8").reshape(buckets, -1)
+                keys = [k.tobytes() for k in words]
+            if runs_here(projected):  # threads share the splits: no task per piece
+                tallies = [gather(task, k, b, *splits) for b, k in enumerate(keys)]
+            else:  # each piece moves alone, from its partition's worker to its bucket's
+                tallies = [tally(task, k, *[s[b] for s in splits]) for b, k in enumerate(keys)]
+            stats: Stats = _compute(_tree(task.kind, tallies))
+            return stats
 
         return bounded_statistics
 

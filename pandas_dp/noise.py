@@ -126,8 +126,8 @@ class SystemSource:
             if n > self._pool.size:
                 fresh = max(n - self._pool.size, self._refill)
                 self._refill = min(2 * self._refill, self._POOL_WORDS)
-                extra = np.frombuffer(os.urandom(8 * fresh), dtype="<u8").astype(np.uint64)
-                self._pool = np.concatenate([self._pool, extra])
+                extra = np.frombuffer(os.urandom(8 * fresh), dtype="<u8")
+                self._pool = np.concatenate([self._pool, extra], dtype=np.uint64)  # writable
             out, self._pool = self._pool[:n], self._pool[n:]
         return out
 

@@ -322,7 +322,7 @@ def bounded_tally(
 
     ``units`` (the unit column of these rows, or None when a row is a person)
     must hold every row of each person it names: the whole frame on pandas, one
-    partition after a shuffle on the unit on Dask.  The random choices of the
+    bucket of persons on Dask (:func:`pandas_dp.dask.split_by_unit`).  The random choices of the
     bounding draw from ``source`` (None only without a unit).
     """
     kind, n_keys = task.kind, task.n_keys

@@ -95,6 +95,51 @@ def test_bounding_chooses_rows_and_keys_uniformly_not_the_first() -> None:
     assert scipy.stats.chisquare(first + 1e-9).pvalue < 1e-6
 
 
+def test_a_sum_keeps_uniform_rows_of_the_persons_over_the_cap_and_all_of_the_others() -> None:
+    # 3,000 persons of 10 rows (3 kept: each row 3/10 of the time, wherever it stands)
+    # between 3,000 of 2 rows (both kept, always), interleaved as a frame would hold them
+    crowded, rows, k = 3_000, 10, 3
+    units = np.concatenate([np.repeat(np.arange(crowded), rows), np.arange(crowded, 2 * crowded)])
+    units = np.concatenate([units, np.arange(crowded, 2 * crowded)])
+    order = np.random.Generator(np.random.PCG64(1)).permutation(units.size)
+    units = units[order]
+    position = np.full(units.size, -1)  # each crowded row's place among its person's rows
+    for person_rows in pd.Series(np.arange(units.size)).groupby(units).indices.values():
+        if person_rows.size == rows:
+            position[person_rows] = np.arange(rows)
+    keep = bound_contributions(
+        SeededSource(11), units, None, None, n_keys=1, n_cells=1, max_rows=k, max_groups=None
+    )
+    assert keep[position < 0].all()  # persons under the cap keep every row
+    counts = np.bincount(position[keep & (position >= 0)], minlength=rows)
+    assert counts.sum() == crowded * k
+    assert scipy.stats.chisquare(counts).pvalue > 1e-6, counts
+    first = np.bincount(position[(position >= 0) & (position < k)], minlength=rows)  # first k
+    assert scipy.stats.chisquare(first + 1e-9).pvalue < 1e-6
+
+
+class _NoWords:
+    def words(self, n: int) -> np.ndarray:
+        raise AssertionError(f"drew {n} words")
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_persons_within_the_bounds_draw_no_random_word(grouped: bool) -> None:
+    units = np.repeat(np.arange(1_000), 3)  # 3 rows each, in 3 keys
+    keys = np.tile(np.arange(3), 1_000)
+    keep = bound_contributions(
+        _NoWords(),
+        units,
+        keys if grouped else None,
+        None,
+        n_keys=3,
+        n_cells=1,
+        max_rows=1 if grouped else 3,
+        max_groups=3 if grouped else None,
+    )
+    assert keep.all()
+
+
 @pytest.mark.parametrize("max_rows", [1, 3])
 @pytest.mark.parametrize("max_groups", [None, 1, 2])
 @pytest.mark.parametrize("sparse", [False, True])  # sparse keys: pairs factorized, not counted
@@ -178,18 +223,22 @@ def test_kept_rows_and_keys_are_uniform_over_many_seeds_on_a_tiny_frame() -> Non
 
 
 class _TiedSource:
-    """Words equal but for their lowest 20 bits: every truncated word of a cell ties."""
+    """A first draw whose words are all equal (every value of a cell ties), then random words."""
 
     def __init__(self, seed: int) -> None:
         self.rng = np.random.Generator(np.random.PCG64(seed))
+        self.first = True
 
     def words(self, n: int) -> np.ndarray:
-        low = self.rng.integers(0, 1 << 20, n).astype(np.uint64)
-        return np.uint64(0xABCD << 40) | low
+        if self.first:
+            self.first = False
+            return np.full(n, 0xABCD_0123_4567_89EF, dtype=np.uint64)
+        return self.rng.integers(0, 1 << 64, n, dtype=np.uint64)
 
 
-def test_tied_truncated_words_still_keep_uniform_rows() -> None:
-    # one person of 4 rows and one whose id needs 20 bits: the exact pass decides
+def test_tied_values_draw_again_and_keep_uniform_rows() -> None:
+    # one person of 4 rows and one of 1: the first values all tie, so the crowded person
+    # draws again; each of its rows is kept 1/4 of the time (the first, were ties kept)
     units = np.array([5, 5, 5, 5, (1 << 20) - 1])
     kept = np.zeros(5, dtype=np.int64)
     for seed in range(2_000):
@@ -199,6 +248,25 @@ def test_tied_truncated_words_still_keep_uniform_rows() -> None:
     assert kept[4] == 2_000
     assert kept[:4].sum() == 2_000
     assert scipy.stats.chisquare(kept[:4]).pvalue > 1e-6, kept
+
+
+@pytest.mark.parametrize(
+    ("ids", "expected"),
+    [
+        (pd.Series([7, 9, 7, 12]), [0, 2, 0, 5]),  # a narrow range: the ids less the smallest
+        (pd.Series([-3, 0, -3], dtype="int8"), [0, 3, 0]),
+        (pd.Series([9, 7, 9], dtype="uint32"), [2, 0, 2]),
+        (pd.Series([1 << 40, 5, 1 << 40, 9]), [0, 1, 0, 2]),  # a wide range: factorized
+        (pd.Series(["b", "a", "b"]), [0, 1, 0]),
+    ],
+)
+def test_unit_codes_give_one_code_per_person(ids: pd.Series, expected: list[int]) -> None:
+    before = ids.copy()
+    codes = unit_codes(ids)
+    assert codes.dtype == np.int64
+    assert codes.tolist() == expected
+    codes[:] = -5  # the codes are a new array: the ids are never written
+    assert ids.equals(before)
 
 
 def test_unit_codes_mark_missing_ids() -> None:

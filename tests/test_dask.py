@@ -668,7 +668,7 @@ class _Peek(dask.callbacks.Callback):  # type: ignore[misc]
 
     def _posttask(self, key: Any, result: Any, dsk: Any, state: Any, worker_id: Any) -> None:
         name = key[0] if isinstance(key, tuple) else key
-        if str(name).startswith("partition_statistics"):
+        if str(name).startswith(("partition_statistics", "unit_statistics")):
             self.seen.append(result)
             raise RuntimeError("a callback failed")
 
@@ -922,7 +922,7 @@ def test_rows_per_unit_is_the_pandas_release(orders: pd.DataFrame, npartitions: 
 def test_the_bounding_draws_from_the_budgets_source_inside_the_reservation(
     orders: pd.DataFrame,
 ) -> None:
-    """Keys of KEY_WORDS words per shuffled partition, drawn on the client after the reserve."""
+    """Keys of KEY_WORDS words per bucket of persons, drawn on the client after the reserve."""
     ddf = fresh(orders, 5)
     budget = ddf.dp.set_budget(epsilon=10, privacy_unit="customer", seed=3)
     inner = budget.source
@@ -935,9 +935,9 @@ def test_the_bounding_draws_from_the_budgets_source_inside_the_reservation(
 
     budget.source = Spy()
     with dask.config.set(scheduler="threads"):
-        ddf.dp.count(epsilon=0.5, max_rows=2)
-    n_parts = ddf.shuffle(on="customer").npartitions
-    assert drawn[0] == (pdd.KEY_WORDS * n_parts, 0.5)  # reserved before the keys are drawn
+        ddf.dp.sum("amount", clip=(0, 600), epsilon=0.5, max_rows=2)
+    buckets = min(pdd.BUCKETS_PER_PARTITION * ddf.npartitions, pdd.MAX_BUCKETS)
+    assert drawn[0] == (pdd.KEY_WORDS * buckets, 0.5)  # reserved before the keys are drawn
     assert len(drawn) == 2  # the keys, then the noise: no other draw on the client
 
 
@@ -953,6 +953,85 @@ def test_with_a_privacy_unit_the_seed_chooses_the_rows_kept(orders: pd.DataFrame
 
     assert kept_sum(1) == kept_sum(1) == kept_sum(1, "threads") == kept_sum(1, "processes")
     assert len({kept_sum(seed) for seed in (1, 2, 3)}) == 3
+
+
+@pytest.mark.parametrize("npartitions", [1, 3, 8])
+@pytest.mark.parametrize("max_rows", [1, 3])
+def test_a_person_count_is_the_pandas_release_bit_for_bit(
+    orders: pd.DataFrame, npartitions: int, max_rows: int
+) -> None:
+    """min(rows, max_rows) per person chooses nothing: no key is drawn, the noise is pandas'."""
+    df = orders.copy()
+    df.dp.set_budget(epsilon=10, privacy_unit="customer", seed=5)
+    ddf = fresh(orders, npartitions)
+    ddf.dp.set_budget(epsilon=10, privacy_unit="customer", seed=5)
+    for _ in range(2):
+        want = df.dp.count(epsilon=1, max_rows=max_rows)
+        assert same(ddf.dp.count(epsilon=1, max_rows=max_rows), want)
+
+
+def test_only_what_the_bounding_reads_moves_to_a_persons_bucket(
+    orders: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every row of a person goes to one bucket, in the data's order; only the unit, the
+    kind's columns and int8 key codes move; rows without a unit id or a public key stay."""
+    keys = ["N", "S", "E", "W"]
+    ddf = fresh(orders.assign(note="not read by the release"), 3)
+    ddf.dp.set_budget(epsilon=1e12, privacy_unit="customer", seed=1)
+    split, seen = pdd.split_by_unit, []
+
+    def spy(part: pd.DataFrame, task: Any, buckets: int) -> Any:
+        seen.append((part, split(part, task, buckets)))
+        return seen[-1][1]
+
+    monkeypatch.setattr(pdd, "split_by_unit", spy)
+    with dask.config.set(scheduler="sync"):
+        ddf.dp.groupby("region", keys=keys).sum(
+            "amount", clip=(0, 600), epsilon=1e9, max_rows=2, max_groups=2
+        )
+    assert len(seen) == 3
+    bucket_of: dict[Any, int] = {}
+    for part, pieces in seen:
+        assert sum(n for n, _, _ in pieces) == len(part)  # every input row counted once
+        kept = part[part.customer.notna() & part.region.isin(keys)]
+        for b, (_, rows, codes) in enumerate(pieces):
+            assert list(rows.columns) == ["amount", "customer"]
+            assert codes is not None
+            assert codes.dtype == np.int8
+            for person in rows.customer:
+                assert bucket_of.setdefault(person, b) == b
+            mine = kept[kept.customer.isin(rows.customer)]  # all this partition's rows of them
+            assert rows.amount.tolist() == mine.amount.tolist()  # in the data's order
+            assert codes.tolist() == [keys.index(r) for r in mine.region]
+
+
+def _persons_with_rows_in_order(persons: int, rows: int) -> pd.DataFrame:
+    """Each person's rows hold 0, 1, ..., rows - 1 in the data's order, in keys 0 .. rows - 1."""
+    return pd.DataFrame(
+        {
+            "customer": np.repeat(np.arange(persons), rows),
+            "step": np.tile(np.arange(rows), persons),
+        }
+    )
+
+
+def test_on_dask_a_persons_kept_rows_are_uniform_not_the_first() -> None:
+    """max_rows=1 of rows 0..4: the kept row's mean is 2 (the first row would give 0)."""
+    ddf = fresh(_persons_with_rows_in_order(2_000, 5), 4)
+    ddf.dp.set_budget(epsilon=1e12, privacy_unit="customer", seed=11)
+    with dask.config.set(scheduler="sync"):
+        total = ddf.dp.sum("step", clip=(0, 4), epsilon=1e9, max_rows=1)
+    assert total / 2_000 == pytest.approx(2.0, abs=0.15)  # sd of the mean: 0.03
+
+
+def test_on_dask_a_persons_kept_keys_are_uniform_not_the_first() -> None:
+    """max_groups=1 of keys 0..4 (one row each): each key keeps about a fifth of the persons."""
+    ddf = fresh(_persons_with_rows_in_order(2_000, 5), 4)
+    ddf.dp.set_budget(epsilon=1e12, privacy_unit="customer", seed=12)
+    with dask.config.set(scheduler="sync"):
+        counts = ddf.dp.groupby("step", keys=range(5)).count(epsilon=1e9, max_rows=1, max_groups=1)
+    assert counts.sum() == pytest.approx(2_000, abs=1)
+    assert counts.between(300, 500).all()  # binomial(2000, 1/5): sd 18
 
 
 def test_keyed_words_are_a_stream_of_the_key() -> None:
