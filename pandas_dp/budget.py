@@ -40,6 +40,7 @@ from .ledger import (
 )
 from .noise import RandomSource
 from .text import epsilon_text, number_text
+from .validation import check_delta
 
 __all__ = [
     "Epsilon",
@@ -310,30 +311,46 @@ class PrivacyBudget:
     def epsilon_at(self, delta: float | Fraction, *, of: str = "spent") -> float:
         """The ε of the (ε, δ)-DP guarantee of what was spent (or of the total), at ``delta``.
 
-        Under a ρ budget: the smallest ε that the Canonne–Kamath–Steinke bound
-        certifies for the ρ spent (``of="total"``: for the whole total), rounded
-        so that it can only over-state ε (:func:`pandas_dp.zcdp.epsilon_at`).
-        Under an ε budget: the ε itself (pure ε-DP holds at every δ).  The δ
-        releases spent themselves (:attr:`delta_spent`) adds to ``delta``.
+        ``delta`` is the guarantee's whole δ: it includes the δ the releases
+        spent themselves (:attr:`delta_spent`, key selections; ``of="total"``:
+        the budget's δ), so it must be at least that, and under a ρ budget
+        more.  Under a ρ budget: the smallest ε that the Canonne–Kamath–Steinke
+        bound certifies for the ρ spent (``of="total"``: for the whole total)
+        at the δ left, ``delta - delta_spent``, rounded so that it can only
+        over-state ε (:func:`pandas_dp.zcdp.epsilon_at`).  Under an ε budget:
+        the ε itself ((ε, ``delta_spent``)-DP, hence (ε, δ) at every larger δ).
 
         Parameters
         ----------
         delta : float or Fraction
-            In (0, 1), e.g. ``1e-6``.
+            In (0, 1), e.g. ``1e-6``; at least the δ spent (more under ρ).
         of : {"spent", "total"}
-            The ρ spent so far (default), or the budget's total.
+            What was spent so far (default), or the budget's total.
 
         Returns
         -------
         float
+
+        Raises
+        ------
+        ValueError
+            ``delta`` below the δ the releases spent (under ρ: not above it).
         """
         if of not in ("spent", "total"):
             raise ValueError(f'`of` must be "spent" or "total", got {of!r}.')
         amount = self._store.spent() if of == "spent" else self._store.total
-        if self.accountant == "epsilon":
-            zcdp.epsilon_at(Fraction(1), delta)  # checks delta
-            return float(amount)
-        return zcdp.epsilon_at(amount, delta)
+        used = self.delta_spent if of == "spent" else self.delta
+        zcdp.epsilon_at(Fraction(1), delta)  # checks delta
+        left = check_delta(delta) - used  # a float read as its shortest decimal
+        rho = self.accountant == "rho"
+        if left < 0 or (rho and left == 0):
+            what = "the releases spent" if of == "spent" else "the budget holds"
+            raise ValueError(
+                f"`delta` must be {'above' if rho else 'at least'} the delta {what} "
+                f"({float(used):g}): the guarantee's delta includes it; got {float(delta):g}. "
+                f"Pass e.g. delta={float(used + (FACT_DELTA if rho else 0)):g}."
+            )
+        return zcdp.epsilon_at(amount, left) if rho else float(amount)
 
     @property
     def spent(self) -> Epsilon:
@@ -367,19 +384,21 @@ class PrivacyBudget:
         figure per column, computed from the plan when the release was made).
         ``spent`` is cumulative, in the :attr:`accountant`'s unit (ε, or ρ);
         ``epsilon_at`` is the ε of the (ε, δ)-DP guarantee of that spend at the
-        δ ``at_delta`` (the budget's δ, else 1e-6; under an ε budget, the ε
-        spent itself, a guarantee at every δ).
+        δ ``at_delta``: the δ spent so far (key selections) plus, under a ρ
+        budget, the δ of the conversion (the budget's δ, else 1e-6).  Under an
+        ε budget ``epsilon_at`` is the ε spent itself.
         """
         entries = self.entries
         frame = pd.DataFrame([e.as_record() for e in entries], columns=LEDGER_COLUMNS)
         for column in ("keys", "max_rows", "max_groups"):
             frame[column] = frame[column].astype("Int64")
         spent = list(itertools.accumulate(e.charge(self.accountant) for e in entries))
-        at = self.delta or FACT_DELTA
+        deltas = itertools.accumulate((e.delta for e in entries), initial=Fraction(0))
         rho = self.accountant == "rho"
+        at = (self.delta or FACT_DELTA) if rho else Fraction(0)  # the conversion's δ
         frame["spent"] = [float(s) for s in spent]
         frame["epsilon_at"] = [zcdp.epsilon_at(s, at) if rho else float(s) for s in spent]
-        frame["at_delta"] = float(at)
+        frame["at_delta"] = [float(at + d) for d in list(deltas)[1:]]
         return frame
 
     def reserve(self, entry: LedgerEntry) -> Reservation:
@@ -474,7 +493,10 @@ class PrivacyBudget:
             ("held (reserve)", epsilon_figure(held)) if held else None,
             ("remaining", epsilon_figure(self.remaining)),
             ("accountant", "ρ (zCDP)" if rho else "ε (pure)"),
-            (f"spent as (ε, δ={number_text(at)})", epsilon_figure(Fraction(self.epsilon_at(at))))
+            (
+                f"spent as (ε, δ={number_text(at + self.delta_spent)})",
+                epsilon_figure(Fraction(self.epsilon_at(at + self.delta_spent))),
+            )
             if rho
             else None,
             ("δ spent / total", f"{number_text(self.delta_spent)} / {number_text(self.delta)}")

@@ -21,12 +21,13 @@ concrete subclass of :class:`Kind`.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Self, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -34,7 +35,7 @@ import pandas as pd
 from .ledger import LedgerEntry
 from .noise import I64, Bools, RandomSource
 from .text import numbers_text
-from .validation import ADJACENCIES
+from .validation import ADJACENCIES, selection_loss
 
 __all__ = ["DEPENDS_ON_N", "Kind", "Neighbours", "Rows", "Stats", "exact_sum", "ledger_entry"]
 
@@ -332,6 +333,24 @@ class Kind(ABC, Generic[One, Many]):
     plannable: ClassVar[bool] = False
 
     epsilon: Any
+
+    def at(self, accountant: str, amount: Fraction) -> Self:
+        """The same release at ``amount`` of ``accountant`` (``"epsilon"`` or ``"rho"``).
+
+        The one way to give a kind a share of a call's loss (``max_rows="auto"``,
+        a key selection): a Gaussian release (``epsilon`` None) gets ``rho``; a
+        pure-ε release gets ``epsilon``, or, given ρ, runs at the largest ε with
+        ``ε²/2 <= ρ`` and is charged ρ
+        (:func:`~pandas_dp.validation.selection_loss`).  Both fields are set
+        together, so no kind keeps a stale one.  A kind whose other fields
+        derive from its loss overrides this.
+        """
+        if accountant == "rho" and self.epsilon is None:
+            fields: dict[str, Fraction | None] = {"rho": amount}
+        else:
+            epsilon, rho = selection_loss(accountant, amount)
+            fields = {"epsilon": epsilon} if rho is None else {"epsilon": epsilon, "rho": rho}
+        return dataclasses.replace(self, **fields)  # type: ignore[type-var]
 
     def columns(self) -> tuple[Hashable, ...]:
         """The columns this release reads, besides the keys (never the privacy unit's)."""

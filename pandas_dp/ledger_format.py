@@ -518,7 +518,8 @@ def budgets_frame(
     Each row: name, total, spent, adjacency, privacy_unit, public_rows, created,
     the counts of releases, pending reservations and seeded releases, the
     accountant and the budget's δ; ``epsilon_at`` is the ε of what was spent
-    at ``at_delta`` (the budget's δ, else :data:`FACT_DELTA`);
+    at ``at_delta``: the δ spent plus, under ρ, the conversion's (the
+    budget's δ, else :data:`FACT_DELTA`; under ε, ``epsilon_at`` is the ε spent);
     ``holds``: what the open holds of each budget set aside; ``deltas``: the
     δ each budget's entries spent.
     """
@@ -529,7 +530,9 @@ def budgets_frame(
         total = parse_fraction(total_text, "a total")
         spent = parse_fraction(spent_text, "an amount spent")
         delta = parse_fraction(delta_text, "a delta")
-        at = delta or FACT_DELTA
+        rho = accountant == "rho"
+        at = (delta or FACT_DELTA) if rho else Fraction(0)  # the conversion's δ
+        used = deltas.get(str(name), Fraction(0))
         held = holds.get(str(name), Fraction(0))
         released, pending, seeded = (int(str(count)) for count in counts)
         records.append(
@@ -540,10 +543,10 @@ def budgets_frame(
                 "remaining": float(total - spent - held),
                 "held": float(held),
                 "accountant": accountant,
-                "epsilon_at": zcdp.epsilon_at(spent, at) if accountant == "rho" else float(spent),
-                "at_delta": float(at),
+                "epsilon_at": zcdp.epsilon_at(spent, at) if rho else float(spent),
+                "at_delta": float(at + used),
                 "delta": float(delta),
-                "delta_spent": float(deltas.get(str(name), Fraction(0))),
+                "delta_spent": float(used),
                 "adjacency": adjacency,
                 "privacy_unit": unit,
                 "public_rows": public_rows,

@@ -124,6 +124,7 @@ __all__ = [
     "observed_codes",
     "people_for_half",
     "person_statistics",
+    "rebuilt",
     "release_probability",
     "select_codes",
     "select_keys",
@@ -552,25 +553,25 @@ def observed_codes(frame: pd.DataFrame, by: list[Hashable], dropna: bool) -> tup
             return codes, uniques
         codes = np.where(codes < 0, len(uniques), codes)
         return codes, uniques.append(pd.Index([None]))
-    combined = np.zeros(len(frame), dtype=np.int64)
+    # The columns are combined one at a time and re-densified after each (the partial key's
+    # code times the next column's distinct count + 1 stays below rows * (rows + 1), far from
+    # 2**63); each key's values are then read from its first row, never unpacked arithmetically.
     dropped = np.zeros(len(frame), dtype=np.bool_)
-    stride = 1
+    combined = np.zeros(len(frame), dtype=np.int64)
     for codes, uniques in per_column:
         dropped |= codes < 0
-        combined += np.where(codes < 0, len(uniques), codes) * stride
-        stride *= len(uniques) + 1
-    kept = ~dropped if dropna else np.ones(len(frame), dtype=np.bool_)
+        combined = combined * (len(uniques) + 1) + np.where(codes < 0, len(uniques), codes)
+        combined = np.asarray(pd.factorize(combined)[0], dtype=np.int64)
+    kept = np.flatnonzero(~dropped) if dropna else np.arange(len(frame))
+    found = np.asarray(pd.factorize(combined[kept])[0], dtype=np.int64)
     dense = np.full(len(frame), -1, dtype=np.int64)
-    found, distinct = pd.factorize(combined[kept])
     dense[kept] = found
-    distinct = np.asarray(distinct, dtype=np.int64)
-    level_codes = []
-    for codes_uniques in per_column:
-        size = len(codes_uniques[1]) + 1
-        level = distinct % size
-        level_codes.append(np.where(level == size - 1, -1, level))
-        distinct = distinct // size
+    # factorize numbers the keys in order of first appearance: key c first appears where
+    # the code exceeds every code before it.
+    seen = np.maximum.accumulate(np.concatenate(([-1], found)))[:-1]
+    first = kept[found > seen]
     levels: Any = [u for _, u in per_column]  # pandas-stubs want lists; arrays are fine
+    level_codes = [codes[first] for codes, _ in per_column]
     keys = pd.MultiIndex(levels=levels, codes=cast(Any, level_codes), names=by)
     return dense, keys
 
@@ -606,4 +607,17 @@ def select_keys(
 ) -> tuple[pd.Index, I64 | None]:
     """The selected keys (values) and their noisy statistics, in :func:`select_codes`' order."""
     codes, noisy = select_codes(plan, stats.to_numpy(dtype=np.int64), source)
-    return stats.index[codes], noisy
+    return rebuilt(stats.index[codes]), noisy
+
+
+def rebuilt(keys: pd.Index) -> pd.Index:
+    """Some of the observed keys alone: a MultiIndex rebuilt from its values.
+
+    ``keys[chosen]`` of a MultiIndex keeps the levels of every observed key;
+    rebuilt, its levels hold these keys' values only (sorted when they
+    compare), so nothing read from it (levels, a sort) depends on another key.
+    """
+    if not isinstance(keys, pd.MultiIndex):
+        return keys
+    arrays = [keys.get_level_values(i) for i in range(keys.nlevels)]
+    return pd.MultiIndex.from_arrays(arrays, names=keys.names)

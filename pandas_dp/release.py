@@ -55,6 +55,7 @@ from .partition import (
     KeySelection,
     SelectionPlan,
     person_statistics,
+    rebuilt,
     select_codes,
     selection_plan,
 )
@@ -519,8 +520,7 @@ def plan_selection(
         return Selecting(plan, kind, True, *whole)
     share = total * SELECTION_SHARE
     plan = selection_plan(**{name: share}, delta=group.delta, max_groups=g)
-    rest = dataclasses.replace(kind, **{name: total - share})  # type: ignore[type-var]
-    return Selecting(plan, rest, False, *whole)
+    return Selecting(plan, kind.at(name, total - share), False, *whole)
 
 
 def selection_tally(
@@ -602,8 +602,8 @@ def release_selected(
     canonical = _canonical(keys)
     chosen, noisy = select_codes(selecting.plan, stats[0][canonical], budget.source)
     chosen = canonical[chosen]
-    if group.sort:
-        order = _sorted(keys[chosen])
+    if group.sort:  # on the chosen keys rebuilt: the order reads no other observed key
+        order = _sorted(rebuilt(keys[chosen]))
         chosen = chosen[order]
         noisy = None if noisy is None else noisy[order]
     if selecting.one_pass:
@@ -613,19 +613,7 @@ def release_selected(
         mapping[chosen] = np.arange(chosen.size)
         kept = kind.recode(stats[1:], mapping, chosen.size)
         answer = kind.finish(planned.plan, kept, budget.source, chosen.size)
-    return kind.shape_many(answer, _shown(keys[chosen]))
-
-
-def _shown(keys: pd.Index) -> pd.Index:
-    """The chosen keys alone: a MultiIndex rebuilt from its values.
-
-    ``keys[chosen]`` of a MultiIndex keeps the levels of every observed key;
-    rebuilt, its levels hold the chosen keys' values only, sorted.
-    """
-    if not isinstance(keys, pd.MultiIndex):
-        return keys
-    arrays = [keys.get_level_values(i) for i in range(keys.nlevels)]
-    return pd.MultiIndex.from_arrays(arrays, names=keys.names)
+    return kind.shape_many(answer, rebuilt(keys[chosen]))
 
 
 def contribution_bounds(

@@ -18,7 +18,6 @@ added per call), rendered from the templates of :mod:`pandas_dp.docstrings`.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Hashable, Mapping
 from fractions import Fraction
 from typing import Any, Literal, TypeVar, overload
@@ -32,7 +31,7 @@ from .describe import Describe
 from .docstrings import RELEASES, Scope, for_scope
 from .kind import Kind
 from .selections import Grouped, Selections, Ungrouped
-from .validation import Bounds, loss, selection_loss
+from .validation import Bounds, loss
 from .variance import Var
 
 __all__ = ["Grouped", "Releases", "Ungrouped"]
@@ -92,17 +91,9 @@ class Releases(Selections[S]):
         rho: Fraction | None = getattr(kind, "rho", None)
         accountant, total = ("epsilon", kind.epsilon) if rho is None else ("rho", rho)
         share = total * AUTO_ROWS_SHARE
-        left = total - share
-        if rho is None:
-            fields: dict[str, Fraction | None] = {"epsilon": left}
-        elif kind.epsilon is None:  # a Gaussian release
-            fields = {"rho": left}
-        else:  # a selection given rho=
-            fields = dict(zip(("epsilon", "rho"), selection_loss("rho", left), strict=True))
         with self._hold(total, accountant):
             rows = self._rows_per_unit(share, accountant)
-            rest = dataclasses.replace(kind, **fields)  # type: ignore[type-var]
-            answer = self._spend(rest, rows, max_groups)
+            answer = self._spend(kind.at(accountant, total - share), rows, max_groups)
         return with_rows(answer, rows)
 
     @overload

@@ -966,6 +966,40 @@ def test_an_epsilon_budget_is_its_own_epsilon_at_every_delta(protected: pd.DataF
     assert protected.dp.budget.epsilon_at(1e-9) == 0.25
 
 
+def _after_a_selection(**budget: Any) -> PrivacyBudget:
+    """A budget after one keyless count that spent delta = 1e-7 (and rho 1/8 or epsilon 1/4)."""
+    df = pd.DataFrame({"k": ["a"] * 3000})
+    held = df.dp.set_budget(**budget, delta=1e-6, seed=0)
+    loss = {"epsilon": 0.25} if "epsilon" in budget else {"rho": 0.125}
+    df.dp.groupby("k").count(**loss, delta=1e-7)
+    assert held.delta_spent == Fraction(1, 10**7)
+    return held
+
+
+def test_epsilon_at_counts_the_delta_selections_spent_in_the_guarantees_delta() -> None:
+    budget = _after_a_selection(rho=0.5)
+    at = Fraction(1, 10**6) - Fraction(1, 10**7)  # the conversion's share of delta = 1e-6
+    assert budget.epsilon_at(1e-6) == zcdp.epsilon_at(Fraction(1, 8), at)
+    with pytest.raises(ValueError, match="`delta` must be above the delta the releases spent"):
+        budget.epsilon_at(1e-7)
+    ledger = budget.ledger
+    assert list(ledger.epsilon_at) == [zcdp.epsilon_at(Fraction(1, 8), Fraction(1, 10**6))]
+    assert list(ledger.at_delta) == [float(Fraction(11, 10**7))]
+    facts = dict(budget.facts())
+    assert float(facts["spent as (ε, δ=1.1e-06)"]) == pytest.approx(
+        zcdp.epsilon_at(Fraction(1, 8), Fraction(1, 10**6)), rel=1e-5
+    )
+
+
+def test_an_epsilon_budget_after_a_selection_is_its_epsilon_at_the_delta_spent() -> None:
+    budget = _after_a_selection(epsilon=1.0)
+    assert budget.epsilon_at(1e-7) == 0.25
+    assert budget.epsilon_at(1e-6) == 0.25
+    with pytest.raises(ValueError, match="`delta` must be at least the delta the releases spent"):
+        budget.epsilon_at(1e-9)
+    assert list(budget.ledger.at_delta) == [1e-7]
+
+
 def test_the_views_state_rho_and_the_epsilon_it_means(rho_budget: pd.DataFrame) -> None:
     rho_budget.dp.count(rho=0.125)
     facts = dict(rho_budget.dp.budget.facts())

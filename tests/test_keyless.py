@@ -9,6 +9,7 @@ that differ by the person holding a unique key, with its positive control.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -124,6 +125,33 @@ def test_a_zcdp_call_spends_exactly_its_rho_and_delta(call: Callable[..., Any]) 
     assert (entry.rho, entry.epsilon, entry.delta) == (Fraction(1, 4), None, Fraction(1, 10**7))
 
 
+STATISTICS: dict[str, Callable[..., Any]] = {
+    "count-ci": lambda g, **loss: g.count(ci=0.9, **loss),
+    "sum": lambda g, **loss: g.sum("x", clip=(0, 10), **loss),
+    "mean": lambda g, **loss: g.mean("x", clip=(0, 10), **loss),
+    "var": lambda g, **loss: g.var("x", clip=(0, 10), **loss),
+    "std": lambda g, **loss: g.std("x", clip=(0, 10), **loss),
+    "nunique": lambda g, **loss: g.nunique("x", **loss),
+    "median": lambda g, **loss: g.median("x", candidates=[0, 5, 10], **loss),
+}
+
+
+@pytest.mark.parametrize("accountant", ["epsilon", "rho"])
+@pytest.mark.parametrize("name", STATISTICS)
+def test_the_statistic_is_planned_as_the_keyed_release_at_half_the_loss(
+    name: str, accountant: str
+) -> None:
+    # The statistic's share is the keyed release's at loss/2: the same sensitivity and noise
+    # (a kind keeping a field planned from the whole loss would spend more than it is charged).
+    df = crowd(**({"epsilon": 10.0} if accountant == "epsilon" else {"epsilon": None, "rho": 10.0}))
+    STATISTICS[name](df.dp.groupby("k"), **{accountant: 0.5, "delta": 1e-7})
+    STATISTICS[name](df.dp.groupby("k", keys=["a"]), **{accountant: 0.25})
+    keyless, keyed = df.dp.budget.entries
+    assert keyless.noise_scale == keyed.noise_scale
+    assert keyless.sensitivity == keyed.sensitivity
+    assert keyless.epsilon == (Fraction(1, 2) if accountant == "epsilon" else None)
+
+
 def test_no_message_or_entry_names_an_observed_key() -> None:
     df = crowd(lonely_rows=1)
     df.dp.groupby("k").count(epsilon=0.3, delta=1e-7)
@@ -226,6 +254,25 @@ def test_several_columns_give_tuple_keys_whose_levels_hold_only_chosen_values() 
     assert list(released.index.names) == ["a", "b"]
     assert LONELY not in released.index.levels[0]  # no observed key leaks through the levels
     assert 99 not in released.index.levels[1]
+
+
+@pytest.mark.parametrize("engine", ["pandas", "dask"])
+@pytest.mark.parametrize("with_person", [False, True])
+def test_the_order_of_tuple_keys_reads_only_the_chosen_keys(engine: str, with_person: bool) -> None:
+    # One person's value that does not compare with the others (a str among ints) must not
+    # change the sorted order of the keys shown (it is not one of them).
+    keys = [1] * 500 + [2] * 3000 + ([LONELY] if with_person else [])
+    df: Any = pd.DataFrame({"k": pd.Series(keys, dtype=object), "j": 0})
+    objects_kept = contextlib.nullcontext()
+    if engine == "dask":  # object keys kept as they are (not converted to strings)
+        dd = dask_dataframe()
+        objects_kept = pytest.importorskip("dask").config.set({"dataframe.convert-string": False})
+    with objects_kept:
+        if engine == "dask":
+            df = dd.from_pandas(df, npartitions=2)
+        df.dp.set_budget(epsilon=100.0, delta=1e-3, seed=3)
+        released = df.dp.groupby(["k", "j"]).count(epsilon=1.0, delta=1e-6)
+    assert list(released.index) == [(1, 0), (2, 0)]
 
 
 def test_value_counts_is_most_frequent_first_and_normalize_sums_to_one() -> None:

@@ -22,6 +22,7 @@ from pandas_dp.partition import (
     combine_statistics,
     key_statistics,
     new_person_bound,
+    observed_codes,
     people_for_half,
     person_statistics,
     release_probability,
@@ -262,6 +263,27 @@ def test_several_columns_give_tuple_keys(dropna: bool) -> None:
     assert stats[(1.0, "x")] == 2
     assert len(stats) == (1 if dropna else 3)
     assert stats.sum() == (2 if dropna else 4)
+
+
+def test_many_key_columns_whose_distinct_counts_multiply_past_2_63_keep_each_rows_key() -> None:
+    """Nine columns of 127 or 300 distinct values: 128**8 * 301 > 2**63 combined keys."""
+    n = 2000
+    df = pd.DataFrame({f"c{i}": np.arange(n) % 127 for i in range(8)})
+    df["c8"] = [f"v{i}" for i in np.arange(n) % 300]
+    assert 128**8 * 301 > 2**63
+    codes, keys = observed_codes(df, list(df.columns), dropna=True)
+    assert len(keys) == len(df.drop_duplicates())
+    assert list(keys[codes]) == list(df.itertuples(index=False, name=None))
+
+
+def test_selected_multiindex_levels_hold_the_selected_values_only() -> None:
+    df = pd.DataFrame({"a": ["big"] * 3000 + ["lonely"], "b": "x"})
+    plan = plan_of("laplace")
+    stats = key_statistics(df, ["a", "b"], None, plan, SeededSource(0))
+    keys, _ = select_keys(plan, stats, SeededSource(1))
+    assert isinstance(keys, pd.MultiIndex)
+    assert list(keys) == [("big", "x")]
+    assert [list(level) for level in keys.levels] == [["big"], ["x"]]
 
 
 def test_partition_statistics_add_up_by_key_value() -> None:
