@@ -12,12 +12,15 @@ as the whole frame.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .noise import I64
 from .validation import (
@@ -174,6 +177,11 @@ _KEYS_HINT = (
 #: Up to this many rows, a numeric column is looked up in keys of its dtype by binary search
 #: (less fixed cost than get_indexer, which hashes: faster beyond).
 _SEARCH_ROWS = 2048
+#: Up to this many rows, a pyarrow string column is looked up in string keys by arrow's
+#: ``index_in`` (1.5-4x faster than factorize and get_indexer there; slower on millions).
+_ARROW_ROWS = 100_000
+#: Lists of up to this many plain keys (all ``str`` or all ``int``) have their Index cached.
+_CACHED_KEYS = 64
 #: Python ints in [-2**63, 2**63) make an int64 Index.
 _I64 = 1 << 63
 
@@ -222,7 +230,14 @@ def normalize_keys(by: list[Hashable], keys: object) -> pd.Index:
             f"`keys` must be a collection of public keys, got {type(keys).__name__}. {_KEYS_HINT}"
         )
     else:
-        index = _index_of(list(keys), by)
+        items = list(keys)
+        if len(by) == 1 and _plain(items):
+            if len(set(items)) != len(items):
+                raise ValueError("`keys` must not contain duplicates (each public key once).")
+            small = len(items) <= _CACHED_KEYS
+            index = _plain_index(tuple(items)) if small else _index_of(items, by)
+            return index.rename(by[0]) if small else index.set_names(by[0])
+        index = _index_of(items, by)
         if len(by) == 1 and not isinstance(index, pd.MultiIndex):
             # built here: named in place (no copy), once every check passed
             _check_index(index, by)
@@ -249,6 +264,23 @@ def _index_of(items: list[Any], by: list[Hashable]) -> pd.Index:
     else:
         index = pd.Index(items)
     return index
+
+
+def _plain(items: list[Any]) -> bool:
+    """Keys that are all Python ``str`` or all Python ``int``: none missing, and two of them are
+    one key of an Index exactly when they are one element of a ``set``."""
+    kinds = set(map(type, items))
+    return kinds == {str} or kinds == {int}
+
+
+@functools.lru_cache(maxsize=256)
+def _plain_index(items: tuple[Any, ...]) -> pd.Index:
+    """A short list of distinct :func:`_plain` keys as its Index, built once per list.
+
+    An Index is immutable; each caller gets its own (shallow, renamed) copy,
+    so a release made with the same keys again skips the Index construction.
+    """
+    return _index_of(list(items), [None])
 
 
 def _check_index(index: pd.Index, by: list[Hashable]) -> None:
@@ -298,8 +330,10 @@ def level_codes(series: pd.Series, level: pd.Index) -> I64:
     """Each row's position in ``level`` (-1 if absent or missing), one vectorized pass.
 
     A numpy number, bool or datetime column is looked up in ``level`` directly
-    (the keys hold no missing value, so a missing row gets -1); any other column
-    is factorized and its distinct values looked up.
+    (the keys hold no missing value, so a missing row gets -1), and so is a
+    pyarrow string column of up to ``_ARROW_ROWS`` rows with string keys
+    (:func:`_arrow_lookup`); any other column is factorized and its distinct
+    values looked up.
     """
     if _is_numpy_scalar(series.dtype):
         values: Any = series.to_numpy()  # get_indexer takes an array (the stubs say Index)
@@ -310,9 +344,35 @@ def level_codes(series: pd.Series, level: pd.Index) -> I64:
         ):
             return _search(level.to_numpy(), values)
         return np.asarray(level.get_indexer(values), dtype=np.int64)
+    if (
+        len(series) <= _ARROW_ROWS
+        and _is_arrow_string(series.dtype)
+        and _is_arrow_string(level.dtype)
+    ):
+        return _arrow_lookup(series.array, level.array)
     codes, uniques = row_codes(series)
     mapping = np.append(np.asarray(level.get_indexer(uniques), dtype=np.int64), -1)
     return mapping[codes]  # code -1 (missing) picks the trailing -1
+
+
+def _is_arrow_string(dtype: object) -> bool:
+    """A pandas string dtype stored in pyarrow (``str``, ``string[pyarrow]``)."""
+    return isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow"
+
+
+def _arrow_lookup(values: Any, keys: Any) -> I64:
+    """Each value's position in the distinct string ``keys`` (-1 if absent or missing).
+
+    One ``pyarrow.compute.index_in`` pass over the column's arrow data: the
+    codes of factorizing it and looking its uniques up in the keys (exact
+    string equality; the keys hold no missing value, so a missing row, null in
+    arrow, gets -1), without the factorize and the Index of uniques.
+    """
+    wanted = keys.__arrow_array__()  # the arrow protocol: the data, no copy
+    wanted = wanted.combine_chunks() if isinstance(wanted, pa.ChunkedArray) else wanted
+    found = pc.index_in(values.__arrow_array__(), value_set=wanted)
+    out: I64 = np.asarray(pc.fill_null(found, -1), dtype=np.int64)
+    return out
 
 
 def _search(keys: np.ndarray, values: np.ndarray) -> I64:

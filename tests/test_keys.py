@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from pandas_dp.keys import level_codes, normalize_keys, row_codes
@@ -42,6 +43,44 @@ def test_level_codes_of_a_numeric_column_match_its_factorized_values(
     assert level_codes(series, level).tolist() == mapped.tolist()
 
 
+def _chunked(*chunks: list[str | None]) -> pd.Series:
+    """A ``string[pyarrow]`` column whose arrow data is in several chunks."""
+    data = pa.chunked_array([pa.array(chunk, pa.string()) for chunk in chunks])
+    return pd.Series(pd.arrays.ArrowStringArray(data))
+
+
+STRING_CASES = [
+    (pd.Series(["a", "b", None, "c", "zz", "a"], dtype="str"), pd.Index(["a", "b", "c"])),
+    (pd.Series(["a", "", None, "é", "日本"], dtype="string[pyarrow]"), pd.Index(["日本", "", "é"])),
+    (pd.Series(["x", "y"], dtype="str"), pd.Index(["a"])),  # no row matches
+    (pd.Series([None, None], dtype="str"), pd.Index(["a", "b"])),
+    (pd.Series(["b", "a"], dtype="str"), pd.Index(["a", "b"], dtype="string[pyarrow]")),
+    (_chunked(["a", None], ["b", "a"], []), pd.Index(["b", "a"])),
+    (pd.Series(["a", "B", "b"], dtype="str"), pd.Index(["b", "a"], dtype="string[python]")),
+    (pd.Series(["a", None, "b"], dtype="string[python]"), pd.Index(["b", "a"])),
+    (pd.Series(["a", None, "b"], dtype=object), pd.Index(["b", "a"])),
+    (pd.Series(["1", "2", None], dtype="str"), pd.Index([1, 2])),
+    (pd.Series(["a", "b"], dtype="str"), pd.Index(["a", 1], dtype=object)),
+]
+
+
+@pytest.mark.parametrize(("series", "level"), STRING_CASES)
+def test_level_codes_of_a_string_column_match_its_factorized_values(
+    series: pd.Series, level: pd.Index
+) -> None:
+    # pyarrow strings are looked up in the keys by arrow; every column gets the codes of
+    # factorizing it and looking its distinct values up in the keys
+    codes, uniques = row_codes(series)
+    mapped = np.append(np.asarray(level.get_indexer(uniques), dtype=np.int64), -1)[codes]
+    assert level_codes(series, level).tolist() == mapped.tolist()
+
+
+@pytest.mark.parametrize("keys", [["a", "b", "a"], [1, 2, 1], ["a", "a"]])
+def test_repeated_keys_are_refused(keys: list[object]) -> None:
+    with pytest.raises(ValueError, match="duplicates"):
+        normalize_keys(["k"], keys)
+
+
 @pytest.mark.parametrize(
     "keys",
     [
@@ -52,6 +91,10 @@ def test_level_codes_of_a_numeric_column_match_its_factorized_values(
         [1, 2.0],
         [1, "a"],
         [np.int64(3), 4],
+        ["b", "a"],
+        ["a", 1],
+        [f"k{i}" for i in range(100)],  # beyond the cached lists
+        list(range(100, 0, -1)),
     ],
 )
 def test_a_list_of_keys_is_the_index_pandas_makes_of_it(keys: list[object]) -> None:
@@ -61,3 +104,22 @@ def test_a_list_of_keys_is_the_index_pandas_makes_of_it(keys: list[object]) -> N
     assert made.name == "k"
     assert made.tolist() == expected.tolist()
     assert [type(k) for k in made] == [type(k) for k in expected]
+
+
+def test_keys_given_again_are_a_fresh_index_named_after_their_column() -> None:
+    # a short list of plain keys is built once; each caller gets its own named copy
+    first = normalize_keys(["k"], ["b", "a"])
+    first.name = "changed"
+    again = normalize_keys(["other"], ["b", "a"])
+    assert again is not first
+    assert again.name == "other"
+    assert normalize_keys(["k"], ["b", "a"]).name == "k"
+    assert again.tolist() == ["b", "a"]
+
+
+@pytest.mark.parametrize("keys", [[1, 2], [1.0, 2.0], [True, False], ["1", "2"]])
+def test_equal_looking_keys_of_other_types_keep_their_own_index(keys: list[object]) -> None:
+    normalize_keys(["k"], [1, 2])  # cached first
+    made = normalize_keys(["k"], keys)
+    assert made.dtype == pd.Index(keys).dtype
+    assert [type(k) for k in made] == [type(k) for k in pd.Index(keys)]
