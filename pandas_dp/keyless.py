@@ -489,6 +489,12 @@ class DPSelectedGroupBy:
         Notes
         -----
         $selection
+
+        The score table (keys × candidates) is tallied after the choice, for
+        the chosen keys only (public once chosen; each person's rows bounded
+        as with public keys): a second pass over the data. Of more chosen
+        keys than ``MAX_CELLS // len(candidates)`` (the most a table holds),
+        those with the highest noisy person counts are kept.
         """
         at = self._at(delta, max_rows=max_rows)
         return at.median(  # type: ignore[no-any-return]

@@ -363,6 +363,16 @@ class Kind(ABC, Generic[One, Many]):
         """
         return None, 1
 
+    def most_keys(self) -> int | None:
+        """The most keys one release may have (its statistics grow with keys × candidates).
+
+        None: no cap.  A grouped release with public keys over more is refused
+        by :meth:`read`, before any spend; without public keys, such a kind is
+        tallied after the selection over the chosen keys only, at most this
+        many (those of the highest noisy person counts: :func:`pandas_dp.release.release_selected`).
+        """
+        return None
+
     def counts_rows(self) -> bool:
         """Whether this release is the frame's row count (public under substitute, own rows)."""
         return False

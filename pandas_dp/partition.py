@@ -116,6 +116,7 @@ from .noise import I64, RandomSource, discrete_gaussian, discrete_laplace, gauss
 __all__ = [
     "METHODS",
     "WEIGHT_UNIT",
+    "ChosenKeys",
     "KeySelection",
     "SelectionPlan",
     "combine_statistics",
@@ -251,6 +252,32 @@ class KeySelection(Grouping):
         """
         codes, keys = observed_codes(df, list(self.by), self.dropna)
         return codes, keys.set_names(list(self.by))
+
+
+@dataclass(frozen=True)
+class ChosenKeys(Grouping):
+    """The keys a :class:`KeySelection` chose, as public keys (released: public once chosen).
+
+    ``keys``: the chosen keys (:func:`rebuilt`); each row's code is its key's
+    position among them, matched by value as the selection observed it (-1:
+    a key not chosen, or a row the selection drops).  A release tallied over
+    it bounds each person's contribution as with public keys.
+    """
+
+    selection: KeySelection
+
+    def codes(self, df: pd.DataFrame) -> I64:
+        codes, observed = self.selection.observe(df)
+        out = np.full(codes.shape, -1, dtype=np.int64)
+        if not len(self.keys) or not len(observed):
+            return out
+        n = len(self.keys)
+        both = self.keys.append(observed).factorize(use_na_sentinel=False)[0]
+        found = np.asarray(both[n:], dtype=np.int64)  # a chosen key's position, or >= n
+        mapping = np.where(found < n, found, -1)
+        kept = codes >= 0
+        out[kept] = mapping[codes[kept]]
+        return out
 
 
 def _fraction(value: object, name: str) -> Fraction:

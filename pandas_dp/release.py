@@ -25,6 +25,10 @@ An ungrouped release is the one-key grouped release (``codes`` None, one key).
 A grouped release without public keys (a :class:`~pandas_dp.partition.KeySelection`)
 is the same run with one more statistic, the persons per observed key, and one
 more finishing step, the selection (:func:`plan_selection`, :func:`release_selected`).
+A kind with a table per key (:meth:`~pandas_dp.kind.Kind.most_keys`: a median's
+keys × candidates) tallies only the persons in the reservation, and its own
+statistics after the selection over the chosen keys
+(:class:`~pandas_dp.partition.ChosenKeys`), as with public keys.
 What is particular to a kind lives in its class (:mod:`pandas_dp.aggregate`,
 :mod:`pandas_dp.select`, :mod:`pandas_dp.describe`); :data:`KINDS`, the
 registry, is every concrete subclass of :class:`~pandas_dp.kind.Kind` defined
@@ -52,6 +56,7 @@ from .kind import Kind, Neighbours, Rows, Stats
 from .ledger import LedgerEntry
 from .noise import I64, RandomSource
 from .partition import (
+    ChosenKeys,
     KeySelection,
     SelectionPlan,
     person_statistics,
@@ -304,11 +309,22 @@ def run(
     assert isinstance(group, KeySelection)
     task = Task(kind, planned.plan, group, 0, unit, max_rows, max_groups, selecting.plan)
     planned = planned._replace(entry=selecting.entry(planned.entry))
-    select = frame.selected(task, rows)
-    chosen: Many = release_selected(
-        budget, group, planned, selecting, lambda: select(budget.source)
+    if kind.most_keys() is None:
+        select = frame.selected(task, rows)
+        return release_selected(budget, group, planned, selecting, lambda: select(budget.source))  # type: ignore[no-any-return]
+    # A table per key (a median's): the reservation tallies only the persons per key; the
+    # statistic waits for the chosen keys, public once chosen, and is bounded over them as
+    # with public keys (at most kind.most_keys() of them: no table larger than with keys=).
+    persons = frame.selected(task._replace(kind=PERSONS, plan=None), PERSONS.read(schema, 0))
+
+    def chosen(keys: pd.Index) -> Stats:
+        over = ChosenKeys(group.by, keys, group)
+        tally = task._replace(group=over, n_keys=len(keys), selection=None)
+        return frame.statistics(tally, kind.read(schema, len(keys)))(budget.source)
+
+    return release_selected(  # type: ignore[no-any-return]
+        budget, group, planned, selecting, lambda: persons(budget.source), chosen
     )
-    return chosen
 
 
 def bounded_tally(
@@ -466,6 +482,11 @@ class Selecting(NamedTuple):
         )
 
 
+#: The statistic the reservation of a selection tallies beside the persons per key when the
+#: release's own waits for the chosen keys (:meth:`~pandas_dp.kind.Kind.most_keys`): rows per
+#: key, never released (its plan is never made: a count's tally reads none).
+PERSONS = Count(None)
+
 #: The share of ``epsilon`` (or ``rho``) the key selection takes when the statistic is
 #: not the selection's own counts; the statistic gets the rest.
 SELECTION_SHARE = Fraction(1, 2)
@@ -588,11 +609,16 @@ def release_selected(
     planned: Planned,
     selecting: Selecting,
     statistics: Callable[[], tuple[pd.Index, Stats]],
+    chosen_statistics: Callable[[pd.Index], Stats] | None = None,
 ) -> Any:
     """Reserve, compute, commit; then choose the keys from the noisy person counts and finish.
 
     Only the chosen keys' statistics are finished (noise) and shown, indexed
     by the chosen keys, sorted if ``group.sort``; no other observed key leaves.
+    ``chosen_statistics``: for a kind with :meth:`~pandas_dp.kind.Kind.most_keys`,
+    its exact statistics over the chosen keys (the reservation's are the
+    persons only), computed after the commit; of more chosen keys than that
+    cap, those of the highest noisy person counts are kept.
     """
     kind = selecting.kind
     with budget.reserve(planned.entry):  # committed before any noise; returned if it raised
@@ -602,12 +628,18 @@ def release_selected(
     canonical = _canonical(keys)
     chosen, noisy = select_codes(selecting.plan, stats[0][canonical], budget.source)
     chosen = canonical[chosen]
+    most = kind.most_keys()
+    if most is not None:  # the order of select_codes: descending noisy statistic
+        chosen, noisy = chosen[:most], None if noisy is None else noisy[:most]
     if group.sort:  # on the chosen keys rebuilt: the order reads no other observed key
         order = _sorted(rebuilt(keys[chosen]))
         chosen = chosen[order]
         noisy = None if noisy is None else noisy[order]
     if selecting.one_pass:
         answer: Any = noisy
+    elif chosen_statistics is not None:
+        kept = chosen_statistics(rebuilt(keys[chosen]))
+        answer = kind.finish(planned.plan, kept, budget.source, chosen.size)
     else:
         mapping = np.full(len(keys), -1, dtype=np.int64)
         mapping[chosen] = np.arange(chosen.size)

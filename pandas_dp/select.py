@@ -646,6 +646,9 @@ class Quantile(Kind[float, pd.Series]):
         _check_cells(n_keys, self.grid.size)
         return Rows(len(df), (values,))
 
+    def most_keys(self) -> int:
+        return MAX_CELLS // self.grid.size
+
     def plan(self, neighbours: Neighbours) -> SelectPlan:
         return plan_quantile(self.q, self.epsilon, neighbours)
 

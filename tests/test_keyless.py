@@ -275,6 +275,63 @@ def test_the_order_of_tuple_keys_reads_only_the_chosen_keys(engine: str, with_pe
     assert list(released.index) == [(1, 0), (2, 0)]
 
 
+def tables_built(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of keys of every quantile table built from now on (``quantile_table`` spied)."""
+    built: list[int] = []
+    table = pandas_dp.select.quantile_table
+
+    def spy(values: Any, codes: Any, n_keys: int, grid: Any) -> Any:
+        built.append(n_keys)
+        return table(values, codes, n_keys, grid)
+
+    monkeypatch.setattr(pandas_dp.select, "quantile_table", spy)
+    return built
+
+
+@pytest.mark.parametrize("unit", [None, "u"])
+@pytest.mark.parametrize("engine", ["pandas", "dask"])
+def test_a_keyless_median_builds_its_table_for_the_chosen_keys_only(
+    engine: str, unit: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 17,000 keys of two persons × 1,000 candidates is refused with public keys (over
+    # MAX_CELLS); without keys the reservation must not build that table: an out-of-memory
+    # error there would refund the budget and show that the data has many keys.
+    lonely = np.arange(34_000) % 17_000
+    df: Any = pd.DataFrame({"k": np.concatenate([lonely, np.full(2000, -1)]), "x": 1.0})
+    df["u"] = np.arange(len(df))
+    df["run"] = str(unit)  # each collection's data its own: Dask binds budgets by content
+    if engine == "dask":
+        df = dask_dataframe().from_pandas(df, npartitions=3)
+    df.dp.set_budget(epsilon=100.0, delta=1e-3, seed=0, privacy_unit=unit)
+    built = tables_built(monkeypatch)
+    bounds = {} if unit is None else {"max_rows": 1, "max_groups": 1}
+    released = df.dp.groupby("k").median(
+        "x", candidates=list(range(1000)), epsilon=1.0, delta=1e-6, **bounds
+    )
+    assert list(released.index) == [-1]
+    assert released[-1] == 1.0
+    assert built  # the table was built: for the chosen keys × candidates, never the observed'
+    assert set(built) == {1}
+
+
+def test_a_keyless_median_keeps_at_most_its_cap_of_keys_the_most_crowded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # More chosen keys than MAX_CELLS // candidates: those of the highest noisy person
+    # counts are kept (post-processing of the selection), and no table is larger.
+    monkeypatch.setattr(pandas_dp.select, "MAX_CELLS", 3 * 10)
+    sizes = {"a": 900, "b": 800, "c": 700, "d": 300, "e": 200}
+    df = pd.DataFrame({"k": [k for k, n in sizes.items() for _ in range(n)], "x": 2.0})
+    df.dp.set_budget(epsilon=1000.0, delta=1e-3, seed=0)
+    built = tables_built(monkeypatch)
+    released = df.dp.groupby("k").median("x", candidates=list(range(10)), epsilon=100.0, delta=1e-6)
+    assert list(released.index) == ["a", "b", "c"]
+    assert (released == 2.0).all()
+    assert built == [3]
+    (entry,) = df.dp.budget.entries
+    assert (entry.epsilon, entry.delta) == (Fraction(100), Fraction(1, 10**6))
+
+
 def test_value_counts_is_most_frequent_first_and_normalize_sums_to_one() -> None:
     df = pd.DataFrame({"k": ["a"] * 900 + ["b"] * 300 + ["c"] * 600})
     df.dp.set_budget(epsilon=10.0, delta=1e-5, seed=0)
@@ -456,6 +513,12 @@ PARITY: dict[str, Callable[[Any], Any]] = {
     "nunique": lambda d: d.dp.groupby("k").nunique("j", epsilon=1.0, delta=1e-6),
     "var": lambda d: d.dp.groupby("k").var("x", clip=(0, 1), epsilon=1.0, delta=1e-6),
     "pairs": lambda d: d.dp.groupby(["k", "j"], dropna=False).count(epsilon=1.0, delta=1e-6),
+    "median": lambda d: d.dp.groupby("k").median(
+        "x", candidates=np.linspace(0, 1, 11), epsilon=1.0, delta=1e-6
+    ),
+    "median-pairs": lambda d: d.dp.groupby(["k", "j"], dropna=False).median(
+        "x", candidates=np.linspace(0, 1, 11), epsilon=1.0, delta=1e-6
+    ),
     "value_counts": lambda d: d.dp.value_counts("k", epsilon=1.0, delta=1e-6, dropna=False),
     "crosstab": lambda d: d.dp.crosstab("k", "j", epsilon=1.0, delta=1e-6),
     "crosstab-row-keys": lambda d: d.dp.crosstab(

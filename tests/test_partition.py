@@ -18,6 +18,8 @@ from pandas_dp.noise import SeededSource
 from pandas_dp.partition import (
     PROB_BITS,
     WEIGHT_UNIT,
+    ChosenKeys,
+    KeySelection,
     SelectionPlan,
     combine_statistics,
     key_statistics,
@@ -367,3 +369,13 @@ def test_audit_catches_a_lowered_threshold(method: str) -> None:
 def test_audit_catches_a_doubled_epsilon(method: str) -> None:
     _, eps = audit(selection_plan(epsilon=2, delta=AUDIT_DELTA, method=method))
     assert eps > 1
+
+
+@pytest.mark.parametrize("dropna", [True, False])
+def test_chosen_keys_code_each_row_into_the_chosen_keys_by_value(dropna: bool) -> None:
+    df = pd.DataFrame({"k": ["b", None, "a", "c", "b", None], "j": [1, 2, 1, 1, 1, 2]})
+    selection = KeySelection.of_columns(df, ["k", "j"], dropna=dropna)
+    chosen = pd.MultiIndex.from_arrays([[None, "b"], [2, 1]], names=["k", "j"])
+    codes = ChosenKeys(selection.by, chosen, selection).codes(df)
+    missing = -1 if dropna else 0
+    assert codes.tolist() == [1, missing, -1, -1, 1, missing]
