@@ -19,8 +19,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
+
+try:  # optional: pandas stores its default strings in pyarrow only when it is installed
+    import pyarrow.compute as pc
+except ImportError:  # pragma: no cover - exercised by tests/test_keys.py in a subprocess
+    pc = None
 
 from .noise import I64
 from .validation import (
@@ -357,7 +360,7 @@ def level_codes(series: pd.Series, level: pd.Index) -> I64:
 
 def _is_arrow_string(dtype: object) -> bool:
     """A pandas string dtype stored in pyarrow (``str``, ``string[pyarrow]``)."""
-    return isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow"
+    return pc is not None and isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow"
 
 
 def _arrow_lookup(values: Any, keys: Any) -> I64:
@@ -369,7 +372,7 @@ def _arrow_lookup(values: Any, keys: Any) -> I64:
     arrow, gets -1), without the factorize and the Index of uniques.
     """
     wanted = keys.__arrow_array__()  # the arrow protocol: the data, no copy
-    wanted = wanted.combine_chunks() if isinstance(wanted, pa.ChunkedArray) else wanted
+    wanted = wanted.combine_chunks() if hasattr(wanted, "combine_chunks") else wanted
     found = pc.index_in(values.__arrow_array__(), value_set=wanted)
     out: I64 = np.asarray(pc.fill_null(found, -1), dtype=np.int64)
     return out

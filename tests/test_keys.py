@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -123,3 +129,30 @@ def test_equal_looking_keys_of_other_types_keep_their_own_index(keys: list[objec
     made = normalize_keys(["k"], keys)
     assert made.dtype == pd.Index(keys).dtype
     assert [type(k) for k in made] == [type(k) for k in pd.Index(keys)]
+
+
+def test_the_package_works_without_pyarrow() -> None:
+    """pyarrow is optional (pandas and numpy are the only dependencies): without it the
+    string lookup takes the general path and a grouped release gives the same answer."""
+    script = textwrap.dedent(
+        """
+        import sys
+        for name in ("pyarrow", "pyarrow.compute"):
+            sys.modules[name] = None  # importing it raises ImportError
+        import pandas as pd
+        import pandas_dp
+        from pandas_dp import keys
+        assert keys.pc is None
+        df = pd.DataFrame({"dept": ["a", "b", None, "a", "c"], "x": [1.0, 2.0, 3.0, 4.0, 5.0]})
+        df.dp.set_budget(epsilon=10, seed=3)
+        out = df.dp.groupby("dept", keys=["a", "b", "z"]).count(epsilon=1)
+        print(list(out.index), out.dtype)
+        """
+    )
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['a', 'b', 'z'] int64"
