@@ -14,8 +14,7 @@ For a discrete Laplace noise ``Z`` of scale ``s`` on the integers
 ``P(|Z| > t) <= 1 − level``, so ``released ± t`` holds the noiseless value
 with probability at least ``level``; :func:`gaussian_half_width` is the same for
 the discrete Gaussian noise of zCDP releases (from an upper bound on its tail,
-so never too small), and :func:`gaussian_count_half_width` /
-:func:`gaussian_sum_half_width` plan a count's and a sum's half-width under ρ.
+so never too small); :func:`units_half_width` takes either noise.
 What that noiseless value is depends on
 the release: the count itself; the clipped sum of the rows as rounded to the
 grid; the clipped mean (the mean's interval is widened by the grid step, so
@@ -33,15 +32,13 @@ from statistics import NormalDist
 
 import numpy as np
 
-from .noise import F64, I64, Gauss, Noise, gaussian_scale
+from .noise import F64, I64, Gauss, Noise
 from .validation import given
 
 __all__ = [
     "check_ci",
     "count_interval",
-    "gaussian_count_half_width",
     "gaussian_half_width",
-    "gaussian_sum_half_width",
     "gaussian_tail",
     "level_miss",
     "mean_interval",
@@ -438,38 +435,3 @@ def gaussian_half_width(sigma2: Fraction | float, miss: float) -> int:
         else:
             lo = mid
     return hi
-
-
-def gaussian_count_half_width(rho: Fraction, level: float, sq_sensitivity: int = 1) -> int:
-    """The half-width of a count's ``ci=level`` interval under ``rho`` (data-free).
-
-    The count's noise is the discrete Gaussian of ``σ² =
-    gaussian_scale(Δ₂², ρ)`` (``sq_sensitivity = Δ₂²``: 1 for one row per
-    person, ``k²·g`` for a privacy unit of at most k rows in at most g keys),
-    so the half-width is :func:`gaussian_half_width` at ``1 − level``.  The
-    interval ``count ± half_width`` uses the same number.
-
-    Examples
-    --------
-    >>> gaussian_count_half_width(Fraction(1, 100), 0.95)
-    14
-    """
-    return gaussian_half_width(gaussian_scale(sq_sensitivity, rho), level_miss(level))
-
-
-def gaussian_sum_half_width(
-    rho: Fraction, level: float, sq_sensitivity: int, exponent: int
-) -> float:
-    """The half-width of a sum's ``ci=level`` interval under ``rho``, in data units.
-
-    ``sq_sensitivity`` is ``Δ₂²`` in grid units (from the rounded clip
-    bounds), ``exponent`` the grid's (:func:`pandas_dp.noise.gaussian_grid_exponent`):
-    the half-width is ``t·2**exponent`` with ``t`` the discrete Gaussian's
-    half-width at ``σ² = gaussian_scale(Δ₂², ρ)``.  As for
-    :func:`sum_interval`, it covers the clipped sum of the grid-rounded rows,
-    and ``Δ₂ = 0`` (every row rounds to 0) gives an infinite half-width.
-    """
-    if sq_sensitivity == 0:
-        return math.inf
-    t = gaussian_half_width(gaussian_scale(sq_sensitivity, rho), level_miss(level))
-    return math.ldexp(float(t), exponent)

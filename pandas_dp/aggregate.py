@@ -868,8 +868,7 @@ def plan_nunique_rho(rho: Fraction, neighbours: Neighbours) -> CountPlan:
     ``Δ₂²`` over the keys (:meth:`Neighbours.count_sq_sensitivity`: ``k²·g``).
     """
     if neighbours.grouped:
-        sq = neighbours.count_sq_sensitivity()
-        return CountPlan(neighbours.count_sensitivity(), None, rho, sq)
+        return plan_count_rho(rho, neighbours)
     reach = neighbours.contributions
     return CountPlan(reach, None, rho, reach * reach)
 

@@ -320,7 +320,7 @@ def run(
     def chosen(keys: pd.Index) -> Stats:
         over = ChosenKeys(group.by, keys, group)
         tally = task._replace(group=over, n_keys=len(keys), selection=None)
-        return frame.statistics(tally, kind.read(schema, len(keys)))(budget.source)
+        return frame.statistics(tally, rows)(budget.source)  # rows read once, above
 
     return release_selected(  # type: ignore[no-any-return]
         budget, group, planned, selecting, lambda: persons(budget.source), chosen
@@ -631,21 +631,22 @@ def release_selected(
     most = kind.most_keys()
     if most is not None:  # the order of select_codes: descending noisy statistic
         chosen, noisy = chosen[:most], None if noisy is None else noisy[:most]
-    if group.sort:  # on the chosen keys rebuilt: the order reads no other observed key
-        order = _sorted(rebuilt(keys[chosen]))
-        chosen = chosen[order]
+    picked = rebuilt(keys[chosen])  # the order reads no other observed key
+    if group.sort:
+        order = _sorted(picked)
+        chosen, picked = chosen[order], picked[order]
         noisy = None if noisy is None else noisy[order]
     if selecting.one_pass:
         answer: Any = noisy
     elif chosen_statistics is not None:
-        kept = chosen_statistics(rebuilt(keys[chosen]))
+        kept = chosen_statistics(picked)
         answer = kind.finish(planned.plan, kept, budget.source, chosen.size)
     else:
         mapping = np.full(len(keys), -1, dtype=np.int64)
         mapping[chosen] = np.arange(chosen.size)
         kept = kind.recode(stats[1:], mapping, chosen.size)
         answer = kind.finish(planned.plan, kept, budget.source, chosen.size)
-    return kind.shape_many(answer, rebuilt(keys[chosen]))
+    return kind.shape_many(answer, picked)
 
 
 def contribution_bounds(

@@ -697,27 +697,6 @@ def test_gaussian_half_width_of_no_noise_is_zero() -> None:
     assert accuracy.gaussian_half_width(Fraction(0), 0.05) == 0
 
 
-@pytest.mark.parametrize(
-    ("rho", "sq_sensitivity", "sigma2"),
-    [
-        (Fraction(1, 100), 1, Fraction(50)),
-        (Fraction(1, 2), 1, Fraction(1)),
-        (Fraction(1, 10), 12, Fraction(60)),  # a privacy unit: k = 2 rows in g = 3 keys
-    ],
-)
-def test_gaussian_count_half_width_is_the_release_quantile(
-    rho: Fraction, sq_sensitivity: int, sigma2: Fraction
-) -> None:
-    t = accuracy.gaussian_count_half_width(rho, 0.95, sq_sensitivity)
-    assert t == accuracy.gaussian_half_width(sigma2, accuracy.level_miss(0.95))
-
-
-def test_gaussian_sum_half_width_is_in_grid_steps() -> None:
-    t = accuracy.gaussian_half_width(Fraction(2**55), accuracy.level_miss(0.9))
-    assert accuracy.gaussian_sum_half_width(Fraction(1, 2**56), 0.9, 1, -20) == math.ldexp(t, -20)
-    assert accuracy.gaussian_sum_half_width(Fraction(1, 2), 0.9, 0, -20) == math.inf
-
-
 # -------------------------------------------------------------- Gaussian (rho) intervals
 
 
