@@ -334,6 +334,14 @@ class Kind(ABC, Generic[One, Many]):
 
     epsilon: Any
 
+    def loss(self) -> tuple[str, Fraction]:
+        """What this release is charged: ``("rho", ρ)`` if it has a ρ, else ``("epsilon", ε)``.
+
+        The counterpart of :meth:`at`: ``kind.at(*kind.loss())`` is the same release.
+        """
+        rho: Fraction | None = getattr(self, "rho", None)
+        return ("epsilon", self.epsilon) if rho is None else ("rho", rho)
+
     def at(self, accountant: str, amount: Fraction) -> Self:
         """The same release at ``amount`` of ``accountant`` (``"epsilon"`` or ``"rho"``).
 

@@ -523,12 +523,11 @@ def plan_selection(
             "A groupby without `keys=` chooses its keys under adjacency='add_remove' only; "
             f"this budget's adjacency is {budget.adjacency!r}. Pass the public keys with keys=."
         )
-    rho = getattr(kind, "rho", None)
-    name, total = ("rho", rho) if rho is not None else ("epsilon", kind.epsilon)
+    name, total = kind.loss()
     g = 1 if unit is None else max_groups
     assert g is not None
     assert total is not None
-    whole = (None, total) if rho is not None else (total, None)
+    whole = (None, total) if name == "rho" else (total, None)
     one_pass = (
         isinstance(kind, Count)
         and kind.column is None
@@ -536,11 +535,15 @@ def plan_selection(
         and (unit is None or max_rows == 1)
     )
     if one_pass:
-        method = "gaussian" if rho is not None else "laplace"
-        plan = selection_plan(**{name: total}, delta=group.delta, max_groups=g, method=method)
+        method = "gaussian" if name == "rho" else "laplace"
+        epsilon, rho = whole
+        plan = selection_plan(
+            epsilon=epsilon, rho=rho, delta=group.delta, max_groups=g, method=method
+        )
         return Selecting(plan, kind, True, *whole)
     share = total * SELECTION_SHARE
-    plan = selection_plan(**{name: share}, delta=group.delta, max_groups=g)
+    epsilon, rho = (None, share) if name == "rho" else (share, None)
+    plan = selection_plan(epsilon=epsilon, rho=rho, delta=group.delta, max_groups=g)
     return Selecting(plan, kind.at(name, total - share), False, *whole)
 
 

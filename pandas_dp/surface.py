@@ -88,8 +88,7 @@ class Releases(Selections[S]):
         """
         if not is_auto(max_rows):
             return self._spend(kind, max_rows, max_groups)
-        rho: Fraction | None = getattr(kind, "rho", None)
-        accountant, total = ("epsilon", kind.epsilon) if rho is None else ("rho", rho)
+        accountant, total = kind.loss()
         share = total * AUTO_ROWS_SHARE
         with self._hold(total, accountant):
             rows = self._rows_per_unit(share, accountant)
