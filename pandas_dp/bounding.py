@@ -158,8 +158,34 @@ def _smallest(cells: I64, counts: I64, source: RandomSource, limit: int) -> Bool
         tied = np.zeros(n_cells, dtype=np.bool_)
         tied[(ordered[1:][same] >> np.uint64(width)).astype(np.int64)] = True
         again = np.flatnonzero(tied[cells])
-        dense, n_tied = _dense(cells[again])
-        chosen[again] = _smallest(dense, np.bincount(dense, minlength=n_tied), source, limit)
+        chosen[again] = _smallest_words(cells[again], source, limit)
+    return chosen
+
+
+def _smallest_words(cells: I64, source: RandomSource, limit: int) -> Bools:
+    """:func:`_smallest` for cells that tied: whole words, drawn again until no cell ties.
+
+    Each item draws a 64-bit word; a cell keeps the ``limit`` items with the
+    smallest words, and a cell where two words are equal draws all of its
+    words again (as in :func:`_smallest`: given no tie the words are
+    exchangeable, so the kept items are a uniform subset).  A loop, not a
+    recursion, and a tie of 64-bit words (about ``m²/2**65`` for a cell of m
+    items) is rare at any size, so no data can make this fail inside a
+    reservation.
+    """
+    chosen = np.zeros(cells.size, dtype=np.bool_)
+    todo = np.arange(cells.size)
+    while todo.size:
+        mine = cells[todo]
+        words = source.words(todo.size)
+        order = np.lexsort((words, mine))
+        ordered, drawn = mine[order], words[order]
+        start = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        rank = np.arange(ordered.size) - np.repeat(start, np.diff(np.r_[start, ordered.size]))
+        same = (ordered[1:] == ordered[:-1]) & (drawn[1:] == drawn[:-1])
+        tied = np.isin(ordered, ordered[1:][same])
+        chosen[todo[order[~tied & (rank < limit)]]] = True
+        todo = todo[order[tied]]
     return chosen
 
 

@@ -223,31 +223,45 @@ def test_kept_rows_and_keys_are_uniform_over_many_seeds_on_a_tiny_frame() -> Non
 
 
 class _TiedSource:
-    """A first draw whose words are all equal (every value of a cell ties), then random words."""
+    """The first ``ties`` draws' words all equal (every value of a cell ties), then random words."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, ties: int = 1) -> None:
         self.rng = np.random.Generator(np.random.PCG64(seed))
-        self.first = True
+        self.ties = ties
 
     def words(self, n: int) -> np.ndarray:
-        if self.first:
-            self.first = False
+        if self.ties:
+            self.ties -= 1
             return np.full(n, 0xABCD_0123_4567_89EF, dtype=np.uint64)
         return self.rng.integers(0, 1 << 64, n, dtype=np.uint64)
 
 
-def test_tied_values_draw_again_and_keep_uniform_rows() -> None:
+@pytest.mark.parametrize("ties", [1, 3])  # 3: the whole-word draws tie too, and draw again
+def test_tied_values_draw_again_and_keep_uniform_rows(ties: int) -> None:
     # one person of 4 rows and one of 1: the first values all tie, so the crowded person
     # draws again; each of its rows is kept 1/4 of the time (the first, were ties kept)
     units = np.array([5, 5, 5, 5, (1 << 20) - 1])
     kept = np.zeros(5, dtype=np.int64)
     for seed in range(2_000):
+        source = _TiedSource(seed, ties)
         kept += bound_contributions(
-            _TiedSource(seed), units, None, None, n_keys=1, n_cells=1, max_rows=1, max_groups=None
+            source, units, None, None, n_keys=1, n_cells=1, max_rows=1, max_groups=None
         )
     assert kept[4] == 2_000
     assert kept[:4].sum() == 2_000
     assert scipy.stats.chisquare(kept[:4]).pvalue > 1e-6, kept
+
+
+def test_a_person_of_very_many_rows_is_bounded_without_failing() -> None:
+    # 300,000 rows of one person in one cell: their 32-bit values tie almost surely; the
+    # redraw must finish (a recursion on ties raised RecursionError inside the
+    # reservation, a data-dependent failure that returned the budget)
+    units = np.r_[np.zeros(300_000, dtype=np.int64), np.arange(1, 1_001)]
+    kept = bound_contributions(
+        SeededSource(1), units, None, None, n_keys=1, n_cells=1, max_rows=5, max_groups=None
+    )
+    assert kept[:300_000].sum() == 5
+    assert kept[300_000:].all()
 
 
 @pytest.mark.parametrize(
