@@ -84,11 +84,20 @@ class KeyedWords:
 def _buckets_of(units: pd.Series, buckets: int) -> NDArray[np.uint8]:
     """Each row's bucket: a 64-bit hash of its unit id modulo ``buckets`` (at most 256).
 
-    Signed integer ids are hashed as int64, so a person whose ids are int32 in
-    one file and int64 in another lands in one bucket.
+    Ids are hashed in one form whatever a partition stores them as (a
+    partition may carry another dtype than the collection's): a categorical
+    as its categories' values, integers of any width, numpy, nullable or
+    arrow, as ``Int64`` (whose hash is int64's), so a person whose ids are
+    int32 in one file and int64 in another lands in one bucket; strings of
+    any string dtype already hash alike.
     """
-    if isinstance(units.dtype, np.dtype) and units.dtype.kind == "i":
-        units = units.astype("int64")
+    if isinstance(units.dtype, pd.CategoricalDtype):
+        units = units.astype(units.dtype.categories.dtype)
+    dtype = units.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind == "i":
+        units = units.astype("int64")  # the same hash as Int64, without a mask
+    elif pd.api.types.is_integer_dtype(dtype) and dtype != np.uint64:
+        units = units.astype("Int64")
     hashes = pd.util.hash_pandas_object(units, index=False).to_numpy()
     return (hashes % np.uint64(buckets)).astype(np.uint8)
 

@@ -1463,3 +1463,18 @@ def test_cut_with_a_privacy_unit_gives_the_pandas_truncated_share(
         assert data.dp.budget.entries[-1].operation == "truncated_share"
     truth = (orders.groupby("customer").size() > 8).mean()
     assert all(abs(float(s[0]) - truth) < 0.05 for s in shares)
+
+
+@pytest.mark.parametrize(
+    "other", ["Int32", "int32[pyarrow]", "int16", "category"], ids=lambda d: str(d)
+)
+def test_a_person_is_one_bucket_whatever_dtype_a_partition_stores_their_id_as(other: str) -> None:
+    # person -5 has 3 rows in a partition typed int64 and 3 in one typed otherwise: hashed in
+    # two forms, they were two persons of one bucket each, and max_rows=1 kept 2 rows
+    first = pd.DataFrame({"u": np.array([-5, -5, -5], dtype="int64"), "x": 1.0})
+    ids = pd.Series([-5, -5, -5], dtype="int16" if other == "category" else other)
+    second = pd.DataFrame({"u": ids.astype("category") if other == "category" else ids, "x": 1.0})
+    parts = [dask.delayed(lambda f=f: f)() for f in (first, second)]
+    ddf = dd.from_delayed(parts, meta=first.iloc[:0], verify_meta=False)
+    ddf.dp.set_budget(epsilon=1e9, privacy_unit="u", max_rows=1, seed=1)
+    assert ddf.dp.count(epsilon=1e8) == 1
