@@ -877,7 +877,11 @@ class DaskDPGroupBy(DPGroupedReleases):
     def __init__(self, ddf: dd.DataFrame, by: object, keys: object) -> None:
         self._ddf = ddf
         # A KeySelection (keys chosen privately: pandas_dp.keyless) comes checked.
-        self._group = keys if isinstance(keys, KeySelection) else Grouping.of(ddf._meta, by, keys)
+        self._group = (
+            keys
+            if isinstance(keys, KeySelection)
+            else Grouping.of(ddf._meta, by, keys).check(ddf._meta)
+        )
 
     def _release(self, kind: Kind[Any, Many], bounds: ContributionBounds) -> Many:
         return run(DaskFrame(self._ddf), kind, self._group, bounds)

@@ -65,8 +65,8 @@ class DPGroupedReleases(Releases[Grouped], scope="grouped"):
 
     @property
     def keys(self) -> pd.Index:
-        """The public keys, in the order results are indexed by."""
-        return self._group.keys
+        """The public keys, in the order results are indexed by (a view: rename it freely)."""
+        return self._group.keys.view()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(by={self.by!r}, keys={len(self.keys)})"
@@ -77,7 +77,9 @@ class DPGroupBy(DPGroupedReleases):
 
     def __init__(self, df: pd.DataFrame, by: object, keys: object) -> None:
         self._df = df
-        # A KeySelection (keys chosen privately: pandas_dp.keyless) comes checked.
+        # A KeySelection (keys chosen privately: pandas_dp.keyless) comes checked. Public keys
+        # are checked against their column's dtype by each release, when it reads the column
+        # (before any ε is reserved): groupby() itself reads no column.
         self._group = keys if isinstance(keys, KeySelection) else Grouping.of(df, by, keys)
 
     def _release(self, kind: Kind[Any, Many], bounds: ContributionBounds) -> Many:

@@ -541,7 +541,7 @@ class OneAxisKeys(KeySelection):
         """Check the two columns, the one axis' public keys (against its dtype), ``dropna``."""
         pairs = KeySelection.of_columns(df, [index, columns], dropna=dropna)
         axis = 0 if keys[1] is None else 1
-        public = Grouping.of(df, pairs.by[axis], keys[axis]).keys
+        public = Grouping.of(df, pairs.by[axis], keys[axis]).check(df).keys
         return cls(pairs.by, pairs.keys, pairs.delta, pairs.dropna, True, axis, public)
 
     def counted(self, df: pd.DataFrame) -> None:

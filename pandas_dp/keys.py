@@ -28,9 +28,11 @@ except ImportError:  # pragma: no cover - exercised by tests/test_keys.py in a s
 from .noise import I64
 from .validation import (
     check_column,
+    check_keys_dtype,
     check_keys_match,
     check_ordered,
     check_quantile_grid,
+    column_values,
     numeric_values,
 )
 
@@ -54,16 +56,25 @@ class Grouping:
 
     @classmethod
     def of(cls, df: pd.DataFrame, by: object, keys: object) -> Grouping:
-        """Normalise and check ``by`` and ``keys`` against ``df``'s columns and dtypes."""
+        """Normalise ``by`` and ``keys`` and check them against ``df``'s columns (no value read).
+
+        The keys' type is checked against each column's dtype by :meth:`check`
+        (:meth:`codes` checks the columns it reads, before any ε is reserved).
+        """
         labels = normalize_by(df, by)
-        index = normalize_keys(labels, keys)
-        levels = index.levels if isinstance(index, pd.MultiIndex) else [index]
-        for label, level in zip(labels, levels, strict=True):
-            check_keys_match(df[label], level, "keys")
-        return cls(tuple(labels), index)
+        return cls(tuple(labels), normalize_keys(labels, keys))
+
+    def check(self, schema: pd.DataFrame) -> Grouping:
+        """Refuse keys that no value of their column's dtype can equal (``schema``'s dtypes)."""
+        for label, level in zip(self.by, _levels(self.keys), strict=True):
+            check_keys_match(schema[label], level, "keys")
+        return self
 
     def codes(self, df: pd.DataFrame) -> I64:
-        """Per row of ``df``, the position of its key in ``keys``, or -1 if it is dropped."""
+        """Per row of ``df``, the position of its key in ``keys``, or -1 if it is dropped.
+
+        Each key column is checked as by :meth:`check` when it is read.
+        """
         return encode_keys(df, list(self.by), self.keys)
 
 
@@ -149,7 +160,7 @@ class CrossKeys(Grouping):
         rows = normalize_keys([index], keys[0])
         cols = normalize_keys([columns], keys[1])
         product = pd.MultiIndex.from_product([rows, cols], names=[index, columns])
-        group = Grouping.of(df, [index, columns], product)
+        group = Grouping.of(df, [index, columns], product).check(df)
         return cls(group.by, group.keys, rows, cols)
 
     def table(self, counts: pd.Series | pd.DataFrame) -> pd.DataFrame:
@@ -165,7 +176,7 @@ class CrossKeys(Grouping):
             frame: pd.DataFrame = pd.concat(tables, axis=1, keys=counts.columns)
             return frame
         values = counts.to_numpy().reshape(len(self.rows), len(self.cols))
-        return pd.DataFrame(values, index=self.rows, columns=self.cols)
+        return pd.DataFrame(values, index=self.rows.view(), columns=self.cols.view())
 
 
 _KEYS_HINT = (
@@ -180,6 +191,10 @@ _KEYS_HINT = (
 #: Up to this many rows, a numeric column is looked up in keys of its dtype by binary search
 #: (less fixed cost than get_indexer, which hashes: faster beyond).
 _SEARCH_ROWS = 2048
+#: Up to this many int64 keys spanning at most ``_TABLE_SPAN`` consecutive integers, an int64
+#: column is looked up in a table indexed by ``value - min(keys)`` (no hashing, no search).
+_TABLE_KEYS = 4096
+_TABLE_SPAN = 1 << 16
 #: Up to this many rows, a pyarrow string column is looked up in string keys by arrow's
 #: ``index_in`` (1.5-4x faster than factorize and get_indexer there; slower on millions).
 _ARROW_ROWS = 100_000
@@ -309,9 +324,13 @@ def _check_index(index: pd.Index, by: list[Hashable]) -> None:
         raise ValueError("`keys` must not contain duplicates (each public key once).")
 
 
+#: numpy number, bool and datetime kinds: such an array's values are the column's values.
+_NUMPY_KINDS = "biufmM"
+
+
 def _is_numpy_scalar(dtype: object) -> bool:
     """A numpy number, bool or datetime dtype: its array's values are the column's values."""
-    return isinstance(dtype, np.dtype) and dtype.kind in "biufmM"
+    return isinstance(dtype, np.dtype) and dtype.kind in _NUMPY_KINDS
 
 
 def row_codes(series: pd.Series) -> tuple[I64, pd.Index]:
@@ -339,14 +358,7 @@ def level_codes(series: pd.Series, level: pd.Index) -> I64:
     values looked up.
     """
     if _is_numpy_scalar(series.dtype):
-        values: Any = series.to_numpy()  # get_indexer takes an array (the stubs say Index)
-        if (
-            len(values) <= _SEARCH_ROWS
-            and values.dtype == level.dtype
-            and values.dtype.kind in "iuf"
-        ):
-            return _search(level.to_numpy(), values)
-        return np.asarray(level.get_indexer(values), dtype=np.int64)
+        return array_codes(series.to_numpy(), level)
     if (
         len(series) <= _ARROW_ROWS
         and _is_arrow_string(series.dtype)
@@ -356,6 +368,22 @@ def level_codes(series: pd.Series, level: pd.Index) -> I64:
     codes, uniques = row_codes(series)
     mapping = np.append(np.asarray(level.get_indexer(uniques), dtype=np.int64), -1)
     return mapping[codes]  # code -1 (missing) picks the trailing -1
+
+
+def array_codes(values: Any, level: pd.Index) -> I64:
+    """:func:`level_codes` of a numpy number, bool or datetime array (the keys hold no NaN).
+
+    int64 keys over a short range: a table; numbers of the keys' dtype on up
+    to ``_SEARCH_ROWS`` rows: a binary search; else ``get_indexer``.
+    """
+    if values.dtype == level.dtype and values.dtype.kind in "iuf":
+        if values.dtype == np.int64 and len(level) <= _TABLE_KEYS:
+            found = _table_lookup(level.to_numpy(), values)
+            if found is not None:
+                return found
+        if len(values) <= _SEARCH_ROWS:
+            return _search(level.to_numpy(), values)
+    return np.asarray(level.get_indexer(values), dtype=np.int64)
 
 
 def _is_arrow_string(dtype: object) -> bool:
@@ -378,6 +406,27 @@ def _arrow_lookup(values: Any, keys: Any) -> I64:
     return out
 
 
+def _table_lookup(keys: I64, values: I64) -> I64 | None:
+    """Each int64 value's position in the distinct int64 ``keys`` (-1 if absent), by a table.
+
+    When the keys span at most ``_TABLE_SPAN`` consecutive integers: a table
+    indexed by ``value - min(keys)`` (computed modulo 2**64, so a value below
+    the smallest key, or far above, lands past the table's end and reads -1).
+    None for keys spread wider.
+    """
+    items = keys.tolist()
+    low = min(items)
+    span = max(items) - low + 1
+    if span > _TABLE_SPAN:
+        return None
+    table = np.full(span + 1, -1, dtype=np.int64)
+    table[keys - low] = np.arange(len(items))
+    at = values.view(np.uint64) - np.uint64(low % (1 << 64))
+    np.minimum(at, np.uint64(span), out=at)
+    found: I64 = table.take(at)
+    return found
+
+
 def _search(keys: np.ndarray, values: np.ndarray) -> I64:
     """Each value's position in the distinct ``keys`` (-1 if absent), both numbers of one dtype.
 
@@ -392,17 +441,26 @@ def _search(keys: np.ndarray, values: np.ndarray) -> I64:
     return found
 
 
+def _levels(keys: pd.Index) -> list[pd.Index]:
+    """The keys of each ``by`` column: a MultiIndex's levels, or the Index itself."""
+    return list(keys.levels) if isinstance(keys, pd.MultiIndex) else [keys]
+
+
 def encode_keys(df: pd.DataFrame, by: list[Hashable], keys: pd.Index) -> I64:
-    """Per row, the position of its key in ``keys``, or -1 if the row is dropped."""
+    """Per row, the position of its key in ``keys``, or -1 if the row is dropped.
+
+    Refuses keys of a type that no value of the column's dtype can equal
+    (:func:`~pandas_dp.validation.check_keys_match`), checked on each column as it is read.
+    """
     if not isinstance(keys, pd.MultiIndex):
-        return level_codes(df[by[0]], keys)
+        return _column_codes(df, by[0], keys)
     combined = np.zeros(len(df), dtype=np.int64)
     key_combined = np.zeros(len(keys), dtype=np.int64)
     dropped = np.zeros(len(df), dtype=np.bool_)
     stride = 1
     for i, label in enumerate(by):
         level = keys.levels[i]
-        codes = level_codes(df[label], level)
+        codes = _column_codes(df, label, level)
         dropped |= codes < 0
         combined += codes * stride
         key_combined += np.asarray(keys.codes[i], dtype=np.int64) * stride
@@ -416,3 +474,18 @@ def encode_keys(df: pd.DataFrame, by: list[Hashable], keys: pd.Index) -> I64:
         out = np.asarray(found, dtype=np.int64)
     out[dropped] = -1
     return out
+
+
+def _column_codes(df: pd.DataFrame, label: Hashable, level: pd.Index) -> I64:
+    """:func:`level_codes` of column ``label``, its dtype checked against the keys first.
+
+    A column pandas stores as a numpy number, bool or datetime array is read
+    as stored (:func:`~pandas_dp.validation.column_values`: no Series built).
+    """
+    stored = column_values(df, label)
+    if stored is not None and stored.dtype.kind in _NUMPY_KINDS:
+        check_keys_dtype(stored.dtype, label, level, "keys")
+        return array_codes(stored, level)
+    column = df[label]
+    check_keys_match(column, level, "keys")
+    return level_codes(column, level)

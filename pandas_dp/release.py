@@ -451,7 +451,8 @@ def release(
     )
     if group is None:
         return kind.shape_one(answer)
-    return kind.shape_many(answer, group.keys)
+    # A view: each result's index is its own (renaming it leaves the keys and later results be).
+    return kind.shape_many(answer, group.keys.view())
 
 
 class Selecting(NamedTuple):

@@ -38,6 +38,7 @@ __all__ = [
     "check_delta",
     "check_epsilon",
     "check_k",
+    "check_keys_dtype",
     "check_keys_match",
     "check_loss",
     "check_ordered",
@@ -50,6 +51,7 @@ __all__ = [
     "check_seed",
     "check_timeout",
     "check_unit_ids",
+    "column_values",
     "given",
     "loss",
     "loss_fields",
@@ -337,11 +339,40 @@ def check_column(df: pd.DataFrame, column: object) -> Hashable:
     return column
 
 
+def column_values(df: pd.DataFrame, column: Hashable) -> np.ndarray | None:
+    """A column stored as a plain numpy array: a read-only view of it; else None.
+
+    ``df[column]`` builds a Series (and copies the frame's ``attrs`` into it):
+    a large share of a small release's cost.  A column that pandas stores as a
+    numpy array (numbers, bools, objects; not extension or datetime arrays) is
+    read as stored, through ``DataFrame._get_column_array``: its array, the same
+    values ``df[column].to_numpy()`` gives, made read-only as copy-on-write
+    makes those.  None when the label is not exactly one column or pandas
+    has no such method: the caller reads ``df[column]`` instead.
+    """
+    read = getattr(df, "_get_column_array", None)
+    loc = df.columns.get_loc(column)
+    if read is None or not isinstance(loc, int):
+        return None
+    stored = read(loc)
+    if not isinstance(stored, np.ndarray) or stored.ndim != 1 or len(stored) != len(df):
+        return None
+    view = stored.view()
+    view.flags.writeable = False
+    return view
+
+
 def numeric_values(df: pd.DataFrame, column: Hashable) -> np.ndarray:
     """The column as a float64 array with NaN for missing values.
 
     Raises TypeError for a non-numeric column, before anything is spent.
     """
+    stored = column_values(df, column)
+    if stored is not None and stored.dtype.kind in "biuf":
+        # A numpy number or bool column holds no missing marker but NaN: its values as
+        # floats (a float64 column's read-only view), as the Series path below gives them.
+        floats: np.ndarray = stored.astype(np.float64, copy=False)
+        return floats
     series = df[column]
     if isinstance(series, pd.DataFrame):
         raise ValueError(
@@ -486,12 +517,17 @@ def check_keys_match(series: pd.Series, keys: pd.Index, name: str) -> None:
     column's values: such keys would drop every row and spend epsilon on pure
     noise.
     """
-    holds = _column_holds(series.dtype)
+    check_keys_dtype(series.dtype, series.name, keys, name)
+
+
+def check_keys_dtype(dtype: Any, column: Hashable, keys: pd.Index, name: str) -> None:
+    """:func:`check_keys_match` from the dtype of ``column`` (a label) alone."""
+    holds = _column_holds(dtype)
     are = _KEY_KINDS.get(pd.api.types.infer_dtype(keys, skipna=True))
     if holds is not None and are is not None and (holds, are) in _NEVER_MATCH:
         raise TypeError(
-            f"`{name}` are {are} but column {series.name!r} holds {holds} (dtype "
-            f"{series.dtype}): no row could ever match them, and the release would be pure "
+            f"`{name}` are {are} but column {column!r} holds {holds} (dtype "
+            f"{dtype}): no row could ever match them, and the release would be pure "
             f"noise. Pass {name} of the column's type (e.g. [0, 1] rather than ['0', '1'] for "
             "numbers), or convert the column first with df.dp.assign(...)."
         )

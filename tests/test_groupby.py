@@ -320,3 +320,32 @@ def test_keys_that_may_match_are_accepted_from_the_dtypes_alone(
     # the refusal reads dtypes only: an empty frame of the same dtype decides the same way
     df.dp.groupby("k", keys=keys).count(epsilon=1)
     df.iloc[:0].dp.inherit(df).dp.groupby("k", keys=keys)
+
+
+def test_renaming_a_results_index_leaves_the_keys_and_later_results_alone() -> None:
+    df = pd.DataFrame({"dept": ["a", "b", "a"] * 10, "team": [1, 2, 3] * 10})
+    df.dp.set_budget(epsilon=100, seed=0)
+    grouped = df.dp.groupby("dept", keys=["a", "b"])
+    first = grouped.count(epsilon=1)
+    first.index.name = "renamed"
+    grouped.keys.name = "renamed too"
+    assert grouped.keys.name == "dept"
+    assert grouped.count(epsilon=1).index.name == "dept"
+    several = df.dp.groupby(["dept", "team"], keys=[("a", 1), ("b", 2)])
+    several.count(epsilon=1).index.names = ["x", "y"]
+    assert list(several.count(epsilon=1).index.names) == ["dept", "team"]
+    table = df.dp.crosstab("dept", "team", keys=(["a", "b"], [1, 2]), epsilon=1)
+    table.index.name, table.columns.name = "x", "y"
+    again = df.dp.crosstab("dept", "team", keys=(["a", "b"], [1, 2]), epsilon=1)
+    assert (again.index.name, again.columns.name) == ("dept", "team")
+
+
+def test_groupby_reads_no_column_and_the_keys_type_is_checked_at_the_release(
+    protected: pd.DataFrame, nothing_spent: Callable[[], None]
+) -> None:
+    # groupby() checks the labels and normalises the keys; the keys' type is checked when a
+    # release reads the column, before anything is spent
+    grouped = protected.dp.groupby("age", keys=["30", "40"])
+    with pytest.raises(TypeError, match="`keys` are strings but column 'age' holds numbers"):
+        grouped.mean("salary", clip=(0, 1), epsilon=1)
+    nothing_spent()

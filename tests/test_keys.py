@@ -36,6 +36,16 @@ NUMERIC_CASES = [
     (pd.Series([1.0, -0.0, 0.0]), pd.Index([-0.0, 1.0])),
     (pd.Series([4, 1, 9, -2]), pd.Index([9])),
     (pd.Series(np.arange(5_000) % 7), pd.Index([3, 5, 100])),  # beyond the binary search's rows
+    # int64 keys over a short range: a table indexed by value - min(keys), modulo 2**64
+    (pd.Series([0, 1, 2, 3, -1, 2**63 - 1, -(2**63)]), pd.Index([2, 0, 1])),
+    (
+        pd.Series([-(2**63), -(2**63) + 2, -(2**63) + 1, 5, 2**63 - 1]),
+        pd.Index([-(2**63) + 2, -(2**63)]),
+    ),
+    (pd.Series([2**63 - 1, 2**63 - 3, 0, -(2**63), -1]), pd.Index([2**63 - 1, 2**63 - 2])),
+    (pd.Series(np.arange(-5, 70_000)), pd.Index([65_535, 0, 7])),  # the widest table
+    (pd.Series(np.arange(-5, 70_000)), pd.Index([65_536, 0, 7])),  # one wider: looked up
+    (pd.Series(np.arange(10_000) % 11 - 3), pd.Index([-3, 0, 4, 7])),
 ]
 
 

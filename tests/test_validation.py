@@ -710,3 +710,86 @@ def test_what_a_numpy_column_holds_is_what_pandas_says_of_its_dtype(dtype: type)
     expected = "booleans" if pd.api.types.is_bool_dtype(numpy_dtype) else "numbers"
     assert pd.api.types.is_numeric_dtype(numpy_dtype)
     assert validation._column_holds(numpy_dtype) == expected
+
+
+# ---------------------------------------------------------------- reading a column
+
+
+def _columns() -> pd.DataFrame:
+    n = 6
+    frame = pd.DataFrame(
+        {
+            "f64": np.linspace(-1.0, 1.0, n),
+            "f32": np.arange(n, dtype=np.float32),
+            "i8": np.arange(n, dtype=np.int8) - 3,
+            "i64": np.arange(n) * 2**40,
+            "u64": np.arange(n, dtype=np.uint64) + np.uint64(2**63),
+            "bool": np.arange(n) % 2 == 0,
+            "obj": pd.Series(["a", 1, None, 2.5, "b", "c"], dtype=object),
+            "nan": [1.0, np.nan, 3.0, np.nan, 5.0, 6.0],
+        }
+    )
+    frame["f64b"] = frame["f64"] * 2  # a second float column: one 2-D block with f64
+    return frame
+
+
+@pytest.mark.parametrize("column", list(_columns().columns))
+def test_a_numpy_column_is_read_as_stored_read_only_and_equal_to_the_series_values(
+    column: str,
+) -> None:
+    frame = _columns()
+    before = frame.copy()
+    values = validation.column_values(frame, column)
+    assert values is not None
+    expected = frame[column].to_numpy()
+    assert values.dtype == expected.dtype
+    pd.testing.assert_series_equal(pd.Series(values, name=column), frame[column], check_index=False)
+    with pytest.raises(ValueError, match="read-only"):
+        values[0] = values[1]
+    pd.testing.assert_frame_equal(frame, before)
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        pd.DataFrame({"x": pd.array([1, None, 3], dtype="Int64")}),
+        pd.DataFrame({"x": pd.Series(["a", None, "b"], dtype="str")}),
+        pd.DataFrame({"x": pd.Categorical([1, 2, 1])}),
+        pd.DataFrame({"x": pd.to_datetime(["2020-01-01", None, "2020-01-03"])}),
+        pd.DataFrame([[1.0, 2.0]], columns=["x", "x"]),  # a duplicated label
+        pd.DataFrame([[1.0, 2.0]], columns=pd.MultiIndex.from_tuples([("x", "a"), ("x", "b")])),
+    ],
+    ids=["nullable", "str", "categorical", "datetime", "duplicated", "multiindex_part"],
+)
+def test_a_column_not_stored_as_one_numpy_array_is_read_as_a_series(frame: pd.DataFrame) -> None:
+    assert validation.column_values(frame, "x") is None
+
+
+def test_numeric_values_are_the_same_with_or_without_reading_as_stored(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    frame = _columns().drop(columns="obj")
+    fast = {col: validation.numeric_values(frame, col) for col in frame.columns}
+    monkeypatch.delattr(pd.DataFrame, "_get_column_array")  # a pandas without the method
+    assert validation.column_values(frame, "f64") is None
+    for col in frame.columns:
+        np.testing.assert_array_equal(validation.numeric_values(frame, col), fast[col])
+        assert validation.numeric_values(frame, col).dtype == np.float64
+
+
+def test_releases_are_the_same_without_reading_columns_as_stored(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def answers() -> list[Any]:
+        df = pd.DataFrame({"pay": np.arange(200.0), "dept": np.arange(200) % 4})
+        df.dp.set_budget(epsilon=100, seed=7)
+        grouped = df.dp.groupby("dept", keys=[0, 1, 2, 5])
+        return [
+            df.dp.mean("pay", clip=(0, 100), epsilon=1),
+            grouped.sum("pay", clip=(0, 100), epsilon=1).tolist(),
+            grouped.count(epsilon=1).tolist(),
+        ]
+
+    fast = answers()
+    monkeypatch.delattr(pd.DataFrame, "_get_column_array")
+    assert answers() == fast
