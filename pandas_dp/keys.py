@@ -414,6 +414,26 @@ def _table_lookup(keys: I64, values: I64) -> I64 | None:
     the smallest key, or far above, lands past the table's end and reads -1).
     None for keys spread wider.
     """
+    built = _int_table(keys.tobytes())
+    if built is None:
+        return None
+    low, table = built
+    at = values.view(np.uint64) - np.uint64(low % (1 << 64))
+    np.minimum(at, np.uint64(len(table) - 1), out=at)
+    found: I64 = table.take(at)
+    return found
+
+
+@functools.lru_cache(maxsize=256)
+def _int_table(key_bytes: bytes) -> tuple[int, I64] | None:
+    """The smallest of the int64 keys (given as their bytes) and the table of their positions.
+
+    ``table[value - low]`` is the value's position among the keys, -1 for a
+    value between them, and the table's last entry is -1 (every value outside
+    the keys' range is sent there).  None when the keys span more than
+    ``_TABLE_SPAN`` integers.  Built once per list of keys (read-only, shared).
+    """
+    keys = np.frombuffer(key_bytes, dtype=np.int64)
     items = keys.tolist()
     low = min(items)
     span = max(items) - low + 1
@@ -421,10 +441,8 @@ def _table_lookup(keys: I64, values: I64) -> I64 | None:
         return None
     table = np.full(span + 1, -1, dtype=np.int64)
     table[keys - low] = np.arange(len(items))
-    at = values.view(np.uint64) - np.uint64(low % (1 << 64))
-    np.minimum(at, np.uint64(span), out=at)
-    found: I64 = table.take(at)
-    return found
+    table.flags.writeable = False
+    return low, table
 
 
 def _search(keys: np.ndarray, values: np.ndarray) -> I64:
