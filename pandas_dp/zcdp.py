@@ -15,18 +15,14 @@ Privacy: Simplifications, Extensions, and Lower Bounds"):
   Gaussian (Canonne, Kamath & Steinke, NeurIPS 2020, "The Discrete Gaussian
   for Differential Privacy", Thm. 4).  :func:`gaussian_sigma2` is the inverse.
 - :func:`pure_rho`: an ε-DP release is ``ε²/2``-zCDP (Bun & Steinke, Prop. 1.4).
-- :func:`exponential_rho`: the exponential mechanism is ε-bounded-range, hence
-  ``ε²/8``-zCDP (Cesar & Rogers, ALT 2021, "Bounding, Concentrating, and
-  Truncating: Unifying Privacy Loss Composition for Data Analytics",
-  Lemma 3.2 with Durfee & Rogers, NeurIPS 2019 for bounded range).
-- :func:`permute_and_flip_rho`: permute-and-flip (McKenna & Sheldon, NeurIPS
-  2020) is ε-DP but not known to be ε-bounded-range: charged ``ε²/2``.
 
 A pure-ε release given ``rho=`` (a selection) runs at the largest ε its
 charge allows, rounded down (:func:`pure_epsilon`: ``ε²/2 <= ρ``), so that it
-is ρ-zCDP.  The package's selections are permute-and-flip, AboveThreshold and
-Laplace noise, all charged ``ε²/2``; an exponential mechanism would be
-charged ``ε²/8`` (:func:`exponential_rho`).
+is ρ-zCDP.  The package's selections are permute-and-flip (McKenna &
+Sheldon, NeurIPS 2020), AboveThreshold and Laplace noise: ε-DP, and none
+known to be ε-bounded-range, so all are charged ``ε²/2``.  (The exponential
+mechanism is ε-bounded-range, hence ``ε²/8``-zCDP: Cesar & Rogers, ALT 2021,
+Lemma 3.2 with Durfee & Rogers, NeurIPS 2019; no release here uses it.)
 
 Conversion (Canonne, Kamath & Steinke 2020, Prop. 12 / Cor. 13): a ρ-zCDP
 mechanism is (ε, δ)-DP for every ε ≥ 0 and::
@@ -47,10 +43,8 @@ from fractions import Fraction
 
 __all__ = [
     "epsilon_at",
-    "exponential_rho",
     "gaussian_rho",
     "gaussian_sigma2",
-    "permute_and_flip_rho",
     "pure_epsilon",
     "pure_rho",
     "rho_within",
@@ -123,32 +117,6 @@ def pure_rho(epsilon: Rational) -> Fraction:
     Fraction(1, 200)
     """
     return _non_negative(epsilon, "epsilon") ** 2 / 2
-
-
-def exponential_rho(epsilon: Rational) -> Fraction:
-    """``ε²/8``: the exponential mechanism's cost under a ρ budget (ε-bounded-range).
-
-    The exponential mechanism with privacy parameter ε (utility sensitivity
-    Δ, selection probability ∝ ``exp(ε·u/(2Δ))``) is ε-bounded-range (Durfee
-    & Rogers 2019) and an ε-bounded-range mechanism is ``ε²/8``-zCDP (Cesar &
-    Rogers 2021, Lemma 3.2): four times cheaper than :func:`pure_rho`.
-
-    Examples
-    --------
-    >>> exponential_rho(Fraction(1, 2))
-    Fraction(1, 32)
-    """
-    return _non_negative(epsilon, "epsilon") ** 2 / 8
-
-
-def permute_and_flip_rho(epsilon: Rational) -> Fraction:
-    """``ε²/2``: permute-and-flip's cost under a ρ budget.
-
-    Permute-and-flip is ε-DP (McKenna & Sheldon 2020) but is not known to be
-    ε-bounded-range, so only the generic ε-DP ⇒ ``ε²/2``-zCDP bound
-    (:func:`pure_rho`) applies.
-    """
-    return pure_rho(epsilon)
 
 
 #: Bits after the binary point of the ε a ``rho=`` selection runs at (:func:`pure_epsilon`).
