@@ -18,7 +18,7 @@ added per call), rendered from the templates of :mod:`pandas_dp.docstrings`.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from fractions import Fraction
 from typing import Any, Literal, TypeVar, overload
 
@@ -94,6 +94,38 @@ class Releases(Selections[S]):
             rows = self._rows_per_unit(share, accountant)
             answer = self._spend(kind.at(accountant, total - share), rows, max_groups)
         return with_rows(answer, rows)
+
+    def _clipped(
+        self,
+        column: Hashable | None,
+        clip: Any,
+        loss_given: tuple[float | None, float | None],
+        build: Callable[[Any, dict[str, Fraction | None]], Kind[Any, Any]],
+        max_rows: Any,
+        max_groups: int | None,
+        *,
+        cut: bool,
+        ci: float | None,
+    ) -> Any:
+        """Release ``build(clip, loss)``: a statistic of ``column`` clipped to ``clip``.
+
+        With ``clip="auto"`` or ``cut=True``, through
+        :func:`pandas_dp.auto.release_with` (its parts first, then ``build``
+        with the chosen bounds and the rest of the loss); otherwise :meth:`_go`.
+        """
+        if is_auto(clip) or cut:
+            return release_with(
+                self,
+                (column,),
+                loss_given,
+                clip,
+                lambda clips, f: build(clips[column], f),
+                max_rows,
+                max_groups,
+                cut=cut,
+                ci=ci,
+            )
+        return self._go(build(clip, loss(*loss_given)), max_rows, max_groups)
 
     @overload
     def count(
@@ -333,20 +365,16 @@ class Releases(Selections[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        if is_auto(clip) or cut:
-            return release_with(
-                self,
-                (column,),
-                (epsilon, rho),
-                clip,
-                lambda clips, f: Sum(column=column, clip=clips[column], ci=ci, **f),
-                max_rows,
-                max_groups,
-                cut=cut,
-                ci=ci,
-            )
-        kind = Sum(column=column, clip=clip, ci=ci, **loss(epsilon, rho))
-        return self._go(kind, max_rows, max_groups)
+        return self._clipped(
+            column,
+            clip,
+            (epsilon, rho),
+            lambda bounds, f: Sum(column=column, clip=bounds, ci=ci, **f),
+            max_rows,
+            max_groups,
+            cut=cut,
+            ci=ci,
+        )
 
     @overload
     def mean(
@@ -458,20 +486,16 @@ class Releases(Selections[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        if is_auto(clip) or cut:
-            return release_with(
-                self,
-                (column,),
-                (epsilon, rho),
-                clip,
-                lambda clips, f: Mean(column=column, clip=clips[column], ci=ci, **f),
-                max_rows,
-                max_groups,
-                cut=cut,
-                ci=ci,
-            )
-        kind = Mean(column=column, clip=clip, ci=ci, **loss(epsilon, rho))
-        return self._go(kind, max_rows, max_groups)
+        return self._clipped(
+            column,
+            clip,
+            (epsilon, rho),
+            lambda bounds, f: Mean(column=column, clip=bounds, ci=ci, **f),
+            max_rows,
+            max_groups,
+            cut=cut,
+            ci=ci,
+        )
 
     @overload
     def var(
@@ -560,23 +584,16 @@ class Releases(Selections[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        if is_auto(clip) or cut:
-            return release_with(
-                self,
-                (column,),
-                (epsilon, rho),
-                clip,
-                lambda clips, f: Var.of(
-                    f["epsilon"], column, clips[column], std=False, ci=ci, rho=f["rho"]
-                ),
-                max_rows,
-                max_groups,
-                cut=cut,
-                ci=ci,
-            )
-        f = loss(epsilon, rho)
-        kind = Var.of(f["epsilon"], column, clip, std=False, ci=ci, rho=f["rho"])
-        return self._go(kind, max_rows, max_groups)
+        return self._clipped(
+            column,
+            clip,
+            (epsilon, rho),
+            lambda bounds, f: Var.of(f["epsilon"], column, bounds, std=False, ci=ci, rho=f["rho"]),
+            max_rows,
+            max_groups,
+            cut=cut,
+            ci=ci,
+        )
 
     @overload
     def std(
@@ -665,23 +682,16 @@ class Releases(Selections[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        if is_auto(clip) or cut:
-            return release_with(
-                self,
-                (column,),
-                (epsilon, rho),
-                clip,
-                lambda clips, f: Var.of(
-                    f["epsilon"], column, clips[column], std=True, ci=ci, rho=f["rho"]
-                ),
-                max_rows,
-                max_groups,
-                cut=cut,
-                ci=ci,
-            )
-        f = loss(epsilon, rho)
-        kind = Var.of(f["epsilon"], column, clip, std=True, ci=ci, rho=f["rho"])
-        return self._go(kind, max_rows, max_groups)
+        return self._clipped(
+            column,
+            clip,
+            (epsilon, rho),
+            lambda bounds, f: Var.of(f["epsilon"], column, bounds, std=True, ci=ci, rho=f["rho"]),
+            max_rows,
+            max_groups,
+            cut=cut,
+            ci=ci,
+        )
 
     @overload
     def describe(
