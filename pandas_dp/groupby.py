@@ -79,7 +79,8 @@ class DPGroupBy(DPGroupedReleases):
         self._df = df
         # A KeySelection (keys chosen privately: pandas_dp.keyless) comes checked. Public keys
         # are checked against their column's dtype by each release, when it reads the column
-        # (before any ε is reserved): groupby() itself reads no column.
+        # (before any ε is reserved; max_rows="auto" before its first part): groupby() itself
+        # reads no column.
         self._group = keys if isinstance(keys, KeySelection) else Grouping.of(df, by, keys)
 
     def _release(self, kind: Kind[Any, Many], bounds: ContributionBounds) -> Many:
@@ -89,6 +90,10 @@ class DPGroupBy(DPGroupedReleases):
         return require_binding(self._df).budget
 
     def _rows_per_unit(self, amount: Fraction, accountant: str = "epsilon") -> int:
+        # max_rows="auto" spends this first, on the ungrouped frame: the keys' type is
+        # checked before it, so that keys of the wrong type are refused before any spend.
+        if not isinstance(self._group, KeySelection):
+            self._group.check(self._df)
         return int(self._df.dp._rows_per_unit(amount, accountant))
 
     def _units(self) -> Releases[Ungrouped] | None:

@@ -29,9 +29,9 @@ from .noise import I64
 from .validation import (
     check_column,
     check_keys_dtype,
-    check_keys_match,
     check_ordered,
     check_quantile_grid,
+    column_dtype,
     column_values,
     numeric_values,
 )
@@ -58,8 +58,8 @@ class Grouping:
     def of(cls, df: pd.DataFrame, by: object, keys: object) -> Grouping:
         """Normalise ``by`` and ``keys`` and check them against ``df``'s columns (no value read).
 
-        The keys' type is checked against each column's dtype by :meth:`check`
-        (:meth:`codes` checks the columns it reads, before any ε is reserved).
+        The keys' type is checked against each column's dtype by :meth:`check`,
+        or by :meth:`codes` with ``check=True`` as it reads the columns.
         """
         labels = normalize_by(df, by)
         return cls(tuple(labels), normalize_keys(labels, keys))
@@ -67,15 +67,19 @@ class Grouping:
     def check(self, schema: pd.DataFrame) -> Grouping:
         """Refuse keys that no value of their column's dtype can equal (``schema``'s dtypes)."""
         for label, level in zip(self.by, _levels(self.keys), strict=True):
-            check_keys_match(schema[label], level, "keys")
+            check_keys_dtype(column_dtype(schema, label), label, level, "keys")
         return self
 
-    def codes(self, df: pd.DataFrame) -> I64:
+    def codes(self, df: pd.DataFrame, *, check: bool = False) -> I64:
         """Per row of ``df``, the position of its key in ``keys``, or -1 if it is dropped.
 
-        Each key column is checked as by :meth:`check` when it is read.
+        ``check``: first refuse keys of the wrong type as :meth:`check` does,
+        on each column as it is read (pandas, before the reservation).  Never on
+        a Dask partition: its dtype may differ from the collection's ``_meta``
+        (checked when the groupby is made), and an error raised while the
+        partitions are computed would depend on the data.
         """
-        return encode_keys(df, list(self.by), self.keys)
+        return encode_keys(df, list(self.by), self.keys, check=check)
 
 
 _BINS_HINT = (
@@ -122,8 +126,8 @@ class Bins(Grouping):
         keys = pd.Series(cut).value_counts(sort=False).index.rename(column)
         return cls((column,), keys, edges, bool(right), bool(include_lowest))
 
-    def codes(self, df: pd.DataFrame) -> I64:
-        values = numeric_values(df, self.by[0])
+    def codes(self, df: pd.DataFrame, *, check: bool = False) -> I64:
+        values = numeric_values(df, self.by[0])  # its dtype checked by of_edges
         bins = pd.cut(
             values,
             pd.Index(self.edges),
@@ -191,10 +195,12 @@ _KEYS_HINT = (
 #: Up to this many rows, a numeric column is looked up in keys of its dtype by binary search
 #: (less fixed cost than get_indexer, which hashes: faster beyond).
 _SEARCH_ROWS = 2048
-#: Up to this many int64 keys spanning at most ``_TABLE_SPAN`` consecutive integers, an int64
-#: column is looked up in a table indexed by ``value - min(keys)`` (no hashing, no search).
-_TABLE_KEYS = 4096
-_TABLE_SPAN = 1 << 16
+#: Up to this many int64 keys spanning at most ``_TABLE_SPREAD`` times as many integers
+#: (plus ``_TABLE_SLACK``), an int64 column is looked up in a table indexed by
+#: ``value - min(keys)`` (no hashing, no search); at most 8·(8·1024 + 64) bytes a table.
+_TABLE_KEYS = 1024
+_TABLE_SPREAD = 8
+_TABLE_SLACK = 64
 #: Up to this many rows, a pyarrow string column is looked up in string keys by arrow's
 #: ``index_in`` (1.5-4x faster than factorize and get_indexer there; slower on millions).
 _ARROW_ROWS = 100_000
@@ -377,7 +383,7 @@ def array_codes(values: Any, level: pd.Index) -> I64:
     to ``_SEARCH_ROWS`` rows: a binary search; else ``get_indexer``.
     """
     if values.dtype == level.dtype and values.dtype.kind in "iuf":
-        if values.dtype == np.int64 and len(level) <= _TABLE_KEYS:
+        if values.dtype == np.int64:
             found = _table_lookup(level.to_numpy(), values)
             if found is not None:
                 return found
@@ -409,12 +415,12 @@ def _arrow_lookup(values: Any, keys: Any) -> I64:
 def _table_lookup(keys: I64, values: I64) -> I64 | None:
     """Each int64 value's position in the distinct int64 ``keys`` (-1 if absent), by a table.
 
-    When the keys span at most ``_TABLE_SPAN`` consecutive integers: a table
-    indexed by ``value - min(keys)`` (computed modulo 2**64, so a value below
-    the smallest key, or far above, lands past the table's end and reads -1).
-    None for keys spread wider.
+    When there are at most ``_TABLE_KEYS`` keys and they are not spread out
+    (:func:`_int_table`): a table indexed by ``value - min(keys)`` (computed
+    modulo 2**64, so a value below the smallest key, or far above, lands past
+    the table's end and reads -1).  None otherwise.
     """
-    built = _int_table(keys.tobytes())
+    built = None if len(keys) > _TABLE_KEYS else _int_table(keys.tobytes())
     if built is None:
         return None
     low, table = built
@@ -424,20 +430,21 @@ def _table_lookup(keys: I64, values: I64) -> I64 | None:
     return found
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=64)
 def _int_table(key_bytes: bytes) -> tuple[int, I64] | None:
     """The smallest of the int64 keys (given as their bytes) and the table of their positions.
 
     ``table[value - low]`` is the value's position among the keys, -1 for a
     value between them, and the table's last entry is -1 (every value outside
-    the keys' range is sent there).  None when the keys span more than
-    ``_TABLE_SPAN`` integers.  Built once per list of keys (read-only, shared).
+    the keys' range is sent there).  None when the keys are spread out (over
+    more than ``_TABLE_SPREAD`` integers per key, plus ``_TABLE_SLACK``).
+    Built once per list of keys (read-only, shared; at most 64 tables kept).
     """
     keys = np.frombuffer(key_bytes, dtype=np.int64)
     items = keys.tolist()
     low = min(items)
     span = max(items) - low + 1
-    if span > _TABLE_SPAN:
+    if span > _TABLE_SPREAD * len(items) + _TABLE_SLACK:
         return None
     table = np.full(span + 1, -1, dtype=np.int64)
     table[keys - low] = np.arange(len(items))
@@ -464,21 +471,23 @@ def _levels(keys: pd.Index) -> list[pd.Index]:
     return list(keys.levels) if isinstance(keys, pd.MultiIndex) else [keys]
 
 
-def encode_keys(df: pd.DataFrame, by: list[Hashable], keys: pd.Index) -> I64:
+def encode_keys(
+    df: pd.DataFrame, by: list[Hashable], keys: pd.Index, *, check: bool = False
+) -> I64:
     """Per row, the position of its key in ``keys``, or -1 if the row is dropped.
 
-    Refuses keys of a type that no value of the column's dtype can equal
-    (:func:`~pandas_dp.validation.check_keys_match`), checked on each column as it is read.
+    ``check``: refuse keys of a type that no value of the column's dtype can
+    equal (:func:`~pandas_dp.validation.check_keys_dtype`), on each column as it is read.
     """
     if not isinstance(keys, pd.MultiIndex):
-        return _column_codes(df, by[0], keys)
+        return _column_codes(df, by[0], keys, check)
     combined = np.zeros(len(df), dtype=np.int64)
     key_combined = np.zeros(len(keys), dtype=np.int64)
     dropped = np.zeros(len(df), dtype=np.bool_)
     stride = 1
     for i, label in enumerate(by):
         level = keys.levels[i]
-        codes = _column_codes(df, label, level)
+        codes = _column_codes(df, label, level, check)
         dropped |= codes < 0
         combined += codes * stride
         key_combined += np.asarray(keys.codes[i], dtype=np.int64) * stride
@@ -494,16 +503,18 @@ def encode_keys(df: pd.DataFrame, by: list[Hashable], keys: pd.Index) -> I64:
     return out
 
 
-def _column_codes(df: pd.DataFrame, label: Hashable, level: pd.Index) -> I64:
-    """:func:`level_codes` of column ``label``, its dtype checked against the keys first.
+def _column_codes(df: pd.DataFrame, label: Hashable, level: pd.Index, check: bool) -> I64:
+    """:func:`level_codes` of column ``label`` (``check``: its dtype checked against the keys).
 
     A column pandas stores as a numpy number, bool or datetime array is read
     as stored (:func:`~pandas_dp.validation.column_values`: no Series built).
     """
     stored = column_values(df, label)
     if stored is not None and stored.dtype.kind in _NUMPY_KINDS:
-        check_keys_dtype(stored.dtype, label, level, "keys")
+        if check:
+            check_keys_dtype(stored.dtype, label, level, "keys")
         return array_codes(stored, level)
     column = df[label]
-    check_keys_match(column, level, "keys")
+    if check:
+        check_keys_dtype(column.dtype, label, level, "keys")
     return level_codes(column, level)

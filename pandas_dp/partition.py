@@ -229,7 +229,7 @@ class KeySelection(Grouping):
             self, delta=Fraction(repr(delta)) if isinstance(delta, float) else Fraction(delta)
         )
 
-    def codes(self, df: pd.DataFrame) -> I64:
+    def codes(self, df: pd.DataFrame, *, check: bool = False) -> I64:
         raise TypeError("the keys of a selection are known only after it: use observe().")
 
     def counted(self, df: pd.DataFrame) -> tuple[pd.Index, I64] | None:
@@ -266,7 +266,7 @@ class ChosenKeys(Grouping):
 
     selection: KeySelection
 
-    def codes(self, df: pd.DataFrame) -> I64:
+    def codes(self, df: pd.DataFrame, *, check: bool = False) -> I64:
         codes, observed = self.selection.observe(df)
         out = np.full(codes.shape, -1, dtype=np.int64)
         if not len(self.keys) or not len(observed):

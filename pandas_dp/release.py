@@ -228,7 +228,8 @@ class PandasFrame:
         return Spender(binding.budget, binding.unit, binding.is_root(self.df))
 
     def statistics(self, task: Task, rows: Rows) -> Callable[[RandomSource], Stats]:
-        codes = None if task.group is None else task.group.codes(self.df)
+        # the keys' type checked as their columns are read, before the reservation
+        codes = None if task.group is None else task.group.codes(self.df, check=True)
         units = None if task.unit is None else self.df[task.unit]
         if units is not None:
             check_unit_ids(units.dtype, units.name)  # before the reservation

@@ -51,6 +51,7 @@ __all__ = [
     "check_seed",
     "check_timeout",
     "check_unit_ids",
+    "column_dtype",
     "column_values",
     "given",
     "loss",
@@ -360,6 +361,12 @@ def column_values(df: pd.DataFrame, column: Hashable) -> np.ndarray | None:
     view = stored.view()
     view.flags.writeable = False
     return view
+
+
+def column_dtype(df: pd.DataFrame, column: Hashable) -> Any:
+    """The dtype of ``column`` (one column), read without building its Series when it can be."""
+    stored = column_values(df, column)
+    return df[column].dtype if stored is None else stored.dtype
 
 
 def numeric_values(df: pd.DataFrame, column: Hashable) -> np.ndarray:

@@ -1190,6 +1190,29 @@ def test_a_unit_column_made_float_later_is_never_bound_again(
     assert budget.entries == []
 
 
+@pytest.mark.parametrize("unit", [None, "pid"])
+def test_a_partition_whose_key_dtype_differs_from_meta_releases_like_the_others(
+    unit: str | None,
+) -> None:
+    """Keys are checked against ``_meta`` when the groupby is made, never per partition.
+
+    A row-wise step can give a partition its own dtype (here its digits become int64);
+    a check on partitions would raise inside the reservation, depending on the data.
+    """
+    pdf = pd.DataFrame({"k": ["a", "b", "a", "1", "2", "1"], "v": np.arange(6.0), "pid": range(6)})
+    ddf = fresh(pdf, 2)
+    ddf.dp.set_budget(epsilon=1e10, seed=0, privacy_unit=unit)
+    cleaned = ddf.dp.assign(
+        k=lambda d: d.k.apply(lambda x: int(x) if x.isdigit() else x, meta=("k", "object"))
+    )
+    dtypes = {str(part.compute().k.dtype) for part in cleaned.to_delayed()}
+    assert len(dtypes) == 2  # the partitions' dtypes differ
+    bounds = {} if unit is None else {"max_rows": 1, "max_groups": 1}
+    counts = cleaned.dp.groupby("k", keys=["a", "b"]).count(epsilon=1e9, **bounds)
+    assert counts.tolist() == [2, 1]
+    assert ddf.dp.budget.spent == Fraction(10**9)
+
+
 # ------------------------------------------------------ process workers
 
 

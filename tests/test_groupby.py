@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from pandas_dp.aggregate import plan_mean, plan_sum
+from pandas_dp.keys import Grouping
 from pandas_dp.kind import Neighbours
 
 CLIP = (0.0, 150_000.0)
@@ -319,7 +320,7 @@ def test_keys_that_may_match_are_accepted_from_the_dtypes_alone(
     df.dp.set_budget(epsilon=1, seed=1)
     # the refusal reads dtypes only: an empty frame of the same dtype decides the same way
     df.dp.groupby("k", keys=keys).count(epsilon=1)
-    df.iloc[:0].dp.inherit(df).dp.groupby("k", keys=keys)
+    Grouping.of(df, "k", keys).check(df.iloc[:0])
 
 
 def test_renaming_a_results_index_leaves_the_keys_and_later_results_alone() -> None:
@@ -341,11 +342,40 @@ def test_renaming_a_results_index_leaves_the_keys_and_later_results_alone() -> N
 
 
 def test_groupby_reads_no_column_and_the_keys_type_is_checked_at_the_release(
-    protected: pd.DataFrame, nothing_spent: Callable[[], None]
+    protected: pd.DataFrame, nothing_spent: Callable[[], None], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # groupby() checks the labels and normalises the keys; the keys' type is checked when a
     # release reads the column, before anything is spent
-    grouped = protected.dp.groupby("age", keys=["30", "40"])
+    with monkeypatch.context() as reads:
+        for read in ("__getitem__", "_get_column_array"):
+            reads.setattr(pd.DataFrame, read, lambda *a: pytest.fail("groupby() read a column"))
+        grouped = protected.dp.groupby("age", keys=["30", "40"])
     with pytest.raises(TypeError, match="`keys` are strings but column 'age' holds numbers"):
         grouped.mean("salary", clip=(0, 1), epsilon=1)
     nothing_spent()
+
+
+@pytest.mark.parametrize("call", ["count", "mean", "mean_cut"])
+def test_keys_of_the_wrong_type_are_refused_before_max_rows_auto_spends(call: str) -> None:
+    # max_rows="auto" first spends on the rows per person of the ungrouped frame: the keys'
+    # type must be refused before that part
+    orders = pd.DataFrame(
+        {
+            "customer": np.arange(600) % 200,
+            "region": np.array(["N", "S", "E"])[np.arange(600) % 3],
+            "amount": np.arange(600.0) % 90,
+        }
+    )
+    orders.dp.set_budget(epsilon=10, seed=0, privacy_unit="customer", max_groups=1)
+    grouped = orders.dp.groupby("region", keys=[1, 2])
+    release = {
+        "count": lambda: grouped.count(epsilon=1, max_rows="auto"),
+        "mean": lambda: grouped.mean("amount", clip=(0, 100), epsilon=1, max_rows="auto"),
+        "mean_cut": lambda: grouped.mean(
+            "amount", clip=(0, 100), epsilon=1, max_rows="auto", cut=True
+        ),
+    }[call]
+    with pytest.raises(TypeError, match="`keys` are numbers but column 'region' holds strings"):
+        release()
+    assert orders.dp.budget.spent == 0
+    assert orders.dp.budget.entries == []

@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from pandas_dp.keys import level_codes, normalize_keys, row_codes
+from pandas_dp.keys import _table_lookup, level_codes, normalize_keys, row_codes
 
 NUMERIC_CASES = [
     (pd.Series([1.0, np.nan, 2.0, -0.0, 0.0, 5.5]), pd.Index([0, 2, 5.5])),
@@ -43,8 +43,8 @@ NUMERIC_CASES = [
         pd.Index([-(2**63) + 2, -(2**63)]),
     ),
     (pd.Series([2**63 - 1, 2**63 - 3, 0, -(2**63), -1]), pd.Index([2**63 - 1, 2**63 - 2])),
-    (pd.Series(np.arange(-5, 70_000)), pd.Index([65_535, 0, 7])),  # the widest table
-    (pd.Series(np.arange(-5, 70_000)), pd.Index([65_536, 0, 7])),  # one wider: looked up
+    (pd.Series(np.arange(-5, 200)), pd.Index([87, 0, 7])),  # the widest table of 3 keys
+    (pd.Series(np.arange(-5, 200)), pd.Index([88, 0, 7])),  # one wider: searched
     (pd.Series(np.arange(10_000) % 11 - 3), pd.Index([-3, 0, 4, 7])),
 ]
 
@@ -57,6 +57,33 @@ def test_level_codes_of_a_numeric_column_match_its_factorized_values(
     codes, uniques = row_codes(series)
     mapped = np.append(np.asarray(level.get_indexer(uniques), dtype=np.int64), -1)[codes]
     assert level_codes(series, level).tolist() == mapped.tolist()
+
+
+@pytest.mark.parametrize(
+    ("keys", "table"),
+    [
+        ([0, 1, 2], True),
+        ([87, 0, 7], True),  # 3 keys over 88 integers: 8 per key and 64 more
+        ([88, 0, 7], False),
+        ([2**63 - 1, 2**63 - 80], True),
+        ([-(2**63), 2**63 - 1], False),
+        (list(range(0, 2048, 2)), True),  # 1,024 keys, the most a table takes
+        (list(range(0, 2050, 2)), False),
+    ],
+)
+def test_int64_keys_over_a_short_range_are_looked_up_in_a_table(
+    keys: list[int], table: bool
+) -> None:
+    rng = np.random.Generator(np.random.PCG64(3))
+    values = np.concatenate(
+        [rng.integers(-100, 2_200, 3_000), np.array(keys), [2**63 - 1, -(2**63), -1, 0]]
+    ).astype(np.int64)
+    found = _table_lookup(np.array(keys, dtype=np.int64), values)
+    assert (found is not None) == table
+    expected = pd.Index(keys).get_indexer(values)
+    assert level_codes(pd.Series(values), pd.Index(keys)).tolist() == expected.tolist()
+    if found is not None:
+        assert found.tolist() == expected.tolist()
 
 
 def _chunked(*chunks: list[str | None]) -> pd.Series:

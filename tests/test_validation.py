@@ -729,8 +729,13 @@ def _columns() -> pd.DataFrame:
             "nan": [1.0, np.nan, 3.0, np.nan, 5.0, 6.0],
         }
     )
-    frame["f64b"] = frame["f64"] * 2  # a second float column: one 2-D block with f64
     return frame
+
+
+def _strided() -> pd.DataFrame:
+    """Columns of one 2-D block from an ndarray, every other row (strided, F-ordered views)."""
+    block = np.arange(24.0).reshape(12, 2)
+    return pd.DataFrame(block, columns=["a", "b"]).iloc[::2]
 
 
 @pytest.mark.parametrize("column", list(_columns().columns))
@@ -747,6 +752,15 @@ def test_a_numpy_column_is_read_as_stored_read_only_and_equal_to_the_series_valu
     with pytest.raises(ValueError, match="read-only"):
         values[0] = values[1]
     pd.testing.assert_frame_equal(frame, before)
+
+
+@pytest.mark.parametrize("column", ["a", "b"])
+def test_a_column_of_a_strided_2d_block_is_read_as_the_series_values(column: str) -> None:
+    frame = _strided()
+    values = validation.column_values(frame, column)
+    assert values is not None
+    assert values.tolist() == frame[column].tolist()
+    assert validation.numeric_values(frame, column).tolist() == frame[column].tolist()
 
 
 @pytest.mark.parametrize(
