@@ -571,7 +571,9 @@ class DPAccessor(DPReleases):
         -----
         With ``keys``: rows whose key is missing or not among ``keys`` are
         dropped; keys with no rows are answered with noise too. Each release
-        is charged once for all keys (parallel composition).
+        is charged once for all keys (parallel composition). ``groupby``
+        reads no column: keys of a type the column cannot hold (``["30"]``
+        on numbers) are refused by the first release, before it spends.
         """
         if keys is None:
             selection = KeySelection.of_columns(self._df, by, dropna=dropna)
