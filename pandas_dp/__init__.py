@@ -64,6 +64,13 @@ from __future__ import annotations
 
 import pandas as pd
 
+if int(pd.__version__.split(".", 1)[0]) < 3:
+    raise ImportError(
+        f"pandas_dp needs pandas 3.0 or later; this is pandas {pd.__version__}. A budget's frame "
+        "stops spending when its rows or its privacy unit are changed in place, and that relies on "
+        "pandas' copy-on-write, always on from pandas 3.0. Upgrade: pip install -U 'pandas>=3'."
+    )
+
 from .accessor import DPAccessor
 from .budget import PrivacyBudget
 from .errors import BudgetExceededError, MissingBudgetError, PandasDPError

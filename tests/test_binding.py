@@ -5,11 +5,15 @@ from __future__ import annotations
 import copy
 import gc
 import json
+import os
 import pickle
+import subprocess
+import sys
 import uuid
 import warnings
 from collections.abc import Callable
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -499,3 +503,22 @@ def test_a_unit_column_replaced_in_place_stops_the_frame_until_inherit(
     df.dp.inherit()  # the analyst asserts it still identifies the same persons
     df.dp.count(epsilon=1e5)
     assert len(budget.entries) == 3
+
+
+@pytest.mark.parametrize(("version", "refused"), [("2.2.3", True), ("3.0.0", False)])
+def test_a_pandas_before_3_is_refused_at_import(version: str, refused: bool) -> None:
+    """The binding relies on copy-on-write (always on from pandas 3): without it a frame whose
+    rows or unit were changed in place kept spending, so an older pandas is refused."""
+    script = f"import pandas; pandas.__version__ = {version!r}; import pandas_dp"
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        check=False,
+    )
+    assert (done.returncode != 0) == refused, done.stderr
+    if refused:
+        assert f"needs pandas 3.0 or later; this is pandas {version}" in done.stderr
+        assert "copy-on-write" in done.stderr
