@@ -426,7 +426,7 @@ def _table_lookup(keys: I64, values: I64) -> I64 | None:
     low, table = built
     at = values.view(np.uint64) - np.uint64(low % (1 << 64))
     np.minimum(at, np.uint64(len(table) - 1), out=at)
-    found: I64 = table.take(at)
+    found: I64 = table.take(at.view(np.int64))  # every slot below 2**63
     return found
 
 
