@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 
 import pandas_dp  # noqa: F401  (registers df.dp)
-from pandas_dp import aggregate
-from pandas_dp.noise import SeededSource, discrete_laplace, grid_exponent, integer_scale
+from pandas_dp.core.noise import SeededSource, discrete_laplace, grid_exponent, integer_scale
+from pandas_dp.kinds import aggregate
 
 N_ROWS = 1_000
 CLIP = (0.0, 200_000.0)

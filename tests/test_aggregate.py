@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pandas_dp
-from pandas_dp.aggregate import (
+from pandas_dp.core.noise import GRID_BITS, ROW_BITS, Gauss
+from pandas_dp.kinds.aggregate import (
     CHUNK,
     GridPlan,
     complementary_mean,
@@ -30,8 +31,7 @@ from pandas_dp.aggregate import (
     plan_sum_rho,
     round_rows,
 )
-from pandas_dp.kind import Neighbours
-from pandas_dp.noise import GRID_BITS, ROW_BITS, Gauss
+from pandas_dp.kinds.base import Neighbours
 
 #: scope name -> (grouped, n_public) as the accessor passes them
 SCOPES = {

@@ -27,9 +27,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pandas_dp import aggregate, zcdp
-from pandas_dp.kind import Neighbours as Relation
-from pandas_dp.noise import SeededSource
+from pandas_dp.core import zcdp
+from pandas_dp.core.noise import SeededSource
+from pandas_dp.kinds import aggregate
+from pandas_dp.kinds.base import Neighbours as Relation
 
 EPSILON = 1.0
 N = 100_000

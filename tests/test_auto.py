@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 
 import pandas_dp  # noqa: F401  (registers df.dp)
-from pandas_dp.auto import AUTO_CHECK_SHARE, AUTO_MIN_RATIO, CUT_SHARE, auto_minimum
-from pandas_dp.clipbounds import plan_bounds
-from pandas_dp.kind import Neighbours
-from pandas_dp.zcdp import pure_epsilon
+from pandas_dp.core.zcdp import pure_epsilon
+from pandas_dp.kinds.base import Neighbours
+from pandas_dp.kinds.clip_bounds import plan_bounds
+from pandas_dp.pipeline.auto import AUTO_CHECK_SHARE, AUTO_MIN_RATIO, CUT_SHARE, auto_minimum
 
 
 def incomes(n: int = 1_000, seed: int = 11) -> pd.DataFrame:

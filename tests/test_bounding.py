@@ -19,11 +19,18 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from pandas_dp import accessor, aggregate, release, select
-from pandas_dp.bounding import bound_contributions, kept_counts, rows_per_person, unit_codes
+from pandas_dp.core.noise import SeededSource
 from pandas_dp.errors import BudgetMismatchError
-from pandas_dp.kind import Neighbours
-from pandas_dp.noise import SeededSource
+from pandas_dp.kinds import aggregate, select
+from pandas_dp.kinds.base import Neighbours
+from pandas_dp.mechanisms.contributions import (
+    bound_contributions,
+    kept_counts,
+    rows_per_person,
+    unit_codes,
+)
+from pandas_dp.pipeline import run as release
+from pandas_dp.surface import accessor
 
 Bound = Callable[[np.ndarray, np.ndarray], float]
 EPSILON = 1.0

@@ -29,14 +29,14 @@ from pandas_dp import (
     PandasDPError,
     PrivacyBudget,
     open_ledger,
-    zcdp,
 )
-from pandas_dp import budget as budget_module
-from pandas_dp import ledger as ledger_module
-from pandas_dp.budget import Hold
-from pandas_dp.docstrings import RELEASES as TEMPLATES
+from pandas_dp.accounting import budget as budget_module
+from pandas_dp.accounting import ledger as ledger_module
+from pandas_dp.accounting.budget import Hold
+from pandas_dp.accounting.ledger import LedgerEntry
+from pandas_dp.core import zcdp
 from pandas_dp.errors import BudgetMismatchError, ReservationError
-from pandas_dp.ledger import LedgerEntry
+from pandas_dp.surface._docs import RELEASES as TEMPLATES
 
 CLIP = (0, 200_000)
 KEYS = ["Eng", "Ops", "Sales"]
@@ -384,7 +384,7 @@ for _kind in ("count", "count_column", "groupby_count"):
 
 
 def _patch_statistics(monkeypatch: pytest.MonkeyPatch, where: tuple[str, str], fn: Any) -> None:
-    from pandas_dp import aggregate, select
+    from pandas_dp.kinds import aggregate, select
 
     module = {"aggregate": aggregate, "select": select}[where[0]]
     monkeypatch.setattr(module, where[1], fn)
@@ -418,7 +418,7 @@ def test_a_release_whose_statistics_raise_returns_its_reservation(
 def test_a_reservation_counts_against_every_other_query_while_it_computes(
     protected: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pandas_dp import aggregate
+    from pandas_dp.kinds import aggregate
 
     inner: list[BaseException] = []
     real = aggregate.grid_sums

@@ -18,9 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pandas_dp import aggregate
-from pandas_dp.kind import Neighbours
-from pandas_dp.validation import check_clip, check_epsilon
+from pandas_dp.core.validation import check_clip, check_epsilon
+from pandas_dp.kinds import aggregate
+from pandas_dp.kinds.base import Neighbours
 
 HUGE_EPSILON = 1e9
 

@@ -19,10 +19,10 @@ import pandas as pd
 import pytest
 
 import pandas_dp
-from pandas_dp import release
 from pandas_dp.errors import BudgetExceededError
-from pandas_dp.keyless import DPSelectedGroupBy
-from pandas_dp.partition import SelectionPlan
+from pandas_dp.mechanisms.key_selection import SelectionPlan
+from pandas_dp.pipeline import run as release
+from pandas_dp.surface.keyless import DPSelectedGroupBy
 
 SEEDS = range(200)
 LONELY = "lonely-key-7f3a"  # held by one person: must never appear, nor be named anywhere
@@ -278,13 +278,13 @@ def test_the_order_of_tuple_keys_reads_only_the_chosen_keys(engine: str, with_pe
 def tables_built(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The number of keys of every quantile table built from now on (``quantile_table`` spied)."""
     built: list[int] = []
-    table = pandas_dp.select.quantile_table
+    table = pandas_dp.kinds.select.quantile_table
 
     def spy(values: Any, codes: Any, n_keys: int, grid: Any) -> Any:
         built.append(n_keys)
         return table(values, codes, n_keys, grid)
 
-    monkeypatch.setattr(pandas_dp.select, "quantile_table", spy)
+    monkeypatch.setattr(pandas_dp.kinds.select, "quantile_table", spy)
     return built
 
 
@@ -319,7 +319,7 @@ def test_a_keyless_median_keeps_at_most_its_cap_of_keys_the_most_crowded(
 ) -> None:
     # More chosen keys than MAX_CELLS // candidates: those of the highest noisy person
     # counts are kept (post-processing of the selection), and no table is larger.
-    monkeypatch.setattr(pandas_dp.select, "MAX_CELLS", 3 * 10)
+    monkeypatch.setattr(pandas_dp.kinds.select, "MAX_CELLS", 3 * 10)
     sizes = {"a": 900, "b": 800, "c": 700, "d": 300, "e": 200}
     df = pd.DataFrame({"k": [k for k, n in sizes.items() for _ in range(n)], "x": 2.0})
     df.dp.set_budget(epsilon=1000.0, delta=1e-3, seed=0)

@@ -24,8 +24,8 @@ import pandas as pd
 import pytest
 
 import pandas_dp
-from pandas_dp import partition
-from pandas_dp.keys import Grouping
+from pandas_dp.mechanisms import key_selection as partition
+from pandas_dp.mechanisms.keys import Grouping
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 SECTION = "## How accurate is this?"

@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pandas_dp import aggregate, variance
+from pandas_dp.core.noise import Gauss, SeededSource
 from pandas_dp.errors import BudgetExceededError
-from pandas_dp.kind import Neighbours
-from pandas_dp.noise import Gauss, SeededSource
-from pandas_dp.select import evenly_spaced, grid_cells, quantile_table
-from pandas_dp.variance import (
+from pandas_dp.kinds import aggregate, variance
+from pandas_dp.kinds.base import Neighbours
+from pandas_dp.kinds.select import evenly_spaced, grid_cells, quantile_table
+from pandas_dp.kinds.variance import (
     grid_triples,
     noisy_triples,
     plan_variance,

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import pandas_dp
-from pandas_dp.docstrings import RELEASES
+from pandas_dp.surface._docs import RELEASES
 
 
 @pytest.mark.parametrize("name", sorted(RELEASES))

@@ -38,7 +38,7 @@ assert_type(a.value_counts("k", epsilon=1, delta=1e-7), pd.Series)
 assert_type(a.crosstab("k", "p", epsilon=1, delta=1e-7), pd.DataFrame)
 assert_type(g.argmax_exp("k", candidates=["a", "b"], epsilon=1), pd.Series)
 assert_type(g.argmax_exp("k", candidates=["a", "b"], epsilon=1, k=1), pd.DataFrame)
-# Each release on both surfaces (pandas_dp.surface: self-typed overloads).
+# Each release on both surfaces (pandas_dp.surface._releases: self-typed overloads).
 assert_type(a.count(epsilon=1), int)
 assert_type(a.count("x", epsilon=1, ci=0.9), pd.Series)
 assert_type(a.sum("x", clip=(0, 1), epsilon=1), float)
