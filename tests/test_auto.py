@@ -14,7 +14,7 @@ import pandas_dp  # noqa: F401  (registers df.dp)
 from pandas_dp.core.zcdp import pure_epsilon
 from pandas_dp.kinds.base import Neighbours
 from pandas_dp.kinds.clip_bounds import plan_bounds
-from pandas_dp.pipeline.auto import AUTO_CHECK_SHARE, AUTO_MIN_RATIO, CUT_SHARE, auto_minimum
+from pandas_dp.pipeline.recipes import AUTO_CHECK_SHARE, AUTO_MIN_RATIO, CUT_SHARE, auto_minimum
 
 
 def incomes(n: int = 1_000, seed: int = 11) -> pd.DataFrame:

@@ -80,7 +80,6 @@ import threading
 import weakref
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any, TypeVar, overload
 
 import numpy as np
@@ -115,12 +114,10 @@ from ..kinds.base import Kind, Rows, Stats
 from ..mechanisms.key_selection import KeySelection
 from ..mechanisms.keys import Grouping
 from ..pipeline.run import (
-    ContributionBounds,
     Spender,
     Task,
     bounded_tally,
     combine_selected,
-    run,
     selection_tally,
 )
 from ..surface.accessor import DPReleases
@@ -381,6 +378,18 @@ class DaskFrame:
         bound = _require(self.ddf)
         return Spender(bound.budget, bound.unit, bound.root)
 
+    def units(self, what: str) -> DaskFrame:
+        bound = _require(self.ddf)
+        if bound.unit is None:
+            raise TypeError(
+                f"{what} needs a privacy unit: this collection has one row per person. "
+                "Attach the budget with set_budget(..., privacy_unit='customer_id')."
+            )
+        people = self.ddf.groupby(bound.unit, dropna=True).size().rename("rows").to_frame()
+        with _LOCK:
+            _bind(people, bound.budget, root=bound.root, unit=None)
+        return DaskFrame(people)
+
     def _columns(self, task: Task) -> list[Hashable]:
         """The columns a release reads: the keys, then the kind's in the collection's order.
 
@@ -482,18 +491,8 @@ class DaskDPAccessor(DPReleases):
     def _budget(self) -> PrivacyBudget:
         return self.budget
 
-    @overload
-    def _release(self, kind: Kind[One, Many], group: None, bounds: ContributionBounds) -> One: ...
-
-    @overload
-    def _release(
-        self, kind: Kind[One, Many], group: Grouping, bounds: ContributionBounds
-    ) -> Many: ...
-
-    def _release(
-        self, kind: Kind[One, Many], group: Grouping | None, bounds: ContributionBounds
-    ) -> One | Many:
-        return run(DaskFrame(self._ddf), kind, group, bounds)
+    def _frame(self) -> DaskFrame:
+        return DaskFrame(self._ddf)
 
     def _schema(self) -> pd.DataFrame:
         meta: pd.DataFrame = self._ddf._meta  # dtypes only: bins and keys never read the data
@@ -513,21 +512,6 @@ class DaskDPAccessor(DPReleases):
             _refuse_rebinding(self._ddf)
             root = claim_root(budget.name, where, stored=stored_root)
             _bind(self._ddf, budget, root=root, unit=budget.privacy_unit)
-
-    def _units(self) -> DaskDPAccessor | None:
-        return None if _require(self._ddf).unit is None else self._people("cut=True")
-
-    def _people(self, what: str) -> DaskDPAccessor:
-        bound = _require(self._ddf)
-        if bound.unit is None:
-            raise TypeError(
-                f"{what} needs a privacy unit: this collection has one row per person. "
-                "Attach the budget with set_budget(..., privacy_unit='customer_id')."
-            )
-        people = self._ddf.groupby(bound.unit, dropna=True).size().rename("rows").to_frame()
-        with _LOCK:
-            _bind(people, bound.budget, root=bound.root, unit=None)
-        return DaskDPAccessor(people)
 
     @overload
     def groupby(
@@ -890,14 +874,8 @@ class DaskDPGroupBy(DPGroupedReleases):
             else Grouping.of(ddf._meta, by, keys).check(ddf._meta)
         )
 
-    def _release(self, kind: Kind[Any, Many], bounds: ContributionBounds) -> Many:
-        return run(DaskFrame(self._ddf), kind, self._group, bounds)
+    def _frame(self) -> DaskFrame:
+        return DaskFrame(self._ddf)
 
     def _budget(self) -> PrivacyBudget:
         return _require(self._ddf).budget
-
-    def _rows_per_unit(self, amount: Fraction, accountant: str = "epsilon") -> int:
-        return DaskDPAccessor(self._ddf)._rows_per_unit(amount, accountant)
-
-    def _units(self) -> DaskDPAccessor | None:
-        return DaskDPAccessor(self._ddf)._units()

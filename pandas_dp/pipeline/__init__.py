@@ -5,7 +5,7 @@ a lower room); a leading ``_`` marks a module used only inside this room.
 
 ========================  ====================================================
 ``planning``              half_width / epsilon_for / rho_for: accuracy planned before spending
-``auto``                  clip="auto" / max_rows="auto" / cut=True: their ε (ρ) shares, shown
+``recipes``               composite releases: several releases under one hold (clip="auto", ...)
 ``run``                   run: every release over a backend (Frame); the registry of kinds
 ========================  ====================================================
 """

@@ -47,7 +47,7 @@ from typing import Any, NamedTuple, Protocol, TypeVar, overload
 import numpy as np
 import pandas as pd
 
-from ..accounting.budget import PrivacyBudget, require_binding
+from ..accounting.budget import PrivacyBudget, bind, require_binding
 from ..accounting.ledger import LedgerEntry
 from ..core.noise import I64, RandomSource
 from ..core.validation import check_bound, check_column, check_rows, check_unit_ids
@@ -202,6 +202,16 @@ class Frame(Protocol):
         """
         ...
 
+    def units(self, what: str) -> Frame:
+        """The frame of rows per person (one column, ``rows``), bound to the same budget.
+
+        One row per person, so its releases need no bounds: what
+        ``rows_per_unit``, ``max_rows="auto"`` and ``cut=True``'s share of
+        truncated persons release.  TypeError naming ``what`` if this frame's
+        rows are persons.
+        """
+        ...
+
     def selected(self, task: Task, rows: Rows) -> Callable[[RandomSource], tuple[pd.Index, Stats]]:
         """As :meth:`statistics` for a ``task`` whose group is a KeySelection.
 
@@ -227,6 +237,19 @@ class PandasFrame:
     def binding(self) -> Spender:
         binding = require_binding(self.df)
         return Spender(binding.budget, binding.unit, binding.is_root(self.df))
+
+    def units(self, what: str) -> PandasFrame:
+        binding = require_binding(self.df)
+        if binding.unit is None:
+            raise TypeError(
+                f"{what} needs a privacy unit: this frame has one row per person. "
+                "Attach the budget with set_budget(..., privacy_unit='customer_id')."
+            )
+        check_unit_ids(self.df[binding.unit].dtype, binding.unit)
+        counts = self.df.groupby(self.df[binding.unit], dropna=True, sort=False).size()
+        people = counts.rename("rows").to_frame()
+        bind(people, binding.budget, root=binding.is_root(self.df), unit=None)
+        return PandasFrame(people)
 
     def statistics(self, task: Task, rows: Rows) -> Callable[[RandomSource], Stats]:
         # the keys' type checked as their columns are read, before the reservation

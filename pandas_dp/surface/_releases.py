@@ -17,20 +17,19 @@ added per call), rendered from the templates of :mod:`pandas_dp.surface._docs`.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Hashable, Mapping
-from fractions import Fraction
+from collections.abc import Hashable, Mapping
 from typing import Any, Literal, TypeVar, overload
 
 import pandas as pd
 
-from ..accounting.budget import PrivacyBudget
-from ..core.validation import Bounds, loss
+from ..core.validation import Bounds, loss_fields
 from ..kinds.aggregate import Count, Mean, Nunique, Sum
 from ..kinds.base import Kind
 from ..kinds.describe import Describe
 from ..kinds.variance import Var
-from ..pipeline.auto import AUTO_ROWS_SHARE, is_auto, release_with, with_rows
+from ..mechanisms.keys import Grouping
+from ..pipeline.recipes import Loss, Request, answer
+from ..pipeline.run import Frame
 from ._docs import RELEASES, Scope, for_scope
 from ._selections import Grouped, Selections, Ungrouped
 
@@ -56,76 +55,17 @@ class Releases(Selections[S]):
             for name in RELEASES:
                 setattr(cls, name, for_scope(cls, getattr(Releases, name), scope))
 
-    def _spend(self, kind: Kind[Any, Any], max_rows: int | None, max_groups: int | None) -> Any:
-        """Release ``kind`` (one answer, or one per key) under these contribution bounds."""
+    def _frame(self) -> Frame:
+        """The backend this surface's releases run over (pandas or Dask)."""
         raise NotImplementedError
 
-    def _budget(self) -> PrivacyBudget:
-        """The budget this surface's releases spend (MissingBudgetError if none)."""
+    def _grouping(self) -> Grouping | None:
+        """The keys of a grouped surface (public, or chosen privately); None ungrouped."""
         raise NotImplementedError
 
-    def _rows_per_unit(self, amount: Fraction, accountant: str = "epsilon") -> int:
-        """``rows_per_unit(0.9, candidates=AUTO_ROWS, epsilon=amount)`` (or ``rho=``)."""
-        raise NotImplementedError
-
-    def _units(self) -> Releases[Ungrouped] | None:
-        """The surface of the frame of rows per person (column ``rows``); None without a unit."""
-        raise NotImplementedError
-
-    def _hold(self, amount: Fraction, accountant: str) -> contextlib.AbstractContextManager[Any]:
-        """Hold ``amount`` (ε or ρ) for a call of several releases (not if this thread holds)."""
-        budget = self._budget()
-        return contextlib.nullcontext() if budget.holding else budget.hold(amount, accountant)
-
-    def _go(self, kind: Kind[Any, Any], max_rows: Any, max_groups: int | None) -> Any:
-        """Release ``kind``; with ``max_rows="auto"``, choose the bound first.
-
-        ``max_rows="auto"`` spends :data:`AUTO_ROWS_SHARE` of the kind's ε on
-        ``rows_per_unit`` (q = 0.9) and the rest on the kind with that bound,
-        the whole ε held first: two ledger entries, the second recording the
-        bound.  Given ``rho=``, the same shares of ρ (a selection's ε is then
-        recomputed from its share: :func:`pandas_dp.core.validation.selection_loss`).
-        """
-        if not is_auto(max_rows):
-            return self._spend(kind, max_rows, max_groups)
-        accountant, total = kind.loss()
-        share = total * AUTO_ROWS_SHARE
-        with self._hold(total, accountant):
-            rows = self._rows_per_unit(share, accountant)
-            answer = self._spend(kind.at(accountant, total - share), rows, max_groups)
-        return with_rows(answer, rows)
-
-    def _clipped(
-        self,
-        column: Hashable | None,
-        clip: Any,
-        loss_given: tuple[float | None, float | None],
-        build: Callable[[Any, dict[str, Fraction | None]], Kind[Any, Any]],
-        max_rows: Any,
-        max_groups: int | None,
-        *,
-        cut: bool,
-        ci: float | None,
-    ) -> Any:
-        """Release ``build(clip, loss)``: a statistic of ``column`` clipped to ``clip``.
-
-        With ``clip="auto"`` or ``cut=True``, through
-        :func:`pandas_dp.pipeline.auto.release_with` (its parts first, then ``build``
-        with the chosen bounds and the rest of the loss); otherwise :meth:`_go`.
-        """
-        if is_auto(clip) or cut:
-            return release_with(
-                self,
-                (column,),
-                loss_given,
-                clip,
-                lambda clips, f: build(clips[column], f),
-                max_rows,
-                max_groups,
-                cut=cut,
-                ci=ci,
-            )
-        return self._go(build(clip, loss(*loss_given)), max_rows, max_groups)
+    def _request(self, request: Request) -> Any:
+        """Hand a call down to the pipeline (:func:`pandas_dp.pipeline.recipes.answer`)."""
+        return answer(self._frame(), self._grouping(), request)
 
     @overload
     def count(
@@ -202,7 +142,9 @@ class Releases(Selections[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        return self._go(Count(column=column, ci=ci, **loss(epsilon, rho)), max_rows, max_groups)
+        args = {"column": column, "epsilon": epsilon, "rho": rho, "ci": ci}
+        args |= {"max_rows": max_rows, "max_groups": max_groups}
+        return self._request(Request(_count, args))
 
     @overload
     def nunique(
@@ -253,7 +195,9 @@ class Releases(Selections[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        return self._go(Nunique(column=column, **loss(epsilon, rho)), max_rows, max_groups)
+        args = {"column": column, "epsilon": epsilon, "rho": rho}
+        args |= {"max_rows": max_rows, "max_groups": max_groups}
+        return self._request(Request(_nunique, args))
 
     @overload
     def sum(
@@ -365,16 +309,9 @@ class Releases(Selections[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        return self._clipped(
-            column,
-            clip,
-            (epsilon, rho),
-            lambda bounds, f: Sum(column=column, clip=bounds, ci=ci, **f),
-            max_rows,
-            max_groups,
-            cut=cut,
-            ci=ci,
-        )
+        args = {"column": column, "clip": clip, "epsilon": epsilon, "rho": rho, "ci": ci}
+        args |= {"cut": cut, "max_rows": max_rows, "max_groups": max_groups}
+        return self._request(Request(_sum, args, (column,)))
 
     @overload
     def mean(
@@ -486,16 +423,9 @@ class Releases(Selections[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        return self._clipped(
-            column,
-            clip,
-            (epsilon, rho),
-            lambda bounds, f: Mean(column=column, clip=bounds, ci=ci, **f),
-            max_rows,
-            max_groups,
-            cut=cut,
-            ci=ci,
-        )
+        args = {"column": column, "clip": clip, "epsilon": epsilon, "rho": rho, "ci": ci}
+        args |= {"cut": cut, "max_rows": max_rows, "max_groups": max_groups}
+        return self._request(Request(_mean, args, (column,)))
 
     @overload
     def var(
@@ -584,16 +514,9 @@ class Releases(Selections[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        return self._clipped(
-            column,
-            clip,
-            (epsilon, rho),
-            lambda bounds, f: Var.of(f["epsilon"], column, bounds, std=False, ci=ci, rho=f["rho"]),
-            max_rows,
-            max_groups,
-            cut=cut,
-            ci=ci,
-        )
+        args = {"column": column, "clip": clip, "epsilon": epsilon, "rho": rho, "ci": ci}
+        args |= {"cut": cut, "max_rows": max_rows, "max_groups": max_groups}
+        return self._request(Request(_var, args, (column,)))
 
     @overload
     def std(
@@ -682,16 +605,9 @@ class Releases(Selections[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        return self._clipped(
-            column,
-            clip,
-            (epsilon, rho),
-            lambda bounds, f: Var.of(f["epsilon"], column, bounds, std=True, ci=ci, rho=f["rho"]),
-            max_rows,
-            max_groups,
-            cut=cut,
-            ci=ci,
-        )
+        args = {"column": column, "clip": clip, "epsilon": epsilon, "rho": rho, "ci": ci}
+        args |= {"cut": cut, "max_rows": max_rows, "max_groups": max_groups}
+        return self._request(Request(_std, args, (column,)))
 
     @overload
     def describe(
@@ -760,22 +676,42 @@ class Releases(Selections[S]):
         ci: None = None,
         cut: bool = False,
     ) -> Any:
-        if is_auto(clip) or cut:
-            labels = tuple(columns) if isinstance(columns, list | tuple | pd.Index) else (columns,)
-            return release_with(
-                self,
-                labels,
-                (epsilon, rho),
-                clip,
-                lambda clips, f: Describe.of(
-                    f["epsilon"], list(labels), clips, candidates, ci, f["rho"]
-                ),
-                max_rows,
-                max_groups,
-                cut=cut,
-                ci=ci,
-                table=True,
-            )
-        f = loss(epsilon, rho)
-        kind = Describe.of(f["epsilon"], columns, clip, candidates, ci, f["rho"])
-        return self._go(kind, max_rows, max_groups)
+        labels = tuple(columns) if isinstance(columns, list | tuple | pd.Index) else (columns,)
+        args = {"columns": columns, "clip": clip, "candidates": candidates, "epsilon": epsilon}
+        args |= {"rho": rho, "ci": ci, "cut": cut, "max_rows": max_rows, "max_groups": max_groups}
+        return self._request(Request(_describe, args, labels, table=True))
+
+
+# ------------------------------------------------- what each call builds
+
+
+def _count(args: Mapping[str, Any], loss: Loss) -> Kind[Any, Any]:
+    return Count(column=args["column"], ci=args["ci"], **loss_fields(*loss))
+
+
+def _nunique(args: Mapping[str, Any], loss: Loss) -> Kind[Any, Any]:
+    return Nunique(column=args["column"], **loss_fields(*loss))
+
+
+def _sum(args: Mapping[str, Any], loss: Loss) -> Kind[Any, Any]:
+    return Sum(column=args["column"], clip=args["clip"], ci=args["ci"], **loss_fields(*loss))
+
+
+def _mean(args: Mapping[str, Any], loss: Loss) -> Kind[Any, Any]:
+    return Mean(column=args["column"], clip=args["clip"], ci=args["ci"], **loss_fields(*loss))
+
+
+def _var(args: Mapping[str, Any], loss: Loss, std: bool = False) -> Kind[Any, Any]:
+    f = loss_fields(*loss)
+    return Var.of(f["epsilon"], args["column"], args["clip"], std=std, ci=args["ci"], rho=f["rho"])
+
+
+def _std(args: Mapping[str, Any], loss: Loss) -> Kind[Any, Any]:
+    return _var(args, loss, std=True)
+
+
+def _describe(args: Mapping[str, Any], loss: Loss) -> Kind[Any, Any]:
+    f = loss_fields(*loss)
+    columns = args["columns"]
+    labels = list(columns) if isinstance(columns, tuple | pd.Index) else columns
+    return Describe.of(f["epsilon"], labels, args["clip"], args["candidates"], args["ci"], f["rho"])

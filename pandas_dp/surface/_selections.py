@@ -15,15 +15,16 @@ this one).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from typing import Any, Generic, Literal, TypeVar, overload
 
 import pandas as pd
 
-from ..core.validation import Bounds, selection
+from ..core.validation import Bounds, selection_loss
 from ..kinds.base import Kind
 from ..kinds.clip_bounds import ClipBounds, ClippedShare
 from ..kinds.select import Argmax, Quantile
+from ..pipeline.recipes import Loss, Request
 
 __all__ = ["Grouped", "Selections", "Ungrouped"]
 
@@ -42,8 +43,8 @@ class Grouped:
 class Selections(Generic[S]):
     """The selections written once for ``df.dp`` (``S = Ungrouped``) and its groupby."""
 
-    def _go(self, kind: Kind[Any, Any], max_rows: Any, max_groups: int | None) -> Any:
-        """Release ``kind`` (see :meth:`pandas_dp.surface._releases.Releases._go`)."""
+    def _request(self, request: Request) -> Any:
+        """Hand a call down (see :meth:`pandas_dp.surface._releases.Releases._request`)."""
         raise NotImplementedError
 
     @overload
@@ -168,9 +169,10 @@ class Selections(Generic[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        eps, charged = selection(epsilon, rho)
-        kind = Argmax.of(eps, column, candidates, k=k, value=value, clip=clip, rho=charged)
-        return self._go(kind, max_rows, max_groups)
+        args = {"column": column, "candidates": candidates, "epsilon": epsilon, "rho": rho}
+        args |= {"k": k, "value": value, "clip_value": clip}
+        args |= {"max_rows": max_rows, "max_groups": max_groups}
+        return self._request(Request(_argmax, args))
 
     @overload
     def quantile(
@@ -231,9 +233,9 @@ class Selections(Generic[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        eps, charged = selection(epsilon, rho)
-        kind = Quantile.of(eps, column, q, candidates, "quantile", charged)
-        return self._go(kind, max_rows, max_groups)
+        args = {"column": column, "q": q, "candidates": candidates, "epsilon": epsilon}
+        args |= {"rho": rho, "max_rows": max_rows, "max_groups": max_groups}
+        return self._request(Request(_quantile, args))
 
     @overload
     def median(
@@ -289,9 +291,9 @@ class Selections(Generic[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        eps, charged = selection(epsilon, rho)
-        kind = Quantile.of(eps, column, 0.5, candidates, "median", charged)
-        return self._go(kind, max_rows, max_groups)
+        args = {"column": column, "candidates": candidates, "epsilon": epsilon, "rho": rho}
+        args |= {"max_rows": max_rows, "max_groups": max_groups}
+        return self._request(Request(_median, args))
 
     @overload
     def bounds(
@@ -342,9 +344,9 @@ class Selections(Generic[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        eps, charged = selection(epsilon, rho)
-        kind = ClipBounds(eps, column, rho=charged)
-        return self._go(kind, max_rows, max_groups)
+        args = {"column": column, "epsilon": epsilon, "rho": rho}
+        args |= {"max_rows": max_rows, "max_groups": max_groups}
+        return self._request(Request(_bounds, args))
 
     @overload
     def clipped_share(
@@ -400,6 +402,42 @@ class Selections(Generic[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
     ) -> Any:
-        eps, charged = selection(epsilon, rho)
-        kind = ClippedShare(eps, column, clip, rho=charged)
-        return self._go(kind, max_rows, max_groups)
+        args = {"column": column, "clip_share": clip, "epsilon": epsilon, "rho": rho}
+        args |= {"max_rows": max_rows, "max_groups": max_groups}
+        return self._request(Request(_clipped_share, args))
+
+
+# ------------------------------------------------- what each call builds
+
+
+def _argmax(args: Mapping[str, Any], loss: Loss) -> Kind[Any, Any]:
+    epsilon, charged = selection_loss(*loss)
+    return Argmax.of(
+        epsilon,
+        args["column"],
+        args["candidates"],
+        k=args["k"],
+        value=args["value"],
+        clip=args["clip_value"],
+        rho=charged,
+    )
+
+
+def _quantile(args: Mapping[str, Any], loss: Loss) -> Kind[Any, Any]:
+    epsilon, charged = selection_loss(*loss)
+    return Quantile.of(epsilon, args["column"], args["q"], args["candidates"], "quantile", charged)
+
+
+def _median(args: Mapping[str, Any], loss: Loss) -> Kind[Any, Any]:
+    epsilon, charged = selection_loss(*loss)
+    return Quantile.of(epsilon, args["column"], 0.5, args["candidates"], "median", charged)
+
+
+def _bounds(args: Mapping[str, Any], loss: Loss) -> Kind[Any, Any]:
+    epsilon, charged = selection_loss(*loss)
+    return ClipBounds(epsilon, args["column"], rho=charged)
+
+
+def _clipped_share(args: Mapping[str, Any], loss: Loss) -> Kind[Any, Any]:
+    epsilon, charged = selection_loss(*loss)
+    return ClippedShare(epsilon, args["column"], args["clip_share"], rho=charged)

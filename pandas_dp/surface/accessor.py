@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Hashable, Iterable
-from fractions import Fraction
 from typing import Any, TypeVar, overload
 
 import numpy as np
@@ -46,18 +45,14 @@ from ..core.validation import (
     check_per_unit,
     check_privacy_unit,
     check_seed,
-    check_unit_ids,
     loss,
-    selection,
-    selection_loss,
 )
 from ..kinds.aggregate import Histogram
 from ..kinds.base import Kind
-from ..kinds.select import Quantile
 from ..mechanisms.key_selection import KeySelection
 from ..mechanisms.keys import Bins, Grouping
-from ..pipeline.auto import AUTO_ROWS
-from ..pipeline.run import NO_BOUNDS, ContributionBounds, PandasFrame, run
+from ..pipeline.recipes import rows_per_unit
+from ..pipeline.run import ContributionBounds, PandasFrame, run
 from ._docs import doc
 from ._releases import Releases, Ungrouped
 from .groupby import DPGroupBy
@@ -87,6 +82,9 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
 
     # ------------------------------------------------------------------- hooks
 
+    def _grouping(self) -> None:
+        return None
+
     @overload
     def _release(self, kind: Kind[One, Many], group: None, bounds: ContributionBounds) -> One: ...
 
@@ -99,25 +97,14 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
         self, kind: Kind[One, Many], group: Grouping | None, bounds: ContributionBounds
     ) -> One | Many:
         """Release ``kind`` (grouped by ``group``), spending from the frame's budget."""
-        raise NotImplementedError
+        return run(self._frame(), kind, group, bounds)
 
-    def _spend(self, kind: Kind[Any, Any], max_rows: int | None, max_groups: int | None) -> Any:
-        if max_groups is not None:
-            raise TypeError(
-                "`max_groups` bounds the keys of one person in a grouped release; this release "
-                "has one answer. Drop it, or group: df.dp.groupby(by, keys=...)."
-            )
-        return self._release(kind, None, ContributionBounds(max_rows))
+    def _budget(self) -> PrivacyBudget:
+        """The budget this surface's releases spend (MissingBudgetError if none)."""
+        raise NotImplementedError
 
     def _schema(self) -> pd.DataFrame:
         """A pandas frame with the columns and dtypes of the data (its rows are never read)."""
-        raise NotImplementedError
-
-    def _people(self, what: str) -> DPReleases:
-        """The surface of the frame of rows per person (column ``rows``), on the same budget.
-
-        Raises TypeError naming ``what`` if the frame has no privacy unit.
-        """
         raise NotImplementedError
 
     def _refuse_rebinding(self) -> None:
@@ -460,14 +447,8 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
         Costs ``epsilon``: a quantile of :meth:`per_unit`'s row counts, sensitivity
         ``max(q, 1 − q)`` under add_remove, 1 under substitute. Public: all arguments.
         """
-        eps, charged = selection(epsilon, rho)
-        kind = Quantile.of(eps, "rows", q, candidates, "rows_per_unit", charged)
-        return int(self._people("rows_per_unit()")._release(kind, None, NO_BOUNDS))
-
-    def _rows_per_unit(self, amount: Fraction, accountant: str = "epsilon") -> int:
-        eps, charged = selection_loss(accountant, amount)
-        kind = Quantile.of(eps, "rows", 0.9, AUTO_ROWS, "rows_per_unit", charged)
-        return int(self._people('max_rows="auto"')._release(kind, None, NO_BOUNDS))
+        counted: int = rows_per_unit(self._frame(), q, candidates, check_loss(epsilon, rho))
+        return counted
 
     def reserve(self, *, epsilon: float | None = None, rho: float | None = None) -> Hold:
         """Hold ``epsilon`` of the budget for the releases of a ``with`` block.
@@ -924,18 +905,8 @@ class DPAccessor(DPReleases):
 
     # ------------------------------------------------------------------- hooks
 
-    @overload
-    def _release(self, kind: Kind[One, Many], group: None, bounds: ContributionBounds) -> One: ...
-
-    @overload
-    def _release(
-        self, kind: Kind[One, Many], group: Grouping, bounds: ContributionBounds
-    ) -> Many: ...
-
-    def _release(
-        self, kind: Kind[One, Many], group: Grouping | None, bounds: ContributionBounds
-    ) -> One | Many:
-        return run(PandasFrame(self._df), kind, group, bounds)
+    def _frame(self) -> PandasFrame:
+        return PandasFrame(self._df)
 
     def _schema(self) -> pd.DataFrame:
         return self._df
@@ -948,19 +919,3 @@ class DPAccessor(DPReleases):
 
     def _attach(self, budget: PrivacyBudget, where: str | None, stored_root: bool) -> None:
         attach(self._df, budget, where=where, stored_root=stored_root)
-
-    def _units(self) -> DPAccessor | None:
-        return None if require_binding(self._df).unit is None else self._people("cut=True")
-
-    def _people(self, what: str) -> DPAccessor:
-        binding = require_binding(self._df)
-        if binding.unit is None:
-            raise TypeError(
-                f"{what} needs a privacy unit: this frame has one row per person. "
-                "Attach the budget with set_budget(..., privacy_unit='customer_id')."
-            )
-        check_unit_ids(self._df[binding.unit].dtype, binding.unit)
-        counts = self._df.groupby(self._df[binding.unit], dropna=True, sort=False).size()
-        people = counts.rename("rows").to_frame()
-        bind(people, binding.budget, root=binding.is_root(self._df), unit=None)
-        return DPAccessor(people)

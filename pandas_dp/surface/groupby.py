@@ -11,17 +11,14 @@ Every release runs the pipeline of :mod:`pandas_dp.pipeline.run`.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from fractions import Fraction
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import pandas as pd
 
-from ..accounting.budget import PrivacyBudget, require_binding
-from ..kinds.base import Kind
 from ..mechanisms.key_selection import KeySelection
 from ..mechanisms.keys import Grouping
-from ..pipeline.run import ContributionBounds, PandasFrame, run
-from ._releases import Grouped, Releases, Ungrouped
+from ..pipeline.run import PandasFrame
+from ._releases import Grouped, Releases
 
 __all__ = ["DPGroupBy", "DPGroupedReleases"]
 
@@ -51,12 +48,8 @@ class DPGroupedReleases(Releases[Grouped], scope="grouped"):
 
     _group: Grouping
 
-    def _release(self, kind: Kind[Any, Many], bounds: ContributionBounds) -> Many:
-        """Release ``kind`` per key, spending from the frame's budget."""
-        raise NotImplementedError
-
-    def _spend(self, kind: Kind[Any, Any], max_rows: int | None, max_groups: int | None) -> Any:
-        return self._release(kind, ContributionBounds(max_rows, max_groups))
+    def _grouping(self) -> Grouping:
+        return self._group
 
     @property
     def by(self) -> list[Hashable]:
@@ -83,19 +76,5 @@ class DPGroupBy(DPGroupedReleases):
         # groupby() itself reads no column.
         self._group = keys if isinstance(keys, KeySelection) else Grouping.of(df, by, keys)
 
-    def _release(self, kind: Kind[Any, Many], bounds: ContributionBounds) -> Many:
-        return run(PandasFrame(self._df), kind, self._group, bounds)
-
-    def _budget(self) -> PrivacyBudget:
-        return require_binding(self._df).budget
-
-    def _rows_per_unit(self, amount: Fraction, accountant: str = "epsilon") -> int:
-        # max_rows="auto" spends this first, on the ungrouped frame: the keys' type is
-        # checked before it, so that keys of the wrong type are refused before any spend.
-        if not isinstance(self._group, KeySelection):
-            self._group.check(self._df)
-        return int(self._df.dp._rows_per_unit(amount, accountant))
-
-    def _units(self) -> Releases[Ungrouped] | None:
-        units: Releases[Ungrouped] | None = self._df.dp._units()
-        return units
+    def _frame(self) -> PandasFrame:
+        return PandasFrame(self._df)

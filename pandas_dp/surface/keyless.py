@@ -31,7 +31,7 @@ from ..kinds.aggregate import Count
 from ..kinds.base import Kind
 from ..mechanisms.key_selection import KeySelection
 from ..mechanisms.keys import CrossKeys, Grouping, level_codes
-from ..pipeline.auto import is_auto
+from ..pipeline.recipes import is_auto
 from ..pipeline.run import ContributionBounds
 from ._docs import doc
 from .groupby import DPGroupedReleases
