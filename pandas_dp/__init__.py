@@ -52,16 +52,18 @@ from .accounting.budget import PrivacyBudget
 from .accounting.ledger import LedgerEntry
 from .accounting.sqlite import Ledger, open_ledger
 from .core.errors import BudgetExceededError, MissingBudgetError, PandasDPError
+from .kinds.signature import Grouped, Keyless
 from .pipeline.planning import epsilon_for, half_width, rho_for
 from .surface.accessor import DPAccessor
-from .surface.groupby import DPGroupBy
-from .surface.keyless import DPSelectedGroupBy
+from .surface.groupby import DPGroupBy, DPSelectedGroupBy
 
 __all__ = [
     "BudgetExceededError",
     "DPAccessor",
     "DPGroupBy",
     "DPSelectedGroupBy",
+    "Grouped",
+    "Keyless",
     "Ledger",
     "LedgerEntry",
     "MissingBudgetError",

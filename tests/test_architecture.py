@@ -14,6 +14,7 @@ the kinds reach only the accounting core, never the SQLite ledger.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -240,7 +241,10 @@ def test_each_room_maps_its_modules(room: str) -> None:
     for module in package_sources():
         if room_of(module) == room and module != f"{NAME}.{room}":
             leaf = module.rpartition(".")[2]
-            assert f"``{leaf}``" in doc, f"the map in pandas_dp/{room}/__init__.py lacks {leaf}"
+            # generated modules, one per module of another room, share one row: ``_typed_*``
+            stars = re.findall(r"``(\w+)\*``", doc)
+            shown = f"``{leaf}``" in doc or any(leaf.startswith(star) for star in stars)
+            assert shown, f"the map in pandas_dp/{room}/__init__.py lacks {leaf}"
 
 
 def module_of(name: str) -> str:

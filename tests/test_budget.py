@@ -36,7 +36,7 @@ from pandas_dp.accounting.budget import Hold
 from pandas_dp.accounting.ledger import LedgerEntry
 from pandas_dp.core import zcdp
 from pandas_dp.errors import BudgetMismatchError, ReservationError
-from pandas_dp.surface._docs import RELEASES as TEMPLATES
+from pandas_dp.surface._typed import SIGNATURES
 
 CLIP = (0, 200_000)
 KEYS = ["Eng", "Ops", "Sales"]
@@ -853,7 +853,7 @@ def test_every_release_method_takes_keyword_only_epsilon_and_rho(
     salaries: pd.DataFrame,
 ) -> None:
     surfaces = [salaries.dp, salaries.dp.groupby("dept", keys=KEYS)]
-    methods = [getattr(s, name) for s in surfaces for name in TEMPLATES]
+    methods = [getattr(s, signature.name) for s in surfaces for signature in SIGNATURES]
     methods += [salaries.dp.histogram, salaries.dp.crosstab, salaries.dp.rows_per_unit]
     for method in methods:
         params = inspect.signature(method).parameters

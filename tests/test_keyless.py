@@ -22,7 +22,6 @@ import pandas_dp
 from pandas_dp.errors import BudgetExceededError
 from pandas_dp.mechanisms.key_selection import SelectionPlan
 from pandas_dp.pipeline import run as release
-from pandas_dp.surface.keyless import DPSelectedGroupBy
 
 SEEDS = range(200)
 LONELY = "lonely-key-7f3a"  # held by one person: must never appear, nor be named anywhere
@@ -190,12 +189,14 @@ def test_a_call_without_delta_is_refused_naming_delta_and_keys(call: Callable[..
     ("call", "error", "match"),
     [
         (lambda g: g.count(epsilon=0.5, delta=1.5), ValueError, "between 0 and 1"),
-        (lambda g: g.mean("x", clip="auto", epsilon=0.5, delta=1e-7), TypeError, "clip='auto'"),
+        (lambda g: g.mean("x", clip=(0, 1), epsilon=0.5), TypeError, "`delta` is missing"),
         (lambda g: g.count(epsilon=0.5, delta=1e-7, max_groups=2), TypeError, "max_groups"),
     ],
 )
 def test_misuse_is_refused_before_any_spend(
-    call: Callable[[DPSelectedGroupBy], Any], error: type[Exception], match: str
+    call: Callable[[pandas_dp.DPGroupBy[pandas_dp.Keyless]], Any],
+    error: type[Exception],
+    match: str,
 ) -> None:
     df = crowd()
     with pytest.raises(error, match=match):

@@ -111,6 +111,7 @@ from ..core.validation import (
     check_per_unit,
 )
 from ..kinds.base import Kind, Rows, Stats
+from ..kinds.signature import Grouped, Keyless
 from ..mechanisms.key_selection import KeySelection
 from ..mechanisms.keys import Grouping
 from ..pipeline.run import (
@@ -121,8 +122,7 @@ from ..pipeline.run import (
     selection_tally,
 )
 from ..surface.accessor import DPReleases
-from ..surface.groupby import DPGroupedReleases
-from ..surface.keyless import DPSelectedGroupBy
+from ..surface.groupby import DPGroupedReleases, G
 from ..surface.rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values
 from ._graph import TALLIES, check_unit_sources, pandas_parts, runs_here, same_rows
 from ._units import (
@@ -516,16 +516,16 @@ class DaskDPAccessor(DPReleases):
     @overload
     def groupby(
         self, by: Hashable | list[Hashable], *, keys: None = None, dropna: bool = True
-    ) -> DPSelectedGroupBy: ...
+    ) -> DaskDPGroupBy[Keyless]: ...
 
     @overload
     def groupby(
         self, by: Hashable | list[Hashable], *, keys: Any, dropna: bool = True
-    ) -> DaskDPGroupBy: ...
+    ) -> DaskDPGroupBy[Grouped]: ...
 
     def groupby(
         self, by: Hashable | list[Hashable], *, keys: Any = None, dropna: bool = True
-    ) -> DaskDPGroupBy | DPSelectedGroupBy:
+    ) -> DaskDPGroupBy[Grouped] | DaskDPGroupBy[Keyless]:
         """Group by ``by``, over public ``keys`` or keys chosen privately: as ``df.dp.groupby``.
 
         Parameters
@@ -540,14 +540,14 @@ class DaskDPAccessor(DPReleases):
 
         Returns
         -------
-        DaskDPGroupBy or DPSelectedGroupBy
+        DaskDPGroupBy
         """
         if keys is None:
             selection = KeySelection.of_columns(self._ddf._meta, by, dropna=dropna)
-            return DPSelectedGroupBy(lambda s: DaskDPGroupBy(self._ddf, s.by, s), selection)
+            return DaskDPGroupBy[Keyless](self._ddf, selection.by, selection)
         if dropna is not True:
             raise TypeError("`dropna` goes with a groupby without keys=; with public keys drop it.")
-        return DaskDPGroupBy(self._ddf, by, keys)
+        return DaskDPGroupBy[Grouped](self._ddf, by, keys)
 
     # ------------------------------------------------ row-wise derived frames
 
@@ -856,7 +856,7 @@ class DaskDPAccessor(DPReleases):
         return self._ddf
 
 
-class DaskDPGroupBy(DPGroupedReleases):
+class DaskDPGroupBy(DPGroupedReleases[G]):
     """Grouped private releases over public keys: ``ddf.dp.groupby(by, keys=...)``.
 
     As :class:`pandas_dp.DPGroupBy`: ``by`` and ``keys`` are checked against the
@@ -867,7 +867,7 @@ class DaskDPGroupBy(DPGroupedReleases):
 
     def __init__(self, ddf: dd.DataFrame, by: object, keys: object) -> None:
         self._ddf = ddf
-        # A KeySelection (keys chosen privately: pandas_dp.surface.keyless) comes checked.
+        # A KeySelection (keys chosen privately) comes checked.
         self._group = (
             keys
             if isinstance(keys, KeySelection)

@@ -9,6 +9,7 @@ a lower room); a leading ``_`` marks a module used only inside this room.
 ``select``                argmax_exp, top-k, quantiles: plans, score tables, kinds
 ``variance``              var / std: the variance's plan, statistics and kind
 ``aggregate``             counts and clipped sums: plans, statistics, kinds
+``signature``             what a release looks like to its caller: parameters, forms, docs
 ``base``                  Neighbours (the neighbour relation), Rows, the Kind contract
 ========================  ====================================================
 """

@@ -51,6 +51,7 @@ from ..core.validation import (
     check_clip_map,
     check_column,
     given,
+    loss_fields,
     numeric_values,
 )
 from ..mechanisms.accuracy import (
@@ -64,6 +65,7 @@ from ..mechanisms.accuracy import (
     units_half_width,
 )
 from .base import DEPENDS_ON_N, Kind, Neighbours, Rows, Stats, ledger_entry
+from .signature import CI, CUT, EPSILON, MAX_ROWS, OMIT, REQUIRED, RHO, Form, Param, Signature
 
 __all__ = [
     "CHUNK",
@@ -961,3 +963,237 @@ class Nunique(Kind[int, pd.Series]):
 
     def shape_many(self, answer: I64, keys: pd.Index) -> pd.Series:
         return pd.Series(answer, index=keys, name=self.column)
+
+
+# ------------------------------------------------------------------ signatures
+
+_COLUMN_MANY = Param(
+    "column",
+    "Hashable | None",
+    "None",
+    """\
+    column : label, optional
+        The numeric column; missing values are skipped. Omit it and pass
+        ``clip`` as a mapping for several columns.""",
+    positional=True,
+)
+_CLIP_MANY = Param(
+    "clip",
+    "Any",
+    doc="""\
+    clip : (float, float), dict or "auto"
+        Public clip bounds, never read from the data; values are clipped to
+        them first (±inf to the bounds). A mapping ``{column: (lower,
+        upper)}`` (with ``column`` omitted) releases several columns at once.
+        ``"auto"``: chosen privately by :meth:`bounds` with a quarter of
+        ``epsilon`` (or ``rho``), after a private count of the column's values
+        with a twentieth (too few for this ``epsilon``: a ValueError says
+        what to do, only the count spent); the call costs ``epsilon`` in
+        total, held at once (one ledger entry per part; a grouped call finds
+        one pair from every key's rows, a call without ``keys=`` from all the
+        rows); the bounds are returned with an interval (or ``cut``) as
+        ``clip_lower``/``clip_upper``.""",
+)
+_EPSILON_SPLIT = Param(
+    "epsilon",
+    "float | None",
+    "None",
+    """\
+    epsilon : float
+        $cost Split equally across columns.""",
+)
+#: The typed forms of a clipped sum or mean: several columns at once, one column, with ``ci``.
+_CLIPPED_FORMS = (
+    Form(
+        ("pd.Series", "pd.DataFrame"),
+        {"column": ("None", "None"), "clip": ("Mapping[Hashable, Bounds]", REQUIRED), "cut": OMIT},
+    ),
+    Form(
+        ("float", "pd.Series"),
+        {
+            "column": ("Hashable", REQUIRED),
+            "clip": ('Bounds | Literal["auto"]', REQUIRED),
+            "ci": ("None", "None"),
+            "cut": ("Literal[False]", "False"),
+        },
+    ),
+    Form(
+        ("pd.Series", "pd.DataFrame"),
+        {"column": ("Hashable", REQUIRED), "clip": ('Bounds | Literal["auto"]', REQUIRED)},
+    ),
+)
+_INTERVAL = """
+        With ``ci``: $interval (for a mapping, under each column name)."""
+
+
+def _count(args: Mapping[str, Any], loss: tuple[str, Fraction]) -> Count:
+    return Count(column=args["column"], ci=args["ci"], **loss_fields(*loss))
+
+
+def _sum(args: Mapping[str, Any], loss: tuple[str, Fraction]) -> Sum:
+    return Sum(column=args["column"], clip=args["clip"], ci=args["ci"], **loss_fields(*loss))
+
+
+def _mean(args: Mapping[str, Any], loss: tuple[str, Fraction]) -> Mean:
+    return Mean(column=args["column"], clip=args["clip"], ci=args["ci"], **loss_fields(*loss))
+
+
+def _nunique(args: Mapping[str, Any], loss: tuple[str, Fraction]) -> Nunique:
+    return Nunique(column=args["column"], **loss_fields(*loss))
+
+
+def _one_column(args: Mapping[str, Any]) -> tuple[Hashable, ...]:
+    return (args["column"],)
+
+
+COUNT = Signature(
+    "count",
+    (
+        Param(
+            "column",
+            "Hashable | None",
+            "None",
+            """\
+            column : label, optional
+                Count the non-missing values of this column (like
+                ``df[column].count()``) instead of rows.""",
+            positional=True,
+        ),
+        EPSILON,
+        RHO,
+        CI,
+        MAX_ROWS,
+    ),
+    (
+        Form(("int", "pd.Series"), {"ci": ("None", "None")}),
+        Form(("pd.Series", "pd.DataFrame"), {"ci": ("float", REQUIRED)}),
+    ),
+    _count,
+    summary="Noisy number of rows$per_key, or of non-missing values of ``column``.",
+    returns="""\
+        The exact count plus discrete Laplace noise$per_key; may be negative when
+        tiny. $indexed With ``ci``: $interval.""",
+    notes="""\
+        Costs ``epsilon``. Sensitivity 1 under add_remove. Under substitute the
+        row count of the frame the budget was set on is public: ``count()`` is
+        returned exactly and costs nothing (ungrouped). The count of a column's
+        non-missing values, and any count of a filtered frame, has sensitivity
+        1 (a changed row may gain or lose a value, or enter or leave the
+        filter). Discrete Laplace noise of scale Δ/ε. Public: $public``epsilon``.
+
+        With ``ci``, ``[lower, upper] = estimate ± t`` where ``t`` is the exact
+        discrete Laplace quantile: the true count lies inside with probability
+        at least ``ci``. Computed from the released count and public
+        parameters only (post-processing); ``pandas_dp.half_width("count",
+        ...)`` gives ``t`` before anything is spent.""",
+    grouped="""\
+        A count per key: L1 sensitivity 1 under add_remove, 2 under substitute;
+        with a privacy unit ``max_groups·max_rows`` (twice under substitute).""",
+)
+
+NUNIQUE = Signature(
+    "nunique",
+    (
+        Param(
+            "column",
+            "Hashable",
+            doc="""\
+            column : label
+                The column whose distinct non-missing values are counted (like
+                ``df[column].nunique()``).""",
+            positional=True,
+        ),
+        EPSILON,
+        RHO,
+        MAX_ROWS,
+    ),
+    (Form(("int", "pd.Series")),),
+    _nunique,
+    summary="Noisy number of distinct non-missing values of ``column``$per_key.",
+    returns="""\
+        The exact distinct count plus discrete Laplace noise; may be negative
+        when tiny. $indexed""",
+    notes="""\
+        Costs ``epsilon``. Sensitivity 1 under add_remove and under substitute
+        alike: adding or removing a row, or changing its value, moves the
+        distinct count by at most one; with a privacy unit ``max_rows`` (a
+        person's ``k`` rows changed: at most ``k`` values leave and ``k``
+        arrive). Discrete Laplace noise of scale Δ/ε. Values are compared by a
+        64-bit hash (:class:`pandas_dp.kinds.aggregate.Nunique`). Public:
+        $public``epsilon``.""",
+    grouped="""\
+        A distinct count per key: L1 sensitivity 1 under add_remove, 2 under
+        substitute (a changed row may leave one key's values and reach
+        another's).""",
+    columns=_one_column,
+)
+
+SUM = Signature(
+    "sum",
+    (_COLUMN_MANY, _CLIP_MANY, _EPSILON_SPLIT, RHO, CI, CUT, MAX_ROWS),
+    _CLIPPED_FORMS,
+    _sum,
+    summary="Noisy sum of ``column``$per_key after clipping to the public bounds ``clip``.",
+    returns="""\
+        The clipped sum plus noise, on a power-of-two grid; for a mapping, one
+        per column. $indexed"""
+    + _INTERVAL,
+    notes="""\
+        Costs ``epsilon``. L1 sensitivity ``max(|L|, |U|)`` under add_remove;
+        under substitute ``max(U − L, |L|, |U|)`` (a changed row's value may
+        move by ``U − L``, or appear or disappear: a missing value, a filtered
+        frame). Each clipped row is rounded to a power-of-two grid chosen from
+        (sensitivity, epsilon) only, summed exactly in integers and given exact
+        discrete Laplace noise, so the result lies on the grid. Public:
+        $public``clip``, ``epsilon``.
+
+        With ``ci``, ``estimate ± t·step`` (``t`` the exact discrete Laplace
+        quantile on the grid) holds the clipped sum with probability at least
+        ``ci``, per column. It covers the noise, not the bias of clipping:
+        values beyond ``clip`` are counted at the bound. Strictly it covers the
+        sum of the rows as rounded to the grid, which is within ``n·step/2`` of
+        the exact clipped sum (``step`` is about 2**-30 of the noise scale:
+        negligible below a billion rows). See ``pandas_dp.half_width``.""",
+    grouped="""\
+        Per column, L1 sensitivity ``max(|L|, |U|)`` under add_remove and
+        ``2·max(|L|, |U|)`` under substitute; its L2 sensitivity (``rho=``)
+        ``max(sqrt(2)·max(|L|, |U|), U − L)`` (a row may leave one key and join
+        another, or change its value inside one key).""",
+    columns=_one_column,
+    clipped=True,
+)
+
+MEAN = Signature(
+    "mean",
+    (_COLUMN_MANY, _CLIP_MANY, _EPSILON_SPLIT, RHO, CI, CUT, MAX_ROWS),
+    _CLIPPED_FORMS,
+    _mean,
+    summary="Noisy mean of ``column``$per_key after clipping to ``clip``; always inside the clip.",
+    returns="""\
+        Inside ``clip``; for a mapping, one per column. $indexed A key with no
+        rows gets the clip midpoint plus noise."""
+    + _INTERVAL,
+    notes="""\
+        Costs ``epsilon`` in total. Releases ``A = Σ(x − L)`` and
+        ``B = Σ(U − x)`` with independent discrete Laplace noise of scale
+        ``(U − L)/ε``: one person moves the pair by an L1 distance of exactly
+        ``U − L``. The mean is ``L + (U − L)·a/(a + b)`` with ``a, b`` the
+        noisy sums floored at 0 (the midpoint if both are 0): half the mean
+        squared error of noisy-sum over noisy-count. Under substitute the pair
+        has sensitivity ``2(U − L)``. Public: $public``clip``, ``epsilon``.
+
+        With ``ci``: both noises lie within their exact discrete Laplace
+        quantile ``t`` with probability ``ci`` (each at ``sqrt(ci)``); the
+        mean is monotone in each sum, so the extreme sums give ``lower`` and
+        ``upper``, widened by one grid step for rounding. The interval always
+        lies inside ``clip`` and holds the exact clipped mean of a non-empty
+        column with probability at least ``ci``: the noise, not the bias of
+        clipping. Its half-width is about ``(U − L)·t/(n·Q)``, i.e. shrinks as
+        ``1/n``; ``pandas_dp.half_width("mean", n=...)`` plans it.""",
+    grouped="""\
+        The complementary sums per key: jointly of L1 sensitivity ``U − L``
+        under add_remove and ``2(U − L)`` under substitute. A key with no rows
+        has no true mean, and its interval is wide.""",
+    columns=_one_column,
+    clipped=True,
+)

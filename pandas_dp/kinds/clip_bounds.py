@@ -60,10 +60,10 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -71,8 +71,9 @@ import pandas as pd
 from ..accounting.ledger import LedgerEntry
 from ..core.noise import F64, I64, RandomSource, discrete_laplace, integer_scale
 from ..core.text import column_names, figures
-from ..core.validation import Clip, check_clip, check_column, numeric_values
+from ..core.validation import Clip, check_clip, check_column, numeric_values, selection_loss
 from .base import Kind, Neighbours, Rows, Stats, ledger_entry
+from .signature import EPSILON, MAX_ROWS, REQUIRED, RHO_SELECT, Form, Param, Signature
 
 __all__ = [
     "CANDIDATES",
@@ -332,3 +333,86 @@ class ClippedShare(Kind[float, pd.Series]):
 
     def shape_many(self, answer: F64, keys: pd.Index) -> pd.Series:
         return pd.Series(answer, index=keys, name=self.column)
+
+
+# ------------------------------------------------------------------ signatures
+
+_NUMERIC = Param(
+    "column",
+    "Hashable",
+    doc="""\
+    column : label
+        A numeric column; missing values are skipped.""",
+    positional=True,
+)
+
+
+def _bounds(args: Mapping[str, Any], loss: tuple[str, Fraction]) -> ClipBounds:
+    epsilon, charged = selection_loss(*loss)
+    return ClipBounds(epsilon, args["column"], rho=charged)
+
+
+def _clipped_share(args: Mapping[str, Any], loss: tuple[str, Fraction]) -> ClippedShare:
+    epsilon, charged = selection_loss(*loss)
+    return ClippedShare(epsilon, args["column"], args["clip"], rho=charged)
+
+
+BOUNDS = Signature(
+    "bounds",
+    (_NUMERIC, EPSILON, RHO_SELECT, MAX_ROWS),
+    (Form(("tuple[float, float]", "pd.DataFrame")),),
+    _bounds,
+    summary="Clip bounds ``(lower, upper)`` for ``column``$per_key, chosen privately with no "
+    "bound given.",
+    returns="""\
+        ``lower <= 0 < upper`` or ``lower < 0 = upper``: each ``0`` or a power
+        of two times ±2 (``(0, 2**-20)`` for a column with no values). Use them
+        as ``clip=``; ``clip="auto"`` does both steps. Grouped: columns
+        ``lower`` and ``upper``. $indexed""",
+    notes="""\
+        Costs ``epsilon``: half for the upper side, half for the lower. Each
+        side runs AboveThreshold (the sparse vector technique) over the public
+        candidates ``0, 2**-20, ..., 2**100``: the first candidate whose count
+        of values beyond it, plus discrete Laplace noise, is at most a public
+        threshold plus noise; the bound is twice that candidate. The
+        threshold is 5/4 noise scales (54 rows at ``epsilon=0.25``), so about
+        that many rows lie beyond the stop, and 2x leaves them room: on the
+        PUMS income data the bound lands near 2**18 or 2**19 (the maximum is
+        420,500). Count sensitivity 1 under add_remove and under substitute
+        (``max_rows``, twice under substitute, with a privacy unit). Public:
+        $public the candidates, the threshold, ``epsilon``. See
+        :mod:`pandas_dp.kinds.clip_bounds` for the privacy argument.""",
+    grouped="""\
+        Each key runs its own search, with count sensitivity 2 under substitute
+        (a changed row may leave one key and join another). A key with few rows
+        stops early, at small bounds.""",
+)
+
+CLIPPED_SHARE = Signature(
+    "clipped_share",
+    (
+        _NUMERIC,
+        Param(
+            "clip",
+            "Any",
+            doc="""\
+            clip : (float, float)
+                The clip bounds to check (e.g. those a ``sum`` or ``mean`` used).""",
+        ),
+        EPSILON,
+        RHO_SELECT,
+        MAX_ROWS,
+    ),
+    (Form(("float", "pd.Series"), {"clip": ("Bounds", REQUIRED)}),),
+    _clipped_share,
+    summary="The noisy share of ``column``'s values outside ``clip``$per_key: the bias a clip "
+    "may cause.",
+    returns="In [0, 1]. $indexed",
+    notes="""\
+        ``ci=`` intervals cover the noise only; this shows what the clip cut.
+        Costs ``epsilon``: the counts of values outside and inside the clip,
+        each with discrete Laplace noise of scale ``Δ/ε``; a row is in one of
+        them, so ``Δ = 1`` under add_remove and 2 under substitute. The share
+        is ``a/(a + b)`` of the noisy counts floored at 0. Public:
+        $public``clip``, ``epsilon``.""",
+)

@@ -27,6 +27,7 @@ from ..core.validation import (
     check_column,
     check_quantile_grid,
     given,
+    loss_fields,
     numeric_values,
 )
 from ..core.zcdp import pure_epsilon
@@ -40,6 +41,7 @@ from .select import (
     quantile_scores,
     quantile_table,
 )
+from .signature import MAX_ROWS, RHO, Form, Param, Signature
 from .variance import (
     grid_triples,
     noisy_triples,
@@ -231,3 +233,128 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
     def shape_many(self, answer: list[F64], keys: pd.Index) -> pd.DataFrame:
         blocks = [pd.DataFrame(a, index=keys, columns=list(ROWS)) for a in answer]
         return pd.concat(blocks, axis=1, keys=list(self.labels))
+
+
+# ------------------------------------------------------------------ signatures
+
+
+def _describe(args: Mapping[str, Any], loss: tuple[str, Fraction]) -> Describe:
+    f = loss_fields(*loss)
+    columns = args["columns"]
+    labels = list(columns) if isinstance(columns, tuple | pd.Index) else columns
+    return Describe.of(f["epsilon"], labels, args["clip"], args["candidates"], args["ci"], f["rho"])
+
+
+def _labels(args: Mapping[str, Any]) -> tuple[Hashable, ...]:
+    columns = args["columns"]
+    return tuple(columns) if isinstance(columns, list | tuple | pd.Index) else (columns,)
+
+
+DESCRIBE = Signature(
+    "describe",
+    (
+        Param(
+            "columns",
+            "Any",
+            doc="""\
+            columns : label or list of labels
+                Numeric columns; missing values are skipped.""",
+            positional=True,
+        ),
+        Param(
+            "clip",
+            "Any",
+            doc="""\
+            clip : dict or "auto"
+                ``{column: (lower, upper)}``: public clip bounds of every column.
+                ``"auto"``: each column's chosen privately by :meth:`bounds` (a
+                quarter of ``epsilon``, after a count of its values with a
+                twentieth, each split across the columns; the call still costs
+                ``epsilon``), returned as the rows (grouped: columns)
+                ``clip_lower`` and ``clip_upper``.""",
+        ),
+        Param(
+            "candidates",
+            "Any",
+            doc="""\
+            candidates : dict
+                ``{column: grid}``: the public grid each column's quartiles are
+                chosen from (finite, strictly increasing).""",
+        ),
+        Param(
+            "epsilon",
+            "float | None",
+            "None",
+            """\
+            epsilon : float
+                $cost Split equally across columns.""",
+        ),
+        RHO,
+        MAX_ROWS,
+        Param(
+            "ci",
+            "None",
+            "None",
+            """\
+            ci : None
+                Not available (a level raises TypeError saying why): see Notes.""",
+        ),
+        Param(
+            "cut",
+            "bool",
+            "False",
+            """\
+            cut : bool, default False
+                Also release, privately, how much the bounds cut: per column, the
+                share of values outside its clip (a tenth of ``epsilon``, split
+                across the columns) and, with a privacy unit, the share of persons
+                with more rows than ``max_rows`` (another tenth), as the rows
+                (grouped: columns under each column name) ``clipped_share`` and
+                ``truncated_share``; the rest of ``epsilon`` goes to ``describe``.""",
+        ),
+    ),
+    (Form(("pd.DataFrame", "pd.DataFrame")),),
+    _describe,
+    summary="pandas' ``describe`` rows of numeric columns$per_key, privately: count, mean, std, "
+    "quartiles.",
+    returns="""\
+        $shape, like $pandas without ``min`` and ``max``.""",
+    words={
+        "shape": (
+            "Indexed ``count, mean, std, 25%, 50%, 75%``, one column per column",
+            "Indexed by ``keys``, columns ``(column, stat)`` with stat in ``count, mean, std, "
+            "25%, 50%, 75%``",
+        ),
+        "pandas": ("``df[columns].describe()``", "``df.groupby(by)[columns].describe()``"),
+    },
+    notes="""\
+        Costs ``epsilon``, split equally across the columns; each column's
+        share ε_c is spent as ε_c/2 on one joint release that gives count,
+        mean and std (see :meth:`var`: the count and the mean come from the
+        complementary sums, so they cost nothing extra; its sensitivities
+        under add_remove and substitute) and ε_c/6 on each of the 25 %, 50 %
+        and 75 % points (permute-and-flip on one score table, as
+        :meth:`quantile`). The ledger records one entry stating this split.
+        With ``rho``: ρ is split the same way; the moments get discrete
+        Gaussian noise (as :meth:`var` with ``rho``) and each quartile runs at
+        the largest ε with ``ε²/2 <= ρ_c/6`` (permute-and-flip is ε-DP, hence
+        ``ε²/2``-zCDP; it is not known to be bounded-range). Public:
+        $public``clip``, the grids, ``epsilon``. min and max are left out: on a
+        public grid the private 0- and 1-quantiles cannot tell the points
+        beyond the data apart, so they would be close to a uniform pick, not an
+        estimate; the quantile grid and the clip bounds are the honest public
+        range.
+
+        There is no ``ci=`` on ``describe``: its quartiles are picked by a
+        selection mechanism (permute-and-flip), which adds no noise to a
+        statistic and so has no noise interval. For intervals, release per
+        column: :meth:`count`, :meth:`mean` or :meth:`std` with ``ci=``.""",
+    grouped="""\
+        A key with no rows is answered too, but only with noise: a count near
+        0, a mean somewhere inside the clip, a std of 0 when the noisy count is
+        0, and quartiles picked almost uniformly from the grid (not even in
+        order).""",
+    columns=_labels,
+    table=True,
+    clipped=True,
+)

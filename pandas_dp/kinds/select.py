@@ -37,7 +37,7 @@ row slices.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, ClassVar
@@ -58,10 +58,12 @@ from ..core.validation import (
     check_quantile,
     check_quantile_grid,
     numeric_values,
+    selection_loss,
 )
 from ..mechanisms.keys import level_codes
 from . import aggregate
 from .base import Kind, Neighbours, Rows, Stats, ledger_entry
+from .signature import EPSILON, MAX_ROWS, REQUIRED, RHO_SELECT, Form, Param, Signature
 
 __all__ = [
     "GAMMA_CAP",
@@ -681,3 +683,199 @@ class Quantile(Kind[float, pd.Series]):
 
     def shape_many(self, answer: I64, keys: pd.Index) -> pd.Series:
         return pd.Series(self.grid[answer], index=keys, name=self.column)
+
+
+# ------------------------------------------------------------------ signatures
+
+_NUMERIC = Param(
+    "column",
+    "Hashable",
+    doc="""\
+    column : label
+        A numeric column; missing values are skipped.""",
+    positional=True,
+)
+_GRID = Param(
+    "candidates",
+    "Any",
+    "None",
+    """\
+    candidates : list, array or Index of numbers
+        $grid_doc""",
+)
+
+
+#: argmax_exp's candidates and k, as its forms type them.
+_ITERABLE, _CATEGORIES = ("Iterable[C]", REQUIRED), ("pd.CategoricalDtype", REQUIRED)
+_NO_K, _K = ("None", "None"), ("int", REQUIRED)
+
+
+def _argmax(args: Mapping[str, Any], loss: tuple[str, Fraction]) -> Argmax:
+    epsilon, charged = selection_loss(*loss)
+    return Argmax.of(
+        epsilon,
+        args["column"],
+        args["candidates"],
+        k=args["k"],
+        value=args["value"],
+        clip=args["clip"],
+        rho=charged,
+    )
+
+
+def _quantile(args: Mapping[str, Any], loss: tuple[str, Fraction]) -> Quantile:
+    epsilon, charged = selection_loss(*loss)
+    return Quantile.of(epsilon, args["column"], args["q"], args["candidates"], "quantile", charged)
+
+
+def _median(args: Mapping[str, Any], loss: tuple[str, Fraction]) -> Quantile:
+    epsilon, charged = selection_loss(*loss)
+    return Quantile.of(epsilon, args["column"], 0.5, args["candidates"], "median", charged)
+
+
+ARGMAX_EXP = Signature(
+    "argmax_exp",
+    (
+        Param(
+            "column",
+            "Hashable",
+            doc="""\
+            column : label
+                The column whose values are the candidates (e.g. ``"product"``).""",
+            positional=True,
+        ),
+        Param(
+            "candidates",
+            "Any",
+            "None",
+            """\
+            candidates : list, array, Index or CategoricalDtype
+                The public candidates, keyword-only. Never read them from the data
+                (``df[column].unique()``): which values occur can reveal who is in
+                it. Rows whose value is missing or not a candidate are dropped; a
+                candidate with no rows can still win.""",
+        ),
+        EPSILON,
+        RHO_SELECT,
+        Param(
+            "k",
+            "int | None",
+            "None",
+            """\
+            k : int, optional
+                How many candidates to return, best first (top-k by peeling): with
+                ``k``, always a list (per key, a DataFrame), also for ``k=1``.""",
+        ),
+        Param(
+            "value",
+            "Hashable | None",
+            "None",
+            """\
+            value : label, optional
+                Score each candidate by the sum of this numeric column over its
+                rows (after clipping to ``clip``) instead of by its row count.
+                Missing values are skipped.""",
+        ),
+        Param(
+            "clip",
+            "Any",
+            "None",
+            """\
+            clip : (float, float), optional
+                Public clip bounds for ``value``; required with it.""",
+        ),
+        MAX_ROWS,
+    ),
+    (
+        Form(("C", "pd.Series"), {"candidates": _ITERABLE, "k": _NO_K}),
+        Form(("list[C]", "pd.DataFrame"), {"candidates": _ITERABLE, "k": _K}),
+        Form(("Any", "pd.Series"), {"candidates": _CATEGORIES, "k": _NO_K}),
+        Form(("list[Any]", "pd.DataFrame"), {"candidates": _CATEGORIES, "k": _K}),
+    ),
+    _argmax,
+    summary="The candidate with the most rows (or the largest clipped sum of ``value``)$per_key, "
+    "privately.",
+    returns="""\
+        One candidate (no ``k``; typed as the candidates' element type), or a
+        list of ``k`` distinct candidates, best first. $indexed Grouped: with
+        ``k``, columns ``1..k``, best first.""",
+    raises="""\
+        All argument errors (missing candidates, duplicates, ``k`` larger than
+        the number of candidates, ...) are raised before any spend.""",
+    notes="""\
+        Permute-and-flip (report-noisy-max with exponential noise), sampled
+        exactly: each candidate is accepted independently with probability
+        ``exp(-c·(best − score))`` and the answer is a uniform pick among the
+        accepted ones. Nothing is exponentiated in floating point, so huge
+        counts cannot overflow. Costs ``epsilon`` (``epsilon/k`` per peel).
+        Under add_remove one person moves one candidate's score one way
+        (sensitivity 1 for counts, ``max(|L|, |U|)`` for sums), so
+        ``c = ε/Δ``; under substitute ``Δ = 1`` or ``max(U − L, |L|, |U|)`` and
+        ``c = ε/(2Δ)``. Clipped sums are scored exactly in integers on a
+        power-of-two grid chosen from (clip, ε) only; c is rounded down, so the
+        realised ε never exceeds ``epsilon``. Public: $public the candidates,
+        ``k``, ``clip``, ``epsilon``.""",
+    grouped="""\
+        One exact permute-and-flip per key, all keys in one vectorized pass
+        (a row moving between keys under substitute is a removal in one and an
+        addition in the other). A key with no rows gets a uniformly random
+        candidate.""",
+)
+
+QUANTILE = Signature(
+    "quantile",
+    (
+        _NUMERIC,
+        Param(
+            "q",
+            "float",
+            doc="""\
+            q : float
+                The quantile level in ``[0, 1]``, read as the shortest decimal
+                (``0.9`` is ``9/10``).""",
+            positional=True,
+        ),
+        _GRID,
+        EPSILON,
+        RHO_SELECT,
+        MAX_ROWS,
+    ),
+    (Form(("float", "pd.Series")),),
+    _quantile,
+    summary="The ``q``-quantile of ``column``$per_key, privately chosen from a public grid.",
+    returns="One grid point. $indexed",
+    raises="A bad ``q`` or grid (unsorted, duplicated, non-finite) raises before any spend.",
+    notes="""\
+        Permute-and-flip, sampled exactly, on the score of each grid point c:
+        the distance from ``q·n`` to ``[#(x < c), #(x ≤ c)]`` (lower is
+        better; zero exactly when c is a q-quantile, so ties count). The score
+        is not monotone, so ``c = ε/(2Δ)`` with sensitivity
+        ``Δ = max(q, 1 − q)`` under add_remove and ``Δ = 1`` under substitute
+        (a changed row leaves one side and joins another). Costs ``epsilon``.
+        Public: $public the grid, ``q``, ``epsilon``.
+
+        This is the honest way to choose clip bounds: spend a little ε on,
+        e.g., the 0.05 and 0.95 quantiles and pass them as ``clip=`` to
+        ``sum``/``mean``, instead of reading ``df[column].max()``.""",
+    grouped="""\
+        The scores per key and grid point come from one searchsorted and one
+        2-D bincount; ``Δ = 2·max(q, 1 − q)`` under substitute (a row that
+        moves between keys changes two keys' scores). A key with no rows gets
+        a grid point close to uniform at random.""",
+    columns=lambda args: (args["column"],),
+)
+
+MEDIAN = Signature(
+    "median",
+    (_NUMERIC, _GRID, EPSILON, RHO_SELECT, MAX_ROWS),
+    (Form(("float", "pd.Series")),),
+    _median,
+    summary="The median of ``column``$per_key, privately chosen from a public grid: "
+    "``quantile(column, 0.5)``.",
+    returns="One grid point. $indexed",
+    notes="""\
+        See :meth:`quantile`. Sensitivity of the score 1/2 under add_remove
+        (``c = ε``) and 1 under substitute (``c = ε/2``). Costs ``epsilon``.
+        Public: $public the grid, ``epsilon``.""",
+    columns=lambda args: (args["column"],),
+)

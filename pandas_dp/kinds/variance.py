@@ -23,7 +23,7 @@ import pandas as pd
 from ..accounting.ledger import LedgerEntry
 from ..core.noise import F64, I64, Gauss, RandomSource, draw_noise, gaussian_scale, integer_scale
 from ..core.text import column_names, figures
-from ..core.validation import Clip, check_clip, check_column, numeric_values
+from ..core.validation import Clip, check_clip, check_column, loss_fields, numeric_values
 from ..core.zcdp import gaussian_rho
 from ..mechanisms.accuracy import check_ci, variance_interval
 from .aggregate import (
@@ -37,6 +37,7 @@ from .aggregate import (
     round_rows,
 )
 from .base import DEPENDS_ON_N, Kind, Neighbours, Rows, Stats, ledger_entry
+from .signature import CI, CUT, EPSILON, MAX_ROWS, RHO, Form, Param, Signature
 
 __all__ = [
     "Var",
@@ -400,3 +401,112 @@ class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
         if self.ci is None:
             return pd.Series(answer, index=keys, name=self.column)
         return interval_many(answer, keys)
+
+
+# ------------------------------------------------------------------ signatures
+
+_NUMERIC = Param(
+    "column",
+    "Hashable",
+    doc="""\
+    column : label
+        A numeric column; missing values are skipped.""",
+    positional=True,
+)
+_CLIP_ONE = Param(
+    "clip",
+    "Any",
+    doc="""\
+    clip : (float, float) or "auto"
+        Public clip bounds, never read from the data; values are clipped to
+        them first (±inf to the bounds). ``"auto"``: chosen privately by
+        :meth:`bounds` with a quarter of ``epsilon`` (or of ``rho``), after a
+        private count of the column's values with a twentieth (too few for this
+        ``epsilon``, a ValueError says what to do, only the count spent); the
+        call costs ``epsilon`` in total, held at once (one ledger entry per
+        part); the bounds are returned with an interval (or ``cut``) as
+        ``clip_lower``/``clip_upper``.""",
+)
+_FORMS = (
+    Form(("float", "pd.Series"), {"ci": ("None", "None"), "cut": ("Literal[False]", "False")}),
+    Form(("pd.Series", "pd.DataFrame")),
+)
+
+
+def _var(args: Mapping[str, Any], loss: tuple[str, Fraction], std: bool = False) -> Var:
+    f = loss_fields(*loss)
+    return Var.of(f["epsilon"], args["column"], args["clip"], std=std, ci=args["ci"], rho=f["rho"])
+
+
+def _std(args: Mapping[str, Any], loss: tuple[str, Fraction]) -> Var:
+    return _var(args, loss, std=True)
+
+
+def _one_column(args: Mapping[str, Any]) -> tuple[Hashable, ...]:
+    return (args["column"],)
+
+
+VAR = Signature(
+    "var",
+    (_NUMERIC, _CLIP_ONE, EPSILON, RHO, CI, CUT, MAX_ROWS),
+    _FORMS,
+    _var,
+    summary="Noisy sample variance of ``column``$per_key (``ddof=1``, like pandas) after clipping.",
+    returns="""\
+        Never negative, at most ``(U − L)²/2``; 0 when the noisy count is 0.
+        $indexed With ``ci``: $interval.""",
+    notes="""\
+        Costs ``epsilon``: one joint release, with no separate count. Each
+        clipped row on the grid ``q ∈ [0, Q]`` adds ``(q, Q − q)`` to the
+        mean's complementary sums (ε/2; L1 sensitivity ``U − L`` under
+        add_remove, ``2(U − L)`` under substitute) and the centred second
+        moment ``round(q(Q − q)/Q) − o`` to a third sum (ε/2; range
+        ``≈ (U − L)/8``). Count, mean and variance all come from these three
+        (see :func:`pandas_dp.kinds.variance.plan_variance` for the proof of
+        the sensitivity). Public: $public``clip``, ``epsilon``.
+
+        With ``ci``: each of the three noises lies within its exact discrete
+        Laplace quantile with probability ``ci**(1/3)`` (independent, so all
+        three with probability ``ci``); bounding the variance over that box
+        of noiseless sums, widened by the grid rounding, gives an interval
+        inside ``[0, (U − L)²/2]`` that holds the sample variance of the
+        clipped values (at least two rows) with probability at least ``ci``
+        (:func:`pandas_dp.mechanisms.accuracy.variance_interval` proves it). It
+        is conservative (coverage well above ``ci`` in practice) and covers
+        the noise, not the bias of clipping. Post-processing: same cost, same
+        estimate.
+
+        With ``rho``: the same three sums with discrete Gaussian noise, ρ/2
+        on the pair (L2 sensitivity ``U − L``: ``q² + (Q − q)² <= Q²``;
+        ``sqrt(2)·(U − L)`` under substitute) and ρ/2 on the third (L2: its
+        range); the interval uses the Gaussian's quantiles
+        (:func:`pandas_dp.kinds.variance.plan_variance_rho`).""",
+    grouped="""\
+        Per key, the complementary sums (L1 sensitivity ``U − L`` under
+        add_remove, ``2(U − L)`` under substitute, where a row may move between
+        keys) and the centred second moment (about ``(U − L)/8``, doubled under
+        substitute).""",
+    columns=_one_column,
+    clipped=True,
+)
+
+STD = Signature(
+    "std",
+    (_NUMERIC, _CLIP_ONE, EPSILON, RHO, CI, CUT, MAX_ROWS),
+    _FORMS,
+    _std,
+    summary="Noisy standard deviation of ``column``$per_key (``ddof=1``): the square root of "
+    ":meth:`var`.",
+    returns="""\
+        Never negative, at most ``(U − L)/sqrt(2)``. $indexed With ``ci``:
+        $interval.""",
+    notes="""\
+        Costs ``epsilon``: the same release, sensitivity (under add_remove and
+        substitute) and public parameters as :meth:`var` (post-processing is
+        free). With ``ci``: the square roots of :meth:`var`'s interval, so it
+        holds the clipped sample standard deviation with probability at least
+        ``ci``; always inside ``[0, (U − L)/sqrt(2)]``. Public:
+        $public``clip``, ``epsilon``.""",
+    columns=_one_column,
+    clipped=True,
+)

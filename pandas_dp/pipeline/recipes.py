@@ -126,13 +126,16 @@ class Request:
     reads ``epsilon``, ``rho``, ``clip``, ``cut``, ``ci``, ``max_rows``,
     ``max_groups`` and ``delta`` from it when present.  ``columns``: the
     columns a ``clip`` applies to, in order; ``table``: the answer is a
-    table of columns (``describe``), where ``cut=True`` takes several.
+    table of columns (``describe``), where ``cut=True`` takes several;
+    ``clipped``: ``clip`` is the statistic's (``"auto"`` and ``cut=True``
+    apply to it), not, say, the clip of argmax's ``value``.
     """
 
     build: Callable[[Mapping[str, Any], Loss], Kind[Any, Any]]
     args: Mapping[str, Any]
     columns: tuple[Hashable, ...] = ()
     table: bool = False
+    clipped: bool = False
 
     def get(self, name: str, default: Any = None) -> Any:
         """The argument ``name`` as the call gave it (``default`` if the release has none)."""
@@ -268,7 +271,8 @@ def recipe(
     """
     accountant, total = check_loss(request.get("epsilon"), request.get("rho"))
     _scoped(request, group)
-    clip, cut = request.get("clip"), bool(request.get("cut", False))
+    clip: Any = request.get("clip") if request.clipped else None
+    cut = request.clipped and bool(request.get("cut", False))
     max_rows, max_groups = request.get("max_rows"), request.get("max_groups")
     auto_clip, auto_rows = is_auto(clip), is_auto(max_rows)
     if cut and not request.table and isinstance(clip, Mapping):

@@ -49,15 +49,16 @@ from ..core.validation import (
 )
 from ..kinds.aggregate import Histogram
 from ..kinds.base import Kind
+from ..kinds.signature import Grouped, Keyless, Ungrouped
 from ..mechanisms.key_selection import KeySelection
 from ..mechanisms.keys import Bins, Grouping
 from ..pipeline.recipes import rows_per_unit
 from ..pipeline.run import ContributionBounds, PandasFrame, run
 from ._docs import doc
-from ._releases import Releases, Ungrouped
+from ._releases import Releases
 from .groupby import DPGroupBy
-from .keyless import DPSelectedGroupBy, TableReleases
 from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values, row_mask
+from .tables import TableReleases
 
 __all__ = ["DPAccessor", "DPReleases"]
 
@@ -70,7 +71,7 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
 
     Those of :class:`pandas_dp.surface._releases.Releases` (one answer each), and
     :meth:`histogram`, :meth:`rows_per_unit` and :meth:`set_budget`; ``value_counts``
-    and ``crosstab`` from :class:`pandas_dp.surface.keyless.TableReleases`. A subclass binds
+    and ``crosstab`` from :class:`pandas_dp.surface.tables.TableReleases`. A subclass binds
     the surface to one backend through three hooks:
     :meth:`_release` runs a built kind (grouped by a :class:`~pandas_dp.mechanisms.keys.Grouping`
     or not) and spends from the frame's budget, and :meth:`_schema` gives the
@@ -510,16 +511,16 @@ class DPAccessor(DPReleases):
     @overload
     def groupby(
         self, by: Hashable | list[Hashable], *, keys: None = None, dropna: bool = True
-    ) -> DPSelectedGroupBy: ...
+    ) -> DPGroupBy[Keyless]: ...
 
     @overload
     def groupby(
         self, by: Hashable | list[Hashable], *, keys: Any, dropna: bool = True
-    ) -> DPGroupBy: ...
+    ) -> DPGroupBy[Grouped]: ...
 
     def groupby(
         self, by: Hashable | list[Hashable], *, keys: Any = None, dropna: bool = True
-    ) -> DPGroupBy | DPSelectedGroupBy:
+    ) -> DPGroupBy[Grouped] | DPGroupBy[Keyless]:
         """Group by ``by`` for grouped releases, over public ``keys`` or keys chosen privately.
 
         Parameters
@@ -530,15 +531,16 @@ class DPAccessor(DPReleases):
             The public keys, in the order the result is indexed by. Never read
             them from the data (``df[col].unique()`` is not private): the set
             of keys present can reveal who is in it. Without them, the keys
-            are chosen privately (:class:`~pandas_dp.surface.keyless.DPSelectedGroupBy`:
-            each release then takes ``delta=``, and the budget must hold one).
+            are chosen privately by each release, which then takes ``delta=``
+            (and the budget must hold one).
         dropna : bool, default True
             Without ``keys``: whether to leave out missing keys (as pandas).
 
         Returns
         -------
-        DPGroupBy or DPSelectedGroupBy
-            The releases of ``df.dp``, one value per key.
+        DPGroupBy
+            The releases of ``df.dp``, one value per key: ``DPGroupBy[Grouped]``
+            with public keys, ``DPGroupBy[Keyless]`` without.
 
         Raises
         ------
@@ -558,10 +560,10 @@ class DPAccessor(DPReleases):
         """
         if keys is None:
             selection = KeySelection.of_columns(self._df, by, dropna=dropna)
-            return DPSelectedGroupBy(lambda s: DPGroupBy(self._df, s.by, s), selection)
+            return DPGroupBy[Keyless](self._df, selection.by, selection)
         if dropna is not True:
             raise TypeError("`dropna` goes with a groupby without keys=; with public keys drop it.")
-        return DPGroupBy(self._df, by, keys)
+        return DPGroupBy[Grouped](self._df, by, keys)
 
     # ------------------------------------------------ row-wise derived frames
 

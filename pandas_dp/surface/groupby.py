@@ -1,11 +1,20 @@
-"""``df.dp.groupby(by, keys=...)``: the grouped surface (its releases: :mod:`._releases`).
+"""``df.dp.groupby(by)``: the one grouped surface, over public keys or keys chosen privately.
 
-Keys are public: passed by the caller, never read from the data (see
-:mod:`pandas_dp.mechanisms.keys`).  Rows whose key is not among ``keys`` (or is missing)
-are dropped; keys with no rows are answered too (a noisy zero count, a mean
-inside the clip).  A grouped release is charged once for all its keys
-(parallel composition: with one row per person, each person is in one group).
-Every release runs the pipeline of :mod:`pandas_dp.pipeline.run`.
+With ``keys=`` the keys are public: passed by the caller, never read from the
+data (see :mod:`pandas_dp.mechanisms.keys`).  Rows whose key is not among
+``keys`` (or is missing) are dropped; keys with no rows are answered too (a
+noisy zero count, a mean inside the clip).  Without ``keys=`` every release
+takes ``delta=`` and chooses the keys it shows privately
+(:class:`~pandas_dp.mechanisms.key_selection.KeySelection`): a key is shown
+only if its noisy count of *persons* passes a threshold set by ``delta``, so a
+key held by few people appears with probability at most ``delta``; keys
+absent from the answer were either absent from the data or held by too few
+people, and the two cannot be told apart.  ``keys=df[col].unique()`` is *not*
+a private list of keys: a key of one person then shows that person is in it.
+
+A grouped release is charged once for all its keys (parallel composition:
+with one row per person, each person is in one group).  Every release runs
+the pipeline (:func:`pandas_dp.pipeline.recipes.answer`).
 """
 
 from __future__ import annotations
@@ -15,28 +24,35 @@ from typing import TypeVar
 
 import pandas as pd
 
+from ..kinds.signature import Grouped, Keyless
 from ..mechanisms.key_selection import KeySelection
 from ..mechanisms.keys import Grouping
 from ..pipeline.run import PandasFrame
-from ._releases import Grouped, Releases
+from ._releases import Releases
 
-__all__ = ["DPGroupBy", "DPGroupedReleases"]
+__all__ = ["DPGroupBy", "DPGroupedReleases", "DPSelectedGroupBy"]
 
-Many = TypeVar("Many")
+#: The scope of a grouped surface: public keys (:class:`Grouped`) or chosen ones (:class:`Keyless`).
+G = TypeVar("G", Grouped, Keyless)
 
 
-class DPGroupedReleases(Releases[Grouped], scope="grouped"):
-    """Grouped private releases over public keys: ``df.dp.groupby`` and ``ddf.dp.groupby``.
+class DPGroupedReleases(Releases[G], scope="grouped"):
+    """Grouped private releases: ``df.dp.groupby`` and ``ddf.dp.groupby``, with or without keys.
 
-    The releases of :class:`pandas_dp.surface._releases.Releases`, one answer per key.
-    A subclass holds the grouping (``_group``) and runs each built kind with
-    :meth:`_release`: :class:`DPGroupBy` on pandas,
-    ``pandas_dp.dask.DaskDPGroupBy`` on Dask.
+    The releases of :class:`pandas_dp.surface._releases.Releases`, one answer
+    per key.  A subclass holds the grouping (``_group``: a
+    :class:`~pandas_dp.mechanisms.keys.Grouping` of public keys, or a
+    :class:`~pandas_dp.mechanisms.key_selection.KeySelection`) and the
+    backend: :class:`DPGroupBy` on pandas, ``pandas_dp.dask.DaskDPGroupBy``
+    on Dask.
 
     Holds only the frame, the ``by`` columns and the keys; the budget is read
-    from the frame at each release.  Every release returns a Series (or a
-    DataFrame for several columns) indexed by exactly ``keys``, in the order
-    given, and costs its epsilon once for all keys.
+    from the frame at each release.  With public keys, every release returns
+    a Series (or a DataFrame for several columns) indexed by exactly ``keys``,
+    in the order given, and costs its epsilon once for all keys.  Without,
+    each release takes ``delta=`` and is indexed by the keys it chose, sorted
+    by key as pandas' groupby (in the selection's order if the keys do not
+    compare).
 
     Notes
     -----
@@ -58,23 +74,40 @@ class DPGroupedReleases(Releases[Grouped], scope="grouped"):
 
     @property
     def keys(self) -> pd.Index:
-        """The public keys, in the order results are indexed by (a view: rename it freely)."""
+        """The public keys, in the order results are indexed by (a view: rename it freely).
+
+        Without ``keys=`` there are none: each release chooses its own (the
+        index of its answer); TypeError.
+        """
+        if isinstance(self._group, KeySelection):
+            raise TypeError(
+                "This groupby has no public keys: each release chooses its keys privately, "
+                "and they are the index of its answer."
+            )
         return self._group.keys.view()
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(by={self.by!r}, keys={len(self.keys)})"
+        if isinstance(self._group, KeySelection):
+            chosen = f"keys chosen privately, dropna={self._group.dropna}"
+            return f"{type(self).__name__}(by={self.by!r}, {chosen})"
+        return f"{type(self).__name__}(by={self.by!r}, keys={len(self._group.keys)})"
 
 
-class DPGroupBy(DPGroupedReleases):
+class DPGroupBy(DPGroupedReleases[G]):
     """Grouped private releases of a pandas DataFrame; created by ``df.dp.groupby``."""
 
     def __init__(self, df: pd.DataFrame, by: object, keys: object) -> None:
         self._df = df
-        # A KeySelection (keys chosen privately: pandas_dp.surface.keyless) comes checked.
-        # Public keys are checked against their column's dtype by each release, when it reads
-        # the column (before any ε is reserved; max_rows="auto" before its first part):
-        # groupby() itself reads no column.
+        # A KeySelection (keys chosen privately) comes checked. Public keys are checked
+        # against their column's dtype by each release, when it reads the column (before
+        # any ε is reserved; max_rows="auto" before its first part): groupby() itself
+        # reads no column.
         self._group = keys if isinstance(keys, KeySelection) else Grouping.of(df, by, keys)
 
     def _frame(self) -> PandasFrame:
         return PandasFrame(self._df)
+
+
+#: The name of the grouped surface without ``keys=`` when it was a class of its own: the
+#: same class now (``df.dp.groupby(by)`` is a ``DPGroupBy[Keyless]``).
+DPSelectedGroupBy = DPGroupBy
