@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.stats
 
 import pandas_dp  # noqa: F401  (registers df.dp)
 from pandas_dp.core.zcdp import pure_epsilon
@@ -53,6 +55,97 @@ def test_auto_with_enough_values_answers_near_the_truth() -> None:
     df.dp.set_budget(epsilon=1, seed=4)
     got = df.dp.mean("x", clip="auto", epsilon=0.1)
     assert abs(got / df["x"].mean() - 1) < 0.1
+
+
+# ------------------------------------------- clip="auto" over k columns: what each part runs at
+
+COLUMNS = ("x", "y", "z")
+#: A statistical test here must give p above this at the true ε (ρ), below it at a wrong one.
+P_MIN = 1e-6
+
+
+def _charge(entry: Any, accountant: str) -> Fraction:
+    charge: Fraction = entry.rho if accountant == "rho" else entry.epsilon
+    return charge
+
+
+@pytest.mark.parametrize("accountant", ["epsilon", "rho"])
+@pytest.mark.parametrize("n_columns", [1, 2, 3])
+def test_auto_describe_of_k_columns_spends_its_loss_exactly_in_its_parts(
+    accountant: str, n_columns: int
+) -> None:
+    """k checks at 1/(20k), k searches at 1/(4k), the describe at the rest: exactly the call's 1."""
+    columns = list(COLUMNS[:n_columns])
+    rng = np.random.Generator(np.random.PCG64(5))
+    df = pd.DataFrame({c: rng.uniform(0, 100, 3_000) for c in columns})
+    df.dp.set_budget(**{accountant: 10}, seed=5)
+    grid = {c: np.linspace(0, 200, 41) for c in columns}
+    df.dp.describe(columns, clip="auto", candidates=grid, **{accountant: 1})
+    entries = df.dp.budget.entries
+    assert [e.operation for e in entries] == ["count"] * n_columns + ["bounds"] * n_columns + [
+        "describe"
+    ]
+    charges = [_charge(e, accountant) for e in entries]
+    k = n_columns
+    assert charges == [Fraction(1, 20 * k)] * k + [Fraction(1, 4 * k)] * k + [Fraction(7, 10)]
+    assert df.dp.budget.spent == sum(charges) == 1
+
+
+def _needed(accountant: str, n_columns: int) -> int:
+    """The values clip="auto" needs at a loss of 1 over k columns, as its refusal states it."""
+    df = pd.DataFrame(dict.fromkeys(COLUMNS[:n_columns], [np.nan] * 10))
+    df.dp.set_budget(**{accountant: 10}, seed=1)
+    with pytest.raises(ValueError, match="needs about") as refused:
+        df.dp.describe(
+            list(df.columns),
+            clip="auto",
+            candidates={c: [0.0, 1.0] for c in df.columns},
+            **{accountant: 1},
+        )
+    return int(str(refused.value).split("needs about ", 1)[1].split()[0].replace(",", ""))
+
+
+def _below(accountant: str, loss: float, m: int) -> float:
+    """P(Z <= -m) for the check's noise: discrete Laplace at ε = loss, or Gaussian at ρ = loss."""
+    if accountant == "epsilon":
+        a = math.exp(-loss)
+        return a**m / (1 + a)
+    sigma2 = 1 / (2 * loss)
+    z = np.arange(-math.ceil(40 * math.sqrt(sigma2)) - m, math.ceil(40 * math.sqrt(sigma2)) + 1)
+    pmf = np.exp(-(z.astype(np.float64) ** 2) / (2 * sigma2))
+    return float(pmf[z <= -m].sum() / pmf.sum())
+
+
+@pytest.mark.parametrize("accountant", ["epsilon", "rho"])
+@pytest.mark.parametrize("n_columns", [1, 2, 3])
+def test_auto_counts_each_of_k_columns_at_a_twentieth_of_its_share(
+    accountant: str, n_columns: int
+) -> None:
+    """The check of each of k columns runs at ε/(20k) (ρ/(20k)), measured from its refusals.
+
+    Column x holds ``needed + m − 1`` values, the others none: a call stops at
+    x exactly when the check's noise is at most ``−m``, else at y (or, alone,
+    answers).  Over 800 calls the share stopped at x is the noise's tail at
+    the check's ε; the test fails at twice and half that ε.  A check at ε/20
+    per column would spend 1.1 of a 3-column describe at ε = 1.
+    """
+    share = 1 / (20 * n_columns)
+    m = round(2 / share) if accountant == "epsilon" else round(2 * math.sqrt(1 / (2 * share)))
+    needed = _needed(accountant, n_columns)
+    rows = needed + m - 1
+    values = np.arange(rows, dtype=np.float64)
+    df = pd.DataFrame({c: values if c == "x" else np.nan for c in COLUMNS[:n_columns]})
+    df.dp.set_budget(**{accountant: 1e6}, seed=20 + n_columns)
+    grid = dict.fromkeys(df.columns, np.linspace(0, 2 * rows, 9))
+    calls, at_x = 800, 0
+    for _ in range(calls):
+        try:
+            df.dp.describe(list(df.columns), clip="auto", candidates=grid, **{accountant: 1})
+        except ValueError as refused:
+            at_x += "values of 'x'" in str(refused)
+    for factor, must_pass in ((1.0, True), (2.0, False), (0.5, False)):
+        p = scipy.stats.binomtest(at_x, calls, _below(accountant, share * factor, m)).pvalue
+        assert (p > P_MIN) == must_pass, f"{accountant} x{factor}: {at_x} of {calls}, p = {p:.3g}"
 
 
 # ------------------------------------------------------------------- cut=True

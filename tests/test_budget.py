@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import inspect
 import os
@@ -164,8 +165,8 @@ def test_concurrent_releases_never_jointly_exceed_the_total(
     budget = salaries.dp.set_budget(epsilon=3, seed=3)
     check = ledger_module.check_fits
 
-    def slow_check(total: Fraction, spent: Fraction, requested: Fraction) -> None:
-        check(total, spent, requested)
+    def slow_check(total: Fraction, spent: Fraction, requested: Fraction, *quantity: str) -> None:
+        check(total, spent, requested, *quantity)
         time.sleep(2e-4)  # widen the window between the check and the record
 
     monkeypatch.setattr(ledger_module, "check_fits", slow_check)
@@ -1121,3 +1122,117 @@ def test_an_epsilon_budget_refuses_to_hold_rho(protected: pd.DataFrame) -> None:
     with pytest.raises(ValueError, match="`rho` needs a zCDP budget"):
         protected.dp.reserve(rho=0.1)
     assert protected.dp.budget.held == 0
+
+
+# ------------------------------------------------- refusals name the quantity that ran out
+
+#: The keys of the refusal tests' frame: a message must never show them.
+SECRET_KEYS = ("north-7731", "south-4419")
+QUANTITIES = ("epsilon", "rho", "delta")
+
+
+def _refusal_frame(accountant: str, store: str, tmp_path: Path) -> pd.DataFrame:
+    """A frame of two crowded keys with a budget of total 1 (ε or ρ) and δ = 1e-6."""
+    df = pd.DataFrame({"k": [SECRET_KEYS[0]] * 600 + [SECRET_KEYS[1]] * 400})
+    where: dict[str, Any] = {}
+    if store == "ledger":
+        where = {"ledger": tmp_path / "l.sqlite", "name": "refusals"}
+    df.dp.set_budget(**{accountant: 1}, delta=1e-6, seed=1, **where)
+    return df
+
+
+def _state(df: pd.DataFrame) -> tuple[Fraction, Fraction, Fraction, int]:
+    budget = df.dp.budget
+    return budget.spent, budget.held, budget.delta_spent, len(budget.entries)
+
+
+def _check_names(
+    err: BudgetExceededError, quantity: str, requested: Fraction, remaining: Fraction
+) -> None:
+    """``err`` names ``quantity`` with these amounts of it, and no other quantity or data."""
+    assert (err.quantity, err.requested, err.remaining) == (quantity, requested, remaining)
+    message = str(err)
+    asked = message.split(f"needs {quantity}=", 1)[1].split()[0]
+    left = message.split(f"only {quantity}=", 1)[1].split()[0]
+    assert (Fraction(asked), Fraction(left)) == (requested, remaining)  # exact: 10 digits
+    for other in set(QUANTITIES) - {quantity}:
+        assert f"{other}=" not in message.split(";")[0], message
+    assert not any(key in message for key in SECRET_KEYS)
+    clone = pickle.loads(pickle.dumps(err))
+    assert (clone.quantity, clone.requested, clone.remaining, str(clone)) == (
+        quantity,
+        requested,
+        remaining,
+        message,
+    )
+
+
+@pytest.mark.parametrize("store", ["memory", "ledger"])
+@pytest.mark.parametrize("accountant", ["epsilon", "rho"])
+@pytest.mark.parametrize("ran_out", ["total", "delta", "both"])
+@pytest.mark.parametrize("held", [False, True], ids=["free", "in_a_hold"])
+def test_a_refusal_names_the_quantity_that_ran_out_with_its_amounts(
+    tmp_path: Path, store: str, accountant: str, ran_out: str, held: bool
+) -> None:
+    """ε budget out of ε or δ, ρ budget out of ρ or δ; in memory and in a ledger; in a hold.
+
+    Where both ran out, the total's quantity is named (it is checked first).
+    """
+    df = _refusal_frame(accountant, store, tmp_path)
+    df.dp.value_counts("k", **{accountant: 0.25}, delta=4e-7)  # spends 1/4 and δ 4e-7
+    asked = {
+        "total": ({accountant: 1}, 1e-7),  # 3/4 left: what this holder may use, held or free
+        "delta": ({accountant: 0.125}, 7e-7),  # 6e-7 of δ left
+        "both": ({accountant: 1}, 7e-7),
+    }[ran_out]
+    quantity, requested, remaining = (
+        ("delta", Fraction(7, 10**7), Fraction(6, 10**7))
+        if ran_out == "delta"
+        else (accountant, Fraction(1), Fraction(3, 4))
+    )
+    with df.dp.reserve(**{accountant: 0.5}) if held else contextlib.nullcontext() as hold:
+        before = _state(df)
+        with pytest.raises(BudgetExceededError) as refused:
+            df.dp.value_counts("k", **asked[0], delta=asked[1])
+        _check_names(refused.value, quantity, requested, remaining)
+        assert _state(df) == before  # nothing spent; a hold keeps its whole share
+        if held:  # and the holder can still draw all of it
+            df.dp.value_counts("k", **{accountant: 0.5}, delta=1e-7)
+    if held:
+        assert hold is not None
+        assert hold.returned == 0
+        assert df.dp.budget.spent == Fraction(3, 4)
+
+
+@pytest.mark.parametrize("store", ["memory", "ledger"])
+@pytest.mark.parametrize("accountant", ["epsilon", "rho"])
+def test_a_hold_that_does_not_fit_names_the_budgets_quantity(
+    tmp_path: Path, store: str, accountant: str
+) -> None:
+    df = _refusal_frame(accountant, store, tmp_path)
+    df.dp.count(**{accountant: 0.25})
+    with pytest.raises(BudgetExceededError) as refused, df.dp.reserve(**{accountant: 0.875}):
+        pytest.fail("the block ran")
+    _check_names(refused.value, accountant, Fraction(7, 8), Fraction(3, 4))
+    assert _state(df) == (Fraction(1, 4), 0, 0, 1)
+
+
+@pytest.mark.parametrize("store", ["memory", "ledger"])
+def test_a_rho_budget_refuses_an_epsilon_release_in_rho_at_epsilon_squared_over_two(
+    tmp_path: Path, store: str
+) -> None:
+    df = _refusal_frame("rho", store, tmp_path)
+    df.dp.count(rho=0.5)
+    with pytest.raises(BudgetExceededError) as refused:
+        df.dp.count(epsilon=1.5)  # costs 9/8 of rho
+    _check_names(refused.value, "rho", Fraction(9, 8), Fraction(1, 2))
+    assert "epsilon**2/2" in str(refused.value)
+    with pytest.raises(BudgetExceededError) as refused, df.dp.reserve(epsilon=1.5):
+        pytest.fail("the block ran")
+    _check_names(refused.value, "rho", Fraction(9, 8), Fraction(1, 2))
+
+
+def test_budget_exceeded_error_refuses_an_unknown_quantity() -> None:
+    with pytest.raises(ValueError, match="`quantity` must be one of epsilon, rho, delta"):
+        BudgetExceededError(Fraction(1), Fraction(0), "sigma")
+    assert BudgetExceededError(Fraction(1), Fraction(0)).quantity == "epsilon"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import re
+from collections.abc import Callable
 from fractions import Fraction
 from statistics import NormalDist
 
@@ -298,6 +300,117 @@ def test_partition_statistics_add_up_by_key_value() -> None:
     stats = [key_statistics(p, ["k"], unit_codes(p["u"]), plan, SeededSource(0)) for p in parts]
     combined = combine_statistics(*stats)
     pd.testing.assert_series_equal(combined.sort_index(), whole.sort_index())
+
+
+# --- the threshold and the order, through the public surface ---------------------------------
+#
+# Through value_counts and groupby(by) only: what a key of n persons comes out as, and in which
+# order tied keys come out, whatever module the selection lives in.
+
+#: Keys per count in the threshold test: each an independent trial of the selection.
+KEYS_PER_COUNT = 1_000
+#: A statistical test here must give p above this at the true rule, below it at a wrong one.
+P_MIN = 1e-6
+
+
+def _crowds(counts: range, keys: int) -> pd.DataFrame:
+    """``keys`` keys held by exactly n persons (one row each) for every n in ``counts``."""
+    labels = [f"n{n}-{i}" for n in counts for i in range(keys) for _ in range(n)]
+    return pd.DataFrame({"k": labels, "x": 0.5})
+
+
+def _released_at_least(accountant: str, scale: float, m: int) -> float:
+    """P(Z >= m): discrete Laplace of ``scale`` (ε), or discrete Gaussian of σ² = ``scale`` (ρ)."""
+    if accountant == "epsilon":
+        a = math.exp(-1 / scale)
+        return a**m / (1 + a) if m >= 1 else 1 - a ** (1 - m) / (1 + a)
+    z = np.arange(-60, 61)
+    pmf = np.exp(-(z.astype(np.float64) ** 2) / (2 * scale))
+    return float(pmf[z >= m].sum() / pmf.sum())
+
+
+#: (release, the call's loss, the selection's noise: Laplace scale 1/ε or Gaussian σ² = 1/(2ρ)).
+SELECTIONS: dict[
+    str, tuple[Callable[[pd.DataFrame, dict[str, float]], pd.Series], float, float]
+] = {
+    "value_counts": (lambda df, loss: df.dp.value_counts("k", **loss, delta=1e-5), 1.0, 1.0),
+    "groupby_sum": (  # half of ε to the selection
+        lambda df, loss: df.dp.groupby("k").sum("x", clip=(0, 1), **loss, delta=1e-5),
+        2.0,
+        1.0,
+    ),
+    "value_counts_rho": (lambda df, loss: df.dp.value_counts("k", **loss, delta=1e-5), 0.25, 2.0),
+    "groupby_sum_rho": (  # half of ρ to the selection
+        lambda df, loss: df.dp.groupby("k").sum("x", clip=(0, 1), **loss, delta=1e-5),
+        0.5,
+        2.0,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", SELECTIONS)
+def test_a_key_whose_noisy_count_reaches_the_threshold_exactly_is_released(name: str) -> None:
+    """Released iff ``n + Z >= τ``: the release frequency of keys of τ − 1, τ, τ + 1 persons.
+
+    ``>`` instead of ``>=`` (τ one higher) or τ one lower fails the same test;
+    at ε = 1 and δ = 1e-5, τ = 1 + ⌈ln(1/(δ·(1 + e^−1)))⌉ = 13, the smallest
+    with P(one person's key appears) = P(Z >= τ − 1) <= δ, and the ledger
+    says so.
+    """
+    release, loss, scale = SELECTIONS[name]
+    accountant = "rho" if name.endswith("rho") else "epsilon"
+    probe = _crowds(range(1, 2), 1)
+    probe.dp.set_budget(**{accountant: 10}, delta=1e-3, seed=1)
+    release(probe, {accountant: loss})
+    (threshold,) = re.findall(r"threshold (\d+)", probe.dp.budget.entries[-1].mechanism)
+    tau = int(threshold)
+    if accountant == "epsilon":  # the selection runs at ε = 1 in both
+        assert tau == 1 + math.ceil(math.log(1 / (1e-5 * (1 + math.exp(-1))))) == 13
+    counts = range(tau - 1, tau + 2)
+    df = _crowds(counts, KEYS_PER_COUNT)
+    df.dp.set_budget(**{accountant: 10}, delta=1e-3, seed=28)
+    released = release(df, {accountant: loss})
+    if name.startswith("value_counts"):  # a noisy count exactly at τ is among those released
+        assert released.min() == tau
+    persons = pd.Series(released.index.str.split("-").str[0].str[1:].astype(int))
+    shown = persons.value_counts().reindex(list(counts), fill_value=0).to_numpy()
+    for shift, must_pass in ((0, True), (1, False), (-1, False)):  # >= τ; > τ; >= τ − 1
+        p = np.array([_released_at_least(accountant, scale, tau + shift - n) for n in counts])
+        stat = float(np.sum((shown - KEYS_PER_COUNT * p) ** 2 / (KEYS_PER_COUNT * p * (1 - p))))
+        pvalue = float(scipy.stats.chi2.sf(stat, df=len(counts)))
+        assert (pvalue > P_MIN) == must_pass, f"threshold {tau}{shift:+d}: p = {pvalue:.3g}"
+
+
+#: The releases that show chosen keys in the selection's order (groupby sorts them by value).
+ORDERED: dict[str, Callable[[pd.DataFrame], pd.Series]] = {
+    "value_counts": lambda df: df.dp.value_counts("k", epsilon=40, delta=1e-5),
+    "value_counts_rho": lambda df: df.dp.value_counts("k", rho=800, delta=1e-5),
+    "value_counts_two_columns": lambda df: df.dp.value_counts(["k", "j"], epsilon=40, delta=1e-5),
+}
+
+
+@pytest.mark.parametrize("name", ORDERED)
+def test_tied_noisy_counts_come_out_in_every_order_equally_often(name: str) -> None:
+    """Three keys of 30 persons each, at ε = 40 (ρ = 800): their noisy counts tie.
+
+    (P(Z ≠ 0) < 1e-17.)  Over 300 calls each of the 6 orders comes out about
+    50 times (chi-square): ties are broken at random, never by first
+    appearance, value or hash.
+    """
+    df = pd.DataFrame({"k": ["b", "c", "a"] * 30, "j": "z"})
+    accountant = "rho" if name.endswith("rho") else "epsilon"
+    df.dp.set_budget(**{accountant: 1e6}, delta=1e-2, seed=28)
+    calls = 300
+    orders = []
+    for _ in range(calls):
+        counts = ORDERED[name](df)
+        assert counts.tolist() == [30] * 3  # tied
+        orders.append(tuple(k[0] if isinstance(k, tuple) else k for k in counts.index))
+    every = list(itertools.permutations("abc"))
+    seen = pd.Series(orders).value_counts()
+    assert set(seen.index) <= set(every)
+    pvalue = float(scipy.stats.chisquare(seen.reindex(every, fill_value=0).to_numpy()).pvalue)
+    assert pvalue > P_MIN, f"orders {dict(seen)}: p = {pvalue:.3g}"
 
 
 # --- empirical (ε, δ) audit ------------------------------------------------------------------

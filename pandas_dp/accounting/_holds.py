@@ -43,10 +43,18 @@ def held(conn: sqlite3.Connection, name: str, version: int) -> Fraction:
 
 
 def open_hold(
-    conn: sqlite3.Connection, name: str, epsilon: Fraction, total: Fraction, spent: Fraction
+    conn: sqlite3.Connection,
+    name: str,
+    epsilon: Fraction,
+    total: Fraction,
+    spent: Fraction,
+    accountant: str = "epsilon",
 ) -> int:
-    """Record a hold of ``epsilon`` on ``name`` for this process if it fits; its row id."""
-    check_fits(total, spent + held(conn, name, 6), epsilon)
+    """Record a hold of ``epsilon`` on ``name`` for this process if it fits; its row id.
+
+    ``accountant``: the unit of the budget's total (``"rho"``: every amount is ρ).
+    """
+    check_fits(total, spent + held(conn, name, 6), epsilon, accountant)
     cursor = conn.execute(
         "INSERT INTO holds (budget, epsilon, process, host, time) "
         "VALUES (?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",

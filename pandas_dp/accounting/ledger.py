@@ -189,15 +189,20 @@ class LedgerEntry:
 LEDGER_COLUMNS = list(LedgerEntry("x", Fraction(0)).as_record())
 
 
-def check_fits(total: Fraction, spent: Fraction, requested: Fraction) -> None:
+def check_fits(
+    total: Fraction, spent: Fraction, requested: Fraction, quantity: str = "epsilon"
+) -> None:
     """The one accounting rule: refuse a charge that would exceed ``total``.
 
     ``spent`` counts everything no longer free for this charge: releases,
     pending reservations, and the shares that open holds set aside (less the
-    part of its own hold the charge draws on).
+    part of its own hold the charge draws on).  ``quantity`` names what the
+    three amounts are (``"epsilon"``, ``"rho"`` or ``"delta"``), for the
+    error: a charge that does not fit raises :class:`BudgetExceededError`
+    with that quantity, what it asked for and what is left.
     """
     if spent + requested > total:
-        raise BudgetExceededError(requested=requested, remaining=total - spent)
+        raise BudgetExceededError(requested, total - spent, quantity)
 
 
 class BudgetStore(Protocol):
@@ -316,7 +321,8 @@ class MemoryStore:
     def hold(self, epsilon: Fraction) -> int:
         self._check_process()
         with self._lock:
-            check_fits(self._total, self._spent + sum(self._holds.values(), Fraction(0)), epsilon)
+            held = sum(self._holds.values(), Fraction(0))
+            check_fits(self._total, self._spent + held, epsilon, self.accountant)
             token = next(self._tokens)
             self._holds[token] = epsilon
         return token
@@ -333,16 +339,14 @@ class MemoryStore:
             if hold is not None and hold not in self._holds:
                 raise ReservationError(f"No open hold {hold!r} in this budget.")
             cost = entry.charge(self.accountant)
-            if self._holds:  # what other holds keep aside is not free; this one's share is
-                drawn = Fraction(0) if hold is None else min(self._holds[hold], cost)
-                held = sum(self._holds.values(), Fraction(0))
-                check_fits(self._total, self._spent + held - drawn, cost)
-                if hold is not None:
-                    self._holds[hold] -= drawn
-            else:
-                check_fits(self._total, self._spent, cost)
+            # What other holds keep aside is not free; this one's share is.
+            drawn = Fraction(0) if hold is None else min(self._holds[hold], cost)
+            held = sum(self._holds.values(), Fraction(0))
+            check_fits(self._total, self._spent + held - drawn, cost, self.accountant)
             if entry.delta:
-                check_fits(self.delta, self._delta_spent, entry.delta)
+                check_fits(self.delta, self._delta_spent, entry.delta, "delta")
+            if hold is not None:  # only once both fit: a refusal leaves the hold whole
+                self._holds[hold] -= drawn
             token = next(self._tokens)
             self._spent += cost
             self._delta_spent += entry.delta

@@ -735,9 +735,9 @@ class Ledger:
             total, spent = self._totals(conn, name)
             if hold is not None:
                 draw(conn, name, hold, cost)  # the hold shrinks: held() counts less
-            check_fits(total, spent + held(conn, name, self._version), cost)
+            check_fits(total, spent + held(conn, name, self._version), cost, accountant)
             if entry.delta:  # δ too, in this transaction: atomic across processes
-                check_fits(*delta_spent(conn, name), entry.delta)
+                check_fits(*delta_spent(conn, name), entry.delta, "delta")
             token = self._insert(conn, name, entry, total, state=state)
             conn.execute(
                 "UPDATE budgets SET spent = ? WHERE name = ?",
@@ -751,10 +751,10 @@ class Ledger:
             raise self._vanished(name)
         return parse_fraction(row[0], "a total"), parse_fraction(row[1], "an amount spent")
 
-    def _hold(self, name: str, epsilon: Fraction) -> int:
-        """Set ``epsilon`` of ``name`` aside for this process if it fits; the hold's id."""
+    def _hold(self, name: str, epsilon: Fraction, accountant: str = "epsilon") -> int:
+        """Set ``epsilon`` (ρ under ``accountant="rho"``) of ``name`` aside if it fits; its id."""
         with self._transaction("holding a share") as conn:
-            return open_hold(conn, name, epsilon, *self._totals(conn, name))
+            return open_hold(conn, name, epsilon, *self._totals(conn, name), accountant)
 
     def _unhold(self, name: str, token: int) -> Fraction:
         """Close the hold ``token``; what was left of it, free again."""
@@ -897,7 +897,7 @@ class SqliteStore:
 
     def hold(self, epsilon: Fraction) -> int:
         """Record a hold of ``epsilon`` for this process if it fits (a row every process counts)."""
-        return self.ledger._hold(self.name, epsilon)
+        return self.ledger._hold(self.name, epsilon, self.accountant)
 
     def unhold(self, token: int) -> Fraction:
         """Delete the hold ``token``; what was left of it is free again (returned)."""

@@ -35,29 +35,52 @@ class PandasDPError(Exception):
 
 
 class BudgetExceededError(PandasDPError):
-    """A release would spend more epsilon than the budget has left.
+    """A release (or a hold) would spend more than the budget has left of one quantity.
 
     Nothing was spent and no noise was drawn; later queries that fit still run.
+    A budget counts its total (ε, or ρ for a zCDP budget) and, when it holds
+    one, its δ; each charge must fit in both.  The error names the quantity
+    that ran out and gives the amounts of that quantity (the total's when
+    both ran out).
 
     Attributes
     ----------
     requested : Fraction
-        The epsilon the refused release asked for.
+        What the refused release (or hold) asked for, of :attr:`quantity`.
     remaining : Fraction
-        The epsilon left in the budget (unchanged by the refusal).
+        What the budget has left of :attr:`quantity` (unchanged by the refusal).
+    quantity : str
+        The quantity that ran out: ``"epsilon"`` (an ε budget's total),
+        ``"rho"`` (a zCDP budget's total; a release given ``epsilon=`` asks
+        for ``epsilon**2 / 2`` of it) or ``"delta"`` (the budget's δ, spent
+        by key selections).
     """
 
-    def __init__(self, requested: Fraction, remaining: Fraction) -> None:
+    def __init__(self, requested: Fraction, remaining: Fraction, quantity: str = "epsilon") -> None:
+        if quantity not in _FIXES:
+            raise ValueError(f"`quantity` must be one of {', '.join(_FIXES)}; got {quantity!r}.")
         self.requested = requested
         self.remaining = remaining
+        self.quantity = quantity
         super().__init__(
-            f"This release needs epsilon={epsilon_text(requested)} but the budget has only "
-            f"epsilon={epsilon_text(remaining)} left; nothing was spent. Ask for a smaller "
-            "epsilon, or stop: every release spends from the same people's budget."
+            f"This release needs {quantity}={epsilon_text(requested)} but the budget has only "
+            f"{quantity}={epsilon_text(remaining)} left; nothing was spent. {_FIXES[quantity]}"
         )
 
-    def __reduce__(self) -> tuple[type[BudgetExceededError], tuple[Fraction, Fraction]]:
-        return (type(self), (self.requested, self.remaining))
+    def __reduce__(self) -> tuple[type[BudgetExceededError], tuple[Fraction, Fraction, str]]:
+        return (type(self), (self.requested, self.remaining, self.quantity))
+
+
+#: What to do when each quantity runs out (the end of BudgetExceededError's message).
+_FIXES = {
+    "epsilon": "Ask for a smaller epsilon, or stop: every release spends from the same "
+    "people's budget.",
+    "rho": "Ask for a smaller rho (under this zCDP budget a release given epsilon= costs "
+    "rho=epsilon**2/2), or stop: every release spends from the same people's budget.",
+    "delta": "Ask for a smaller delta (choosing keys from the data spends it), or pass the "
+    "public keys with keys=[...], which need none; or stop: every release spends from the "
+    "same people's budget.",
+}
 
 
 class MissingBudgetError(PandasDPError, LookupError):
