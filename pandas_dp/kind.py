@@ -229,14 +229,24 @@ class Neighbours:
         return 0 if self.n_public else 1
 
     def sum_sq_sensitivity(self, lower: _Num, upper: _Num) -> _Num:
-        """``Δ₂²`` of a sum of rows in ``[lower, upper]`` (over the keys when grouped)."""
+        """``Δ₂²`` of a sum of rows in ``[lower, upper]`` (over the keys when grouped).
+
+        One row per person: ``reach²`` under add_remove (``reach = max(|L|, |U|)``);
+        under substitute ``max(U − L, reach)²`` ungrouped and, grouped,
+        ``max(2·reach², (U − L)²)`` (a row that moves moves two keys by at most
+        ``reach`` each; one whose value changes moves its key by up to ``U − L``,
+        which is more when the clip spans zero: clip (−1, 1) gives 4, not 2).
+        With a privacy unit, ``k²·g·reach²``, four times that under substitute.
+        """
         reach = max(abs(lower), abs(upper))
         if self.unit:
             return self._sq_person(reach * reach)
         if self.adjacency == "add_remove":
             return reach * reach
         if self.grouped:
-            return 2 * reach * reach  # one key loses a row, another gains one
+            # one key loses a row and another gains one (2·reach²), or a row's value
+            # changes inside one key ((U − L)², more when the clip spans zero)
+            return max(2 * reach * reach, (upper - lower) * (upper - lower))
         widest = max(upper - lower, reach)
         return widest * widest
 
