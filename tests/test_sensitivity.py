@@ -14,6 +14,8 @@ selects on), and the change of each block compared with what the plan
 
 A kind that gives no examples, declares nothing or does not show its
 noise-free statistics fails here: a new kind is checked without being listed.
+``python tests/test_sensitivity.py [frames]`` prints, from a wider search, each
+case where the declared bound is not reached (a loose bound costs accuracy).
 """
 
 from __future__ import annotations
@@ -36,8 +38,7 @@ from pandas_dp.kind import Declared, ExampleColumns, Kind, Neighbours, Stats
 from pandas_dp.noise import Gauss, SeededSource
 from pandas_dp.partition import METHODS, person_statistics, selection_plan
 from pandas_dp.release import KINDS, Planned, plan_caches, plan_release
-from pandas_dp.variance import Var as VarKind
-from pandas_dp.variance import VarPlan
+from pandas_dp.variance import Var, VarPlan
 
 #: Clips straddling zero (symmetric, not), wholly positive, wholly negative.
 CLIPS = ((-1.0, 1.0), (-0.5, 2.0), (0.5, 2.0), (-2.0, -0.5))
@@ -428,15 +429,15 @@ def test_no_neighbour_moves_a_release_further_than_its_plan_declares(
 # ------------------------------------------------- the grouped clipped sum under ρ, and var
 
 
+SUM_SQ = Neighbours.sum_sq_sensitivity
+
+
 def _old_sum_sq(self: Neighbours, lower: Any, upper: Any) -> Any:
     """The bound before issue 28: ``2·reach²`` for a grouped sum under substitute (too small)."""
     if self.grouped and not self.unit and self.adjacency == "substitute":
         reach = max(abs(lower), abs(upper))
         return 2 * reach * reach
     return SUM_SQ(self, lower, upper)
-
-
-SUM_SQ = Neighbours.sum_sq_sensitivity
 
 
 def _noises(plan: Any) -> list[Gauss]:
@@ -480,7 +481,7 @@ def realised_rho(kind: Kind[Any, Any]) -> Fraction:
         # a row from −1 to 1 in its key: (U − L)² = 4 grid units², where 2·reach² = 2 was declared
         (Sum(None, "x", (-1.0, 1.0), rho=Fraction(1, 2)), 1.0, 2.0),
         # C moves by R (q from 0 to Q/2) where 2·(R/2)² was declared; the pair's worst is elsewhere
-        (VarKind(None, "x", (-1.0, 1.0), rho=Fraction(1, 2)), 0.75, 1.125),
+        (Var(None, "x", (-1.0, 1.0), rho=Fraction(1, 2)), 0.75, 1.125),
     ],
     ids=["sum", "var"],
 )
