@@ -422,6 +422,9 @@ _release(
             ``max(|L|, |U|)`` under add_remove and ``2·max(|L|, |U|)`` under
             substitute (a changed row may leave one key and join another), on a
             data-independent power-of-two grid with exact discrete Laplace noise.
+            With ``rho``, L2 sensitivity ``max(|L|, |U|)`` under add_remove and
+            ``max(√2·max(|L|, |U|), U − L)`` under substitute (a row whose value
+            changes inside its key moves it by up to ``U − L``).
             Public: the keys, ``clip``, ``epsilon``. With ``ci``: the interval of
             the ungrouped ``sum`` for each key (the noise on the clipped sum, not
             the bias of clipping), at no extra cost.""",
