@@ -64,7 +64,19 @@ from ..mechanisms.accuracy import (
     sum_interval,
     units_half_width,
 )
-from .base import DEPENDS_ON_N, Kind, Neighbours, Rows, Stats, ledger_entry
+from .base import (
+    DEPENDS_ON_N,
+    EXAMPLE_LOSSES,
+    Declared,
+    ExampleColumns,
+    Kind,
+    Neighbours,
+    Rows,
+    Stats,
+    interval_many,
+    interval_one,
+    ledger_entry,
+)
 from .signature import CI, CUT, EPSILON, MAX_ROWS, OMIT, REQUIRED, RHO, Form, Param, Signature
 
 __all__ = [
@@ -80,8 +92,6 @@ __all__ = [
     "complementary_mean_one",
     "count_rows",
     "grid_sums",
-    "interval_many",
-    "interval_one",
     "means_of_pairs",
     "noisy_means",
     "noisy_pairs",
@@ -137,6 +147,10 @@ class CountPlan:
             return figures([math.sqrt(self.sq_sensitivity)]), figures([self.scale.sigma])
         return figures([self.sensitivity]), figures([self.scale])
 
+    def declared(self) -> tuple[Declared]:
+        """Δ₁ of the counts under ε, Δ₂² under ρ."""
+        return (Declared(sq=self.sq_sensitivity) if self.rho else Declared(self.sensitivity),)
+
 
 @dataclass(frozen=True)
 class GridPlan:
@@ -175,6 +189,10 @@ class GridPlan:
     def step(self) -> float:
         return math.ldexp(1.0, self.exponent)
 
+    def declared(self) -> tuple[Declared]:
+        """``delta`` in grid units: Δ₁ under ε, Δ₂² under ρ."""
+        return (Declared(sq=self.delta) if self.rho else Declared(self.delta),)
+
     @property
     def laplace_scale(self) -> int:
         """The integer discrete Laplace scale (a plan under ε: never :class:`Gauss`)."""
@@ -196,6 +214,10 @@ class MeanPlan:
     """
 
     grid: GridPlan
+
+    def declared(self) -> tuple[Declared]:
+        """The pair's, jointly."""
+        return self.grid.declared()
 
 
 #: The mechanism the ledger records for a kind's release under ρ, by its Laplace one.
@@ -390,12 +412,16 @@ def noisy_means(src: RandomSource, sums: I64, counts: I64, plan: MeanPlan) -> F6
     return means_of_pairs(a, b, plan)
 
 
+def complementary_sums(sums: I64, counts: I64, grid: GridPlan) -> tuple[I64, I64]:
+    """The exact complementary sums ``A = Σq`` and ``B = N·Q − Σq`` per key."""
+    return sums, counts * grid.q_hi - sums
+
+
 def noisy_pairs(src: RandomSource, sums: I64, counts: I64, plan: MeanPlan) -> tuple[I64, I64]:
     """The noisy complementary sums ``a = Σq + Z₁`` and ``b = N·Q − Σq + Z₂`` per key."""
-    grid = plan.grid
-    n_keys = sums.size
-    noise = draw_noise(src, grid.scale, 2 * n_keys)
-    return sums + noise[:n_keys], counts * grid.q_hi - sums + noise[n_keys:]
+    a, b = complementary_sums(sums, counts, plan.grid)
+    noise = draw_noise(src, plan.grid.scale, 2 * sums.size)
+    return a + noise[: sums.size], b + noise[sums.size :]
 
 
 def means_of_pairs(a: I64, b: I64, plan: MeanPlan) -> F64:
@@ -446,6 +472,8 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
     name: ClassVar[str] = "count"
     planners: ClassVar = (plan_count, plan_count_rho)
     plannable: ClassVar[bool] = True
+    #: Always grouped (a histogram's bins): the ledger names it without ``groupby.``.
+    always_grouped: ClassVar[bool] = False
 
     epsilon: Fraction | None
     column: Hashable | None = None
@@ -476,6 +504,13 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
     def from_counts(self, counts: I64) -> Stats:
         return (counts,)
 
+    def noise_free(self, plan: CountPlan, stats: Stats, n_keys: int) -> tuple[I64, ...]:
+        return (stats[0],)
+
+    @classmethod
+    def examples(cls, columns: ExampleColumns) -> tuple[Count, ...]:
+        return tuple([cls(e, c, rho=r) for c in (None, columns.value) for e, r in EXAMPLE_LOSSES])
+
     def columns(self) -> tuple[Hashable, ...]:
         return () if self.column is None else (self.column,)
 
@@ -499,6 +534,7 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
             plan,
             neighbours,
             keys,
+            always_grouped=self.always_grouped,
             epsilon=None if gauss else Fraction(0) if free else self.epsilon,
             rho=Fraction(0) if gauss and free else self.rho,
             columns=column_names([] if self.column is None else [self.column]),
@@ -606,6 +642,16 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
         """The plan of one column under ρ (Gaussian noise)."""
         raise TypeError(f"`rho=` is not available for {self.name} yet; pass epsilon=.")
 
+    def noise_free(self, plan: tuple[Any, ...], stats: Stats, n_keys: int) -> tuple[I64, ...]:
+        pairs = zip(stats[::2], stats[1::2], strict=True)
+        return tuple([self._exact(s, c, p) for (s, c), p in zip(pairs, plan, strict=True)])
+
+    @classmethod
+    def examples(cls, columns: ExampleColumns) -> tuple[_Clipped, ...]:
+        return tuple(
+            [cls(e, columns.value, c, rho=r) for c in columns.clips for e, r in EXAMPLE_LOSSES]
+        )
+
     def entry(self, plan: tuple[Any, ...], neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         grids = [self._grid(p) for p in plan]
         return ledger_entry(
@@ -680,6 +726,10 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
         """The grid of one column's plan."""
 
     @abstractmethod
+    def _exact(self, sums: I64, counts: I64, plan: Any) -> I64:
+        """One column's exact statistics that ``_noisy`` adds its noise to."""
+
+    @abstractmethod
     def _noisy(self, source: RandomSource, sums: I64, counts: I64, plan: Any) -> F64:
         """One column's noisy answer per key from its grid sums and counts."""
 
@@ -721,6 +771,9 @@ class Sum(_Clipped):
 
     def _grid(self, plan: GridPlan) -> GridPlan:
         return plan
+
+    def _exact(self, sums: I64, counts: I64, plan: GridPlan) -> I64:
+        return sums
 
     def _noisy(self, source: RandomSource, sums: I64, counts: I64, plan: GridPlan) -> F64:
         return noisy_sums(source, sums, plan)
@@ -772,6 +825,9 @@ class Mean(_Clipped):
     def _grid(self, plan: MeanPlan) -> GridPlan:
         return plan.grid
 
+    def _exact(self, sums: I64, counts: I64, plan: MeanPlan) -> I64:
+        return np.concatenate(complementary_sums(sums, counts, plan.grid))
+
     def _noisy(self, source: RandomSource, sums: I64, counts: I64, plan: MeanPlan) -> F64:
         return noisy_means(source, sums, counts, plan)
 
@@ -787,22 +843,6 @@ class Mean(_Clipped):
         )
 
 
-#: The labels of an answer with its interval.
-INTERVAL = pd.Index(["estimate", "lower", "upper"])
-
-
-def interval_one(answer: tuple[Any, Any, Any], name: Hashable | None) -> pd.Series:
-    """One key's (estimate, lower, upper) as a Series indexed by :data:`INTERVAL`."""
-    values = [a[0] for a in answer]
-    series: pd.Series = pd.Series(values, index=INTERVAL, name=name, dtype=answer[0].dtype)
-    return series
-
-
-def interval_many(answer: tuple[Any, Any, Any], keys: pd.Index) -> pd.DataFrame:
-    """Every key's (estimate, lower, upper) as a DataFrame with those columns."""
-    return pd.DataFrame(dict(zip(INTERVAL, answer, strict=True)), index=keys)
-
-
 @dataclass(frozen=True)
 class Histogram(Count):
     """Rows per public bin of ``column``: a count over interval keys, named ``histogram``.
@@ -815,27 +855,13 @@ class Histogram(Count):
 
     name: ClassVar[str] = "histogram"
     plannable: ClassVar[bool] = False  # always grouped: plan it as a grouped count
+    always_grouped: ClassVar[bool] = True
 
     column: Hashable | None = None
 
     def counts_kept(self) -> bool:
         """Missing values and values outside the bins have no key (dropped before bounding)."""
         return True
-
-    def entry(self, plan: CountPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
-        return ledger_entry(
-            self,
-            plan,
-            neighbours,
-            keys,
-            always_grouped=True,
-            epsilon=self.epsilon,
-            rho=self.rho,
-            columns=column_names([] if self.column is None else [self.column]),
-            mechanism="discrete_laplace" if self.rho is None else "discrete_gaussian",
-            sensitivity=plan.texts[0],
-            noise_scale=plan.texts[1],
-        )
 
     def shape_many(self, answer: Any, keys: pd.Index) -> pd.Series | pd.DataFrame:
         if self.ci is None:
@@ -954,9 +980,16 @@ class Nunique(Kind[int, pd.Series]):
         kept = codes >= 0
         return distinct_pairs(codes[kept], stats[1][kept])
 
+    def noise_free(self, plan: CountPlan, stats: Stats, n_keys: int) -> tuple[I64, ...]:
+        """The distinct values per key."""
+        return (np.bincount(stats[0], minlength=n_keys).astype(np.int64),)
+
+    @classmethod
+    def examples(cls, columns: ExampleColumns) -> tuple[Nunique, ...]:
+        return tuple([cls(e, columns.value, r) for e, r in EXAMPLE_LOSSES])
+
     def finish(self, plan: CountPlan, stats: Stats, source: RandomSource, n_keys: int) -> I64:
-        counts = np.bincount(stats[0], minlength=n_keys).astype(np.int64)
-        return release_counts(source, counts, plan)
+        return release_counts(source, self.noise_free(plan, stats, n_keys)[0], plan)
 
     def shape_one(self, answer: I64) -> int:
         return int(answer[0])

@@ -27,7 +27,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, ClassVar, Generic, Self, TypeVar
+from typing import Any, ClassVar, Generic, NamedTuple, Self, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -37,7 +37,20 @@ from ..core.noise import I64, Bools, RandomSource
 from ..core.text import numbers_text
 from ..core.validation import ADJACENCIES, selection_loss
 
-__all__ = ["DEPENDS_ON_N", "Kind", "Neighbours", "Rows", "Stats", "exact_sum", "ledger_entry"]
+__all__ = [
+    "DEPENDS_ON_N",
+    "EXAMPLE_LOSSES",
+    "Declared",
+    "ExampleColumns",
+    "Kind",
+    "Neighbours",
+    "Rows",
+    "Stats",
+    "exact_sum",
+    "interval_many",
+    "interval_one",
+    "ledger_entry",
+]
 
 _Num = TypeVar("_Num", int, float, Fraction)
 One = TypeVar("One")
@@ -216,14 +229,24 @@ class Neighbours:
         return 0 if self.n_public else 1
 
     def sum_sq_sensitivity(self, lower: _Num, upper: _Num) -> _Num:
-        """``Δ₂²`` of a sum of rows in ``[lower, upper]`` (over the keys when grouped)."""
+        """``Δ₂²`` of a sum of rows in ``[lower, upper]`` (over the keys when grouped).
+
+        One row per person: ``reach²`` under add_remove (``reach = max(|L|, |U|)``);
+        under substitute ``max(U − L, reach)²`` ungrouped and, grouped,
+        ``max(2·reach², (U − L)²)`` (a row that moves moves two keys by at most
+        ``reach`` each; one whose value changes moves its key by up to ``U − L``,
+        which is more when the clip spans zero: clip (−1, 1) gives 4, not 2).
+        With a privacy unit, ``k²·g·reach²``, four times that under substitute.
+        """
         reach = max(abs(lower), abs(upper))
         if self.unit:
             return self._sq_person(reach * reach)
         if self.adjacency == "add_remove":
             return reach * reach
         if self.grouped:
-            return 2 * reach * reach  # one key loses a row, another gains one
+            # one key loses a row and another gains one (2·reach²), or a row's value
+            # changes inside one key ((U − L)², more when the clip spans zero)
+            return max(2 * reach * reach, (upper - lower) * (upper - lower))
         widest = max(upper - lower, reach)
         return widest * widest
 
@@ -291,6 +314,61 @@ def ledger_entry(
     )
 
 
+#: The labels of an answer with its interval.
+INTERVAL = pd.Index(["estimate", "lower", "upper"])
+
+
+def interval_one(answer: tuple[Any, Any, Any], name: Hashable | None) -> pd.Series:
+    """One key's (estimate, lower, upper) as a Series indexed by :data:`INTERVAL`."""
+    values = [a[0] for a in answer]
+    series: pd.Series = pd.Series(values, index=INTERVAL, name=name, dtype=answer[0].dtype)
+    return series
+
+
+def interval_many(answer: tuple[Any, Any, Any], keys: pd.Index) -> pd.DataFrame:
+    """Every key's (estimate, lower, upper) as a DataFrame with those columns."""
+    return pd.DataFrame(dict(zip(INTERVAL, answer, strict=True)), index=keys)
+
+
+@dataclass(frozen=True)
+class Declared:
+    """The sensitivity a plan declares for one block of a release's noise-free statistics.
+
+    In the block's own units (grid steps for a clipped sum, score units for a
+    selection), from the plan alone: ``l1`` is Δ₁ (the noise under ε is
+    scaled to it), ``sq`` is Δ₂² (the Gaussian noise under ρ), each None
+    where the block's noise does not use it.  Without ``weights`` they bound
+    the L1 norm and the squared L2 norm of the change of the whole block.
+    ``weights`` marks a selection, one choice per key (a row of scores):
+    Δ₁ bounds the sum over the keys of each key's largest move, times
+    ``weights[0]`` if every score of the key moved the same way and
+    ``weights[1]`` otherwise (permute-and-flip: 1 and 2).
+    """
+
+    l1: int | Fraction | None = None
+    sq: int | Fraction | None = None
+    weights: tuple[Fraction, Fraction] | None = None
+
+
+#: ``(epsilon, rho)`` of :meth:`Kind.examples`: one release under ε, one under ρ (Gaussian).
+EXAMPLE_LOSSES = ((Fraction(1), None), (None, Fraction(1, 2)))
+
+
+class ExampleColumns(NamedTuple):
+    """The columns of the sensitivity oracle's frames, for :meth:`Kind.examples`.
+
+    ``value``: a float column (with missing values), ``clips`` clip bounds for
+    it, ``grid`` increasing points on it (quantile candidates); ``label``: an
+    integer column, ``labels`` candidates among its values (not all of them).
+    """
+
+    value: Hashable
+    clips: tuple[tuple[float, float], ...]
+    grid: tuple[float, ...]
+    label: Hashable
+    labels: tuple[int, ...]
+
+
 @dataclass(frozen=True)
 class Rows:
     """The row-aligned inputs of a release's statistics: ``n`` rows, numpy arrays or Series."""
@@ -322,7 +400,10 @@ class Kind(ABC, Generic[One, Many]):
 
     ``One`` is the type of an ungrouped answer, ``Many`` of a grouped one.
     Every concrete subclass is a release kind of the pipeline (see
-    :data:`pandas_dp.pipeline.run.KINDS`): nothing else lists it.
+        :data:`pandas_dp.pipeline.run.KINDS`): nothing else lists it.  Each also says
+    what its plan declares (:meth:`declared`), of which statistics
+    (:meth:`noise_free`), and gives :meth:`examples` of itself: the
+    sensitivity oracle (``tests/test_sensitivity.py``) checks every kind so.
     """
 
     #: The kind's name: the operation the ledger records (``groupby.`` prefixed when grouped).
@@ -424,6 +505,32 @@ class Kind(ABC, Generic[One, Many]):
             moved[mapping[kept]] = a[kept]
             out.append(moved)
         return tuple(out)
+
+    def declared(self, plan: Any) -> tuple[Declared, ...]:
+        """The sensitivity ``plan`` declares for each block of :meth:`noise_free`.
+
+        What the noise is scaled to, read from the plan alone: by default each
+        part's ``declared()`` in order (a tuple of plans, nested or not, is a
+        composition).  The sensitivity oracle (``tests/test_sensitivity.py``)
+        checks, for every kind, that no neighbouring frame moves a block
+        further; a kind whose plan does not say fails it.
+        """
+        if isinstance(plan, tuple):
+            return tuple([d for part in plan for d in self.declared(part)])
+        blocks: tuple[Declared, ...] = plan.declared()
+        return blocks
+
+    def noise_free(self, plan: Any, stats: Stats, n_keys: int) -> tuple[np.ndarray, ...]:
+        """The exact statistics :meth:`finish` adds its noise to (or selects on), per block."""
+        raise TypeError(f"a {self.name} does not show its noise-free statistics.")
+
+    @classmethod
+    def examples(cls, columns: ExampleColumns) -> tuple[Kind[Any, Any], ...]:
+        """Releases of this kind reading ``columns``: each accountant, clip and option it has.
+
+        The sensitivity oracle checks each; a kind without examples fails it.
+        """
+        raise TypeError(f"a {cls.name} gives no examples to the sensitivity oracle.")
 
     @classmethod
     def planned(

@@ -72,7 +72,7 @@ from ..accounting.ledger import LedgerEntry
 from ..core.noise import F64, I64, RandomSource, discrete_laplace, integer_scale
 from ..core.text import column_names, figures
 from ..core.validation import Clip, check_clip, check_column, numeric_values, selection_loss
-from .base import Kind, Neighbours, Rows, Stats, ledger_entry
+from .base import Declared, ExampleColumns, Kind, Neighbours, Rows, Stats, ledger_entry
 from .signature import EPSILON, MAX_ROWS, REQUIRED, RHO_SELECT, Form, Param, Signature
 
 __all__ = [
@@ -108,6 +108,18 @@ class BoundsPlan:
     threshold: int
     #: One person moves every tail count of a key the same way (c = 1; else c = 2).
     monotone: bool
+
+    def declared(self) -> tuple[Declared, Declared]:
+        """Each side's: Δ over the keys, weighted by what a key's move costs of ε.
+
+        A key whose tail counts moved by at most δ costs ``δ/Δ`` of the
+        threshold's share (:data:`RHO_SHARE`) and ``c_k·δ/(c·Δ)`` of the
+        queries' (``c_k`` 1 if they all moved one way, else 2).
+        """
+        c = 1 if self.monotone else 2
+        rest = 1 - RHO_SHARE
+        side = Declared(self.sensitivity, weights=(RHO_SHARE + rest / c, RHO_SHARE + 2 * rest / c))
+        return side, side
 
 
 @functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
@@ -213,10 +225,19 @@ class ClipBounds(Kind[tuple[float, float], pd.DataFrame]):
             values, codes, n_keys = values[codes >= 0], None, 1
         return (_histogram(values, codes, n_keys), _histogram(-values, codes, n_keys))
 
-    def finish(self, plan: BoundsPlan, stats: Stats, source: RandomSource, n_keys: int) -> F64:
+    def noise_free(self, plan: BoundsPlan, stats: Stats, n_keys: int) -> tuple[I64, I64]:
+        """The tail counts above each candidate, and below minus each, per key searched."""
         searched = 1 if self.pooled else n_keys
-        upper = side_bounds(above_threshold(source, tail_counts(stats[0], searched), plan))
-        lower = 0.0 - side_bounds(above_threshold(source, tail_counts(stats[1], searched), plan))
+        return tail_counts(stats[0], searched), tail_counts(stats[1], searched)
+
+    @classmethod
+    def examples(cls, columns: ExampleColumns) -> tuple[ClipBounds, ...]:
+        return cls(Fraction(1), columns.value), cls(Fraction(1), columns.value, pooled=True)
+
+    def finish(self, plan: BoundsPlan, stats: Stats, source: RandomSource, n_keys: int) -> F64:
+        above, below = self.noise_free(plan, stats, n_keys)
+        upper = side_bounds(above_threshold(source, above, plan))
+        lower = 0.0 - side_bounds(above_threshold(source, below, plan))
         empty = (upper == 0) & (lower == 0)
         upper = np.where(empty, CANDIDATES[1], upper)
         out: F64 = np.stack([lower, upper], axis=1)
@@ -238,6 +259,10 @@ class SharePlan:
 
     sensitivity: int
     scale: Fraction
+
+    def declared(self) -> tuple[Declared]:
+        """Δ₁ of the pair (outside, inside)."""
+        return (Declared(self.sensitivity),)
 
 
 @functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
@@ -318,6 +343,14 @@ class ClippedShare(Kind[float, pd.Series]):
             for mask in (outside, present & ~outside)
         ]
         return (counts[0], counts[1])
+
+    def noise_free(self, plan: SharePlan, stats: Stats, n_keys: int) -> tuple[I64]:
+        """The pair (outside, inside) per key."""
+        return (np.concatenate(stats),)
+
+    @classmethod
+    def examples(cls, columns: ExampleColumns) -> tuple[ClippedShare, ...]:
+        return tuple([cls(Fraction(1), columns.value, c) for c in columns.clips])
 
     def finish(self, plan: SharePlan, stats: Stats, source: RandomSource, n_keys: int) -> F64:
         a, b = (

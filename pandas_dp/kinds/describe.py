@@ -32,7 +32,16 @@ from ..core.validation import (
 )
 from ..core.zcdp import pure_epsilon
 from .aggregate import plan_mean
-from .base import DEPENDS_ON_N, Kind, Neighbours, Rows, Stats, ledger_entry
+from .base import (
+    DEPENDS_ON_N,
+    EXAMPLE_LOSSES,
+    ExampleColumns,
+    Kind,
+    Neighbours,
+    Rows,
+    Stats,
+    ledger_entry,
+)
 from .select import (
     MAX_CELLS,
     SelectPlan,
@@ -43,6 +52,7 @@ from .select import (
 )
 from .signature import MAX_ROWS, RHO, Form, Param, Signature
 from .variance import (
+    exact_triples,
     grid_triples,
     noisy_triples,
     plan_variance,
@@ -205,6 +215,27 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
             stats.extend(grid_triples(values, codes, n_keys, moments))
             stats.append(quantile_table(values, codes, n_keys, grid))
         return tuple(stats)
+
+    def noise_free(self, plan: tuple[Any, ...], stats: Stats, n_keys: int) -> tuple[I64, ...]:
+        """Per column: the pair ``(A, B)``, ``C``, and each quartile's scores."""
+        blocks: list[I64] = []
+        for i, (moments, quantiles) in enumerate(plan):
+            sums, counts, bumps, table = stats[4 * i : 4 * i + 4]
+            a, b, c = exact_triples(sums, counts, bumps, moments)
+            blocks += [np.concatenate([a, b]), c]
+            blocks += [quantile_scores(table, p.q) for p in quantiles]
+        return tuple(blocks)
+
+    @classmethod
+    def examples(cls, columns: ExampleColumns) -> tuple[Describe, ...]:
+        value, grid = columns.value, columns.grid
+        return tuple(
+            [
+                cls.of(e, [value], {value: c}, {value: grid}, rho=r)
+                for c in columns.clips
+                for e, r in EXAMPLE_LOSSES
+            ]
+        )
 
     def finish(
         self, plan: tuple[Any, ...], stats: Stats, source: RandomSource, n_keys: int

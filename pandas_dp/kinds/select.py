@@ -62,7 +62,7 @@ from ..core.validation import (
 )
 from ..mechanisms.keys import level_codes
 from . import aggregate
-from .base import Kind, Neighbours, Rows, Stats, ledger_entry
+from .base import Declared, ExampleColumns, Kind, Neighbours, Rows, Stats, ledger_entry
 from .signature import EPSILON, MAX_ROWS, REQUIRED, RHO_SELECT, Form, Param, Signature
 
 __all__ = [
@@ -161,7 +161,11 @@ class SelectPlan:
     ``sensitivity`` is in score units and ``unit`` converts one score unit to
     data units (1 for counts, the grid step for clipped sums, ``1/q_den`` for
     quantile scores).  ``grid`` is the clipped-sum grid, ``q`` the quantile
-    level as a fraction ``q_num/q_den``.
+    level as a fraction ``q_num/q_den``.  ``keys_touched``: how many keys
+    one person's change may reach (:meth:`Neighbours.keys_touched`), each
+    key's selection at that fraction of a round's ε and ``sensitivity`` a
+    bound per key (an argmax's); 1 when ``sensitivity`` bounds the sum over
+    the keys (a quantile's).
     """
 
     epsilon: Fraction
@@ -172,12 +176,24 @@ class SelectPlan:
     unit: Fraction = Fraction(1)
     grid: aggregate.GridPlan | None = None
     q: Fraction | None = None
+    keys_touched: int = 1
 
     @property
     def realised_epsilon(self) -> Fraction:
-        """``rounds · (1 or 2) · Δ · c``: never more than ``epsilon``."""
+        """``rounds · keys_touched · (1 or 2) · Δ · c``: never more than ``epsilon``."""
         factor = 1 if self.monotone else 2
-        return self.rounds * factor * self.sensitivity * self.rate.value
+        return self.rounds * self.keys_touched * factor * self.sensitivity * self.rate.value
+
+    def declared(self) -> tuple[Declared]:
+        """What a round's ε covers, in score units: ``keys_touched · (1 or 2) · Δ``.
+
+        Permute-and-flip at rate c costs ``c·δ`` for a key whose scores all
+        moved one way by at most δ, ``2c·δ`` otherwise (McKenna & Sheldon
+        2020, Theorem 1 and Remark 1); a round's ε is ``keys_touched · (1 or
+        2) · Δ · c``.
+        """
+        covered = self.keys_touched * (1 if self.monotone else 2) * self.sensitivity
+        return (Declared(covered, weights=(Fraction(1), Fraction(2))),)
 
     @property
     def noise_scale(self) -> float:
@@ -215,7 +231,8 @@ def plan_argmax(
     the rate halves.  A grouped selection runs each key at ``ε`` divided by
     the keys one person can reach (:meth:`Neighbours.keys_touched`).
     """
-    per_round = epsilon / k / neighbours.keys_touched()
+    touched = neighbours.keys_touched()
+    per_round = epsilon / k / touched
     per_key = neighbours.per_key()
     rows = per_key.max_rows or 1
     one_row = Neighbours(per_key.adjacency)
@@ -224,13 +241,13 @@ def plan_argmax(
     if clip is None:
         sensitivity = rows * one_row.count_sensitivity()
         rate = rate_for(per_round, sensitivity, monotone)
-        return SelectPlan(epsilon, k, sensitivity, monotone, rate)
+        return SelectPlan(epsilon, k, sensitivity, monotone, rate, keys_touched=touched)
     # The grid is chosen from (clip, ε) only: that of an add_remove sum.
     grid = aggregate.plan_sum(clip, per_round, Neighbours("add_remove"))
     sensitivity = rows * one_row.sum_sensitivity(grid.q_lo, grid.q_hi)
     rate = rate_for(per_round, sensitivity, monotone)
     unit = Fraction(2) ** grid.exponent
-    return SelectPlan(epsilon, k, sensitivity, monotone, rate, unit, grid)
+    return SelectPlan(epsilon, k, sensitivity, monotone, rate, unit, grid, keys_touched=touched)
 
 
 def plan_quantile(q: Fraction, epsilon: Fraction, neighbours: Neighbours) -> SelectPlan:
@@ -597,8 +614,24 @@ class Argmax(Kind[Any, pd.Series | pd.DataFrame]):
         assert plan.grid is not None
         return (sum_utilities(rows.arrays[1], cells, n_keys, n_cands, plan.grid),)
 
+    def noise_free(self, plan: SelectPlan, stats: Stats, n_keys: int) -> tuple[I64]:
+        """The scores per key and candidate."""
+        return (stats[0],)
+
+    @classmethod
+    def examples(cls, columns: ExampleColumns) -> tuple[Argmax, ...]:
+        one = Fraction(1)
+        return (
+            cls.of(one, columns.label, columns.labels, k=None, value=None, clip=None),
+            cls.of(one, columns.label, columns.labels, k=2, value=None, clip=None),
+            *[
+                cls.of(one, columns.label, columns.labels, k=None, value=columns.value, clip=c)
+                for c in columns.clips
+            ],
+        )
+
     def finish(self, plan: SelectPlan, stats: Stats, source: RandomSource, n_keys: int) -> I64:
-        return peel(source, stats[0], plan.rate, self.k)
+        return peel(source, *self.noise_free(plan, stats, n_keys), plan.rate, self.k)
 
     def shape_one(self, answer: I64) -> Any:
         chosen = [_plain(self.candidates[i]) for i in answer[0]]
@@ -674,9 +707,20 @@ class Quantile(Kind[float, pd.Series]):
     def tally(self, plan: SelectPlan, rows: Rows, codes: I64 | None, n_keys: int) -> Stats:
         return (quantile_table(rows.arrays[0], codes, n_keys, self.grid),)
 
-    def finish(self, plan: SelectPlan, stats: Stats, source: RandomSource, n_keys: int) -> I64:
+    def noise_free(self, plan: SelectPlan, stats: Stats, n_keys: int) -> tuple[I64]:
+        """The scores (minus each candidate's distance to the quantile) per key."""
         assert plan.q is not None
-        return permute_and_flip(source, quantile_scores(stats[0], plan.q), plan.rate)
+        return (quantile_scores(stats[0], plan.q),)
+
+    @classmethod
+    def examples(cls, columns: ExampleColumns) -> tuple[Quantile, ...]:
+        levels = (Fraction(1, 2), Fraction(1, 3), Fraction(9, 10))
+        return tuple(
+            [cls.of(Fraction(1), columns.value, q, columns.grid, "quantile") for q in levels]
+        )
+
+    def finish(self, plan: SelectPlan, stats: Stats, source: RandomSource, n_keys: int) -> I64:
+        return permute_and_flip(source, *self.noise_free(plan, stats, n_keys), plan.rate)
 
     def shape_one(self, answer: I64) -> float:
         return float(self.grid[answer[0]])

@@ -26,22 +26,26 @@ from ..core.text import column_names, figures
 from ..core.validation import Clip, check_clip, check_column, loss_fields, numeric_values
 from ..core.zcdp import gaussian_rho
 from ..mechanisms.accuracy import check_ci, variance_interval
-from .aggregate import (
-    CHUNK,
-    GridPlan,
-    complementary_mean,
+from .aggregate import CHUNK, GridPlan, complementary_mean, plan_mean, plan_mean_rho, round_rows
+from .base import (
+    DEPENDS_ON_N,
+    EXAMPLE_LOSSES,
+    Declared,
+    ExampleColumns,
+    Kind,
+    Neighbours,
+    Rows,
+    Stats,
     interval_many,
     interval_one,
-    plan_mean,
-    plan_mean_rho,
-    round_rows,
+    ledger_entry,
 )
-from .base import DEPENDS_ON_N, Kind, Neighbours, Rows, Stats, ledger_entry
 from .signature import CI, CUT, EPSILON, MAX_ROWS, RHO, Form, Param, Signature
 
 __all__ = [
     "Var",
     "VarPlan",
+    "exact_triples",
     "grid_triples",
     "noisy_triples",
     "plan_variance",
@@ -97,6 +101,11 @@ class VarPlan:
         assert not isinstance(self.scale3, Gauss), "a Gaussian plan has no realised epsilon"
         third = Fraction(self.delta3, self.scale3) if self.scale3 else Fraction(0)
         return pair + third
+
+    def declared(self) -> tuple[Declared, Declared]:
+        """The pair's (jointly) and C's, in grid units: Δ₁ under ε, Δ₂² under ρ."""
+        third = Declared(sq=self.delta3) if self.rho else Declared(self.delta3)
+        return (*self.grid.declared(), third)
 
     def sensitivities(self) -> list[float]:
         """The ledger's sensitivities of the pair and of C in data units (L2 under ρ)."""
@@ -252,18 +261,19 @@ def grid_triples(
     return sums, counts, bumps
 
 
+def exact_triples(sums: I64, counts: I64, bumps: I64, plan: VarPlan) -> tuple[I64, I64, I64]:
+    """The exact ``A = Σq``, ``B = N·Q − Σq`` and ``C = Σr − N·o`` per key."""
+    return sums, counts * plan.grid.q_hi - sums, bumps - counts * plan.offset
+
+
 def noisy_triples(
     src: RandomSource, sums: I64, counts: I64, bumps: I64, plan: VarPlan
 ) -> tuple[I64, I64, I64]:
     """``A′ = Σq + Z``, ``B′ = N·Q − Σq + Z``, ``C′ = Σr − N·o + Z_C`` per key."""
-    grid = plan.grid
+    a, b, c = exact_triples(sums, counts, bumps, plan)
     n_keys = sums.size
-    pair = draw_noise(src, grid.scale, 2 * n_keys)
-    third = draw_noise(src, plan.scale3, n_keys)
-    a = sums + pair[:n_keys]
-    b = counts * grid.q_hi - sums + pair[n_keys:]
-    c = bumps - counts * plan.offset + third
-    return a, b, c
+    pair = draw_noise(src, plan.grid.scale, 2 * n_keys)
+    return a + pair[:n_keys], b + pair[n_keys:], c + draw_noise(src, plan.scale3, n_keys)
 
 
 def variance_estimates(a: I64, b: I64, c: I64, plan: VarPlan) -> tuple[F64, F64, F64]:
@@ -367,6 +377,16 @@ class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
 
     def tally(self, plan: VarPlan, rows: Rows, codes: I64 | None, n_keys: int) -> Stats:
         return grid_triples(rows.arrays[0], codes, n_keys, plan)
+
+    def noise_free(self, plan: VarPlan, stats: Stats, n_keys: int) -> tuple[I64, I64]:
+        """The pair ``(A, B)`` and ``C``."""
+        a, b, c = exact_triples(stats[0], stats[1], stats[2], plan)
+        return np.concatenate([a, b]), c
+
+    @classmethod
+    def examples(cls, columns: ExampleColumns) -> tuple[Var, ...]:
+        clips = columns.clips
+        return tuple([cls(e, columns.value, c, rho=r) for c in clips for e, r in EXAMPLE_LOSSES])
 
     def finish(self, plan: VarPlan, stats: Stats, source: RandomSource, n_keys: int) -> Any:
         a, b, c = noisy_triples(source, stats[0], stats[1], stats[2], plan)
