@@ -31,6 +31,7 @@ from .validation import (
     check_keys_dtype,
     check_ordered,
     check_quantile_grid,
+    check_readable,
     column_dtype,
     column_values,
     numeric_values,
@@ -65,7 +66,9 @@ class Grouping:
         return cls(tuple(labels), normalize_keys(labels, keys))
 
     def check(self, schema: pd.DataFrame) -> Grouping:
-        """Refuse keys that no value of their column's dtype can equal (``schema``'s dtypes)."""
+        """Refuse key columns of any object (:func:`~pandas_dp.validation.check_values`), and
+        keys that no value of their column's dtype can equal (``schema``'s dtypes)."""
+        check_readable(schema, self.by)
         for label, level in zip(self.by, _levels(self.keys), strict=True):
             check_keys_dtype(column_dtype(schema, label), label, level, "keys")
         return self

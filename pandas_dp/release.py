@@ -4,7 +4,8 @@ Every release of ``df.dp`` and ``df.dp.groupby(...)``, on pandas and on Dask,
 runs :func:`run` over a :class:`Frame` (the backend: schema, binding,
 statistics per slice), in one order that the privacy argument depends on::
 
-    read (validate columns and dtypes on the schema)
+    read (validate columns and dtypes on the schema: no column of any
+          Python object, :func:`~pandas_dp.validation.check_readable`)
       → resolve the budget
       → plan (data-free: sensitivity, grid, scale or rate, from the public
         parameters and the neighbour relation; without public keys, the key
@@ -64,7 +65,7 @@ from .partition import (
     select_codes,
     selection_plan,
 )
-from .validation import check_bound, check_column, check_rows, check_unit_ids
+from .validation import check_bound, check_column, check_readable, check_rows, check_unit_ids
 
 __all__ = [
     "KINDS",
@@ -284,6 +285,7 @@ def run(
     """
     n_keys = 1 if group is None else len(group.keys)
     schema = frame.schema()
+    check_readable(schema, [*(() if group is None else group.by), *kind.columns()])
     rows = kind.read(schema, n_keys)
     spender = frame.binding()
     budget, unit = spender.budget, spender.unit

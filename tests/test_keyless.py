@@ -9,7 +9,6 @@ that differ by the person holding a unique key, with its positive control.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -254,25 +253,6 @@ def test_several_columns_give_tuple_keys_whose_levels_hold_only_chosen_values() 
     assert list(released.index.names) == ["a", "b"]
     assert LONELY not in released.index.levels[0]  # no observed key leaks through the levels
     assert 99 not in released.index.levels[1]
-
-
-@pytest.mark.parametrize("engine", ["pandas", "dask"])
-@pytest.mark.parametrize("with_person", [False, True])
-def test_the_order_of_tuple_keys_reads_only_the_chosen_keys(engine: str, with_person: bool) -> None:
-    # One person's value that does not compare with the others (a str among ints) must not
-    # change the sorted order of the keys shown (it is not one of them).
-    keys = [1] * 500 + [2] * 3000 + ([LONELY] if with_person else [])
-    df: Any = pd.DataFrame({"k": pd.Series(keys, dtype=object), "j": 0})
-    objects_kept = contextlib.nullcontext()
-    if engine == "dask":  # object keys kept as they are (not converted to strings)
-        dd = dask_dataframe()
-        objects_kept = pytest.importorskip("dask").config.set({"dataframe.convert-string": False})
-    with objects_kept:
-        if engine == "dask":
-            df = dd.from_pandas(df, npartitions=2)
-        df.dp.set_budget(epsilon=100.0, delta=1e-3, seed=3)
-        released = df.dp.groupby(["k", "j"]).count(epsilon=1.0, delta=1e-6)
-    assert list(released.index) == [(1, 0), (2, 0)]
 
 
 def tables_built(monkeypatch: pytest.MonkeyPatch) -> list[int]:
