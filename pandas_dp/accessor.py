@@ -109,10 +109,6 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
             )
         return self._release(kind, None, ContributionBounds(max_rows))
 
-    def _schema(self) -> pd.DataFrame:
-        """A pandas frame with the columns and dtypes of the data (its rows are never read)."""
-        raise NotImplementedError
-
     def _people(self, what: str) -> DPReleases:
         """The surface of the frame of rows per person (column ``rows``), on the same budget.
 

@@ -89,6 +89,8 @@ class Surface(Protocol):
 
     def _budget(self) -> Any: ...
 
+    def _check(self, kind: Kind[Any, Any]) -> Kind[Any, Any]: ...
+
 
 def is_auto(clip: object) -> bool:
     """Whether ``clip`` (or ``max_rows``) is the string ``"auto"``."""
@@ -163,7 +165,7 @@ def release_with(
         given = dict(clip)
     else:
         given = dict.fromkeys(columns, clip)
-    build(given, rest)  # its arguments, checked first
+    surface._check(build(given, rest))  # its arguments and the dtypes it reads, checked first
     n = len(columns)
     cut_eps, cut_rho = selection_loss(accountant, cut_share / n) if cut else (total, None)
     unit_eps, unit_rho = (

@@ -886,6 +886,10 @@ class DaskDPGroupBy(DPGroupedReleases):
     def _release(self, kind: Kind[Any, Many], bounds: ContributionBounds) -> Many:
         return run(DaskFrame(self._ddf), kind, self._group, bounds)
 
+    def _schema(self) -> pd.DataFrame:
+        meta: pd.DataFrame = self._ddf._meta
+        return meta
+
     def _budget(self) -> PrivacyBudget:
         return _require(self._ddf).budget
 

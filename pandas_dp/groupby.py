@@ -86,6 +86,9 @@ class DPGroupBy(DPGroupedReleases):
     def _release(self, kind: Kind[Any, Many], bounds: ContributionBounds) -> Many:
         return run(PandasFrame(self._df), kind, self._group, bounds)
 
+    def _schema(self) -> pd.DataFrame:
+        return self._df
+
     def _budget(self) -> PrivacyBudget:
         return require_binding(self._df).budget
 

@@ -31,7 +31,7 @@ from .describe import Describe
 from .docstrings import RELEASES, Scope, for_scope
 from .kind import Kind
 from .selections import Grouped, Selections, Ungrouped
-from .validation import Bounds, loss
+from .validation import Bounds, check_readable, loss
 from .variance import Var
 
 __all__ = ["Grouped", "Releases", "Ungrouped"]
@@ -72,6 +72,22 @@ class Releases(Selections[S]):
         """The surface of the frame of rows per person (column ``rows``); None without a unit."""
         raise NotImplementedError
 
+    def _schema(self) -> pd.DataFrame:
+        """A pandas frame with the columns and dtypes of the data (its rows are never read)."""
+        raise NotImplementedError
+
+    def _check(self, kind: Kind[Any, Any]) -> Kind[Any, Any]:
+        """``kind``, once what its release would refuse from the dtypes alone is refused.
+
+        A call of several parts (``max_rows="auto"``, ``clip="auto"``,
+        ``cut=True``) checks its statistic first, so that a column it cannot
+        read is refused before the first part spends.
+        """
+        schema = self._schema().iloc[:0]
+        check_readable(schema, kind.columns())
+        kind.read(schema, 0)
+        return kind
+
     def _hold(self, amount: Fraction, accountant: str) -> contextlib.AbstractContextManager[Any]:
         """Hold ``amount`` (ε or ρ) for a call of several releases (not if this thread holds)."""
         budget = self._budget()
@@ -88,6 +104,7 @@ class Releases(Selections[S]):
         """
         if not is_auto(max_rows):
             return self._spend(kind, max_rows, max_groups)
+        self._check(kind)
         accountant, total = kind.loss()
         share = total * AUTO_ROWS_SHARE
         with self._hold(total, accountant):
