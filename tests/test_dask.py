@@ -261,7 +261,7 @@ def test_parquet_files_with_other_categories_and_an_empty_file(tmp_path: Path) -
     ddf.dp.set_budget(epsilon=1e12, seed=1)
     counts = ddf.dp.groupby("k", keys=["a", "b", "c", "d"]).count(epsilon=1e9)
     assert counts.tolist() == [3, 2, 1, 0]
-    whole = pd.concat([p.astype({"k": object}) for p in parts], ignore_index=True)
+    whole = pd.concat([p.astype({"k": "str"}) for p in parts], ignore_index=True)
     whole.dp.set_budget(epsilon=1e12, seed=1)
     expected = whole.dp.groupby("k", keys=["a", "b", "c", "d"]).count(epsilon=1e9)
     assert counts.equals(expected)
@@ -1196,14 +1196,15 @@ def test_a_partition_whose_key_dtype_differs_from_meta_releases_like_the_others(
 ) -> None:
     """Keys are checked against ``_meta`` when the groupby is made, never per partition.
 
-    A row-wise step can give a partition its own dtype (here its digits become int64);
-    a check on partitions would raise inside the reservation, depending on the data.
+    A row-wise step can give a partition its own dtype (here its digits become int64,
+    under a meta of strings); a check on partitions would raise inside the reservation,
+    depending on the data.
     """
     pdf = pd.DataFrame({"k": ["a", "b", "a", "1", "2", "1"], "v": np.arange(6.0), "pid": range(6)})
     ddf = fresh(pdf, 2)
     ddf.dp.set_budget(epsilon=1e10, seed=0, privacy_unit=unit)
     cleaned = ddf.dp.assign(
-        k=lambda d: d.k.apply(lambda x: int(x) if x.isdigit() else x, meta=("k", "object"))
+        k=lambda d: d.k.apply(lambda x: int(x) if x.isdigit() else x, meta=("k", "str"))
     )
     dtypes = {str(part.compute().k.dtype) for part in cleaned.to_delayed()}
     assert len(dtypes) == 2  # the partitions' dtypes differ

@@ -9,18 +9,19 @@ that differ by the person holding a unique key, with its positive control.
 
 from __future__ import annotations
 
-import contextlib
+import datetime
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 import pandas_dp
 from pandas_dp.errors import BudgetExceededError
-from pandas_dp.mechanisms.key_selection import SelectionPlan
+from pandas_dp.mechanisms.key_selection import SelectionPlan, one_form
 from pandas_dp.pipeline import run as release
 
 SEEDS = range(200)
@@ -257,23 +258,166 @@ def test_several_columns_give_tuple_keys_whose_levels_hold_only_chosen_values() 
     assert 99 not in released.index.levels[1]
 
 
-@pytest.mark.parametrize("engine", ["pandas", "dask"])
-@pytest.mark.parametrize("with_person", [False, True])
-def test_the_order_of_tuple_keys_reads_only_the_chosen_keys(engine: str, with_person: bool) -> None:
-    # One person's value that does not compare with the others (a str among ints) must not
-    # change the sorted order of the keys shown (it is not one of them).
-    keys = [1] * 500 + [2] * 3000 + ([LONELY] if with_person else [])
-    df: Any = pd.DataFrame({"k": pd.Series(keys, dtype=object), "j": 0})
-    objects_kept = contextlib.nullcontext()
-    if engine == "dask":  # object keys kept as they are (not converted to strings)
-        dd = dask_dataframe()
-        objects_kept = pytest.importorskip("dask").config.set({"dataframe.convert-string": False})
-    with objects_kept:
+# ------------------------------------------------------------ the form of a released key
+
+#: A NaN whose sign and payload differ from np.nan's (0x7ff8000000000000).
+ODD_NAN = np.frombuffer(np.uint64(0xFFF8_0000_0000_0123).tobytes(), np.float64)[0]
+
+#: name: (the column's dtype, the crowd's key, the target's key: equal to it, but looking
+#: different). The target's row comes first, where pandas takes a key's form from.
+FORMS: dict[str, tuple[Any, Any, Any]] = {
+    "zero": ("float64", 0.0, -0.0),  # np.round(-0.3) is -0.0
+    "nan": ("float64", np.nan, ODD_NAN),  # a key with dropna=False
+    "np_str": (pd.StringDtype("python"), "a", np.str_("a")),
+    "categories": ("category", 0.0, -0.0),  # the categories are built from the rows
+    "missing": (pd.CategoricalDtype([1, 2]), 1, None),  # Int64 whether or not one is missing
+}
+
+
+def form(key: Any) -> Any:
+    """What a released key looks like beyond its value: its type, a number's bits, a time zone."""
+    if isinstance(key, tuple):
+        return tuple(form(value) for value in key)
+    if isinstance(key, float | np.floating):
+        return type(key).__name__, np.asarray(key).tobytes().hex()
+    return type(key).__name__, str(getattr(key, "tz", None)), str(key)
+
+
+def forms(released: pd.Series | pd.DataFrame) -> Any:
+    """The forms of a release's keys (and of a crosstab's columns), with the index dtypes."""
+    indexes = [released.index] + ([released.columns] if isinstance(released, pd.DataFrame) else [])
+    dtypes = [
+        [str(level.dtype) for level in index.levels]
+        if isinstance(index, pd.MultiIndex)
+        else str(index.dtype)
+        for index in indexes
+    ]
+    return dtypes, [sorted(form(key) for key in index) for index in indexes]  # any order
+
+
+def neighbours(name: str, engine: str, unit: str | None) -> tuple[Any, Any]:
+    """The frames with and without the target (one person), ``FORMS[name]``, on ``engine``.
+
+    With a privacy unit the target holds 2,000 rows (the 600 others one each). Dask brings
+    each person's rows together by a hash of the id, into a partition, and orders them by a
+    hash of the row (key and id, for a count): the target takes an id that lands in the
+    first partition and comes first there.
+    """
+    dtype, crowd_key, target_key = FORMS[name]
+    target = 10_000
+    if engine == "dask" and unit is not None:
+        ids = pd.DataFrame({"pid": np.arange(10_000, 30_000)})
+        first = dask_dataframe().from_pandas(ids, npartitions=2).shuffle(on="pid").partitions[0]
+        ids = first.compute()["pid"].to_numpy()
+        rows = pd.DataFrame({"k": pd.Series([crowd_key] * ids.size, dtype=dtype), "pid": ids})
+        target = int(ids[np.argmin(pd.util.hash_pandas_object(rows, index=False))])
+    other = 1.0 if name != "np_str" else "b"
+    other = 2 if name == "missing" else other
+    frames = []
+    for with_target in (True, False):
+        rows = with_target * (1 if unit is None else 2000)
+        keys = [target_key] * rows + [crowd_key] * 300 + [other] * 300
+        n = len(keys)
+        data = {"k": pd.Series(keys, dtype=dtype), "j": np.arange(n) % 2, "x": np.ones(n)}
+        pid = np.concatenate([np.full(rows, target), np.arange(600)])
+        run = f"{name}-{unit}-{with_target}"  # Dask binds budgets by content
+        df: Any = pd.DataFrame({**data, "pid": pid, "run": run})
         if engine == "dask":
-            df = dd.from_pandas(df, npartitions=2)
-        df.dp.set_budget(epsilon=100.0, delta=1e-3, seed=3)
-        released = df.dp.groupby(["k", "j"]).count(epsilon=1.0, delta=1e-6)
-    assert list(released.index) == [(1, 0), (2, 0)]
+            df = dask_dataframe().from_pandas(df, npartitions=2)
+        df.dp.set_budget(epsilon=1000.0, delta=1e-3, seed=4, privacy_unit=unit)
+        frames.append(df)
+    return frames[0], frames[1]
+
+
+FORM_RELEASES: dict[str, Callable[..., Any]] = {
+    "value_counts": lambda d, **b: d.dp.value_counts("k", dropna=False, **b),
+    "count": lambda d, **b: d.dp.groupby("k", dropna=False).count(**b),
+    "mean": lambda d, **b: d.dp.groupby("k", dropna=False).mean("x", clip=(0, 1), **b),
+    "median": lambda d, **b: d.dp.groupby("k", dropna=False).median("x", candidates=[0, 1], **b),
+    "pairs": lambda d, **b: d.dp.groupby(["j", "k"], dropna=False).count(**b),
+    "crosstab": lambda d, **b: d.dp.crosstab("j", "k", dropna=False, **b),
+    "crosstab-row-keys": lambda d, **b: d.dp.crosstab("j", "k", keys=([0, 1], None), **b),
+}
+
+
+@pytest.mark.parametrize("unit", [None, "pid"])
+@pytest.mark.parametrize("engine", ["pandas", "dask"])
+@pytest.mark.parametrize("name", FORMS)
+def test_a_chosen_key_is_released_in_the_same_form_with_or_without_the_first_person(
+    name: str, engine: str, unit: str | None
+) -> None:
+    # The target holds a key of 300 people in another form (-0.0 for 0.0, a NaN of its own,
+    # np.str_ for str, a missing category), in the first row: the key is shown on both
+    # neighbours, and must look the same, its index's dtype too (and so the levels of a
+    # MultiIndex, a crosstab's columns, the categories of a categorical).
+    with_target, without = neighbours(name, engine, unit)
+    bounds = {} if unit is None else {"max_rows": 1, "max_groups": 1}
+    for release_name, call in FORM_RELEASES.items():
+        a = call(with_target, epsilon=1.0, delta=1e-6, **bounds)
+        b = call(without, epsilon=1.0, delta=1e-6, **bounds)
+        assert forms(a) == forms(b), release_name
+        assert len(a.index) >= (2 if release_name != "crosstab-row-keys" else 1), release_name
+
+
+def test_keys_are_released_in_the_one_form_of_their_dtype() -> None:
+    nan = pd.Index([ODD_NAN, -0.0, 1.0])
+    assert [form(k) for k in one_form(nan, nan.dtype)] == [form(k) for k in [np.nan, 0.0, 1.0]]
+    halves = pd.Index(np.array([-0.0, ODD_NAN], dtype=np.float32))
+    assert (
+        one_form(halves, halves.dtype).to_numpy().tobytes()
+        == np.array([0.0, np.nan], dtype=np.float32).tobytes()
+    )
+    parts = one_form(pd.Index(np.array([complex(-0.0, ODD_NAN)])), np.dtype(np.complex128))[0]
+    assert (form(float(parts.real)), form(float(parts.imag))) == (form(0.0), form(np.nan))
+    python = pd.Index(pd.array([np.str_("a"), None], dtype=pd.StringDtype("python")))
+    assert type(one_form(python, python.dtype)[0]) is str
+    eastern = pd.DatetimeTZDtype(tz="US/Eastern")
+    utc = pd.DatetimeIndex(["2024-01-01 05:00"], tz="UTC")
+    assert str(one_form(utc, eastern)[0].tz) == "US/Eastern"  # the schema's time zone
+    intervals = pd.IntervalIndex.from_arrays([-0.0], [1.0])
+    assert form(float(one_form(intervals, intervals.dtype)[0].left)) == form(0.0)
+    for dtype in ["Float64", "double[pyarrow]"]:
+        masked = pd.Index(pd.array([-0.0, None], dtype=dtype))
+        assert form(float(one_form(masked, masked.dtype)[0])) == form(0.0)
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        pd.Series([1.5], dtype="float16"),
+        pd.Series([datetime.time(1, 2)], dtype=pd.ArrowDtype(pa.time64("us"))),
+    ],
+    ids=["float16", "arrow_time"],
+)
+def test_a_key_column_without_one_form_per_value_is_refused_before_any_spend(
+    column: pd.Series,
+) -> None:
+    df = pd.DataFrame({"k": column.repeat(100).reset_index(drop=True)})
+    df.dp.set_budget(epsilon=10.0, delta=1e-5, seed=0)
+    for call in (
+        lambda: df.dp.groupby("k").count(epsilon=1.0, delta=1e-6),
+        lambda: df.dp.value_counts("k", epsilon=1.0, delta=1e-6),
+    ):
+        with pytest.raises(TypeError, match=r"column 'k' has dtype .*one form per value"):
+            call()
+    assert df.dp.budget.spent == 0
+
+
+def test_arrow_floats_are_keys_as_pandas_compares_them() -> None:
+    # Arrow factorizes floats by their bits: -0.0 and 0.0 would be two keys, each NaN one.
+    values = pa.array(np.array([-0.0, 0.0, ODD_NAN, np.nan] * 200))
+    df = pd.DataFrame({"k": pd.arrays.ArrowExtensionArray(values), "x": [1.0, 1.0, 0.0, 0.0] * 200})
+    df.dp.set_budget(epsilon=1e6, delta=1e-5, seed=0)
+    missing = ("NAType", "None", "<NA>")
+    for dropna in (True, False):
+        released = df.dp.groupby("k", dropna=dropna).count(epsilon=100.0, delta=1e-6)
+        assert [form(k) for k in released.index] == [form(0.0)] + [missing] * (not dropna)
+        assert released.index.dtype == df["k"].dtype
+        assert released.iloc[0] == pytest.approx(400, abs=1)
+    # a median's second pass finds the rows of the chosen key 0.0 among those of -0.0 too
+    grid = np.linspace(0, 1, 101)  # a table without rows would pick any of them
+    median = df.dp.groupby("k").median("x", candidates=grid, epsilon=1e4, delta=1e-6)
+    assert median.tolist() == [1.0]
 
 
 def tables_built(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -508,6 +652,13 @@ def dask_and_pandas(run: str, npartitions: int = 4) -> tuple[Any, pd.DataFrame]:
     return ddf, frame
 
 
+def text(key: Any) -> str:
+    """A released key as text, any missing value (NaN, <NA>) as ``NA``."""
+    if isinstance(key, tuple):
+        return str(tuple("NA" if pd.isna(value) else value for value in key))
+    return "NA" if pd.isna(key) else str(key)
+
+
 PARITY: dict[str, Callable[[Any], Any]] = {
     "count": lambda d: d.dp.groupby("k").count(epsilon=1.0, delta=1e-6),
     "mean": lambda d: d.dp.groupby("k").mean("x", clip=(0, 1), epsilon=1.0, delta=1e-6),
@@ -535,8 +686,8 @@ PARITY: dict[str, Callable[[Any], Any]] = {
 def test_dask_gives_the_pandas_release_bit_for_bit(name: str) -> None:
     ddf, frame = dask_and_pandas(name)
     got, want = PARITY[name](ddf), PARITY[name](frame)
-    # Missing keys print as NaN or <NA> depending on the string dtype; compare as text.
-    assert [str(k) for k in got.index] == [str(k) for k in want.index]
+    # A missing key is NaN in pandas' default strings (`str`), <NA> in Dask's (`string`).
+    assert [text(k) for k in got.index] == [text(k) for k in want.index]
     if isinstance(want, pd.DataFrame):
         assert list(got.columns) == list(want.columns)
     np.testing.assert_array_equal(np.asarray(got, dtype=float), np.asarray(want, dtype=float))

@@ -487,7 +487,7 @@ def test_audit_catches_a_doubled_epsilon(method: str) -> None:
 @pytest.mark.parametrize("dropna", [True, False])
 def test_chosen_keys_code_each_row_into_the_chosen_keys_by_value(dropna: bool) -> None:
     df = pd.DataFrame({"k": ["b", None, "a", "c", "b", None], "j": [1, 2, 1, 1, 1, 2]})
-    selection = KeySelection.of_columns(df, ["k", "j"], dropna=dropna)
+    selection = KeySelection.of_columns(df, ["k", "j"], dropna=dropna).typed(df)
     chosen = pd.MultiIndex.from_arrays([[None, "b"], [2, 1]], names=["k", "j"])
     codes = ChosenKeys(selection.by, chosen, selection).codes(df)
     missing = -1 if dropna else 0

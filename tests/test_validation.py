@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 import pandas_dp
@@ -248,9 +249,10 @@ def typed(protected: pd.DataFrame) -> pd.DataFrame:
 def test_non_numeric_column_is_refused_before_spending(
     typed: pd.DataFrame, nothing_spent: Callable[[], None], column: str, kind: str
 ) -> None:
-    with pytest.raises(TypeError, match=f"column '{column}' must be numeric"):
+    refused = f"column '{column}' (must be numeric|has dtype object)"
+    with pytest.raises(TypeError, match=refused):
         getattr(typed.dp, kind)(column, clip=(0, 1), epsilon=1)
-    with pytest.raises(TypeError, match=f"column '{column}' must be numeric"):
+    with pytest.raises(TypeError, match=refused):
         getattr(typed.dp.groupby("dept", keys=KEYS), kind)(column, clip=(0, 1), epsilon=1)
     nothing_spent()
 
@@ -808,3 +810,214 @@ def test_releases_are_the_same_without_reading_columns_as_stored(
     fast = answers()
     monkeypatch.delattr(pd.DataFrame, "_get_column_array")
     assert answers() == fast
+
+
+# ------------------------------------------------------------------- object columns
+
+#: One person's value that pandas cannot hash or compare (or none: the neighbour without it).
+ODD_VALUES: dict[str, object] = {
+    "none": None,
+    "list": [1],
+    "dict": {"a": 1},
+    "range": range(3),
+    "signaling_nan": Decimal("sNaN"),
+}
+
+
+def with_objects(odd: object, engine: str, unit: str | None, run: str) -> Any:
+    """60 rows whose ``k`` (keys "a", "b") and ``v`` (1.5) are object columns; ``odd`` in row 0."""
+    keys: list[object] = ["a", "b"] * 30
+    values: list[object] = [1.5] * 60
+    if odd is not None:
+        keys[0] = values[0] = odd
+    run = f"{run}-{engine}-{unit}-{odd!r}"  # Dask binds budgets by content
+    df: Any = pd.DataFrame(
+        {
+            "k": pd.Series(keys, dtype=object),
+            "v": pd.Series(values, dtype=object),
+            "x": np.linspace(0, 1, 60),
+            "j": np.arange(60) % 2,
+            "pid": np.arange(60) % 20,
+            "run": run,
+        }
+    )
+    if engine == "dask":
+        dask = pytest.importorskip("dask")
+        dd = pytest.importorskip("dask.dataframe")
+        pytest.importorskip("pandas_dp.dask")
+        with dask.config.set({"dataframe.convert-string": False}):  # the columns stay object
+            df = dd.from_pandas(df, npartitions=2)
+        assert df._meta["k"].dtype == object
+    df.dp.set_budget(epsilon=10.0, delta=1e-5, seed=1, privacy_unit=unit)
+    return df
+
+
+def _bounds(unit: str | None, grouped: bool) -> dict[str, Any]:
+    if unit is None:
+        return {}
+    return {"max_rows": 1, "max_groups": 1} if grouped else {"max_rows": 1}
+
+
+OBJECT_RELEASES: dict[str, Callable[[Any, str | None], object]] = {
+    "count_column": lambda d, u: d.dp.count("v", epsilon=1, **_bounds(u, False)),
+    "count_column_auto": lambda d, u: d.dp.count(
+        "v", epsilon=1, **({"max_rows": "auto"} if u else {})
+    ),
+    "nunique": lambda d, u: d.dp.nunique("v", epsilon=1, **_bounds(u, False)),
+    "mean_auto_rows": lambda d, u: d.dp.mean(
+        "v", clip=(0, 2), epsilon=1, **({"max_rows": "auto"} if u else {})
+    ),
+    "mean_auto_clip": lambda d, u: d.dp.mean(
+        "v", clip="auto", epsilon=1, **({"max_rows": "auto"} if u else {})
+    ),
+    "argmax_exp": lambda d, u: d.dp.argmax_exp(
+        "k", candidates=["a", "b"], epsilon=1, **_bounds(u, False)
+    ),
+    "histogram": lambda d, u: d.dp.histogram("v", bins=[0, 1, 2], epsilon=1, **_bounds(u, False)),
+    "value_counts": lambda d, u: d.dp.value_counts("k", epsilon=1, delta=1e-6, **_bounds(u, False)),
+    "crosstab": lambda d, u: d.dp.crosstab("k", "j", epsilon=1, delta=1e-6, **_bounds(u, True)),
+    "crosstab_keys": lambda d, u: d.dp.crosstab(
+        "k", "j", keys=(["a", "b"], [0, 1]), epsilon=1, **_bounds(u, True)
+    ),
+    "crosstab_one_axis": lambda d, u: d.dp.crosstab(
+        "k", "j", keys=(None, [0, 1]), epsilon=1, delta=1e-6, **_bounds(u, True)
+    ),
+    "groupby_keys_count": lambda d, u: d.dp.groupby("k", keys=["a", "b"]).count(
+        epsilon=1, **_bounds(u, True)
+    ),
+    "groupby_keys_mean": lambda d, u: d.dp.groupby("k", keys=["a", "b"]).mean(
+        "x", clip=(0, 1), epsilon=1, **_bounds(u, True)
+    ),
+    "groupby_keys_count_auto": lambda d, u: d.dp.groupby("k", keys=["a", "b"]).count(
+        epsilon=1, **({"max_rows": "auto", "max_groups": 1} if u else {})
+    ),
+    "groupby_keys_nunique": lambda d, u: d.dp.groupby("j", keys=[0, 1]).nunique(
+        "v", epsilon=1, **_bounds(u, True)
+    ),
+    "groupby_keys_argmax": lambda d, u: d.dp.groupby("j", keys=[0, 1]).argmax_exp(
+        "k", candidates=["a", "b"], epsilon=1, **_bounds(u, True)
+    ),
+    "groupby_count": lambda d, u: d.dp.groupby("k").count(
+        epsilon=1, delta=1e-6, **_bounds(u, True)
+    ),
+    "groupby_mean": lambda d, u: d.dp.groupby("k").mean(
+        "x", clip=(0, 1), epsilon=1, delta=1e-6, **_bounds(u, True)
+    ),
+    "groupby_median": lambda d, u: d.dp.groupby("k").median(
+        "x", candidates=[0, 1], epsilon=1, delta=1e-6, **_bounds(u, True)
+    ),
+    "groupby_nunique": lambda d, u: d.dp.groupby("j").nunique(
+        "v", epsilon=1, delta=1e-6, **_bounds(u, True)
+    ),
+    "groupby_count_column": lambda d, u: d.dp.groupby("j").count(
+        "v", epsilon=1, delta=1e-6, **_bounds(u, True)
+    ),
+}
+
+
+@pytest.mark.parametrize("unit", [None, "pid"])
+@pytest.mark.parametrize("engine", ["pandas", "dask"])
+@pytest.mark.parametrize("name", OBJECT_RELEASES)
+def test_a_release_reading_an_object_column_is_refused_before_any_spend_whatever_its_values(
+    name: str, engine: str, unit: str | None
+) -> None:
+    # A list, dict, range or Decimal('sNaN') in one person's row made these raise only when
+    # that person was there: a free yes/no probe. The dtype decides now, never the values.
+    messages = set()
+    for odd in ODD_VALUES.values():
+        df = with_objects(odd, engine, unit, name)
+        refused = r"column '[kv]' (has dtype object|must be numeric)"
+        with pytest.raises(TypeError, match=refused) as raised:
+            OBJECT_RELEASES[name](df, unit)
+        messages.add(str(raised.value))
+        assert df.dp.budget.spent == 0
+        assert df.dp.budget.entries == []
+    assert len(messages) == 1  # the same refusal whether or not the odd value is there
+    (message,) = messages
+    for value in ("'a'", "'b'", "1.5", "sNaN", "range("):
+        assert value not in message
+    if "has dtype object" in message:
+        assert "astype('string')" in message
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        pd.Series(pd.Categorical([1, "a"] * 30)),  # categories of object dtype
+        pd.Series([[1], [2]] * 30, dtype=pd.ArrowDtype(pa.list_(pa.int64()))),
+        pd.Series([1, "a"] * 30, dtype=pd.SparseDtype(object)),
+    ],
+    ids=["object_categories", "arrow_lists", "sparse_objects"],
+)
+@pytest.mark.parametrize("engine", ["pandas", "dask"])
+def test_columns_of_objects_in_another_dtype_are_refused_too(
+    column: pd.Series, engine: str
+) -> None:
+    df: Any = pd.DataFrame({"k": column, "x": 1.0, "run": f"{engine}-{column.dtype}"})
+    if engine == "dask":
+        if isinstance(column.dtype, pd.SparseDtype):
+            pytest.skip("Dask keeps no sparse column")
+        pytest.importorskip("pandas_dp.dask")
+        df = pytest.importorskip("dask.dataframe").from_pandas(df, npartitions=2)
+    df.dp.set_budget(epsilon=10.0, delta=1e-5, seed=1)
+    for call in (
+        lambda: df.dp.groupby("k").count(epsilon=1, delta=1e-6),
+        lambda: df.dp.value_counts("k", epsilon=1, delta=1e-6),
+        lambda: df.dp.nunique("k", epsilon=1),
+        lambda: df.dp.count("k", epsilon=1),
+    ):
+        with pytest.raises(TypeError, match=r"column 'k' has dtype .*may hold any Python object"):
+            call()
+    assert df.dp.budget.spent == 0
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda d: d.dp.mean("s", clip=(0, 1), epsilon=1, max_rows="auto"),
+        lambda d: d.dp.mean("s", clip="auto", epsilon=1, max_rows="auto"),
+        lambda d: d.dp.groupby("j", keys=[0, 1]).sum(
+            "s", clip=(0, 1), epsilon=1, max_rows="auto", max_groups=1
+        ),
+    ],
+    ids=["max_rows_auto", "clip_auto", "grouped"],
+)
+def test_a_call_of_several_parts_checks_its_statistic_before_the_first_spends(
+    call: Callable[[pd.DataFrame], object],
+) -> None:
+    # max_rows="auto" spends on rows_per_unit first: a column the statistic cannot read is
+    # refused before (it spent a quarter of epsilon, then raised).
+    df = pd.DataFrame({"s": ["x"] * 40, "j": np.arange(40) % 2, "pid": np.arange(40) % 8})
+    df.dp.set_budget(epsilon=10.0, seed=0, privacy_unit="pid")
+    with pytest.raises(TypeError, match="column 's' must be numeric"):
+        call(df)
+    assert df.dp.budget.spent == 0
+
+
+@pytest.mark.parametrize(
+    ("dtype", "refused"),
+    [
+        (np.dtype(object), True),
+        (pd.CategoricalDtype(pd.Index([1, "a"], dtype=object)), True),
+        (pd.SparseDtype(object), True),
+        (pd.ArrowDtype(pa.list_(pa.int64())), True),
+        (pd.ArrowDtype(pa.struct([("a", pa.int64())])), True),
+        (np.dtype(np.int64), False),
+        (np.dtype(np.float64), False),
+        (np.dtype(np.complex128), False),
+        (np.dtype("datetime64[ns]"), False),
+        (pd.StringDtype(), False),
+        (pd.StringDtype("python"), False),
+        (pd.CategoricalDtype(["a", "b"]), False),
+        (pd.Float64Dtype(), False),
+        (pd.ArrowDtype(pa.string()), False),
+        (pd.IntervalDtype("float64"), False),
+        (pd.SparseDtype(float), False),
+    ],
+)
+def test_check_values_decides_from_the_dtype(dtype: Any, refused: bool) -> None:
+    if refused:
+        with pytest.raises(TypeError, match="column 'c' has dtype"):
+            validation.check_values(dtype, "c")
+    else:
+        validation.check_values(dtype, "c")

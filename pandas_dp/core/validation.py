@@ -2,7 +2,9 @@
 
 Each check names the argument, says what it must be and what was given, and
 raises before anything is spent.  Only public parameters (epsilon, clip bounds,
-argument types) are ever echoed, never data values.
+argument types) are ever echoed, never data values.  A column's values are
+never checked, only its dtype: a release refuses columns that may hold any
+Python object (:func:`check_values`), so no error depends on a value.
 """
 
 from __future__ import annotations
@@ -47,10 +49,12 @@ __all__ = [
     "check_privacy_unit",
     "check_quantile",
     "check_quantile_grid",
+    "check_readable",
     "check_rows",
     "check_seed",
     "check_timeout",
     "check_unit_ids",
+    "check_values",
     "column_dtype",
     "column_values",
     "given",
@@ -367,6 +371,56 @@ def column_dtype(df: pd.DataFrame, column: Hashable) -> Any:
     """The dtype of ``column`` (one column), read without building its Series when it can be."""
     stored = column_values(df, column)
     return df[column].dtype if stored is None else stored.dtype
+
+
+def _any_object(dtype: Any) -> bool:
+    """Whether a column of this dtype may hold any Python object, or values that cannot be hashed.
+
+    ``object``, a categorical (or sparse) column of ``object`` values, and
+    dtypes whose values are lists or dicts (Arrow ``list``, ``struct``).
+    Decided from the dtype alone.
+    """
+    if isinstance(dtype, pd.CategoricalDtype) and dtype.categories is not None:
+        dtype = dtype.categories.dtype
+    elif isinstance(dtype, pd.SparseDtype):
+        dtype = dtype.subtype
+    scalar = getattr(dtype, "type", object)
+    return bool(dtype == np.dtype(object) or getattr(scalar, "__hash__", None) is None)
+
+
+def check_values(dtype: Any, column: Hashable) -> None:
+    """Refuse a column a release reads (keys, values, candidates) whose dtype admits any object.
+
+    In an ``object`` column one row may hold a list, a dict, a ``range`` or
+    ``Decimal('sNaN')``, which pandas cannot hash or compare, or ``True``
+    beside ``1``: whether the release raises, or which of two equal forms it
+    shows, would then depend on one person's value.  The rule is the dtype's
+    (see :func:`_any_object`), checked before anything is spent; the message
+    names the column and the conversion, never a value.
+    """
+    if not _any_object(dtype):
+        return
+    name = column if isinstance(column, str) and column.isidentifier() else None
+    read = f"df[{column!r}]"
+    assign = (
+        f"df.dp.assign({name}={read}.astype('string'))"
+        if name
+        else f"df.dp.assign(**{{{column!r}: {read}.astype('string')}})"
+    )
+    raise TypeError(
+        f"column {column!r} has dtype {dtype}, which may hold any Python object (a list, a dict, "
+        "a signaling NaN, True beside 1): whether one person's value can be hashed or compared "
+        "would decide the release. Convert it first, through a function of every value: "
+        f"text with {assign}, numbers with pd.to_numeric({read}), or a categorical of strings "
+        f"({read}.astype('string').astype('category'))."
+    )
+
+
+def check_readable(schema: pd.DataFrame, columns: Sequence[Hashable]) -> None:
+    """:func:`check_values` of each of ``columns`` (checked to exist) on ``schema``'s dtypes."""
+    for label in columns:
+        check_column(schema, label)
+        check_values(column_dtype(schema, label), label)
 
 
 def numeric_values(df: pd.DataFrame, column: Hashable) -> np.ndarray:

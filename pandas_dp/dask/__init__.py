@@ -877,5 +877,9 @@ class DaskDPGroupBy(DPGroupedReleases[G]):
     def _frame(self) -> DaskFrame:
         return DaskFrame(self._ddf)
 
+    def _schema(self) -> pd.DataFrame:
+        meta: pd.DataFrame = self._ddf._meta
+        return meta
+
     def _budget(self) -> PrivacyBudget:
         return _require(self._ddf).budget

@@ -12,6 +12,15 @@ randomness with the exact samplers of :mod:`pandas_dp.core.noise`.
 ``max_rows`` plays no part: a person counts once per key however many rows
 they hold in it (1,000 rows of one person make a count of 1).
 
+A chosen key leaves in the one form of its value (:func:`public_keys`):
+pandas keeps, of equal values, the object of the first row that holds one
+(``-0.0`` or ``0.0``, a NaN's sign and payload, ``np.str_`` or ``str``), so
+a key shown in its first row's form would tell who comes first.  The form is
+decided by the column's dtype alone (:func:`key_forms`: ``+0.0``, one NaN, a
+plain ``str``, the dtype's time zone, an index dtype that holds a missing key
+whether or not one is observed); ``object`` columns, whose values have no
+dtype, are refused before (:func:`pandas_dp.validation.check_values`).
+
 Methods (``SelectionPlan.method``)
 ---------------------------------
 ``"laplace"`` (pure ε; Korolova, Kenthapadi, Mishra & Ntoulas, WWW 2009,
@@ -103,7 +112,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from fractions import Fraction
-from typing import Any, cast
+from typing import Any, Self, cast
 
 import numpy as np
 import pandas as pd
@@ -120,11 +129,14 @@ __all__ = [
     "KeySelection",
     "SelectionPlan",
     "combine_statistics",
+    "key_forms",
     "key_statistics",
     "new_person_bound",
     "observed_codes",
+    "one_form",
     "people_for_half",
     "person_statistics",
+    "public_keys",
     "rebuilt",
     "release_probability",
     "select_codes",
@@ -198,12 +210,15 @@ class KeySelection(Grouping):
     δ, all of it spent by the selection.  ``dropna``: a missing value is a key
     only if False (as pandas).  ``sort``: the result in the sorted order of
     the chosen keys (as pandas' ``groupby``), else in the selection's order
-    (descending noisy statistic, ties at random).
+    (descending noisy statistic, ties at random).  ``forms``: the dtype each
+    ``by`` column's keys are released in, from the schema the release runs on
+    (:meth:`typed`, :func:`key_forms`).
     """
 
     delta: Fraction = Fraction(0)
     dropna: bool = True
     sort: bool = True
+    forms: tuple[Any, ...] = ()
 
     @classmethod
     def of_columns(
@@ -232,14 +247,35 @@ class KeySelection(Grouping):
     def codes(self, df: pd.DataFrame, *, check: bool = False) -> I64:
         raise TypeError("the keys of a selection are known only after it: use observe().")
 
+    def typed(self, schema: pd.DataFrame) -> Self:
+        """This selection with the dtypes its keys are released in: :func:`key_forms` of ``schema``.
+
+        Refuses (TypeError, before anything is spent) a key column whose equal
+        values may look different in ways :func:`one_form` does not undo.
+        """
+        return dataclasses.replace(self, forms=key_forms(schema, self.by, self.dropna))
+
+    def released(self, keys: pd.Index) -> pd.Index:
+        """Observed keys, each in the one form of its value (:func:`public_keys`); typed first.
+
+        A chosen key leaves in this form only: a function of its value and the
+        schema, never of the row pandas kept it from.
+        """
+        assert len(self.forms) == len(self.by), "a selection is typed by the release's schema"
+        return public_keys(keys, self.forms)
+
     def counted(self, df: pd.DataFrame) -> tuple[pd.Index, I64] | None:
         """The observed keys of one column and their rows (``value_counts``), without codes.
 
         What a row count without a privacy unit needs, at the cost of
-        pandas' own ``value_counts``; None for several columns or a
-        categorical one (their keys come from :meth:`observe`).
+        pandas' own ``value_counts``; None for several columns, a
+        categorical one, or Arrow floats (Arrow counts ``-0.0`` apart from
+        ``0.0``): their keys come from :meth:`observe`.
         """
-        if len(self.by) > 1 or isinstance(df[self.by[0]].dtype, pd.CategoricalDtype):
+        dtype = df[self.by[0]].dtype
+        if len(self.by) > 1 or isinstance(dtype, pd.CategoricalDtype):
+            return None
+        if isinstance(dtype, pd.ArrowDtype) and dtype.kind == "f":
             return None
         counts = df[self.by[0]].value_counts(dropna=self.dropna, sort=False)
         rows: I64 = np.asarray(counts, dtype=np.int64)
@@ -268,6 +304,7 @@ class ChosenKeys(Grouping):
 
     def codes(self, df: pd.DataFrame, *, check: bool = False) -> I64:
         codes, observed = self.selection.observe(df)
+        observed = self.selection.released(observed)  # compared in the form the keys were chosen in
         out = np.full(codes.shape, -1, dtype=np.int64)
         if not len(self.keys) or not len(observed):
             return out
@@ -634,7 +671,122 @@ def select_keys(
 ) -> tuple[pd.Index, I64 | None]:
     """The selected keys (values) and their noisy statistics, in :func:`select_codes`' order."""
     codes, noisy = select_codes(plan, stats.to_numpy(dtype=np.int64), source)
-    return rebuilt(stats.index[codes]), noisy
+    keys = stats.index  # in the forms of its own dtypes
+    levels = keys.levels if isinstance(keys, pd.MultiIndex) else [keys]
+    return rebuilt(public_keys(keys, tuple(level.dtype for level in levels))[codes]), noisy
+
+
+def key_forms(schema: pd.DataFrame, by: tuple[Hashable, ...], dropna: bool) -> tuple[Any, ...]:
+    """The dtype each ``by`` column's chosen keys are released in, from ``schema``'s dtypes alone.
+
+    The dtype of the Index pandas makes of the column's distinct values (of
+    its categories, for a categorical), able to hold a missing key when
+    ``dropna`` is False and a categorical of integers or booleans may have one
+    (``Int64``, ``boolean``): the released index's dtype never tells whether
+    some row's key is missing.  Refused (TypeError, before anything is
+    spent): a dtype :func:`one_form` knows no one form of (``float16``, which
+    no Index holds; Arrow decimals, times, binaries, dictionaries); ``object``
+    columns are refused before (:func:`~pandas_dp.validation.check_values`).
+    """
+    forms = []
+    for label in by:
+        column = schema[label]
+        try:
+            form = row_codes(column.iloc[:0])[1].dtype
+        except NotImplementedError:  # float16: pandas holds no Index of it
+            form = None
+        categorical = isinstance(column.dtype, pd.CategoricalDtype)
+        if not dropna and categorical and isinstance(form, np.dtype) and form.kind in "biu":
+            form = pd.array(np.empty(0, dtype=form)).dtype  # a missing key fits: Int64, boolean
+        if form is None or not _one_form_known(form):
+            raise TypeError(
+                f"column {label!r} has dtype {column.dtype}: a key chosen from the data leaves "
+                "in one form per value, decided from its dtype, and this library knows that form "
+                "for numbers, strings, booleans, datetimes, timedeltas, periods, intervals and "
+                "categoricals of these only. Convert the column first (e.g. "
+                f"df.dp.assign(**{{{label!r}: df[{label!r}].astype('string')}})), or pass the "
+                "public keys with keys=[...]."
+            )
+        forms.append(form)
+    return tuple(forms)
+
+
+def _one_form_known(form: Any) -> bool:
+    """Whether :func:`one_form` gives each value of an Index of dtype ``form`` one form."""
+    if isinstance(form, pd.IntervalDtype):
+        return form.subtype is not None and _one_form_known(form.subtype)
+    if isinstance(form, pd.StringDtype | pd.DatetimeTZDtype | pd.PeriodDtype):
+        return True
+    if isinstance(form, pd.ArrowDtype) and pd.api.types.is_string_dtype(form):
+        return True
+    kind = getattr(form, "kind", "")
+    if isinstance(form, np.dtype | pd.ArrowDtype):
+        return kind != "" and kind in "biufcmM"
+    return kind != "" and kind in "biuf" and pd.api.types.is_numeric_dtype(form)  # masked
+
+
+def one_form(keys: pd.Index, form: Any) -> pd.Index:
+    """Distinct keys of one column, each in the one form of its value, as an Index of ``form``.
+
+    pandas keeps, of equal values, the one of the first row that holds it:
+    ``-0.0`` or ``0.0``, a NaN of any sign and payload, ``np.str_`` or ``str``,
+    one instant in any time zone.  Here a value's form depends on the value
+    and ``form`` only (a dtype of :func:`key_forms`): the dtype ``form`` (its
+    time zone, its missing value), ``+0.0`` for a zero, ``np.nan`` for every
+    NaN (in each part of a complex number; masked and Arrow floats hold none:
+    their NaN is missing), a plain ``str`` for every string, and an interval's
+    ends likewise.  Values keep their order; no two distinct keys become one.
+    """
+    if keys.dtype != form:
+        keys = keys.astype(form)
+    if isinstance(form, pd.IntervalDtype):
+        assert isinstance(keys, pd.IntervalIndex)
+        left, right = (one_form(pd.Index(end), end.dtype) for end in (keys.left, keys.right))
+        ends: pd.Index = pd.IntervalIndex.from_arrays(left, right, keys.closed, name=keys.name)
+        return ends
+    if isinstance(form, np.dtype) and form.kind in "fc":
+        numbers: pd.Index = pd.Index(_numbers(keys.to_numpy()), name=keys.name)
+        return numbers
+    if pd.api.types.is_float_dtype(form):  # masked or Arrow: NaN is missing
+        floats = keys.to_numpy(dtype=np.float64, na_value=np.nan) + 0.0
+        masked: pd.Index = pd.Index(pd.array(floats, dtype=form), name=keys.name)
+        return masked
+    if isinstance(form, pd.StringDtype) and form.storage == "python":  # may hold np.str_
+        values = keys.to_numpy(dtype=object, copy=True)
+        present = ~np.asarray(keys.isna(), dtype=np.bool_)
+        values[present] = _plain_str(values[present])
+        return pd.Index(pd.array(values, dtype=form), name=keys.name)
+    return keys
+
+
+#: ``str.__str__`` over an object array: each string as a plain ``str`` (a subclass's
+#: own ``__str__`` is never called).
+_plain_str = np.frompyfunc(str.__str__, 1, 1)
+
+
+def _numbers(values: np.ndarray) -> np.ndarray:
+    """Floats (or complex numbers, part by part) with ``+0.0`` for zero and ``np.nan`` for NaN."""
+    if values.dtype.kind == "c":
+        out = np.empty_like(values)
+        out.real, out.imag = _numbers(values.real), _numbers(values.imag)
+        return out
+    nan, zero = values.dtype.type(np.nan), values.dtype.type(0)
+    same: np.ndarray = np.where(np.isnan(values), nan, values + zero)
+    return same
+
+
+def public_keys(keys: pd.Index, forms: tuple[Any, ...]) -> pd.Index:
+    """Observed keys in the one form of each value (:func:`one_form`), level by level.
+
+    The one place a key chosen from the data takes the form it leaves in
+    (:func:`pandas_dp.release.release_selected`, on every engine): ``forms``
+    from :func:`key_forms`, one per ``by`` column.
+    """
+    if not isinstance(keys, pd.MultiIndex):
+        return one_form(keys, forms[0])
+    levels: Any = [one_form(level, form) for level, form in zip(keys.levels, forms, strict=True)]
+    codes: Any = keys.codes  # pandas-stubs want lists; these are fine
+    return pd.MultiIndex(levels=levels, codes=codes, names=keys.names, verify_integrity=False)
 
 
 def rebuilt(keys: pd.Index) -> pd.Index:

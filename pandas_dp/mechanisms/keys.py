@@ -31,6 +31,7 @@ from ..core.validation import (
     check_keys_dtype,
     check_ordered,
     check_quantile_grid,
+    check_readable,
     column_dtype,
     column_values,
     numeric_values,
@@ -65,7 +66,9 @@ class Grouping:
         return cls(tuple(labels), normalize_keys(labels, keys))
 
     def check(self, schema: pd.DataFrame) -> Grouping:
-        """Refuse keys that no value of their column's dtype can equal (``schema``'s dtypes)."""
+        """Refuse key columns of any object (:func:`~pandas_dp.validation.check_values`), and
+        keys that no value of their column's dtype can equal (``schema``'s dtypes)."""
+        check_readable(schema, self.by)
         for label, level in zip(self.by, _levels(self.keys), strict=True):
             check_keys_dtype(column_dtype(schema, label), label, level, "keys")
         return self
@@ -343,9 +346,15 @@ def row_codes(series: pd.Series) -> tuple[I64, pd.Index]:
     """Each row's code into the column's own distinct values (-1 if missing), and those values.
 
     One vectorized pass: a categorical column's codes, else ``pd.factorize``.
+    Values are equal as pandas compares them (``-0.0`` is ``0.0``, a NaN is
+    missing), also in an Arrow float column, which Arrow would factorize by
+    its bits: it goes through ``Float64`` (its distinct values back in its own dtype).
     """
     if isinstance(series.dtype, pd.CategoricalDtype):
         return np.asarray(series.cat.codes, dtype=np.int64), pd.Index(series.cat.categories)
+    if isinstance(series.dtype, pd.ArrowDtype) and series.dtype.kind == "f":
+        codes, floats = row_codes(series.astype(pd.Float64Dtype()))
+        return codes, floats.astype(series.dtype)
     # A numpy number, bool or datetime column factorizes as its array: the same codes and
     # uniques without the Series round trip (a large share of a small release's cost).
     # Object columns stay Series: an object array's uniques would be inferred as strings.

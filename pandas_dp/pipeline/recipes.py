@@ -50,7 +50,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..core.validation import check_loss, loss_fields, selection_loss
+from ..core.validation import check_loss, check_readable, loss_fields, selection_loss
 from ..kinds.aggregate import Count
 from ..kinds.base import Kind, Neighbours
 from ..kinds.clip_bounds import ClipBounds, ClippedShare, plan_bounds
@@ -163,11 +163,17 @@ class Step:
 
 @dataclass(frozen=True)
 class Recipe:
-    """Steps run in order under one hold of ``loss``, then ``shape`` of their answers."""
+    """Steps run in order under one hold of ``loss``, then ``shape`` of their answers.
+
+    ``statistic``: when other steps come before it, the statistic the call
+    releases as built to check its arguments, so that what its release would
+    refuse from the dtypes alone is refused before the first step spends.
+    """
 
     loss: Loss
     steps: tuple[Step, ...]
     shape: Callable[[Answers], Any] = field(default=lambda answers: answers["answer"])
+    statistic: Kind[Any, Any] | None = None
 
 
 def cook(frame: Frame, group: Grouping | None, recipe: Recipe) -> Any:
@@ -218,8 +224,12 @@ def answer(frame: Frame, group: Grouping | None, request: Request) -> Any:
         return binding.budget.max_rows, binding.budget.max_groups
 
     cooked = recipe(request, group, defaults)
-    if len(cooked.steps) > 1 and type(group) is Grouping:
-        group.check(frame.schema())  # keys of the wrong type refused before the first step
+    if cooked.statistic is not None:  # several steps: what the last would refuse, refused first
+        schema = frame.schema().iloc[:0]
+        if type(group) is Grouping:
+            group.check(schema)  # keys of the wrong type or dtype
+        check_readable(schema, cooked.statistic.columns())
+        cooked.statistic.read(schema, 0)
     return cook(frame, _scoped(request, group), cooked)
 
 
@@ -295,7 +305,7 @@ def recipe(
         given = dict.fromkeys(columns, clip)
     parts = [AUTO_ROWS_SHARE] * auto_rows + [AUTO_CHECK_SHARE, AUTO_SHARE] * auto_clip
     parts += [CUT_SHARE] * cut
-    request.build(_with_clips(request, given), _rest(whole, parts))  # its arguments, first
+    statistic = request.build(_with_clips(request, given), _rest(whole, parts))  # checked
     unit = defaults() if cut or isinstance(group, KeySelection) else None
     people = cut and unit is not None
     rest = _rest(whole, parts + [CUT_SHARE] * people)
@@ -357,6 +367,7 @@ def recipe(
         lambda answers: _shaped(
             answers, request, clips(answers) if auto_clip else None, auto_rows, people
         ),
+        statistic,
     )
 
 

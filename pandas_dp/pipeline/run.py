@@ -4,7 +4,8 @@ Every release of ``df.dp`` and ``df.dp.groupby(...)``, on pandas and on Dask,
 runs :func:`run` over a :class:`Frame` (the backend: schema, binding,
 statistics per slice), in one order that the privacy argument depends on::
 
-    read (validate columns and dtypes on the schema)
+    read (validate columns and dtypes on the schema: no column of any
+          Python object, :func:`~pandas_dp.validation.check_readable`)
       → resolve the budget
       → plan (data-free: sensitivity, grid, scale or rate, from the public
         parameters and the neighbour relation; without public keys, the key
@@ -18,7 +19,8 @@ statistics per slice), in one order that the privacy argument depends on::
       → commit (before any noise; a reservation whose tally raised is
         returned: nothing was released)
       → finish (noise and post-processing; without public keys, the keys
-        first: those whose noisy person count passes the threshold)
+        first: those whose noisy person count passes the threshold, each in
+        the one form of its value, :func:`~pandas_dp.partition.public_keys`)
       → shape (the pandas result)
 
 An ungrouped release is the one-key grouped release (``codes`` None, one key).
@@ -50,7 +52,7 @@ import pandas as pd
 from ..accounting.budget import PrivacyBudget, bind, require_binding
 from ..accounting.ledger import LedgerEntry
 from ..core.noise import I64, RandomSource
-from ..core.validation import check_bound, check_column, check_rows, check_unit_ids
+from ..core.validation import check_bound, check_column, check_readable, check_rows, check_unit_ids
 from ..kinds import aggregate, describe, select, variance
 from ..kinds import clip_bounds as clipbounds
 from ..kinds.aggregate import Count
@@ -308,6 +310,7 @@ def run(
     """
     n_keys = 1 if group is None else len(group.keys)
     schema = frame.schema()
+    check_readable(schema, [*(() if group is None else group.by), *kind.columns()])
     rows = kind.read(schema, n_keys)
     spender = frame.binding()
     budget, unit = spender.budget, spender.unit
@@ -316,6 +319,7 @@ def run(
         check_unit(schema, unit, kind, group)
     selecting = None
     if isinstance(group, KeySelection):
+        group = group.typed(schema)  # the dtypes its keys leave in, from the schema alone
         selecting = plan_selection(kind, group, budget, unit, max_rows, max_groups)
         kind = selecting.kind
     planned = plan_release(
@@ -644,6 +648,11 @@ def release_selected(
 
     Only the chosen keys' statistics are finished (noise) and shown, indexed
     by the chosen keys, sorted if ``group.sort``; no other observed key leaves.
+    Every observed key is first put in the one form of its value
+    (:meth:`~pandas_dp.mechanisms.key_selection.KeySelection.released`: ``+0.0``, one NaN, a
+    plain ``str``, the schema's dtype), so what is hashed, sorted and shown
+    depends on the keys' values and the schema, never on which row (or
+    partition) pandas kept a key from.
     ``chosen_statistics``: for a kind with :meth:`~pandas_dp.kinds.base.Kind.most_keys`,
     its exact statistics over the chosen keys (the reservation's are the
     persons only), computed after the commit; of more chosen keys than that
@@ -652,6 +661,9 @@ def release_selected(
     kind = selecting.kind
     with budget.reserve(planned.entry):  # committed before any noise; returned if it raised
         keys, stats = statistics()
+        # Each key in the one form of its value, whichever row (or partition) pandas kept
+        # it from: what is hashed, sorted and shown below reads no row's form.
+        keys = group.released(keys)
     # The noise goes to the keys in the order of a hash of their values, the same on every
     # engine whatever order the rows (or partitions, or value_counts) gave them.
     canonical = _canonical(keys)

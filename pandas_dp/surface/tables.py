@@ -57,7 +57,9 @@ _FIELDS = {
         whose persons count once per key is the selection's own noisy count
         (all of ``epsilon``); any other statistic gets half of it, the choice
         of keys the other half. Public: ``epsilon``, ``delta``, the bounds;
-        the keys shown are a private release. Never pass
+        the keys shown are a private release, each in one form per value
+        decided by the column's dtype (``0.0``, one NaN, a plain ``str``),
+        never the form of the row it was read from. Never pass
         ``keys=df[col].unique()``: keys read from the data are not private.""",
 }
 
@@ -97,7 +99,7 @@ class OneAxisKeys(KeySelection):
         pairs = KeySelection.of_columns(df, [index, columns], dropna=dropna)
         axis = 0 if keys[1] is None else 1
         public = Grouping.of(df, pairs.by[axis], keys[axis]).check(df).keys
-        return cls(pairs.by, pairs.keys, pairs.delta, pairs.dropna, True, axis, public)
+        return cls(pairs.by, pairs.keys, dropna=pairs.dropna, axis=axis, public=public)
 
     def counted(self, df: pd.DataFrame) -> None:
         """Never the shortcut of one column: the rows are filtered on the public keys first."""
