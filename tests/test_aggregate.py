@@ -21,17 +21,15 @@ from pandas_dp.kinds.aggregate import (
     complementary_mean_one,
     grid_sums,
     means_of_pairs,
-    plan_count,
-    plan_count_rho,
     plan_mean,
     plan_mean_rho,
-    plan_nunique,
-    plan_nunique_rho,
     plan_sum,
     plan_sum_rho,
     round_rows,
 )
 from pandas_dp.kinds.base import Neighbours
+from pandas_dp.kinds.count import plan_count, plan_count_rho
+from pandas_dp.kinds.nunique import plan_nunique, plan_nunique_rho
 
 #: scope name -> (grouped, n_public) as the accessor passes them
 SCOPES = {

@@ -21,7 +21,7 @@ import scipy.stats
 
 from pandas_dp.core.noise import SeededSource
 from pandas_dp.errors import BudgetMismatchError
-from pandas_dp.kinds import aggregate, select
+from pandas_dp.kinds import aggregate, count, select
 from pandas_dp.kinds.base import Neighbours
 from pandas_dp.mechanisms.contributions import (
     bound_contributions,
@@ -346,7 +346,7 @@ def test_unit_sensitivities_are_the_one_row_figures_times_the_bounds(
 ) -> None:
     relation = _unit(adjacency, grouped, rows=3, groups=2 if grouped else None)
     eps = Fraction(1, 2)
-    assert aggregate.plan_count(eps, relation).sensitivity == expected
+    assert count.plan_count(eps, relation).sensitivity == expected
     assert relation.sum_sensitivity(-4, 10) == expected * 10
     assert relation.pair_sensitivity(Fraction(7)) == expected * 7
     grid = aggregate.plan_sum((-4.0, 10.0), eps, relation)
@@ -359,8 +359,8 @@ def test_unit_sensitivities_are_the_one_row_figures_times_the_bounds(
 
 def test_one_row_per_person_keeps_the_one_row_figures() -> None:
     eps = Fraction(1)
-    assert aggregate.plan_count(eps, Neighbours("substitute")).sensitivity == 1
-    assert aggregate.plan_count(eps, Neighbours("substitute", n_public=True)).sensitivity == 0
+    assert count.plan_count(eps, Neighbours("substitute")).sensitivity == 1
+    assert count.plan_count(eps, Neighbours("substitute", n_public=True)).sensitivity == 0
     assert Neighbours("substitute").sum_sensitivity(-4, 10) == 14
 
 

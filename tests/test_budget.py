@@ -381,13 +381,13 @@ STATISTICS: dict[str, tuple[Release, tuple[str, str]]] = {
     ),
 }
 for _kind in ("count", "count_column", "groupby_count"):
-    STATISTICS[_kind] = (RELEASES[_kind], ("aggregate", "count_rows"))
+    STATISTICS[_kind] = (RELEASES[_kind], ("count", "count_rows"))
 
 
 def _patch_statistics(monkeypatch: pytest.MonkeyPatch, where: tuple[str, str], fn: Any) -> None:
-    from pandas_dp.kinds import aggregate, select
+    from pandas_dp.kinds import aggregate, count, select
 
-    module = {"aggregate": aggregate, "select": select}[where[0]]
+    module = {"aggregate": aggregate, "count": count, "select": select}[where[0]]
     monkeypatch.setattr(module, where[1], fn)
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 import pandas_dp
-from pandas_dp.kinds.aggregate import COUNT
+from pandas_dp.kinds.count import COUNT
 from pandas_dp.surface._generate import _methods, sources
 from pandas_dp.surface._typed import SIGNATURES
 

@@ -1,20 +1,20 @@
-"""count / sum / mean / histogram: plans (data-free), summable statistics, noise, and the kinds.
+"""Clipped sums and means: plans on a data-independent grid, exact sums, noise, the kinds.
 
 An ungrouped release is the one-key case of the same code: ``codes`` is None
 and ``n_keys`` is 1.  Each release is split in parts that never mix:
 
-- a *plan* (:func:`plan_count`, :func:`plan_sum`, :func:`plan_mean`) computed
+- a *plan* (:func:`plan_sum`, :func:`plan_mean`) computed
   from public parameters only (clip, epsilon, and the neighbour relation
   :class:`~pandas_dp.kinds.base.Neighbours`): sensitivity, grid step ``2**exponent``
   and integer noise scale.  Exactly testable.
-- the *statistics* (:func:`count_rows`, :func:`grid_sums`): clip, round each
+- the *statistics* (:func:`grid_sums`): clip, round each
   row to the grid, sum exactly in integers.  They add up across row slices.
-- the *noise* (:func:`release_counts`, :func:`noisy_sums`, :func:`noisy_means`):
+- the *noise* (:func:`noisy_sums`, :func:`noisy_means`):
   exact discrete Laplace in grid units, drawn only after the spend is committed.
 
-:class:`Count`, :class:`Sum`, :class:`Mean` and :class:`Histogram` are release
-kinds that :mod:`pandas_dp.pipeline.run` runs (the variance's is in
-:mod:`pandas_dp.kinds.variance`).
+:class:`Sum` and :class:`Mean` are release kinds that
+:mod:`pandas_dp.pipeline.run` runs (counts are in :mod:`pandas_dp.kinds.count`, the
+variance's in :mod:`pandas_dp.kinds.variance`).
 """
 
 from __future__ import annotations
@@ -34,9 +34,7 @@ from ..accounting.ledger import LedgerEntry
 from ..core.noise import (
     F64,
     I64,
-    Bools,
     Gauss,
-    Noise,
     RandomSource,
     draw_noise,
     gaussian_grid_exponent,
@@ -56,7 +54,6 @@ from ..core.validation import (
 )
 from ..mechanisms.accuracy import (
     check_ci,
-    count_interval,
     level_miss,
     mean_interval,
     mean_miss,
@@ -77,33 +74,25 @@ from .base import (
     interval_one,
     ledger_entry,
 )
-from .signature import CI, CUT, EPSILON, MAX_ROWS, OMIT, REQUIRED, RHO, Form, Param, Signature
+from .signature import CI, CUT, MAX_ROWS, OMIT, REQUIRED, RHO, Form, Param, Signature
 
 __all__ = [
     "CHUNK",
-    "Count",
-    "CountPlan",
     "GridPlan",
-    "Histogram",
     "Mean",
     "MeanPlan",
     "Sum",
     "complementary_mean",
     "complementary_mean_one",
-    "count_rows",
     "grid_sums",
     "means_of_pairs",
     "noisy_means",
     "noisy_pairs",
     "noisy_sums",
-    "plan_count",
-    "plan_count_rho",
     "plan_mean",
     "plan_mean_rho",
-    "plan_nunique_rho",
     "plan_sum",
     "plan_sum_rho",
-    "release_counts",
 ]
 
 #: Rows per chunk: cache-sized, and small enough that a float64 sum of rounded
@@ -114,42 +103,6 @@ FEW_KEYS = 8
 
 
 # ----------------------------------------------------------------------------- plans
-
-
-@dataclass(frozen=True)
-class CountPlan:
-    """Noise on integer counts: discrete Laplace of ``scale = sensitivity / epsilon`` exactly.
-
-    Under ρ (``rho`` set, ``epsilon`` None): the discrete Gaussian of ``σ² =
-    sq_sensitivity / (2ρ)`` (``scale`` is then :class:`~pandas_dp.core.noise.Gauss`).
-    """
-
-    sensitivity: int
-    epsilon: Fraction | None
-    rho: Fraction | None = None
-    #: ``Δ₂²`` (under ρ).
-    sq_sensitivity: int = 0
-    #: The noise, computed once (plans are cached).
-    scale: Noise = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        if self.rho is not None:
-            noise: Noise = Gauss(gaussian_scale(self.sq_sensitivity, self.rho))
-        else:
-            assert self.epsilon is not None
-            noise = Fraction(self.sensitivity) / self.epsilon
-        object.__setattr__(self, "scale", noise)
-
-    @functools.cached_property
-    def texts(self) -> tuple[str, str]:
-        """The ledger's sensitivity and noise scale (formatted once per plan)."""
-        if isinstance(self.scale, Gauss):  # L2 sensitivity and σ
-            return figures([math.sqrt(self.sq_sensitivity)]), figures([self.scale.sigma])
-        return figures([self.sensitivity]), figures([self.scale])
-
-    def declared(self) -> tuple[Declared]:
-        """Δ₁ of the counts under ε, Δ₂² under ρ."""
-        return (Declared(sq=self.sq_sensitivity) if self.rho else Declared(self.sensitivity),)
 
 
 @dataclass(frozen=True)
@@ -230,21 +183,6 @@ GAUSSIAN_MECHANISM = {
 
 #: Largest grid exponent: an int64 number of grid steps stays a finite float.
 MAX_EXPONENT = 1023 - 63
-
-
-@functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
-def plan_count(epsilon: Fraction, neighbours: Neighbours) -> CountPlan:
-    sensitivity = neighbours.count_sensitivity()
-    if sensitivity:
-        integer_scale(sensitivity, epsilon)  # refuses, before the spend, a scale too large to draw
-    return CountPlan(sensitivity, epsilon)
-
-
-@functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
-def plan_count_rho(rho: Fraction, neighbours: Neighbours) -> CountPlan:
-    """A count under ρ: the discrete Gaussian of ``σ² = Δ₂²/(2ρ)`` (rounded up, exactly)."""
-    sq = neighbours.count_sq_sensitivity()
-    return CountPlan(neighbours.count_sensitivity(), None, rho, sq)
 
 
 def _grid(
@@ -345,17 +283,6 @@ def round_rows(
     return np.rint(out, out=out)
 
 
-def count_rows(codes: I64 | None, n_keys: int, valid: Bools | None, n: int) -> I64:
-    """Exact row counts per key (rows with code -1 or ``valid`` False dropped)."""
-    if codes is None:
-        total = n if valid is None else int(np.count_nonzero(valid))
-        return np.array([total], dtype=np.int64)
-    shifted = codes + 1
-    if valid is not None:
-        shifted[~valid] = 0
-    return np.bincount(shifted, minlength=n_keys + 1)[1:].astype(np.int64)
-
-
 def grid_sums(values: F64, codes: I64 | None, n_keys: int, plan: GridPlan) -> tuple[I64, I64]:
     """Exact integer sums of the rounded rows per key, and the non-missing counts.
 
@@ -389,11 +316,6 @@ def grid_sums(values: F64, codes: I64 | None, n_keys: int, plan: GridPlan) -> tu
         sums[0] = total
         counts[0] = len(values) - missing
     return sums, counts
-
-
-def release_counts(src: RandomSource, counts: I64, plan: CountPlan) -> I64:
-    """Noisy integer counts: ``counts + dLap(sensitivity / epsilon)``."""
-    return counts + draw_noise(src, plan.scale, counts.size)
 
 
 def noisy_sums(src: RandomSource, sums: I64, plan: GridPlan) -> F64:
@@ -459,117 +381,6 @@ def complementary_mean_one(a: int, b: int, lower: float, upper: float) -> float:
 
 
 # ----------------------------------------------------------------------------- kinds
-
-
-@dataclass(frozen=True)
-class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
-    """Rows, or non-missing values of ``column``, per key: discrete Laplace on integers.
-
-    ``ci``: a confidence level; the answer then comes with its noise interval
-    (:func:`~pandas_dp.mechanisms.accuracy.count_interval`).
-    """
-
-    name: ClassVar[str] = "count"
-    planners: ClassVar = (plan_count, plan_count_rho)
-    plannable: ClassVar[bool] = True
-    #: Always grouped (a histogram's bins): the ledger names it without ``groupby.``.
-    always_grouped: ClassVar[bool] = False
-
-    epsilon: Fraction | None
-    column: Hashable | None = None
-    ci: float | None = None
-    #: Under a ρ budget: the discrete Gaussian at this ρ instead (``epsilon`` None).
-    rho: Fraction | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "ci", check_ci(self.ci))
-
-    @classmethod
-    def planned(cls, epsilon: Fraction | None, clip: Any, rho: Fraction | None = None) -> Count:
-        if clip is not None:
-            raise TypeError(f"a count takes no `clip`, got {given(clip)}.")
-        return cls(epsilon, rho=rho)
-
-    def half_width(self, plan: CountPlan, level: float, n: int | None = None) -> tuple[float, ...]:
-        """``t`` in rows: ``P(|noise| > t) <= 1 − level`` (0 for the public row count)."""
-        return (float(units_half_width(plan.scale, level_miss(level))),)
-
-    def counts_rows(self) -> bool:
-        return self.column is None
-
-    def counts_kept(self) -> bool:
-        """A row count, not a column's: which rows are kept decides its missing values."""
-        return self.column is None
-
-    def from_counts(self, counts: I64) -> Stats:
-        return (counts,)
-
-    def noise_free(self, plan: CountPlan, stats: Stats, n_keys: int) -> tuple[I64, ...]:
-        return (stats[0],)
-
-    @classmethod
-    def examples(cls, columns: ExampleColumns) -> tuple[Count, ...]:
-        return tuple([cls(e, c, rho=r) for c in (None, columns.value) for e, r in EXAMPLE_LOSSES])
-
-    def columns(self) -> tuple[Hashable, ...]:
-        return () if self.column is None else (self.column,)
-
-    def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
-        if self.column is None:
-            return Rows(len(df))
-        check_column(df, self.column)
-        return Rows(len(df), (df[self.column],))
-
-    def plan(self, neighbours: Neighbours) -> CountPlan:
-        if self.rho is not None:
-            return plan_count_rho(self.rho, neighbours)
-        assert self.epsilon is not None
-        return plan_count(self.epsilon, neighbours)
-
-    def entry(self, plan: CountPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
-        free = not plan.sensitivity  # the public row count: exact, costs nothing
-        gauss = self.rho is not None
-        return ledger_entry(
-            self,
-            plan,
-            neighbours,
-            keys,
-            always_grouped=self.always_grouped,
-            epsilon=None if gauss else Fraction(0) if free else self.epsilon,
-            rho=Fraction(0) if gauss and free else self.rho,
-            columns=column_names([] if self.column is None else [self.column]),
-            mechanism="exact (n public)"
-            if free
-            else "discrete_gaussian"
-            if gauss
-            else "discrete_laplace",
-            sensitivity=plan.texts[0],
-            noise_scale=plan.texts[1],
-        )
-
-    def tally(self, plan: CountPlan, rows: Rows, codes: I64 | None, n_keys: int) -> Stats:
-        valid = None
-        if rows.arrays:
-            valid = rows.arrays[0].notna().to_numpy(dtype=np.bool_)
-        return (count_rows(codes, n_keys, valid, rows.n),)
-
-    def finish(self, plan: CountPlan, stats: Stats, source: RandomSource, n_keys: int) -> Any:
-        counts = release_counts(source, stats[0], plan)
-        if self.ci is None:
-            return counts
-        return (counts, *count_interval(counts, plan.scale, self.ci))
-
-    def shape_one(self, answer: Any) -> int | pd.Series:
-        name = "count" if self.column is None else self.column
-        if self.ci is None:
-            return int(answer[0])
-        return interval_one(answer, name)
-
-    def shape_many(self, answer: Any, keys: pd.Index) -> pd.Series | pd.DataFrame:
-        name = "count" if self.column is None else self.column
-        if self.ci is None:
-            return pd.Series(answer, index=keys, name=name)
-        return interval_many(answer, keys)
 
 
 @dataclass(frozen=True)
@@ -843,159 +654,7 @@ class Mean(_Clipped):
         )
 
 
-@dataclass(frozen=True)
-class Histogram(Count):
-    """Rows per public bin of ``column``: a count over interval keys, named ``histogram``.
-
-    The bins are the keys of the :class:`~pandas_dp.mechanisms.keys.Bins` grouping the
-    pipeline runs it with; missing values and values outside the bins are
-    dropped.  ``ci``: as :class:`Count`, a DataFrame ``estimate``, ``lower``,
-    ``upper`` indexed by the bins.
-    """
-
-    name: ClassVar[str] = "histogram"
-    plannable: ClassVar[bool] = False  # always grouped: plan it as a grouped count
-    always_grouped: ClassVar[bool] = True
-
-    column: Hashable | None = None
-
-    def counts_kept(self) -> bool:
-        """Missing values and values outside the bins have no key (dropped before bounding)."""
-        return True
-
-    def shape_many(self, answer: Any, keys: pd.Index) -> pd.Series | pd.DataFrame:
-        if self.ci is None:
-            return pd.Series(answer, index=keys, name="count")
-        return interval_many(answer, keys)
-
-
 # ------------------------------------------------------------------ distinct values
-
-
-@functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
-def plan_nunique(epsilon: Fraction, neighbours: Neighbours) -> CountPlan:
-    """Discrete Laplace on distinct counts: ``Δ`` as :class:`Nunique` states it.
-
-    Ungrouped, ``Δ`` is the rows one person may contribute (1, or
-    ``max_rows``) under both adjacencies: removing ``k`` rows lowers the
-    distinct count by at most ``k``, adding ``k`` raises it by at most ``k``,
-    so changing them moves it by at most ``k``.  Grouped, a count's ``Δ`` (L1
-    over keys): a changed row may leave one key's values and reach another's.
-    """
-    sensitivity = neighbours.count_sensitivity() if neighbours.grouped else neighbours.contributions
-    integer_scale(sensitivity, epsilon)  # refuses, before the spend, a scale too large to draw
-    return CountPlan(sensitivity, epsilon)
-
-
-@functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
-def plan_nunique_rho(rho: Fraction, neighbours: Neighbours) -> CountPlan:
-    """The discrete Gaussian on distinct counts: ``Δ₂²`` as :func:`plan_nunique` reasons.
-
-    Ungrouped, one person moves the one distinct count by at most its rows:
-    ``Δ₂² = max_rows²`` (1 for one row per person).  Grouped, a count's
-    ``Δ₂²`` over the keys (:meth:`Neighbours.count_sq_sensitivity`: ``k²·g``).
-    """
-    if neighbours.grouped:
-        return plan_count_rho(rho, neighbours)
-    reach = neighbours.contributions
-    return CountPlan(reach, None, rho, reach * reach)
-
-
-def distinct_pairs(keys: I64, hashes: I64) -> Stats:
-    """The distinct ``(key, value hash)`` pairs, sorted by key then hash."""
-    order = np.lexsort((hashes, keys))
-    keys, hashes = keys[order], hashes[order]
-    first = np.ones(keys.size, dtype=np.bool_)
-    first[1:] = (keys[1:] != keys[:-1]) | (hashes[1:] != hashes[:-1])
-    return keys[first], hashes[first]
-
-
-@dataclass(frozen=True)
-class Nunique(Kind[int, pd.Series]):
-    """Distinct non-missing values of ``column`` per key (``Series.nunique()``): discrete Laplace.
-
-    Values are compared by a 64-bit hash (``pd.util.hash_pandas_object``, the
-    same in every process), so the statistics of two slices of rows combine
-    by a union of their distinct ``(key, hash)`` pairs; two values whose
-    hashes collide (chance about ``d²/2**65`` for ``d`` distinct values)
-    count once, which never raises the sensitivity.
-    """
-
-    name: ClassVar[str] = "nunique"
-    planners: ClassVar = (plan_nunique, plan_nunique_rho)
-
-    epsilon: Fraction | None
-    column: Hashable
-    #: Under a ρ budget: the discrete Gaussian at this ρ instead (``epsilon`` None).
-    rho: Fraction | None = None
-
-    def columns(self) -> tuple[Hashable, ...]:
-        return (self.column,)
-
-    def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
-        check_column(df, self.column)
-        return Rows(len(df), (df[self.column],))
-
-    def plan(self, neighbours: Neighbours) -> CountPlan:
-        if self.rho is not None:
-            return plan_nunique_rho(self.rho, neighbours)
-        assert self.epsilon is not None
-        return plan_nunique(self.epsilon, neighbours)
-
-    def half_width(self, plan: CountPlan, level: float, n: int | None = None) -> tuple[float, ...]:
-        return (float(units_half_width(plan.scale, level_miss(level))),)
-
-    def entry(self, plan: CountPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
-        return ledger_entry(
-            self,
-            plan,
-            neighbours,
-            keys,
-            epsilon=self.epsilon,
-            rho=self.rho,
-            columns=column_names([self.column]),
-            mechanism="discrete_laplace" if self.rho is None else "discrete_gaussian",
-            sensitivity=plan.texts[0],
-            noise_scale=plan.texts[1],
-        )
-
-    def tally(self, plan: CountPlan, rows: Rows, codes: I64 | None, n_keys: int) -> Stats:
-        values = rows.arrays[0]
-        valid = values.notna().to_numpy(dtype=np.bool_)
-        present = values[valid]
-        if present.dtype.kind == "f":
-            present = present + 0.0  # -0.0 is 0.0, as for Series.nunique
-        hashes = pd.util.hash_pandas_object(present, index=False).to_numpy().view(np.int64)
-        keys = np.zeros(hashes.size, dtype=np.int64) if codes is None else codes[valid]
-        kept = keys >= 0
-        return distinct_pairs(keys[kept], hashes[kept])
-
-    def combine(self, a: Stats, b: Stats) -> Stats:
-        """The union of two slices' distinct pairs (a value in both counts once)."""
-        return distinct_pairs(np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]]))
-
-    def recode(self, stats: Stats, mapping: I64, n_keys: int) -> Stats:
-        """The distinct pairs with their keys' codes moved (a pair of a dropped key goes)."""
-        codes = mapping[stats[0]]
-        kept = codes >= 0
-        return distinct_pairs(codes[kept], stats[1][kept])
-
-    def noise_free(self, plan: CountPlan, stats: Stats, n_keys: int) -> tuple[I64, ...]:
-        """The distinct values per key."""
-        return (np.bincount(stats[0], minlength=n_keys).astype(np.int64),)
-
-    @classmethod
-    def examples(cls, columns: ExampleColumns) -> tuple[Nunique, ...]:
-        return tuple([cls(e, columns.value, r) for e, r in EXAMPLE_LOSSES])
-
-    def finish(self, plan: CountPlan, stats: Stats, source: RandomSource, n_keys: int) -> I64:
-        return release_counts(source, self.noise_free(plan, stats, n_keys)[0], plan)
-
-    def shape_one(self, answer: I64) -> int:
-        return int(answer[0])
-
-    def shape_many(self, answer: I64, keys: pd.Index) -> pd.Series:
-        return pd.Series(answer, index=keys, name=self.column)
 
 
 # ------------------------------------------------------------------ signatures
@@ -1059,10 +718,6 @@ _INTERVAL = """
         With ``ci``: $interval (for a mapping, under each column name)."""
 
 
-def _count(args: Mapping[str, Any], loss: tuple[str, Fraction]) -> Count:
-    return Count(column=args["column"], ci=args["ci"], **loss_fields(*loss))
-
-
 def _sum(args: Mapping[str, Any], loss: tuple[str, Fraction]) -> Sum:
     return Sum(column=args["column"], clip=args["clip"], ci=args["ci"], **loss_fields(*loss))
 
@@ -1071,95 +726,9 @@ def _mean(args: Mapping[str, Any], loss: tuple[str, Fraction]) -> Mean:
     return Mean(column=args["column"], clip=args["clip"], ci=args["ci"], **loss_fields(*loss))
 
 
-def _nunique(args: Mapping[str, Any], loss: tuple[str, Fraction]) -> Nunique:
-    return Nunique(column=args["column"], **loss_fields(*loss))
-
-
 def _one_column(args: Mapping[str, Any]) -> tuple[Hashable, ...]:
     return (args["column"],)
 
-
-COUNT = Signature(
-    "count",
-    (
-        Param(
-            "column",
-            "Hashable | None",
-            "None",
-            """\
-            column : label, optional
-                Count the non-missing values of this column (like
-                ``df[column].count()``) instead of rows.""",
-            positional=True,
-        ),
-        EPSILON,
-        RHO,
-        CI,
-        MAX_ROWS,
-    ),
-    (
-        Form(("int", "pd.Series"), {"ci": ("None", "None")}),
-        Form(("pd.Series", "pd.DataFrame"), {"ci": ("float", REQUIRED)}),
-    ),
-    _count,
-    summary="Noisy number of rows$per_key, or of non-missing values of ``column``.",
-    returns="""\
-        The exact count plus discrete Laplace noise$per_key; may be negative when
-        tiny. $indexed With ``ci``: $interval.""",
-    notes="""\
-        Costs ``epsilon``. Sensitivity 1 under add_remove. Under substitute the
-        row count of the frame the budget was set on is public: ``count()`` is
-        returned exactly and costs nothing (ungrouped). The count of a column's
-        non-missing values, and any count of a filtered frame, has sensitivity
-        1 (a changed row may gain or lose a value, or enter or leave the
-        filter). Discrete Laplace noise of scale Δ/ε. Public: $public``epsilon``.
-
-        With ``ci``, ``[lower, upper] = estimate ± t`` where ``t`` is the exact
-        discrete Laplace quantile: the true count lies inside with probability
-        at least ``ci``. Computed from the released count and public
-        parameters only (post-processing); ``pandas_dp.half_width("count",
-        ...)`` gives ``t`` before anything is spent.""",
-    grouped="""\
-        A count per key: L1 sensitivity 1 under add_remove, 2 under substitute;
-        with a privacy unit ``max_groups·max_rows`` (twice under substitute).""",
-)
-
-NUNIQUE = Signature(
-    "nunique",
-    (
-        Param(
-            "column",
-            "Hashable",
-            doc="""\
-            column : label
-                The column whose distinct non-missing values are counted (like
-                ``df[column].nunique()``).""",
-            positional=True,
-        ),
-        EPSILON,
-        RHO,
-        MAX_ROWS,
-    ),
-    (Form(("int", "pd.Series")),),
-    _nunique,
-    summary="Noisy number of distinct non-missing values of ``column``$per_key.",
-    returns="""\
-        The exact distinct count plus discrete Laplace noise; may be negative
-        when tiny. $indexed""",
-    notes="""\
-        Costs ``epsilon``. Sensitivity 1 under add_remove and under substitute
-        alike: adding or removing a row, or changing its value, moves the
-        distinct count by at most one; with a privacy unit ``max_rows`` (a
-        person's ``k`` rows changed: at most ``k`` values leave and ``k``
-        arrive). Discrete Laplace noise of scale Δ/ε. Values are compared by a
-        64-bit hash (:class:`pandas_dp.kinds.aggregate.Nunique`). Public:
-        $public``epsilon``.""",
-    grouped="""\
-        A distinct count per key: L1 sensitivity 1 under add_remove, 2 under
-        substitute (a changed row may leave one key's values and reach
-        another's).""",
-    columns=_one_column,
-)
 
 SUM = Signature(
     "sum",

@@ -51,9 +51,9 @@ from typing import Any
 import pandas as pd
 
 from ..core.validation import check_loss, check_readable, loss_fields, selection_loss
-from ..kinds.aggregate import Count
 from ..kinds.base import Kind, Neighbours
 from ..kinds.clip_bounds import ClipBounds, ClippedShare, plan_bounds
+from ..kinds.count import Count
 from ..kinds.select import Quantile
 from ..mechanisms.key_selection import KeySelection
 from ..mechanisms.keys import Grouping

@@ -8,6 +8,11 @@ hands the call to ``self._call``), and ``_typed.py``, the class that joins
 the mixins.  ``tests/test_docstrings.py`` fails when a checked-in file differs
 from what :func:`sources` gives.  The output is formatted as ``ruff format``
 leaves it (one parameter a line, trailing commas).
+
+Running this imports the package, which imports the generated files: if a
+signature moved to another module and the package no longer imports, first
+replace ``_typed.py`` with a class that joins nothing (``SIGNATURES = ()`` and
+``class Typed(Generic[S]): pass``), then run this.
 """
 
 from __future__ import annotations

@@ -6,15 +6,19 @@ from __future__ import annotations
 
 from typing import Generic, TypeVar
 
-from ..kinds.aggregate import COUNT, MEAN, NUNIQUE, SUM
+from ..kinds.aggregate import MEAN, SUM
 from ..kinds.clip_bounds import BOUNDS, CLIPPED_SHARE
+from ..kinds.count import COUNT
 from ..kinds.describe import DESCRIBE
+from ..kinds.nunique import NUNIQUE
 from ..kinds.select import ARGMAX_EXP, MEDIAN, QUANTILE
 from ..kinds.signature import Signature
 from ..kinds.variance import STD, VAR
 from ._typed_aggregate import AggregateReleases
 from ._typed_clip_bounds import ClipBoundsReleases
+from ._typed_count import CountReleases
 from ._typed_describe import DescribeReleases
+from ._typed_nunique import NuniqueReleases
 from ._typed_select import SelectReleases
 from ._typed_variance import VarianceReleases
 
@@ -22,13 +26,13 @@ S = TypeVar("S")
 
 #: Every release's signature, in the order of the methods.
 SIGNATURES: tuple[Signature, ...] = (
-    COUNT,
-    NUNIQUE,
     SUM,
     MEAN,
     BOUNDS,
     CLIPPED_SHARE,
+    COUNT,
     DESCRIBE,
+    NUNIQUE,
     ARGMAX_EXP,
     QUANTILE,
     MEDIAN,
@@ -40,7 +44,9 @@ SIGNATURES: tuple[Signature, ...] = (
 class Typed(
     AggregateReleases[S],
     ClipBoundsReleases[S],
+    CountReleases[S],
     DescribeReleases[S],
+    NuniqueReleases[S],
     SelectReleases[S],
     VarianceReleases[S],
     Generic[S],

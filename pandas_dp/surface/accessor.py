@@ -47,8 +47,8 @@ from ..core.validation import (
     check_seed,
     loss,
 )
-from ..kinds.aggregate import Histogram
 from ..kinds.base import Kind
+from ..kinds.count import Histogram
 from ..kinds.signature import Grouped, Keyless, Ungrouped
 from ..mechanisms.key_selection import KeySelection
 from ..mechanisms.keys import Bins, Grouping

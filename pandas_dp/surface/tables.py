@@ -28,8 +28,8 @@ import pandas as pd
 
 from ..core.noise import I64
 from ..core.validation import loss
-from ..kinds.aggregate import Count
 from ..kinds.base import Kind
+from ..kinds.count import Count
 from ..mechanisms.key_selection import KeySelection
 from ..mechanisms.keys import CrossKeys, Grouping, level_codes
 from ..pipeline.run import ContributionBounds
