@@ -29,7 +29,7 @@ import pytest
 
 from pandas_dp.core import zcdp
 from pandas_dp.core.noise import SeededSource
-from pandas_dp.kinds import aggregate, count, nunique
+from pandas_dp.kinds import count, nunique, sums
 from pandas_dp.kinds.base import Neighbours as Relation
 
 EPSILON = 1.0
@@ -143,7 +143,7 @@ def test_grouped_release_keeps_its_epsilon(case: Neighbours, epsilon_lower_bound
 def test_audit_catches_a_halved_noise_scale(
     case: Neighbours, epsilon_lower_bound: Bound, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    plan_count, integer_scale = count.plan_count, aggregate.integer_scale
+    plan_count, integer_scale = count.plan_count, sums.integer_scale
 
     def half_count(epsilon: Fraction, adjacency: str, **scope: bool) -> count.CountPlan:
         return count.CountPlan(plan_count(epsilon, adjacency, **scope).sensitivity, 2 * epsilon)
@@ -152,7 +152,7 @@ def test_audit_catches_a_halved_noise_scale(
         return max(1, integer_scale(delta, epsilon) // 2)
 
     monkeypatch.setattr(count, "plan_count", half_count)
-    for module in (count, aggregate):  # the counts' noise scale, and the sums'
+    for module in (count, sums):  # the counts' noise scale, and the sums'
         monkeypatch.setattr(module, "integer_scale", half_scale)
     assert audit(case, epsilon_lower_bound) > EPSILON
 
@@ -171,10 +171,10 @@ def kernel_releases(rows: tuple[float, ...], kind: str, plan: object, seed: int)
     src = SeededSource(seed)
     if isinstance(plan, count.CountPlan):
         return count.release_counts(src, count.count_rows(codes, N, None, len(values)), plan)
-    if isinstance(plan, aggregate.MeanPlan):
-        return aggregate.noisy_means(src, *aggregate.grid_sums(values, codes, N, plan.grid), plan)
-    assert isinstance(plan, aggregate.GridPlan)
-    return aggregate.noisy_sums(src, aggregate.grid_sums(values, codes, N, plan)[0], plan)
+    if isinstance(plan, sums.MeanPlan):
+        return sums.noisy_means(src, *sums.grid_sums(values, codes, N, plan.grid), plan)
+    assert isinstance(plan, sums.GridPlan)
+    return sums.noisy_sums(src, sums.grid_sums(values, codes, N, plan)[0], plan)
 
 
 def _ungrouped_plan(kind: str, clip: tuple[float, float]) -> object:
@@ -182,7 +182,7 @@ def _ungrouped_plan(kind: str, clip: tuple[float, float]) -> object:
     eps = Fraction(EPSILON)
     if kind == "count":
         return count.plan_count(eps, Relation("substitute", grouped=False, n_public=False))
-    planner = aggregate.plan_sum if kind == "sum" else aggregate.plan_mean
+    planner = sums.plan_sum if kind == "sum" else sums.plan_mean
     return planner(clip, eps, Relation("substitute", grouped=False))
 
 
@@ -225,15 +225,13 @@ def test_ungrouped_release_is_plan_plus_kernel(kind: str, filtered: bool) -> Non
         released = frame.dp.count("x", epsilon=EPSILON)
         expected = count.release_counts(src, np.array([rows.size]), plan)[0]
     elif kind == "sum":
-        assert isinstance(plan, aggregate.GridPlan)
+        assert isinstance(plan, sums.GridPlan)
         released = frame.dp.sum("x", clip=clip, epsilon=EPSILON)
-        expected = aggregate.noisy_sums(src, aggregate.grid_sums(rows, None, 1, plan)[0], plan)[0]
+        expected = sums.noisy_sums(src, sums.grid_sums(rows, None, 1, plan)[0], plan)[0]
     else:
-        assert isinstance(plan, aggregate.MeanPlan)
+        assert isinstance(plan, sums.MeanPlan)
         released = frame.dp.mean("x", clip=clip, epsilon=EPSILON)
-        expected = aggregate.noisy_means(src, *aggregate.grid_sums(rows, None, 1, plan.grid), plan)[
-            0
-        ]
+        expected = sums.noisy_means(src, *sums.grid_sums(rows, None, 1, plan.grid), plan)[0]
     assert released == expected
 
 
@@ -256,9 +254,9 @@ def one_key_releaser(stat: str, rows: tuple[float, ...], seed: int) -> Callable[
         count_plan = count.plan_count(Fraction(EPSILON), relation)
         n = np.array([values.size])
         return lambda: float(count.release_counts(src, n, count_plan)[0])
-    plan = aggregate.plan_mean(CLIP, Fraction(EPSILON), relation)
-    sums, counts = aggregate.grid_sums(values, None, 1, plan.grid)
-    return lambda: float(aggregate.noisy_means(src, sums, counts, plan)[0])
+    plan = sums.plan_mean(CLIP, Fraction(EPSILON), relation)
+    totals, counts = sums.grid_sums(values, None, 1, plan.grid)
+    return lambda: float(sums.noisy_means(src, totals, counts, plan)[0])
 
 
 def one_by_one(stat: str, rows: tuple[float, ...], seed: int) -> np.ndarray:
@@ -301,7 +299,7 @@ def test_ungrouped_audit_catches_a_halved_noise_scale(
     epsilon_lower_bound: Bound,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    plan_count, integer_scale = count.plan_count, aggregate.integer_scale
+    plan_count, integer_scale = count.plan_count, sums.integer_scale
 
     def half_count(epsilon: Fraction, neighbours: Relation) -> count.CountPlan:
         return count.CountPlan(plan_count(epsilon, neighbours).sensitivity, 2 * epsilon)
@@ -310,7 +308,7 @@ def test_ungrouped_audit_catches_a_halved_noise_scale(
         return max(1, integer_scale(delta, epsilon) // 2)
 
     monkeypatch.setattr(count, "plan_count", half_count)
-    for module in (count, aggregate):  # the counts' noise scale, and the sums'
+    for module in (count, sums):  # the counts' noise scale, and the sums'
         monkeypatch.setattr(module, "integer_scale", half_scale)
     eps_lb = epsilon_lower_bound(one_by_one(stat, rows, 1), one_by_one(stat, rows_prime, 2))
     assert eps_lb > EPSILON
@@ -493,12 +491,12 @@ def test_a_person_level_gaussian_release_keeps_its_epsilon_at_delta(
 def test_the_person_level_audit_catches_twice_too_little_gaussian_noise(
     epsilon_lower_bound: Callable[..., float], monkeypatch: pytest.MonkeyPatch, release: str
 ) -> None:
-    scale = aggregate.gaussian_scale
+    scale = sums.gaussian_scale
 
     def too_little(sq_sensitivity: Fraction | int, rho: Fraction) -> Fraction:
         return scale(sq_sensitivity, rho) / 4  # σ halved
 
-    for module in (count, aggregate):  # the counts' noise scale, and the sums'
+    for module in (count, sums):  # the counts' noise scale, and the sums'
         monkeypatch.setattr(module, "gaussian_scale", too_little)
     count.plan_count_rho.cache_clear()
     nunique.plan_nunique_rho.cache_clear()

@@ -21,7 +21,7 @@ import scipy.stats
 
 from pandas_dp.core.noise import SeededSource
 from pandas_dp.errors import BudgetMismatchError
-from pandas_dp.kinds import aggregate, count, select
+from pandas_dp.kinds import count, select, sums
 from pandas_dp.kinds.base import Neighbours
 from pandas_dp.mechanisms.contributions import (
     bound_contributions,
@@ -349,9 +349,9 @@ def test_unit_sensitivities_are_the_one_row_figures_times_the_bounds(
     assert count.plan_count(eps, relation).sensitivity == expected
     assert relation.sum_sensitivity(-4, 10) == expected * 10
     assert relation.pair_sensitivity(Fraction(7)) == expected * 7
-    grid = aggregate.plan_sum((-4.0, 10.0), eps, relation)
+    grid = sums.plan_sum((-4.0, 10.0), eps, relation)
     assert grid.delta == expected * max(abs(grid.q_lo), abs(grid.q_hi))
-    mean = aggregate.plan_mean((-4.0, 10.0), eps, relation).grid
+    mean = sums.plan_mean((-4.0, 10.0), eps, relation).grid
     assert mean.delta == expected * mean.q_hi
     q = Fraction(9, 10)
     assert select.plan_quantile(q, eps, relation).sensitivity == expected * 9

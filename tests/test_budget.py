@@ -348,9 +348,9 @@ def test_a_budget_whose_row_count_is_unknown_has_no_root_in_a_new_process(
 
 #: Every release kind, selections included, with the statistics function it computes.
 STATISTICS: dict[str, tuple[Release, tuple[str, str]]] = {
-    **{name: (release, ("aggregate", "count_rows")) for name, release in RELEASES.items()},
+    **{name: (release, ("count", "count_rows")) for name, release in RELEASES.items()},
     **{
-        name: (RELEASES[name], ("aggregate", "grid_sums"))
+        name: (RELEASES[name], ("sums", "grid_sums"))
         for name in ("sum", "mean", "sum_many", "groupby_sum", "groupby_mean")
     },
     "argmax": (
@@ -385,9 +385,9 @@ for _kind in ("count", "count_column", "groupby_count"):
 
 
 def _patch_statistics(monkeypatch: pytest.MonkeyPatch, where: tuple[str, str], fn: Any) -> None:
-    from pandas_dp.kinds import aggregate, count, select
+    from pandas_dp.kinds import count, select, sums
 
-    module = {"aggregate": aggregate, "count": count, "select": select}[where[0]]
+    module = {"sums": sums, "count": count, "select": select}[where[0]]
     monkeypatch.setattr(module, where[1], fn)
 
 
@@ -419,10 +419,10 @@ def test_a_release_whose_statistics_raise_returns_its_reservation(
 def test_a_reservation_counts_against_every_other_query_while_it_computes(
     protected: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pandas_dp.kinds import aggregate
+    from pandas_dp.kinds import sums
 
     inner: list[BaseException] = []
-    real = aggregate.grid_sums
+    real = sums.grid_sums
 
     def grid_sums(*args: Any, **kwargs: Any) -> Any:
         try:  # 6 of 10 are reserved by the mean being computed: 5 more do not fit
@@ -431,7 +431,7 @@ def test_a_reservation_counts_against_every_other_query_while_it_computes(
             inner.append(err)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(aggregate, "grid_sums", grid_sums)
+    monkeypatch.setattr(sums, "grid_sums", grid_sums)
     protected.dp.mean("salary", clip=CLIP, epsilon=6)
     assert len(inner) == 1
     assert inner[0].remaining == 4

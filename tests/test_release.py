@@ -28,13 +28,13 @@ import pandas_dp.kinds
 from pandas_dp.accounting.ledger import LedgerEntry
 from pandas_dp.core import noise
 from pandas_dp.core.noise import SeededSource
-from pandas_dp.kinds.aggregate import GridPlan, Mean, MeanPlan, Sum
 from pandas_dp.kinds.base import DEPENDS_ON_N, Kind, Neighbours
 from pandas_dp.kinds.clip_bounds import BoundsPlan, ClipBounds, ClippedShare, SharePlan
 from pandas_dp.kinds.count import Count, CountPlan, Histogram
 from pandas_dp.kinds.describe import Describe
 from pandas_dp.kinds.nunique import Nunique
 from pandas_dp.kinds.select import Argmax, Quantile, SelectPlan
+from pandas_dp.kinds.sums import GridPlan, Mean, MeanPlan, Sum
 from pandas_dp.kinds.variance import Var, VarPlan
 from pandas_dp.mechanisms.keys import Grouping
 from pandas_dp.pipeline import run as release

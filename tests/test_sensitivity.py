@@ -33,8 +33,8 @@ import pandas as pd
 import pytest
 
 from pandas_dp.core.noise import Gauss, SeededSource
-from pandas_dp.kinds.aggregate import Sum
 from pandas_dp.kinds.base import Declared, ExampleColumns, Kind, Neighbours, Stats
+from pandas_dp.kinds.sums import Sum
 from pandas_dp.kinds.variance import Var, VarPlan
 from pandas_dp.mechanisms.key_selection import METHODS, person_statistics, selection_plan
 from pandas_dp.mechanisms.keys import Grouping

@@ -14,7 +14,7 @@ a lower room); a leading ``_`` marks a module used only inside this room.
 ``select``                argmax_exp, top-k, quantiles: plans, score tables, kinds
 ``variance``              var / std: the variance's plan, statistics and kind
 ``nunique``               nunique: distinct values (a union of hashes), a kind
-``aggregate``             clipped sums and means on a grid: plans, exact sums, kinds
+``sums``                  clipped sums and means on a grid: plans, exact sums, kinds
 ``count``                 counts and histograms: plans, integer tallies, kinds
 ``signature``             what a release looks like to its caller: parameters, forms, docs
 ``base``                  Neighbours (the neighbour relation), Rows, the Kind contract

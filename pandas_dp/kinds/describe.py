@@ -31,7 +31,6 @@ from ..core.validation import (
     numeric_values,
 )
 from ..core.zcdp import pure_epsilon
-from .aggregate import plan_mean
 from .base import (
     DEPENDS_ON_N,
     EXAMPLE_LOSSES,
@@ -51,6 +50,7 @@ from .select import (
     quantile_table,
 )
 from .signature import MAX_ROWS, RHO, Form, Param, Signature
+from .sums import plan_mean
 from .variance import (
     exact_triples,
     grid_triples,

@@ -16,7 +16,7 @@ the success set, so the two are the same distribution.  Nothing is ever
 exponentiated in floating point: the Bernoullis are drawn exactly from integer
 words (:func:`pandas_dp.core.noise.bernoulli_exp`), so huge counts cannot overflow.
 
-The module has the same two halves as :mod:`pandas_dp.kinds.aggregate`:
+The module has the same two halves as :mod:`pandas_dp.kinds.sums`:
 
 - *plans* (:func:`plan_argmax`, :func:`plan_quantile`): the privacy map, from
   public parameters only.  The rate ``c`` is ``ε/Δ`` when one person moves one
@@ -61,7 +61,7 @@ from ..core.validation import (
     selection_loss,
 )
 from ..mechanisms.keys import level_codes
-from . import aggregate
+from . import sums
 from .base import Declared, ExampleColumns, Kind, Neighbours, Rows, Stats, ledger_entry
 from .signature import EPSILON, MAX_ROWS, REQUIRED, RHO_SELECT, Form, Param, Signature
 
@@ -174,7 +174,7 @@ class SelectPlan:
     monotone: bool
     rate: Rate
     unit: Fraction = Fraction(1)
-    grid: aggregate.GridPlan | None = None
+    grid: sums.GridPlan | None = None
     q: Fraction | None = None
     keys_touched: int = 1
 
@@ -243,7 +243,7 @@ def plan_argmax(
         rate = rate_for(per_round, sensitivity, monotone)
         return SelectPlan(epsilon, k, sensitivity, monotone, rate, keys_touched=touched)
     # The grid is chosen from (clip, ε) only: that of an add_remove sum.
-    grid = aggregate.plan_sum(clip, per_round, Neighbours("add_remove"))
+    grid = sums.plan_sum(clip, per_round, Neighbours("add_remove"))
     sensitivity = rows * one_row.sum_sensitivity(grid.q_lo, grid.q_hi)
     rate = rate_for(per_round, sensitivity, monotone)
     unit = Fraction(2) ** grid.exponent
@@ -319,11 +319,11 @@ def count_utilities(cells: I64, n_keys: int, n_candidates: int) -> I64:
 
 
 def sum_utilities(
-    values: F64, cells: I64, n_keys: int, n_candidates: int, grid: aggregate.GridPlan
+    values: F64, cells: I64, n_keys: int, n_candidates: int, grid: sums.GridPlan
 ) -> I64:
     """Exact integer sums of the clipped values on the grid, per cell (missing values skipped)."""
-    sums, _ = aggregate.grid_sums(values, cells, n_keys * n_candidates, grid)
-    return sums.reshape(n_keys, n_candidates)
+    totals, _ = sums.grid_sums(values, cells, n_keys * n_candidates, grid)
+    return totals.reshape(n_keys, n_candidates)
 
 
 def evenly_spaced(grid: F64) -> bool:
@@ -528,7 +528,7 @@ class Argmax(Kind[Any, pd.Series | pd.DataFrame]):
     """The candidate with the most rows (or largest clipped sum of ``value``), top-k by peeling."""
 
     name: ClassVar[str] = "argmax_exp"
-    planners: ClassVar = (aggregate.plan_sum,)
+    planners: ClassVar = (sums.plan_sum,)
 
     epsilon: Fraction
     column: Hashable

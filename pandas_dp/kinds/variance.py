@@ -26,7 +26,6 @@ from ..core.text import column_names, figures
 from ..core.validation import Clip, check_clip, check_column, loss_fields, numeric_values
 from ..core.zcdp import gaussian_rho
 from ..mechanisms.accuracy import check_ci, variance_interval
-from .aggregate import CHUNK, GridPlan, complementary_mean, plan_mean, plan_mean_rho, round_rows
 from .base import (
     DEPENDS_ON_N,
     EXAMPLE_LOSSES,
@@ -41,6 +40,7 @@ from .base import (
     ledger_entry,
 )
 from .signature import CI, CUT, EPSILON, MAX_ROWS, RHO, Form, Param, Signature
+from .sums import CHUNK, GridPlan, complementary_mean, plan_mean, plan_mean_rho, round_rows
 
 __all__ = [
     "Var",
@@ -192,7 +192,7 @@ def plan_variance_rho(clip: tuple[float, float], rho: Fraction, neighbours: Neig
     (an added row moves it by ``(q, Q − q)``, ``q² + (Q − q)² <= Q²``);
     ``C`` is a sum of rows in ``[−o, R − o]``: ``Δ₂² =
     Neighbours.sum_sq_sensitivity(−o, R − o)``.  Each block gets ρ/2 (the
-    pair by :func:`pandas_dp.kinds.aggregate.plan_mean_rho`, C the discrete
+    pair by :func:`pandas_dp.kinds.sums.plan_mean_rho`, C the discrete
     Gaussian of ``σ_C² >= Δ₂²_C/ρ``): Gaussian mechanisms on the same
     neighbour change compose by adding their ρ, so the release is ρ-zCDP
     (:attr:`VarPlan.realised_rho`).

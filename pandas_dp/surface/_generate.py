@@ -72,7 +72,7 @@ def declared() -> list[tuple[ModuleType, list[tuple[str, Signature]]]]:
 
 
 def _mixin(module: ModuleType) -> str:
-    """The mixin class of a kinds module: ``aggregate`` gives ``AggregateReleases``."""
+    """The mixin class of a kinds module: ``clip_bounds`` gives ``ClipBoundsReleases``."""
     leaf = module.__name__.rpartition(".")[2]
     return "".join(part.capitalize() for part in leaf.split("_")) + "Releases"
 

@@ -6,28 +6,26 @@ from __future__ import annotations
 
 from typing import Generic, TypeVar
 
-from ..kinds.aggregate import MEAN, SUM
 from ..kinds.clip_bounds import BOUNDS, CLIPPED_SHARE
 from ..kinds.count import COUNT
 from ..kinds.describe import DESCRIBE
 from ..kinds.nunique import NUNIQUE
 from ..kinds.select import ARGMAX_EXP, MEDIAN, QUANTILE
 from ..kinds.signature import Signature
+from ..kinds.sums import MEAN, SUM
 from ..kinds.variance import STD, VAR
-from ._typed_aggregate import AggregateReleases
 from ._typed_clip_bounds import ClipBoundsReleases
 from ._typed_count import CountReleases
 from ._typed_describe import DescribeReleases
 from ._typed_nunique import NuniqueReleases
 from ._typed_select import SelectReleases
+from ._typed_sums import SumsReleases
 from ._typed_variance import VarianceReleases
 
 S = TypeVar("S")
 
 #: Every release's signature, in the order of the methods.
 SIGNATURES: tuple[Signature, ...] = (
-    SUM,
-    MEAN,
     BOUNDS,
     CLIPPED_SHARE,
     COUNT,
@@ -36,18 +34,20 @@ SIGNATURES: tuple[Signature, ...] = (
     ARGMAX_EXP,
     QUANTILE,
     MEDIAN,
+    SUM,
+    MEAN,
     VAR,
     STD,
 )
 
 
 class Typed(
-    AggregateReleases[S],
     ClipBoundsReleases[S],
     CountReleases[S],
     DescribeReleases[S],
     NuniqueReleases[S],
     SelectReleases[S],
+    SumsReleases[S],
     VarianceReleases[S],
     Generic[S],
 ):

@@ -14,7 +14,10 @@ from hypothesis import strategies as st
 
 import pandas_dp
 from pandas_dp.core.noise import GRID_BITS, ROW_BITS, Gauss
-from pandas_dp.kinds.aggregate import (
+from pandas_dp.kinds.base import Neighbours
+from pandas_dp.kinds.count import plan_count, plan_count_rho
+from pandas_dp.kinds.nunique import plan_nunique, plan_nunique_rho
+from pandas_dp.kinds.sums import (
     CHUNK,
     GridPlan,
     complementary_mean,
@@ -27,9 +30,6 @@ from pandas_dp.kinds.aggregate import (
     plan_sum_rho,
     round_rows,
 )
-from pandas_dp.kinds.base import Neighbours
-from pandas_dp.kinds.count import plan_count, plan_count_rho
-from pandas_dp.kinds.nunique import plan_nunique, plan_nunique_rho
 
 #: scope name -> (grouped, n_public) as the accessor passes them
 SCOPES = {
