@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 
 import pandas_dp  # noqa: F401  (registers df.dp)
-from pandas_dp import aggregate
-from pandas_dp.noise import SeededSource, discrete_laplace, grid_exponent, integer_scale
+from pandas_dp.core.noise import SeededSource, discrete_laplace, grid_exponent, integer_scale
+from pandas_dp.kinds import sums
 
 N_ROWS = 1_000
 CLIP = (0.0, 200_000.0)
@@ -57,8 +57,8 @@ def usual(x: np.ndarray, releases: int, seed: int) -> np.ndarray:
     mid, half = (lower + upper) / 2, (upper - lower) / 2
     eps = Fraction(EPSILON) / 2
     exponent = grid_exponent(half, eps, half)  # centred sum: sensitivity h = (U - L) / 2
-    q = aggregate.round_rows(x.astype(np.float64), lower, upper, mid, exponent)
-    bounds = aggregate.round_rows(np.array(CLIP), lower, upper, mid, exponent)
+    q = sums.round_rows(x.astype(np.float64), lower, upper, mid, exponent)
+    bounds = sums.round_rows(np.array(CLIP), lower, upper, mid, exponent)
     scale = integer_scale(int(np.max(np.abs(bounds))), eps)
     src = SeededSource(seed)
     noisy_sum = np.ldexp(

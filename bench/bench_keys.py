@@ -58,8 +58,8 @@ against the same ``value_counts`` and against pandas' person count
 
 Our side runs the public calls (``df.dp.value_counts`` and
 ``df.dp.groupby(key).count`` without ``keys=``); ``--direct`` runs
-:func:`pandas_dp.partition.key_statistics` and
-:func:`~pandas_dp.partition.select_keys` instead (the selection alone, as
+:func:`pandas_dp.mechanisms.key_selection.key_statistics` and
+:func:`~pandas_dp.mechanisms.key_selection.select_keys` instead (the selection alone, as
 measured before those calls landed).
 """
 
@@ -81,16 +81,16 @@ import numpy as np
 import pandas as pd
 
 import pandas_dp  # noqa: F401  (registers df.dp)
-from pandas_dp.bounding import unit_codes
-from pandas_dp.noise import SeededSource, SystemSource
-from pandas_dp.partition import (
+from pandas_dp.core.noise import SeededSource, SystemSource
+from pandas_dp.core.zcdp import rho_within
+from pandas_dp.mechanisms.contributions import unit_codes
+from pandas_dp.mechanisms.key_selection import (
     SelectionPlan,
     key_statistics,
     people_for_half,
     select_keys,
     selection_plan,
 )
-from pandas_dp.zcdp import rho_within
 
 
 def _optional(name: str) -> tuple[Any, str]:

@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 
 import pandas_dp  # noqa: F401
-from pandas_dp import zcdp
-from pandas_dp.noise import gaussian_scale
+from pandas_dp.core import zcdp
+from pandas_dp.core.noise import gaussian_scale
 
 DELTA = Fraction(1, 10**6)
 KEYS = pd.Index(range(100), name="key")

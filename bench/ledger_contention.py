@@ -4,7 +4,7 @@ Eight processes hammer one named budget with reserve/commit (and an occasional
 reserve/cancel) beside three CPU-bound processes (``python -c "while True:
 pass"``), as on a loaded two-core CI machine. Each call runs with a very long
 lock timeout, so that nothing fails and the worst wait is measured, not cut
-off. The result chooses ``pandas_dp.sqlite_ledger.DEFAULT_TIMEOUT`` with margin.
+off. The result chooses ``pandas_dp.accounting.sqlite.DEFAULT_TIMEOUT`` with margin.
 
     PYTHONPATH=. python bench/ledger_contention.py [--seconds 60] [--writers 8] [--burners 3]
 """
@@ -23,8 +23,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from pandas_dp.ledger import LedgerEntry
-from pandas_dp.sqlite_ledger import open_ledger
+from pandas_dp.accounting.ledger import LedgerEntry
+from pandas_dp.accounting.sqlite import open_ledger
 
 NAME = "load"
 

@@ -15,46 +15,23 @@
     pandas_dp.epsilon_for("count", half_width=10, level=0.95)   # plan before spending
     # or a zCDP budget, df.dp.set_budget(rho=0.5): every release then takes rho= too
 
-Map of the package, top to bottom: each module imports only modules below it.
+Map of the package: rooms (subpackages) in floors, top to bottom.  A module
+imports only from its own room (modules below it there) or from lower rooms,
+never from a room above; a module whose name starts with ``_`` is used only
+inside its room.  Each room's ``__init__`` holds the map of its modules.
 
 ========================  ====================================================
 ``__main__``              ``python -m pandas_dp demo`` and ``... ledger FILE``
 ``mypy``                  mypy plugin: ``df.dp`` typed (mypy loads it; never imported here)
-``dask``                  ``ddf.dp`` on Dask (``import pandas_dp.dask``; never imported here)
-``dask_units``            Dask with a privacy unit: rows split into buckets by unit, then bounded
-``dask_graph``            what a Dask collection is made of: markers, row alignment, schedulers
-``accessor``              ``df.dp``: set_budget, histogram, row-wise derivations
-``keyless``               groupby(by) without keys, value_counts, crosstab: keys chosen privately
-``groupby``               ``df.dp.groupby(by, keys=...)``: the grouped surface
-``surface``               each release written once for both surfaces (self-typed overloads)
-``selections``            argmax_exp/quantile/median/bounds/clipped_share; ε from rho=
-``auto``                  clip="auto" / max_rows="auto" / cut=True: their ε (ρ) shares, shown
-``docstrings``            release docstrings: shared paragraphs, templates rendered per surface
-``planning``              half_width / epsilon_for / rho_for: accuracy planned before spending
-``release``               run: every release over a backend (Frame); the registry of kinds
-``describe``              describe: count/mean/std and quartiles of columns, one kind
-``select``                argmax_exp, top-k, quantiles: plans, score tables, kinds
-``variance``              var / std: the variance's plan, statistics and kind
-``clipbounds``            bounds / clip="auto": private clip bounds (AboveThreshold), a kind
-``aggregate``             counts and clipped sums: plans, statistics, kinds
-``partition``             keys chosen privately (no public keys): plans from δ, the kernel
-``accuracy``              noise intervals: exact discrete Laplace/Gaussian quantiles
-``kind``                  Neighbours (the neighbour relation), Rows, the Kind contract
-``bounding``              privacy unit: at most max_rows rows / max_groups keys per person
-``budget``                PrivacyBudget (reserve, commit, hold), frame binding, marker
-``budget_view``           the budget's HTML and text views: its facts, latest releases
-``keys``                  public keys and candidates: normalise, check, encode
-``sqlite_ledger``         named budgets in a SQLite file: Ledger, SqliteStore, open_ledger
-``ledger_holds``          holds in a ledger file (df.dp.reserve), dead processes' released
-``ledger_format``         the ledger file's schema, migrations, stored values, views
-``ledger``                accounting core: LedgerEntry, check_fits, BudgetStore, MemoryStore
-``validation``            argument checks that return normalised values
-``errors``                every exception type
-``rowwise``               the row-wise expression check of ``df.dp.query``, masks
-``noise``                 CSPRNG / seeded words, exact samplers, grid; array types
-``zcdp``                  zCDP arithmetic: ρ charges, the (ε, δ) a ρ means (data-free)
-``text``                  public numbers as text: number_text, the one number format
+``errors``                every exception type, at its public path
 ``datasets``              synthetic example frames (demo, notebooks, benchmarks)
+``dask/``                 ``ddf.dp`` on Dask (``import pandas_dp.dask``; never imported here)
+``surface/``              ``df.dp``, its groupby (public or private keys), row-wise derivations
+``pipeline/``             every release over a backend, composite releases, planning
+``kinds/``                one class per statistic: plan, exact tally, noise, shape
+``mechanisms/``           noise intervals, contribution bounding, keys, key selection
+``accounting/``           budgets and ledgers (in memory, SQLite), holds, views
+``core/``                 errors, numbers as text, exact noise, zCDP, argument checks
 ========================  ====================================================
 
 :func:`dp` is the accessor as a typed function, for mypy and pyright users.
@@ -71,20 +48,22 @@ if int(pd.__version__.split(".", 1)[0]) < 3:
         "pandas' copy-on-write, always on from pandas 3.0. Upgrade: pip install -U 'pandas>=3'."
     )
 
-from .accessor import DPAccessor
-from .budget import PrivacyBudget
-from .errors import BudgetExceededError, MissingBudgetError, PandasDPError
-from .groupby import DPGroupBy
-from .keyless import DPSelectedGroupBy
-from .ledger import LedgerEntry
-from .planning import epsilon_for, half_width, rho_for
-from .sqlite_ledger import Ledger, open_ledger
+from .accounting.budget import PrivacyBudget
+from .accounting.ledger import LedgerEntry
+from .accounting.sqlite import Ledger, open_ledger
+from .core.errors import BudgetExceededError, MissingBudgetError, PandasDPError
+from .kinds.signature import Grouped, Keyless
+from .pipeline.planning import epsilon_for, half_width, rho_for
+from .surface.accessor import DPAccessor
+from .surface.groupby import DPGroupBy, DPSelectedGroupBy
 
 __all__ = [
     "BudgetExceededError",
     "DPAccessor",
     "DPGroupBy",
     "DPSelectedGroupBy",
+    "Grouped",
+    "Keyless",
     "Ledger",
     "LedgerEntry",
     "MissingBudgetError",

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 import pandas as pd
 
 from . import datasets, dp
-from .errors import BudgetExceededError, LedgerError
-from .ledger import SEEDED
-from .sqlite_ledger import open_ledger
-from .text import labelled_figures, number_text
+from .accounting.ledger import SEEDED
+from .accounting.sqlite import open_ledger
+from .core.errors import BudgetExceededError, LedgerError
+from .core.text import labelled_figures, number_text
 
 CLIP = (0, 250_000)
 

@@ -1,4 +1,4 @@
-"""A mypy plugin that types ``df.dp`` as :class:`~pandas_dp.accessor.DPAccessor`.
+"""A mypy plugin that types ``df.dp`` as :class:`~pandas_dp.surface.accessor.DPAccessor`.
 
 pandas-stubs type any attribute a DataFrame does not declare through
 ``DataFrame.__getattr__``, as a column: ``df.dp`` is a ``Series`` there, and
@@ -23,7 +23,7 @@ from mypy.nodes import Import, ImportAll, ImportFrom, MypyFile, TypeInfo
 from mypy.plugin import AttributeContext, Plugin
 from mypy.types import Instance, Type
 
-ACCESSOR = "pandas_dp.accessor.DPAccessor"
+ACCESSOR = "pandas_dp.surface.accessor.DPAccessor"
 # mypy names an attribute found through __getattr__ after the class that defines it.
 DATAFRAME_DP = "pandas.core.frame.DataFrame.dp"
 # Modules that never need the accessor (adding it to them would make an import cycle).
@@ -45,14 +45,14 @@ def _imports_pandas(file: MypyFile) -> bool:
 
 
 class PandasDPPlugin(Plugin):
-    """``df.dp`` is a :class:`~pandas_dp.accessor.DPAccessor`."""
+    """``df.dp`` is a :class:`~pandas_dp.surface.accessor.DPAccessor`."""
 
     def get_additional_deps(self, file: MypyFile) -> list[tuple[int, str, int]]:
         # A module may call df.dp on a frame it was handed without importing
         # pandas_dp itself: load the accessor before it is checked.
         if file.fullname.split(".")[0] in OWN or not _imports_pandas(file):
             return []
-        return [(10, "pandas_dp.accessor", -1)]
+        return [(10, "pandas_dp.surface.accessor", -1)]
 
     def get_attribute_hook(self, fullname: str) -> Callable[[AttributeContext], Type] | None:
         return self._accessor if fullname == DATAFRAME_DP else None

@@ -15,8 +15,8 @@ import scipy.stats
 from hypothesis import settings
 
 import pandas_dp  # noqa: F401  (registers df.dp)
-from pandas_dp import release
-from pandas_dp.noise import SeededSource
+from pandas_dp.core.noise import SeededSource
+from pandas_dp.pipeline import run as release
 
 # Property tests draw their examples from a fixed seed, like every statistical test
 # here: a CI run is reproducible, and a failure is a bug, not bad luck.

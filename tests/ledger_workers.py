@@ -25,9 +25,9 @@ from typing import Any, ParamSpec
 import pandas as pd
 
 import pandas_dp  # noqa: F401  (registers df.dp)
+from pandas_dp.accounting.ledger import LedgerEntry
+from pandas_dp.accounting.sqlite import open_ledger
 from pandas_dp.errors import BudgetExceededError
-from pandas_dp.ledger import LedgerEntry
-from pandas_dp.sqlite_ledger import open_ledger
 
 #: A charge that is exact in binary and in decimal: 0.125 = 1/8.
 CHARGE = 0.125
@@ -97,7 +97,7 @@ def spend_until_killed(
 @reports
 def spend_across_fork(outbox: Connection, path: str, name: str) -> None:
     """Spend, fork, spend in the child and then in the parent; report what happened."""
-    from pandas_dp import sqlite_ledger
+    from pandas_dp.accounting import sqlite as sqlite_ledger
 
     df = _frame()
     df.dp.set_budget(epsilon=10, ledger=open_ledger(path, timeout=LOCK_WAIT), name=name)
@@ -204,7 +204,7 @@ def spend_delta_many(
     barrier.wait(timeout=LOCK_WAIT)
     succeeded = refused = 0
     for _ in range(attempts):
-        try:  # what a key selection spends (pandas_dp.partition): a little ε and a δ
+        try:  # what a key selection spends (pandas_dp.mechanisms.key_selection): a little ε and a δ
             budget.spend(LedgerEntry("keyless", Fraction(1, 1000), delta=DELTA_CHARGE))
         except BudgetExceededError:
             refused += 1

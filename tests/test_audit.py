@@ -27,9 +27,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pandas_dp import aggregate, zcdp
-from pandas_dp.kind import Neighbours as Relation
-from pandas_dp.noise import SeededSource
+from pandas_dp.core import zcdp
+from pandas_dp.core.noise import SeededSource
+from pandas_dp.kinds import count, nunique, sums
+from pandas_dp.kinds.base import Neighbours as Relation
 
 EPSILON = 1.0
 N = 100_000
@@ -142,16 +143,17 @@ def test_grouped_release_keeps_its_epsilon(case: Neighbours, epsilon_lower_bound
 def test_audit_catches_a_halved_noise_scale(
     case: Neighbours, epsilon_lower_bound: Bound, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    plan_count, integer_scale = aggregate.plan_count, aggregate.integer_scale
+    plan_count, integer_scale = count.plan_count, sums.integer_scale
 
-    def half_count(epsilon: Fraction, adjacency: str, **scope: bool) -> aggregate.CountPlan:
-        return aggregate.CountPlan(plan_count(epsilon, adjacency, **scope).sensitivity, 2 * epsilon)
+    def half_count(epsilon: Fraction, adjacency: str, **scope: bool) -> count.CountPlan:
+        return count.CountPlan(plan_count(epsilon, adjacency, **scope).sensitivity, 2 * epsilon)
 
     def half_scale(delta: int, epsilon: Fraction) -> int:
         return max(1, integer_scale(delta, epsilon) // 2)
 
-    monkeypatch.setattr(aggregate, "plan_count", half_count)
-    monkeypatch.setattr(aggregate, "integer_scale", half_scale)
+    monkeypatch.setattr(count, "plan_count", half_count)
+    for module in (count, sums):  # the counts' noise scale, and the sums'
+        monkeypatch.setattr(module, "integer_scale", half_scale)
     assert audit(case, epsilon_lower_bound) > EPSILON
 
 
@@ -167,22 +169,20 @@ def kernel_releases(rows: tuple[float, ...], kind: str, plan: object, seed: int)
     values = np.tile(np.asarray(rows, dtype=float), N)
     codes = np.repeat(np.arange(N), len(rows))
     src = SeededSource(seed)
-    if isinstance(plan, aggregate.CountPlan):
-        return aggregate.release_counts(
-            src, aggregate.count_rows(codes, N, None, len(values)), plan
-        )
-    if isinstance(plan, aggregate.MeanPlan):
-        return aggregate.noisy_means(src, *aggregate.grid_sums(values, codes, N, plan.grid), plan)
-    assert isinstance(plan, aggregate.GridPlan)
-    return aggregate.noisy_sums(src, aggregate.grid_sums(values, codes, N, plan)[0], plan)
+    if isinstance(plan, count.CountPlan):
+        return count.release_counts(src, count.count_rows(codes, N, None, len(values)), plan)
+    if isinstance(plan, sums.MeanPlan):
+        return sums.noisy_means(src, *sums.grid_sums(values, codes, N, plan.grid), plan)
+    assert isinstance(plan, sums.GridPlan)
+    return sums.noisy_sums(src, sums.grid_sums(values, codes, N, plan)[0], plan)
 
 
 def _ungrouped_plan(kind: str, clip: tuple[float, float]) -> object:
     """The plan of a column statistic under substitute (a column's n is never public)."""
     eps = Fraction(EPSILON)
     if kind == "count":
-        return aggregate.plan_count(eps, Relation("substitute", grouped=False, n_public=False))
-    planner = aggregate.plan_sum if kind == "sum" else aggregate.plan_mean
+        return count.plan_count(eps, Relation("substitute", grouped=False, n_public=False))
+    planner = sums.plan_sum if kind == "sum" else sums.plan_mean
     return planner(clip, eps, Relation("substitute", grouped=False))
 
 
@@ -221,19 +221,17 @@ def test_ungrouped_release_is_plan_plus_kernel(kind: str, filtered: bool) -> Non
     plan = _ungrouped_plan(kind, clip)
     src = SeededSource(5)
     if kind == "count":
-        assert isinstance(plan, aggregate.CountPlan)
+        assert isinstance(plan, count.CountPlan)
         released = frame.dp.count("x", epsilon=EPSILON)
-        expected = aggregate.release_counts(src, np.array([rows.size]), plan)[0]
+        expected = count.release_counts(src, np.array([rows.size]), plan)[0]
     elif kind == "sum":
-        assert isinstance(plan, aggregate.GridPlan)
+        assert isinstance(plan, sums.GridPlan)
         released = frame.dp.sum("x", clip=clip, epsilon=EPSILON)
-        expected = aggregate.noisy_sums(src, aggregate.grid_sums(rows, None, 1, plan)[0], plan)[0]
+        expected = sums.noisy_sums(src, sums.grid_sums(rows, None, 1, plan)[0], plan)[0]
     else:
-        assert isinstance(plan, aggregate.MeanPlan)
+        assert isinstance(plan, sums.MeanPlan)
         released = frame.dp.mean("x", clip=clip, epsilon=EPSILON)
-        expected = aggregate.noisy_means(src, *aggregate.grid_sums(rows, None, 1, plan.grid), plan)[
-            0
-        ]
+        expected = sums.noisy_means(src, *sums.grid_sums(rows, None, 1, plan.grid), plan)[0]
     assert released == expected
 
 
@@ -253,12 +251,12 @@ def one_key_releaser(stat: str, rows: tuple[float, ...], seed: int) -> Callable[
     relation = Relation("add_remove")
     values = np.asarray(rows, dtype=float)
     if stat == "count":
-        count_plan = aggregate.plan_count(Fraction(EPSILON), relation)
+        count_plan = count.plan_count(Fraction(EPSILON), relation)
         n = np.array([values.size])
-        return lambda: float(aggregate.release_counts(src, n, count_plan)[0])
-    plan = aggregate.plan_mean(CLIP, Fraction(EPSILON), relation)
-    sums, counts = aggregate.grid_sums(values, None, 1, plan.grid)
-    return lambda: float(aggregate.noisy_means(src, sums, counts, plan)[0])
+        return lambda: float(count.release_counts(src, n, count_plan)[0])
+    plan = sums.plan_mean(CLIP, Fraction(EPSILON), relation)
+    totals, counts = sums.grid_sums(values, None, 1, plan.grid)
+    return lambda: float(sums.noisy_means(src, totals, counts, plan)[0])
 
 
 def one_by_one(stat: str, rows: tuple[float, ...], seed: int) -> np.ndarray:
@@ -301,16 +299,17 @@ def test_ungrouped_audit_catches_a_halved_noise_scale(
     epsilon_lower_bound: Bound,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    plan_count, integer_scale = aggregate.plan_count, aggregate.integer_scale
+    plan_count, integer_scale = count.plan_count, sums.integer_scale
 
-    def half_count(epsilon: Fraction, neighbours: Relation) -> aggregate.CountPlan:
-        return aggregate.CountPlan(plan_count(epsilon, neighbours).sensitivity, 2 * epsilon)
+    def half_count(epsilon: Fraction, neighbours: Relation) -> count.CountPlan:
+        return count.CountPlan(plan_count(epsilon, neighbours).sensitivity, 2 * epsilon)
 
     def half_scale(delta: int, epsilon: Fraction) -> int:
         return max(1, integer_scale(delta, epsilon) // 2)
 
-    monkeypatch.setattr(aggregate, "plan_count", half_count)
-    monkeypatch.setattr(aggregate, "integer_scale", half_scale)
+    monkeypatch.setattr(count, "plan_count", half_count)
+    for module in (count, sums):  # the counts' noise scale, and the sums'
+        monkeypatch.setattr(module, "integer_scale", half_scale)
     eps_lb = epsilon_lower_bound(one_by_one(stat, rows, 1), one_by_one(stat, rows_prime, 2))
     assert eps_lb > EPSILON
 
@@ -492,12 +491,13 @@ def test_a_person_level_gaussian_release_keeps_its_epsilon_at_delta(
 def test_the_person_level_audit_catches_twice_too_little_gaussian_noise(
     epsilon_lower_bound: Callable[..., float], monkeypatch: pytest.MonkeyPatch, release: str
 ) -> None:
-    scale = aggregate.gaussian_scale
+    scale = sums.gaussian_scale
 
     def too_little(sq_sensitivity: Fraction | int, rho: Fraction) -> Fraction:
         return scale(sq_sensitivity, rho) / 4  # σ halved
 
-    monkeypatch.setattr(aggregate, "gaussian_scale", too_little)
-    aggregate.plan_count_rho.cache_clear()
-    aggregate.plan_nunique_rho.cache_clear()
+    for module in (count, sums):  # the counts' noise scale, and the sums'
+        monkeypatch.setattr(module, "gaussian_scale", too_little)
+    count.plan_count_rho.cache_clear()
+    nunique.plan_nunique_rho.cache_clear()
     assert person_audit(release, epsilon_lower_bound) > zcdp.epsilon_at(RHO, AUDIT_DELTA)

@@ -13,10 +13,10 @@ import pytest
 import scipy.stats
 
 import pandas_dp  # noqa: F401  (registers df.dp)
-from pandas_dp.auto import AUTO_CHECK_SHARE, AUTO_MIN_RATIO, CUT_SHARE, auto_minimum
-from pandas_dp.clipbounds import plan_bounds
-from pandas_dp.kind import Neighbours
-from pandas_dp.zcdp import pure_epsilon
+from pandas_dp.core.zcdp import pure_epsilon
+from pandas_dp.kinds.base import Neighbours
+from pandas_dp.kinds.clip_bounds import plan_bounds
+from pandas_dp.pipeline.recipes import AUTO_CHECK_SHARE, AUTO_MIN_RATIO, CUT_SHARE, auto_minimum
 
 
 def incomes(n: int = 1_000, seed: int = 11) -> pd.DataFrame:

@@ -19,11 +19,18 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from pandas_dp import accessor, aggregate, release, select
-from pandas_dp.bounding import bound_contributions, kept_counts, rows_per_person, unit_codes
+from pandas_dp.core.noise import SeededSource
 from pandas_dp.errors import BudgetMismatchError
-from pandas_dp.kind import Neighbours
-from pandas_dp.noise import SeededSource
+from pandas_dp.kinds import count, select, sums
+from pandas_dp.kinds.base import Neighbours
+from pandas_dp.mechanisms.contributions import (
+    bound_contributions,
+    kept_counts,
+    rows_per_person,
+    unit_codes,
+)
+from pandas_dp.pipeline import run as release
+from pandas_dp.surface import accessor
 
 Bound = Callable[[np.ndarray, np.ndarray], float]
 EPSILON = 1.0
@@ -339,12 +346,12 @@ def test_unit_sensitivities_are_the_one_row_figures_times_the_bounds(
 ) -> None:
     relation = _unit(adjacency, grouped, rows=3, groups=2 if grouped else None)
     eps = Fraction(1, 2)
-    assert aggregate.plan_count(eps, relation).sensitivity == expected
+    assert count.plan_count(eps, relation).sensitivity == expected
     assert relation.sum_sensitivity(-4, 10) == expected * 10
     assert relation.pair_sensitivity(Fraction(7)) == expected * 7
-    grid = aggregate.plan_sum((-4.0, 10.0), eps, relation)
+    grid = sums.plan_sum((-4.0, 10.0), eps, relation)
     assert grid.delta == expected * max(abs(grid.q_lo), abs(grid.q_hi))
-    mean = aggregate.plan_mean((-4.0, 10.0), eps, relation).grid
+    mean = sums.plan_mean((-4.0, 10.0), eps, relation).grid
     assert mean.delta == expected * mean.q_hi
     q = Fraction(9, 10)
     assert select.plan_quantile(q, eps, relation).sensitivity == expected * 9
@@ -352,8 +359,8 @@ def test_unit_sensitivities_are_the_one_row_figures_times_the_bounds(
 
 def test_one_row_per_person_keeps_the_one_row_figures() -> None:
     eps = Fraction(1)
-    assert aggregate.plan_count(eps, Neighbours("substitute")).sensitivity == 1
-    assert aggregate.plan_count(eps, Neighbours("substitute", n_public=True)).sensitivity == 0
+    assert count.plan_count(eps, Neighbours("substitute")).sensitivity == 1
+    assert count.plan_count(eps, Neighbours("substitute", n_public=True)).sensitivity == 0
     assert Neighbours("substitute").sum_sensitivity(-4, 10) == 14
 
 

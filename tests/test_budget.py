@@ -30,14 +30,14 @@ from pandas_dp import (
     PandasDPError,
     PrivacyBudget,
     open_ledger,
-    zcdp,
 )
-from pandas_dp import budget as budget_module
-from pandas_dp import ledger as ledger_module
-from pandas_dp.budget import Hold
-from pandas_dp.docstrings import RELEASES as TEMPLATES
+from pandas_dp.accounting import budget as budget_module
+from pandas_dp.accounting import ledger as ledger_module
+from pandas_dp.accounting.budget import Hold
+from pandas_dp.accounting.ledger import LedgerEntry
+from pandas_dp.core import zcdp
 from pandas_dp.errors import BudgetMismatchError, ReservationError
-from pandas_dp.ledger import LedgerEntry
+from pandas_dp.surface._typed import SIGNATURES
 
 CLIP = (0, 200_000)
 KEYS = ["Eng", "Ops", "Sales"]
@@ -348,9 +348,9 @@ def test_a_budget_whose_row_count_is_unknown_has_no_root_in_a_new_process(
 
 #: Every release kind, selections included, with the statistics function it computes.
 STATISTICS: dict[str, tuple[Release, tuple[str, str]]] = {
-    **{name: (release, ("aggregate", "count_rows")) for name, release in RELEASES.items()},
+    **{name: (release, ("count", "count_rows")) for name, release in RELEASES.items()},
     **{
-        name: (RELEASES[name], ("aggregate", "grid_sums"))
+        name: (RELEASES[name], ("sums", "grid_sums"))
         for name in ("sum", "mean", "sum_many", "groupby_sum", "groupby_mean")
     },
     "argmax": (
@@ -381,13 +381,13 @@ STATISTICS: dict[str, tuple[Release, tuple[str, str]]] = {
     ),
 }
 for _kind in ("count", "count_column", "groupby_count"):
-    STATISTICS[_kind] = (RELEASES[_kind], ("aggregate", "count_rows"))
+    STATISTICS[_kind] = (RELEASES[_kind], ("count", "count_rows"))
 
 
 def _patch_statistics(monkeypatch: pytest.MonkeyPatch, where: tuple[str, str], fn: Any) -> None:
-    from pandas_dp import aggregate, select
+    from pandas_dp.kinds import count, select, sums
 
-    module = {"aggregate": aggregate, "select": select}[where[0]]
+    module = {"sums": sums, "count": count, "select": select}[where[0]]
     monkeypatch.setattr(module, where[1], fn)
 
 
@@ -419,10 +419,10 @@ def test_a_release_whose_statistics_raise_returns_its_reservation(
 def test_a_reservation_counts_against_every_other_query_while_it_computes(
     protected: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pandas_dp import aggregate
+    from pandas_dp.kinds import sums
 
     inner: list[BaseException] = []
-    real = aggregate.grid_sums
+    real = sums.grid_sums
 
     def grid_sums(*args: Any, **kwargs: Any) -> Any:
         try:  # 6 of 10 are reserved by the mean being computed: 5 more do not fit
@@ -431,7 +431,7 @@ def test_a_reservation_counts_against_every_other_query_while_it_computes(
             inner.append(err)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(aggregate, "grid_sums", grid_sums)
+    monkeypatch.setattr(sums, "grid_sums", grid_sums)
     protected.dp.mean("salary", clip=CLIP, epsilon=6)
     assert len(inner) == 1
     assert inner[0].remaining == 4
@@ -854,7 +854,7 @@ def test_every_release_method_takes_keyword_only_epsilon_and_rho(
     salaries: pd.DataFrame,
 ) -> None:
     surfaces = [salaries.dp, salaries.dp.groupby("dept", keys=KEYS)]
-    methods = [getattr(s, name) for s in surfaces for name in TEMPLATES]
+    methods = [getattr(s, signature.name) for s in surfaces for signature in SIGNATURES]
     methods += [salaries.dp.histogram, salaries.dp.crosstab, salaries.dp.rows_per_unit]
     for method in methods:
         params = inspect.signature(method).parameters

@@ -18,9 +18,9 @@ import pandas as pd
 import pytest
 
 import pandas_dp  # noqa: F401  (registers df.dp)
-from pandas_dp.budget import PrivacyBudget
-from pandas_dp.ledger import LedgerEntry, MemoryStore
-from pandas_dp.noise import make_source
+from pandas_dp.accounting.budget import PrivacyBudget
+from pandas_dp.accounting.ledger import LedgerEntry, MemoryStore
+from pandas_dp.core.noise import make_source
 
 VOID = {"br", "hr", "img", "meta", "input", "wbr"}
 

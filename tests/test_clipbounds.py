@@ -1,4 +1,4 @@
-"""Private clip bounds (:mod:`pandas_dp.clipbounds`): ``df.dp.bounds`` and ``clip="auto"``."""
+"""Private clip bounds (:mod:`pandas_dp.kinds.clip_bounds`): ``df.dp.bounds``, ``clip="auto"``."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ import pytest
 
 import pandas_dp  # noqa: F401  (registers df.dp)
 from pandas_dp import BudgetExceededError
-from pandas_dp.clipbounds import (
+from pandas_dp.core.noise import SeededSource
+from pandas_dp.kinds.base import Neighbours, Rows
+from pandas_dp.kinds.clip_bounds import (
     CANDIDATES,
     BoundsPlan,
     ClipBounds,
@@ -22,8 +24,6 @@ from pandas_dp.clipbounds import (
     plan_bounds,
     tail_counts,
 )
-from pandas_dp.kind import Neighbours, Rows
-from pandas_dp.noise import SeededSource
 
 
 def column(sign: str, n: int = 3_000) -> pd.DataFrame:

@@ -31,8 +31,8 @@ distributed = pytest.importorskip("distributed")
 import pandas_dp  # noqa: E402
 import pandas_dp.dask as pdd  # noqa: E402  (after the skip: it imports dask)
 from pandas_dp import BudgetExceededError, MissingBudgetError, PandasDPError  # noqa: E402
-from pandas_dp.aggregate import Count  # noqa: E402
-from pandas_dp.release import KINDS  # noqa: E402
+from pandas_dp.kinds.count import Count  # noqa: E402
+from pandas_dp.pipeline.run import KINDS  # noqa: E402
 
 DEPTS = ["Eng", "Ops", "Sales", "Legal"]  # Legal has no rows; "Other" and None are dropped
 AGES = [20, 30, 40, 50, 60]

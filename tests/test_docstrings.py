@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import pandas_dp
-from pandas_dp.docstrings import render
+from pandas_dp.surface._docs import render
 
 SURFACES: list[type] = [pandas_dp.DPAccessor, pandas_dp.DPGroupBy]
 try:

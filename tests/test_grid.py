@@ -18,9 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pandas_dp import aggregate
-from pandas_dp.kind import Neighbours
-from pandas_dp.validation import check_clip, check_epsilon
+from pandas_dp.core.validation import check_clip, check_epsilon
+from pandas_dp.kinds import sums
+from pandas_dp.kinds.base import Neighbours
 
 HUGE_EPSILON = 1e9
 
@@ -56,7 +56,7 @@ def test_released_sums_lie_on_the_grid(
     df.dp.set_budget(epsilon=1e6, adjacency=adjacency, seed=len(values))
     eps = check_epsilon(epsilon)
     for grouped in (False, True):
-        plan = aggregate.plan_sum(check_clip(clip), eps, Neighbours(adjacency, grouped=grouped))
+        plan = sums.plan_sum(check_clip(clip), eps, Neighbours(adjacency, grouped=grouped))
         if grouped:
             released = df.dp.groupby("k", keys=[0, 1, 2]).sum("x", clip=clip, epsilon=epsilon)
             assert on_grid(released.to_numpy(), plan.exponent)
@@ -89,9 +89,7 @@ def tolerance(clipped: np.ndarray, exponent: int, noise_steps: float) -> float:
 @pytest.mark.parametrize("clip", CLIPS, ids=["wide", "tiny"])
 @pytest.mark.parametrize("grouped", [False, True], ids=["ungrouped", "grouped"])
 def test_huge_epsilon_sum_is_exact_to_the_grid(clip: tuple[float, float], grouped: bool) -> None:
-    plan = aggregate.plan_sum(
-        clip, Fraction(HUGE_EPSILON), Neighbours("add_remove", grouped=grouped)
-    )
+    plan = sums.plan_sum(clip, Fraction(HUGE_EPSILON), Neighbours("add_remove", grouped=grouped))
     assert plan.scale <= 3
     x = grid_data(clip, plan.exponent, 1000, seed=1)
     keys = np.arange(x.size) % 4
@@ -112,9 +110,7 @@ def test_huge_epsilon_sum_is_exact_to_the_grid(clip: tuple[float, float], groupe
 @pytest.mark.parametrize("clip", CLIPS, ids=["wide", "tiny"])
 @pytest.mark.parametrize("grouped", [False, True], ids=["ungrouped", "grouped"])
 def test_huge_epsilon_mean_is_exact_to_the_grid(clip: tuple[float, float], grouped: bool) -> None:
-    plan = aggregate.plan_mean(
-        clip, Fraction(HUGE_EPSILON), Neighbours("add_remove", grouped=grouped)
-    )
+    plan = sums.plan_mean(clip, Fraction(HUGE_EPSILON), Neighbours("add_remove", grouped=grouped))
     step = plan.grid.step
     x = grid_data(clip, plan.grid.exponent, 1000, seed=2)
     keys = np.arange(x.size) % 4
@@ -150,7 +146,7 @@ def test_huge_epsilon_sum_of_many_rows_is_exact_in_integers() -> None:
     # Several chunks of 2**16 rows, each row ~2**31 grid steps: the grid sum
     # (about 2**49 steps) must come out exactly, in integers.
     clip = (-1e6, 1e6)
-    plan = aggregate.plan_sum(clip, Fraction(HUGE_EPSILON), Neighbours("add_remove", grouped=False))
+    plan = sums.plan_sum(clip, Fraction(HUGE_EPSILON), Neighbours("add_remove", grouped=False))
     rng = np.random.default_rng(6)
     steps = rng.integers(-(2**31), 2**31, size=5 * 2**16 + 7)
     steps[:1000] = 2**31 - 1
@@ -193,7 +189,7 @@ def test_grouped_noise_follows_the_exact_scale(
     if stat == "count":
         noise = g.count(epsilon=eps).to_numpy() - rows.size
     else:
-        plan = aggregate.plan_sum(clip, Fraction(eps), Neighbours(adjacency, grouped=True))
+        plan = sums.plan_sum(clip, Fraction(eps), Neighbours(adjacency, grouped=True))
         released = g.sum("x", clip=clip, epsilon=eps).to_numpy()
         assert on_grid(released, plan.exponent)
         true_sum = float(np.clip(rows, *clip).sum())

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pandas_dp.aggregate import plan_mean, plan_sum
-from pandas_dp.keys import Grouping
-from pandas_dp.kind import Neighbours
+from pandas_dp.kinds.base import Neighbours
+from pandas_dp.kinds.sums import plan_mean, plan_sum
+from pandas_dp.mechanisms.keys import Grouping
 
 CLIP = (0.0, 150_000.0)
 KEYS = ["Sales", "HR", "Eng", "Ops"]  # not sorted; "HR" has no rows

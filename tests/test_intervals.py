@@ -21,10 +21,11 @@ import pytest
 import scipy.stats
 
 import pandas_dp
-from pandas_dp import accuracy, epsilon_for, half_width
-from pandas_dp.aggregate import plan_mean
-from pandas_dp.kind import Neighbours
-from pandas_dp.noise import SeededSource, discrete_laplace
+from pandas_dp import epsilon_for, half_width
+from pandas_dp.core.noise import SeededSource, discrete_laplace
+from pandas_dp.kinds.base import Neighbours
+from pandas_dp.kinds.sums import plan_mean
+from pandas_dp.mechanisms import accuracy
 
 KEYS = 4_000
 ROWS = 20  # rows per key

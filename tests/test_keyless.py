@@ -20,10 +20,9 @@ import pyarrow as pa
 import pytest
 
 import pandas_dp
-from pandas_dp import release
 from pandas_dp.errors import BudgetExceededError
-from pandas_dp.keyless import DPSelectedGroupBy
-from pandas_dp.partition import SelectionPlan, one_form
+from pandas_dp.mechanisms.key_selection import SelectionPlan, one_form
+from pandas_dp.pipeline import run as release
 
 SEEDS = range(200)
 LONELY = "lonely-key-7f3a"  # held by one person: must never appear, nor be named anywhere
@@ -191,12 +190,14 @@ def test_a_call_without_delta_is_refused_naming_delta_and_keys(call: Callable[..
     ("call", "error", "match"),
     [
         (lambda g: g.count(epsilon=0.5, delta=1.5), ValueError, "between 0 and 1"),
-        (lambda g: g.mean("x", clip="auto", epsilon=0.5, delta=1e-7), TypeError, "clip='auto'"),
+        (lambda g: g.mean("x", clip=(0, 1), epsilon=0.5), TypeError, "`delta` is missing"),
         (lambda g: g.count(epsilon=0.5, delta=1e-7, max_groups=2), TypeError, "max_groups"),
     ],
 )
 def test_misuse_is_refused_before_any_spend(
-    call: Callable[[DPSelectedGroupBy], Any], error: type[Exception], match: str
+    call: Callable[[pandas_dp.DPGroupBy[pandas_dp.Keyless]], Any],
+    error: type[Exception],
+    match: str,
 ) -> None:
     df = crowd()
     with pytest.raises(error, match=match):
@@ -422,13 +423,13 @@ def test_arrow_floats_are_keys_as_pandas_compares_them() -> None:
 def tables_built(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The number of keys of every quantile table built from now on (``quantile_table`` spied)."""
     built: list[int] = []
-    table = pandas_dp.select.quantile_table
+    table = pandas_dp.kinds.select.quantile_table
 
     def spy(values: Any, codes: Any, n_keys: int, grid: Any) -> Any:
         built.append(n_keys)
         return table(values, codes, n_keys, grid)
 
-    monkeypatch.setattr(pandas_dp.select, "quantile_table", spy)
+    monkeypatch.setattr(pandas_dp.kinds.select, "quantile_table", spy)
     return built
 
 
@@ -463,7 +464,7 @@ def test_a_keyless_median_keeps_at_most_its_cap_of_keys_the_most_crowded(
 ) -> None:
     # More chosen keys than MAX_CELLS // candidates: those of the highest noisy person
     # counts are kept (post-processing of the selection), and no table is larger.
-    monkeypatch.setattr(pandas_dp.select, "MAX_CELLS", 3 * 10)
+    monkeypatch.setattr(pandas_dp.kinds.select, "MAX_CELLS", 3 * 10)
     sizes = {"a": 900, "b": 800, "c": 700, "d": 300, "e": 200}
     df = pd.DataFrame({"k": [k for k, n in sizes.items() for _ in range(n)], "x": 2.0})
     df.dp.set_budget(epsilon=1000.0, delta=1e-3, seed=0)

@@ -1,4 +1,4 @@
-"""Tests of pandas_dp.keys: encoding rows against public keys."""
+"""Tests of pandas_dp.mechanisms.keys: encoding rows against public keys."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from pandas_dp.keys import _table_lookup, level_codes, normalize_keys, row_codes
+from pandas_dp.mechanisms.keys import _table_lookup, level_codes, normalize_keys, row_codes
 
 NUMERIC_CASES = [
     (pd.Series([1.0, np.nan, 2.0, -0.0, 0.0, 5.5]), pd.Index([0, 2, 5.5])),
@@ -178,7 +178,7 @@ def test_the_package_works_without_pyarrow() -> None:
             sys.modules[name] = None  # importing it raises ImportError
         import pandas as pd
         import pandas_dp
-        from pandas_dp import keys
+        from pandas_dp.mechanisms import keys
         assert keys.pc is None
         df = pd.DataFrame({"dept": ["a", "b", None, "a", "c"], "x": [1.0, 2.0, 3.0, 4.0, 5.0]})
         df.dp.set_budget(epsilon=10, seed=3)

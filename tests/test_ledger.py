@@ -30,8 +30,8 @@ from hypothesis import strategies as st
 
 import pandas_dp
 from pandas_dp.__main__ import main
-from pandas_dp.errors import BudgetExceededError, MissingBudgetError, PandasDPError
-from pandas_dp.ledger import (
+from pandas_dp.accounting._sqlite_format import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from pandas_dp.accounting.ledger import (
     SEEDED,
     BudgetMismatchError,
     BudgetStore,
@@ -46,8 +46,8 @@ from pandas_dp.ledger import (
     ReservationError,
     UnknownBudgetError,
 )
-from pandas_dp.ledger_format import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
-from pandas_dp.sqlite_ledger import Ledger, open_ledger
+from pandas_dp.accounting.sqlite import Ledger, open_ledger
+from pandas_dp.errors import BudgetExceededError, MissingBudgetError, PandasDPError
 
 TIMEOUT = 600  # an upper bound, never a wait: tests wait on what the children report
 posix_only = pytest.mark.skipif(os.name != "posix", reason="fork, forkserver and SIGKILL are POSIX")

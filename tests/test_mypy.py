@@ -188,7 +188,7 @@ def _line_of(path: Path, text: str) -> int:
 
 
 def test_import_pandas_dp_never_imports_mypy() -> None:
-    code = "import sys, pandas_dp, pandas_dp.accessor; print('mypy' in sys.modules)"
+    code = "import sys, pandas_dp, pandas_dp.surface.accessor; print('mypy' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,

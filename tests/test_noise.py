@@ -1,4 +1,4 @@
-"""The exact samplers and the grid arithmetic of ``pandas_dp.noise``.
+"""The exact samplers and the grid arithmetic of ``pandas_dp.core.noise``.
 
 Distribution tests use a fixed seed and Tumult's pattern: the chi-square test
 must pass at the true scale and fail at 0.7x and 1.3x the scale, so a test
@@ -24,8 +24,8 @@ import scipy.stats
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pandas_dp import noise
-from pandas_dp.noise import (
+from pandas_dp.core import noise
+from pandas_dp.core.noise import (
     SeededSource,
     SystemSource,
     bernoulli_exp,
@@ -37,7 +37,7 @@ from pandas_dp.noise import (
     integer_scale,
     uniform_below,
 )
-from pandas_dp.zcdp import gaussian_rho
+from pandas_dp.core.zcdp import gaussian_rho
 
 
 def _u64(values: list[int]) -> np.ndarray:

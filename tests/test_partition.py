@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from pandas_dp.bounding import unit_codes
-from pandas_dp.noise import SeededSource
-from pandas_dp.partition import (
+from pandas_dp.core.noise import SeededSource
+from pandas_dp.mechanisms.contributions import unit_codes
+from pandas_dp.mechanisms.key_selection import (
     PROB_BITS,
     WEIGHT_UNIT,
     ChosenKeys,

@@ -24,8 +24,11 @@ import pandas as pd
 import pytest
 
 import pandas_dp
-from pandas_dp import partition
-from pandas_dp.keys import Grouping
+from pandas_dp.kinds.signature import RHO
+from pandas_dp.mechanisms import key_selection as partition
+from pandas_dp.mechanisms.keys import Grouping
+from pandas_dp.pipeline.run import KINDS
+from pandas_dp.surface._typed import SIGNATURES
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 SECTION = "## How accurate is this?"
@@ -203,3 +206,35 @@ def test_the_key_selection_table_is_what_release_probability_gives() -> None:
         wanted = [_percent(partition.release_probability(plan, n)) for n in people]
         assert cells[1:-1] == wanted, label
         assert int(cells[-1]) == partition.people_for_half(plan), label
+
+
+# ---------------------------------------------------- the table of every release
+
+GLANCE = "### Every release at a glance"
+
+
+def _glance() -> dict[str, list[str]]:
+    """The rows of the README's table of every release: release name -> its cells."""
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index(GLANCE) :].split("\n#", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| `"):
+            rows[cells[0].strip("`")] = cells[1:]
+    return rows
+
+
+def test_every_release_and_kind_is_in_the_table_of_releases() -> None:
+    """Each signature (with its options as declared) and each kind of the registry has a row."""
+    rows = _glance()
+    for signature in SIGNATURES:
+        rho, ci, clip, keyless, dask = rows[signature.name]
+        names = {p.name for p in signature.params}
+        gaussian = any(p is RHO for p in signature.params)
+        assert rho == ("discrete Gaussian" if gaussian else "at ε = √(2ρ)"), signature.name
+        assert ci == ("yes" if "ci" in names and signature.name != "describe" else "—")
+        assert clip == ("yes" if signature.clipped else "—"), signature.name
+        assert (keyless, dask) == ("yes", "yes"), signature.name
+    for name in KINDS:
+        assert name in rows, f"the kind {name!r} has no row in the README's table of releases"

@@ -18,7 +18,7 @@ import pytest
 from pandas.core.computation import expr as pandas_expr
 from pandas.core.computation.parsing import clean_backtick_quoted_toks
 
-from pandas_dp.rowwise import _preparse, axis_names, check_rowwise
+from pandas_dp.surface.rowwise import _preparse, axis_names, check_rowwise
 
 Check = Callable[[], None]
 

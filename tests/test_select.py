@@ -1,4 +1,4 @@
-"""argmax_exp, top-k and quantiles (pandas_dp.select).
+"""argmax_exp, top-k and quantiles (pandas_dp.kinds.select).
 
 Exact tests of the privacy maps and of the 96-bit rate arithmetic; chi-square
 tests of the selection frequencies against exact permute-and-flip
@@ -22,11 +22,11 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-import pandas_dp.select as select
+import pandas_dp.kinds.select as select
+from pandas_dp.core.noise import SeededSource
 from pandas_dp.errors import BudgetExceededError
-from pandas_dp.kind import Neighbours
-from pandas_dp.noise import SeededSource
-from pandas_dp.select import GAMMA_CAP, Rate
+from pandas_dp.kinds.base import Neighbours
+from pandas_dp.kinds.select import GAMMA_CAP, Rate
 
 #: A chi-square p-value below this fails; at the true rate a fixed seed passes
 #: (Tumult's threshold, as in conftest.py).
@@ -288,7 +288,7 @@ def test_exact_privacy_loss_check_catches_a_doubled_rate(adjacency: str) -> None
 
 
 def test_quantile_q_is_rationalized() -> None:
-    from pandas_dp.validation import check_quantile
+    from pandas_dp.core.validation import check_quantile
 
     assert check_quantile(0.9) == Fraction(9, 10)
     assert check_quantile(1 / 3) == Fraction(1, 3)
@@ -578,7 +578,7 @@ def test_candidate_without_rows_can_win_and_others_are_dropped() -> None:
     ids=["strings", "categorical", "numbers", "mixed", "no missing", "empty"],
 )
 def test_ungrouped_counts_match_the_grouped_encoding(values: Any, candidates: list[Any]) -> None:
-    from pandas_dp.keys import encode_keys
+    from pandas_dp.mechanisms.keys import encode_keys
 
     df = pd.DataFrame({"c": values})
     cands = pd.Index(candidates)

@@ -1,7 +1,7 @@
 """The sensitivity oracle: no neighbour moves a release further than its plan declares.
 
-For every kind of the registry (:data:`pandas_dp.release.KINDS`), each of its
-examples (:meth:`~pandas_dp.kind.Kind.examples`), each adjacency, with and
+For every kind of the registry (:data:`pandas_dp.pipeline.run.KINDS`), each of its
+examples (:meth:`~pandas_dp.kinds.base.Kind.examples`), each adjacency, with and
 without a privacy unit (``max_rows``, ``max_groups``), grouped or not: tiny
 random frames (a few rows, three public keys and one outside them, values on
 and off the grid, outside the clips, missing), every one-row change of them
@@ -32,13 +32,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pandas_dp.aggregate import Sum
-from pandas_dp.keys import Grouping
-from pandas_dp.kind import Declared, ExampleColumns, Kind, Neighbours, Stats
-from pandas_dp.noise import Gauss, SeededSource
-from pandas_dp.partition import METHODS, person_statistics, selection_plan
-from pandas_dp.release import KINDS, Planned, plan_caches, plan_release
-from pandas_dp.variance import Var, VarPlan
+from pandas_dp.core.noise import Gauss, SeededSource
+from pandas_dp.kinds.base import Declared, ExampleColumns, Kind, Neighbours, Stats
+from pandas_dp.kinds.sums import Sum
+from pandas_dp.kinds.variance import Var, VarPlan
+from pandas_dp.mechanisms.key_selection import METHODS, person_statistics, selection_plan
+from pandas_dp.mechanisms.keys import Grouping
+from pandas_dp.pipeline.run import KINDS, Planned, plan_caches, plan_release
 
 #: Clips straddling zero (symmetric, not), wholly positive, wholly negative.
 CLIPS = ((-1.0, 1.0), (-0.5, 2.0), (0.5, 2.0), (-2.0, -0.5))

@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pandas_dp import aggregate, variance
+from pandas_dp.core.noise import Gauss, SeededSource
 from pandas_dp.errors import BudgetExceededError
-from pandas_dp.kind import Neighbours
-from pandas_dp.noise import Gauss, SeededSource
-from pandas_dp.select import evenly_spaced, grid_cells, quantile_table
-from pandas_dp.variance import (
+from pandas_dp.kinds import sums, variance
+from pandas_dp.kinds.base import Neighbours
+from pandas_dp.kinds.select import evenly_spaced, grid_cells, quantile_table
+from pandas_dp.kinds.variance import (
     grid_triples,
     noisy_triples,
     plan_variance,
@@ -210,7 +210,7 @@ def _loss_statistic(
 
 def _exact(p: variance.VarPlan) -> variance.VarPlan:
     """The same plan without noise (scale 0): the exact statistics."""
-    grid = aggregate.GridPlan(**{**p.grid.__dict__, "scale": 0})
+    grid = sums.GridPlan(**{**p.grid.__dict__, "scale": 0})
     return variance.VarPlan(grid, p.bump, p.offset, p.delta3, 0, p.epsilon)
 
 
@@ -234,8 +234,8 @@ def test_variance_release_keeps_its_epsilon(
 def test_audit_catches_a_halved_variance_noise(
     epsilon_lower_bound: Bound, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    integer_scale = aggregate.integer_scale
-    monkeypatch.setattr(aggregate, "integer_scale", lambda d, e: max(1, integer_scale(d, e) // 2))
+    integer_scale = sums.integer_scale
+    monkeypatch.setattr(sums, "integer_scale", lambda d, e: max(1, integer_scale(d, e) // 2))
     assert epsilon_lower_bound(*_loss_statistic(*AUDITS["add-at-middle"], seed=1)) > EPSILON
 
 

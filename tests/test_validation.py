@@ -18,7 +18,8 @@ import pyarrow as pa
 import pytest
 
 import pandas_dp
-from pandas_dp import BudgetExceededError, MissingBudgetError, PandasDPError, validation
+from pandas_dp import BudgetExceededError, MissingBudgetError, PandasDPError
+from pandas_dp.core import validation
 
 KEYS = ["Eng", "Ops", "Sales"]
 CLIP = (0, 200_000)

@@ -1,4 +1,4 @@
-"""zCDP arithmetic of ``pandas_dp.zcdp``: exact charges, and the CKS conversion to (ε, δ).
+"""zCDP arithmetic of ``pandas_dp.core.zcdp``: exact charges, and the CKS conversion to (ε, δ).
 
 The conversion is checked three ways: against a 80-digit evaluation of the
 same infimum (never below it, barely above), against the original form of
@@ -18,7 +18,7 @@ import scipy.optimize
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pandas_dp.zcdp import (
+from pandas_dp.core.zcdp import (
     epsilon_at,
     gaussian_rho,
     gaussian_sigma2,

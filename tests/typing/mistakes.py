@@ -26,3 +26,7 @@ dp(df).mean("x", clip=(0, 1), epsilon=1, max_groups=2)  # error: max_groups is f
 dp(df).median("x", candidates=[1.0], epsilon=0.1, rho=0.1)  # error: one of epsilon and rho
 dp(df).count(epsilon=0.1, rho=0.1)  # error: one of epsilon and rho
 shown: float = dp(df).mean("x", clip="auto", epsilon=1, cut=True)  # error: with cut, a Series
+df.dp.groupby("k").count(epsilon=0.5)  # error: keys chosen privately need delta
+dp(df).groupby("k").mean("x", clip=(0, 1), epsilon=0.5)  # error: no delta
+dp(df).groupby("k", keys=["a"]).count(epsilon=0.5, delta=1e-7)  # error: public keys, no delta
+dp(df).count(epsilon=0.5, delta=1e-7)  # error: delta is for a groupby without keys

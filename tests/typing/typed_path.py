@@ -12,7 +12,7 @@ from typing import assert_type
 import pandas as pd
 
 import pandas_dp
-from pandas_dp import DPAccessor, DPGroupBy, DPSelectedGroupBy, dp
+from pandas_dp import DPAccessor, DPGroupBy, Grouped, Keyless, dp
 
 df = pd.DataFrame({"x": [1.0], "k": ["a"], "p": [1]})
 assert_type(df.dp, DPAccessor)  # mypy with the plugin; pyright types it as a column
@@ -28,17 +28,21 @@ assert_type(a.argmax_exp("k", candidates=["a", "b"], epsilon=1), str)
 assert_type(a.argmax_exp("k", candidates=["a", "b"], epsilon=1, k=2), list[str])
 assert_type(a.argmax_exp("p", candidates=range(3), epsilon=1), int)
 g = a.groupby("k", keys=["a"])
-assert_type(g, DPGroupBy)
+assert_type(g, DPGroupBy[Grouped])
 chosen = a.groupby("k")  # no keys: chosen privately, each release takes delta=
-assert_type(chosen, DPSelectedGroupBy)
+assert_type(chosen, DPGroupBy[Keyless])
 assert_type(chosen.count(epsilon=1, delta=1e-7), pd.Series)
 assert_type(chosen.count(epsilon=1, delta=1e-7, ci=0.9), pd.DataFrame)
 assert_type(chosen.mean("x", clip=(0, 1), epsilon=1, delta=1e-7), pd.Series)
+assert_type(chosen.median("x", candidates=[0, 1], epsilon=1, delta=1e-7), pd.Series)
+assert_type(chosen.argmax_exp("k", candidates=["a"], epsilon=1, delta=1e-7, k=2), pd.DataFrame)
+assert_type(chosen.mean("x", clip="auto", epsilon=1, delta=1e-7, cut=True), pd.DataFrame)
+assert_type(chosen.describe("x", clip={}, candidates={}, rho=1, delta=1e-7), pd.DataFrame)
 assert_type(a.value_counts("k", epsilon=1, delta=1e-7), pd.Series)
 assert_type(a.crosstab("k", "p", epsilon=1, delta=1e-7), pd.DataFrame)
 assert_type(g.argmax_exp("k", candidates=["a", "b"], epsilon=1), pd.Series)
 assert_type(g.argmax_exp("k", candidates=["a", "b"], epsilon=1, k=1), pd.DataFrame)
-# Each release on both surfaces (pandas_dp.surface: self-typed overloads).
+# Each release on both surfaces (pandas_dp.surface._releases: self-typed overloads).
 assert_type(a.count(epsilon=1), int)
 assert_type(a.count("x", epsilon=1, ci=0.9), pd.Series)
 assert_type(a.sum("x", clip=(0, 1), epsilon=1), float)

@@ -1,0 +1,153 @@
+"""Exception types raised by pandas_dp.
+
+Every exception subclasses the built-in a user would already catch, so that
+``except LookupError`` or ``except ValueError`` keeps working in ETL scripts.
+No message ever contains a data value, a true statistic or a key observed in
+the data.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from .text import epsilon_text
+
+__all__ = [
+    "BudgetExceededError",
+    "BudgetMismatchError",
+    "BudgetProcessError",
+    "CorruptLedgerError",
+    "LedgerAccessError",
+    "LedgerError",
+    "LedgerFormatError",
+    "LedgerLockedError",
+    "MissingBudgetError",
+    "MissingColumnError",
+    "NotALedgerError",
+    "PandasDPError",
+    "ReservationError",
+    "UnknownBudgetError",
+]
+
+
+class PandasDPError(Exception):
+    """Base class of every pandas_dp error."""
+
+
+class BudgetExceededError(PandasDPError):
+    """A release (or a hold) would spend more than the budget has left of one quantity.
+
+    Nothing was spent and no noise was drawn; later queries that fit still run.
+    A budget counts its total (ε, or ρ for a zCDP budget) and, when it holds
+    one, its δ; each charge must fit in both.  The error names the quantity
+    that ran out and gives the amounts of that quantity (the total's when
+    both ran out).
+
+    Attributes
+    ----------
+    requested : Fraction
+        What the refused release (or hold) asked for, of :attr:`quantity`.
+    remaining : Fraction
+        What the budget has left of :attr:`quantity` (unchanged by the refusal).
+    quantity : str
+        The quantity that ran out: ``"epsilon"`` (an ε budget's total),
+        ``"rho"`` (a zCDP budget's total; a release given ``epsilon=`` asks
+        for ``epsilon**2 / 2`` of it) or ``"delta"`` (the budget's δ, spent
+        by key selections).
+    """
+
+    def __init__(self, requested: Fraction, remaining: Fraction, quantity: str = "epsilon") -> None:
+        if quantity not in _FIXES:
+            raise ValueError(f"`quantity` must be one of {', '.join(_FIXES)}; got {quantity!r}.")
+        self.requested = requested
+        self.remaining = remaining
+        self.quantity = quantity
+        super().__init__(
+            f"This release needs {quantity}={epsilon_text(requested)} but the budget has only "
+            f"{quantity}={epsilon_text(remaining)} left; nothing was spent. {_FIXES[quantity]}"
+        )
+
+    def __reduce__(self) -> tuple[type[BudgetExceededError], tuple[Fraction, Fraction, str]]:
+        return (type(self), (self.requested, self.remaining, self.quantity))
+
+
+#: What to do when each quantity runs out (the end of BudgetExceededError's message).
+_FIXES = {
+    "epsilon": "Ask for a smaller epsilon, or stop: every release spends from the same "
+    "people's budget.",
+    "rho": "Ask for a smaller rho (under this zCDP budget a release given epsilon= costs "
+    "rho=epsilon**2/2), or stop: every release spends from the same people's budget.",
+    "delta": "Ask for a smaller delta (choosing keys from the data spends it), or pass the "
+    "public keys with keys=[...], which need none; or stop: every release spends from the "
+    "same people's budget.",
+}
+
+
+class MissingBudgetError(PandasDPError, LookupError):
+    """The frame has no privacy budget it may spend (or must assert again that it may)."""
+
+
+class MissingColumnError(PandasDPError, KeyError):
+    """A column named by a release is not in the frame (a KeyError, as in pandas).
+
+    The message names the column and lists the frame's columns: column names
+    are schema, not data.
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class BudgetProcessError(PandasDPError, RuntimeError):
+    """An in-memory budget was asked to spend in a process other than the one that created it.
+
+    A forked child holds a copy of the parent's in-memory accounting; spending
+    there would not count in the parent.  Share one budget between processes
+    with a named ledger budget: ``set_budget(..., ledger="file.sqlite", name=...)``.
+    """
+
+
+# ------------------------------------------------------------------ ledger files
+
+
+class LedgerError(PandasDPError):
+    """Base class of the errors of a ledger file. Nothing was spent."""
+
+
+class LedgerAccessError(LedgerError, OSError):
+    """The ledger file cannot be opened or written (missing folder, a directory, read-only)."""
+
+
+class LedgerFormatError(LedgerError, ValueError):
+    """The file is not a ledger this version of pandas_dp can use; it was left untouched."""
+
+
+class NotALedgerError(LedgerFormatError):
+    """The file is not a pandas_dp ledger (not SQLite, or another application's database)."""
+
+
+class CorruptLedgerError(LedgerFormatError):
+    """The ledger file is damaged: SQLite reports corruption, or a stored value is invalid."""
+
+
+class LedgerLockedError(LedgerError, TimeoutError):
+    """Another connection held the ledger locked for longer than the timeout."""
+
+
+class BudgetMismatchError(LedgerError, ValueError):
+    """``set_budget`` named an existing budget with another total or adjacency.
+
+    Raised for named budgets in a ledger file and for named in-memory budgets
+    (``set_budget(epsilon, name=...)`` without a ledger); nothing was attached.
+    """
+
+
+class ReservationError(LedgerError, LookupError):
+    """A reservation token that the budget does not hold pending (unknown, cancelled, committed)."""
+
+
+class UnknownBudgetError(LedgerError, KeyError):
+    """The ledger has no budget of that name."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""

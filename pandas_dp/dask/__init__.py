@@ -1,0 +1,885 @@
+"""``ddf.dp`` on Dask DataFrames: the same releases, one pass over the partitions.
+
+This room, top to bottom (``_``: used only inside it):
+
+========================  ====================================================
+``_units``                Dask with a privacy unit: rows split into buckets by unit, then bounded
+``_graph``                what a Dask collection is made of: markers, row alignment, schedulers
+========================  ====================================================
+
+``import pandas_dp.dask`` registers the accessor (plain ``import pandas_dp``
+never imports dask)::
+
+    import dask.dataframe as dd
+    import pandas_dp.dask
+
+    ddf = dd.read_parquet("events/")
+    ddf.dp.set_budget(epsilon=3.0)
+    ddf.dp.groupby("country", keys=COUNTRIES).mean("amount", clip=(0, 500), epsilon=0.5)
+
+Every release runs the pipeline of :mod:`pandas_dp.pipeline.run` with the same
+:class:`~pandas_dp.kinds.base.Kind`: arguments and dtypes are validated on the
+collection's ``_meta`` (never its data), the plan is data-free, ε is reserved
+on the client, then each partition reads, encodes and tallies its rows (the
+kind's exact integer statistics), the per-partition statistics are summed in
+a tree (overflow-safe), the reservation is committed and the noise is drawn
+once, on the client, from the budget's source.  The statistics are exact
+integers, so the same seed gives the same release as the pandas path, bit
+for bit, whatever the partitioning or scheduler.
+
+Binding fails closed.  A budget is bound to the collection *object* it was
+set on (an id-keyed registry of weak references) and to the collections made
+from it by ``ddf.dp.filter/query/assign/select/persist/repartition``; every
+expression name of a bound collection is recorded, so any other collection
+whose expression graph contains one (``ddf[mask]``, ``dd.concat``, merges,
+``map_partitions``, ``repartition``, a re-read of the same files) is marked
+and refused with the fix named; so is one made of a pandas frame carrying the
+marker of a budget of this process (``dd.from_pandas(df)``, ...): it spends
+only after ``ddf.dp.inherit(df)``.  A plain ``ddf.persist()`` gets new keys
+and loses its lineage: it is unbound and unmarked (a documented hole).  A mask
+or an assigned column may reach the collection only through row-wise
+expressions (:mod:`pandas_dp.dask._graph`), refused before anything runs.
+
+ε is reserved before ``compute()`` and returned if it raised, unless the exact
+statistics may have been seen: whatever sees task results (a callback, the
+dashboard) sees a partition's statistics when its tally returns, so an error
+after any tally returned keeps ε spent (:func:`_compute`); on process or
+distributed workers, where tallies cannot be counted, once compute started.
+
+With a privacy unit (``set_budget(..., privacy_unit="customer_id")``) the
+rows of one person may sit in any partition, so a release first brings each
+person's rows together: each partition keeps only what the bounding and the
+tally read (the unit, the kind's columns, each row's key code in the
+narrowest integers) and splits its rows into buckets by a hash of the unit
+(:func:`split_by_unit`); each bucket gathers its pieces from every partition,
+in the data's order, bounds each person's contribution
+(:func:`pandas_dp.pipeline.run.bounded_tally`, as on pandas) and tallies
+(:func:`unit_statistics`).  A plain task graph of one ``compute()`` (one
+progress bar), never a Dask shuffle: distributed's P2P shuffle logs two
+WARNING lines per run that users would read as warnings of their release.
+There are ``BUCKETS_PER_PARTITION`` buckets per input partition (at most
+``MAX_BUCKETS``), so a bucket is smaller than a partition and its bounding's
+temporaries stay small; what waits for the last partition is about 17 bytes
+per row for a grouped mean (the unit, the value, an int8 key code), 8 for a
+person count.  The bounding's random choices come from the budget's source:
+inside the reservation, the client draws four words of it per bucket (a
+256-bit key), and each task expands its key with SHAKE-256
+(:class:`KeyedWords`), so no worker uses a random generator of its own.  A
+release whose bounding chooses nothing (a person count: ``min(rows,
+max_rows)`` per person) draws no key, so it is the pandas release bit for
+bit.  Which rows or keys are kept otherwise depends on the seed and the
+partitioning (never the scheduler: a bucket's rows come in the data's
+order), so those releases are not the pandas ones bit for bit; the bounds
+hold whatever the partitioning.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import weakref
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass
+from typing import Any, TypeVar, overload
+
+import numpy as np
+import pandas as pd
+
+try:
+    import dask
+    import dask.dataframe as dd
+    from dask.dataframe.extensions import register_dataframe_accessor
+except ImportError as error:
+    raise ImportError(
+        'pandas_dp.dask needs Dask: in your clone of pandas_dp, run pip install ".[dask]"'
+    ) from error
+
+from ..accounting.budget import (
+    PrivacyBudget,
+    bind,
+    claim_root,
+    keep_spent,
+    live_budget,
+    marker_of,
+    require_binding,
+)
+from ..core.errors import MissingBudgetError, PandasDPError
+from ..core.noise import RandomSource
+from ..core.validation import (
+    MAX_ROWS,
+    check_column,
+    check_per_unit,
+)
+from ..kinds.base import Kind, Rows, Stats
+from ..kinds.signature import Grouped, Keyless
+from ..mechanisms.key_selection import KeySelection
+from ..mechanisms.keys import Grouping
+from ..pipeline.run import (
+    Spender,
+    Task,
+    bounded_tally,
+    combine_selected,
+    selection_tally,
+)
+from ..surface.accessor import DPReleases
+from ..surface.groupby import DPGroupedReleases, G
+from ..surface.rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values
+from ._graph import TALLIES, check_unit_sources, pandas_parts, runs_here, same_rows
+from ._units import (
+    BUCKETS_PER_PARTITION,
+    KEY_WORDS,
+    MAX_BUCKETS,
+    KeyedWords,
+    Partial,
+    chooses,
+    split_by_unit,
+    unit_statistics,
+    unit_statistics_of_splits,
+)
+
+__all__ = ["DaskDPAccessor", "DaskDPGroupBy", "DaskFrame", "KeyedWords"]
+
+One = TypeVar("One")
+Many = TypeVar("Many")
+
+#: How many partial statistics one task of the tree adds up.
+SPLIT_EVERY = 8
+
+# ------------------------------------------------------------------ binding
+
+
+@dataclass(frozen=True)
+class _Bound:
+    """A collection that may spend: a weak reference to it, its budget, whether it is root.
+
+    ``unit`` is its privacy-unit column (None: one row is one person).
+    ``name`` is its expression name when bound: a collection with a privacy
+    unit changed in place (``ddf["customer_id"] = ...``) has another one and
+    spends nothing until ``inherit`` (its unit column may no longer identify
+    the persons bound).
+    """
+
+    ref: weakref.ref[dd.DataFrame]
+    budget: PrivacyBudget
+    root: bool
+    unit: Hashable | None
+    #: The collection's expression name when bound: ``ddf[col] = ...`` changes it in place.
+    name: str
+
+
+# id(collection) -> its binding (the weak reference removes the entry when it dies).
+_BOUND: dict[int, _Bound] = {}
+# Expression name of every bound collection -> the id of its budget (the lineage marker).
+_MARKED: dict[str, str] = {}
+_LOCK = threading.RLock()
+
+
+def _binding(ddf: dd.DataFrame) -> _Bound | None:
+    found = _BOUND.get(id(ddf))
+    return found if found is not None and found.ref() is ddf else None
+
+
+def _forget(key: int, ref: weakref.ref[dd.DataFrame]) -> None:
+    with _LOCK:
+        found = _BOUND.get(key)
+        if found is not None and found.ref is ref:
+            del _BOUND[key]
+
+
+def _bind(ddf: dd.DataFrame, budget: PrivacyBudget, *, root: bool, unit: Hashable | None) -> None:
+    key = id(ddf)
+    ref = weakref.ref(ddf, lambda r: _forget(key, r))
+    check_unit_sources(ddf, unit)  # once bound, a unit changed in place stops the collection
+    with _LOCK:
+        _BOUND[key] = _Bound(ref, budget, root, unit, ddf._name)
+        _MARKED[ddf._name] = budget.id
+
+
+def _marked_by(ddf: dd.DataFrame) -> PrivacyBudget | None:
+    """The live budget ``ddf`` comes from: a bound collection in its graph, or a frame's marker.
+
+    The marker is in the ``attrs`` of a pandas object it is made of (``dd.from_pandas(df)``, ...).
+    """
+    for node in ddf.expr.walk():
+        budget_id = _MARKED.get(node._name)
+        if budget_id is not None:
+            found = live_budget(budget_id)
+            if found is not None:
+                return found
+        for part in pandas_parts(node):
+            if isinstance(getattr(part, "attrs", None), dict):
+                marker = marker_of(part)
+                found = None if marker is None else live_budget(str(marker["budget"]))
+                if found is not None:
+                    return found
+    return None
+
+
+def _require(ddf: dd.DataFrame) -> _Bound:
+    """The binding a release of ``ddf`` may spend, or MissingBudgetError that names the fix."""
+    found = _binding(ddf)
+    if found is not None:
+        if found.unit is not None and found.name != ddf._name:
+            raise MissingBudgetError(
+                "This Dask collection has a privacy unit and was changed in place after its "
+                "budget was attached (ddf[column] = ...): its unit column may no longer identify "
+                "the persons bound. Derive columns with ddf.dp.assign(...), or assert it still "
+                "holds the same persons with ddf.dp.inherit(ddf)."
+            )
+        return found
+    if _marked_by(ddf) is not None:
+        raise MissingBudgetError(
+            "This Dask collection cannot spend a privacy budget. It was derived from a protected "
+            "collection by a Dask operation (ddf[mask], concat, merge, map_partitions, "
+            "repartition, groupby, a re-read of the same files, ...), or made from a protected "
+            "pandas frame (dd.from_pandas(df), dd.from_delayed, parquet written from it), which "
+            "may mix or repeat people. Derive it with ddf.dp.filter(...) / ddf.dp.query(...) / "
+            "ddf.dp.assign(...) / ddf.dp.select(...) / ddf.dp.persist() / "
+            "ddf.dp.repartition(...), or call result.dp.inherit(ddf) (or "
+            "result.dp.inherit(df), the pandas frame) if it still has at most one row per person."
+        )
+    raise MissingBudgetError(
+        "This Dask collection has no privacy budget. Attach one first, on the collection that "
+        "holds one row per person: ddf.dp.set_budget(epsilon=1.0)."
+    )
+
+
+def _refuse_rebinding(ddf: dd.DataFrame) -> None:
+    if _binding(ddf) is not None:
+        raise PandasDPError(
+            "This collection already has a privacy budget; a second one would reset the "
+            "accounting for the same people. Read it with ddf.dp.budget."
+        )
+    live = _marked_by(ddf)
+    if live is not None:
+        named = f" {live.name!r}" if live.name else ""
+        raise PandasDPError(
+            "This collection reads the data of, or was derived from, a collection or pandas frame "
+            f"(dd.from_pandas(df), ...) whose privacy budget{named} was created in this process: "
+            "a new budget would reset the accounting for the same people. Continue that budget "
+            "with ddf.dp.inherit(source), where source is that collection or the pandas frame "
+            "(ddf.dp.inherit(df)); to resume a budget across sessions, use a named ledger "
+            "budget: set_budget(epsilon=..., ledger=..., name=...)."
+        )
+
+
+# ------------------------------------------------------------- statistics
+
+
+def partition_statistics(part: pd.DataFrame, task: Task) -> Partial:
+    """One partition's row count and exact statistics (no privacy unit): read, encode, tally."""
+    rows = task.kind.read(part, task.n_keys)
+    codes = None if task.group is None else task.group.codes(part)
+    stats = bounded_tally(task, rows, codes, None, None)
+    TALLIES.add()  # before the exact statistics leave this function (see _compute)
+    return len(part), stats
+
+
+Selected = tuple[int, pd.Index, Stats]
+
+
+def partition_selected(part: pd.DataFrame, task: Task, key: bytes | None = None) -> Selected:
+    """One partition's row count, observed keys and :func:`~pandas_dp.pipeline.run.selection_tally`.
+
+    As :func:`partition_statistics`, for a grouping whose keys are chosen
+    from the data; the keys are this partition's (joined by value after).
+    """
+    assert isinstance(task.group, KeySelection)
+    if task.unit is not None:  # the choice of a person's keys depends on the rows' order
+        hashes = pd.util.hash_pandas_object(part, index=False).to_numpy()
+        part = part.iloc[np.argsort(hashes, kind="stable")]
+    rows = task.kind.read(part, 0)
+    codes, keys = task.group.observe(part)
+    units = None if task.unit is None else part[task.unit]
+    source = None if key is None else KeyedWords(key)
+    stats = selection_tally(task, rows, codes, keys, units, source)
+    TALLIES.add()  # before the exact statistics leave this function (see _compute)
+    return len(part), keys, stats
+
+
+def add_selected(kind: Kind[Any, Any], *parts: Selected) -> Selected:
+    """Partitions' :func:`partition_selected` together: keys unioned by value."""
+    keys, stats = functools.reduce(
+        lambda a, b: combine_selected(kind, a, b), [(p[1], p[2]) for p in parts]
+    )
+    return sum(p[0] for p in parts), keys, stats
+
+
+def add_statistics(kind: Kind[Any, Any], *parts: Partial) -> Partial:
+    """The partial statistics of ``parts`` together: rows added, statistics by ``kind.combine``."""
+    return sum(p[0] for p in parts), functools.reduce(kind.combine, [p[1] for p in parts])
+
+
+def _exact(partial: Partial) -> Stats:
+    """The combined statistics as int64 arrays, or an error (the reservation is returned)."""
+    n, stats = partial
+    if n >= MAX_ROWS:
+        raise ValueError(f"frames of {MAX_ROWS} rows or more are not supported.")
+    out = []
+    for a in stats:
+        if a.dtype != np.int64:
+            if a.size and (max(a.flat) >= 1 << 63 or min(a.flat) < -(1 << 63)):
+                raise OverflowError("an exact statistic of this release exceeds 64-bit integers.")
+            a = a.astype(np.int64)
+        out.append(a)
+    return tuple(out)
+
+
+def _tree(kind: Kind[Any, Any], parts: list[Any], add: Callable[..., Any] = add_statistics) -> Any:
+    """A Delayed of ``parts`` combined: a tree of ``add``, ``SPLIT_EVERY`` wide."""
+    combine = dask.delayed(add, pure=False)
+    while len(parts) > 1:
+        parts = [
+            combine(kind, *parts[i : i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)
+        ]
+    return parts[0]
+
+
+def _compute(lazy: Any, exact: Callable[[Any], Any] = _exact) -> Any:
+    """Compute the exact statistics; an error once any tally has returned keeps ε spent.
+
+    Tallies are counted in this process (synchronous and threaded schedulers;
+    any release's: a concurrent one can only keep more spent); elsewhere none
+    can be shown not to have returned, so ε stays spent once this started.
+    """
+    counted = runs_here(lazy)
+    before = TALLIES.value
+    try:
+        (partial,) = dask.compute(lazy)
+        return exact(partial)
+    except BaseException as error:
+        if not counted or TALLIES.value != before:
+            keep_spent(error)
+        raise
+
+
+@dataclass(frozen=True)
+class DaskFrame:
+    """A Dask collection as a :class:`~pandas_dp.pipeline.run.Frame` of :func:`.run`.
+
+    The schema is the collection's ``_meta`` (dtypes, never data); the
+    binding is the lineage binding of this module; the statistics are one
+    task per partition (projected to the columns the release reads: the
+    keys' and ``kind.columns()``), combined in a tree of ``kind.combine``,
+    ``SPLIT_EVERY`` inputs per task.  With a privacy unit, each partition's rows
+    are first split into buckets by unit (:func:`split_by_unit`: every person's
+    rows land in one bucket, whatever the input partitioning), and each bucket
+    bounds its persons with a key drawn, inside the reservation, from the
+    budget's source (:func:`unit_statistics`).
+    """
+
+    ddf: dd.DataFrame
+
+    def schema(self) -> pd.DataFrame:
+        meta: pd.DataFrame = self.ddf._meta
+        return meta
+
+    def binding(self) -> Spender:
+        bound = _require(self.ddf)
+        return Spender(bound.budget, bound.unit, bound.root)
+
+    def units(self, what: str) -> DaskFrame:
+        bound = _require(self.ddf)
+        if bound.unit is None:
+            raise TypeError(
+                f"{what} needs a privacy unit: this collection has one row per person. "
+                "Attach the budget with set_budget(..., privacy_unit='customer_id')."
+            )
+        people = self.ddf.groupby(bound.unit, dropna=True).size().rename("rows").to_frame()
+        with _LOCK:
+            _bind(people, bound.budget, root=bound.root, unit=None)
+        return DaskFrame(people)
+
+    def _columns(self, task: Task) -> list[Hashable]:
+        """The columns a release reads: the keys, then the kind's in the collection's order.
+
+        Else the first column (the row count needs one), or with a unit only the unit's.
+        """
+        meta = self.ddf._meta
+        needed = [] if task.group is None else list(task.group.by)
+        read = set(task.kind.columns())
+        needed += [label for label in meta.columns if label in read and label not in needed]
+        if task.unit is None:
+            return needed or list(meta.columns[:1])
+        return [*(label for label in needed if label != task.unit), task.unit]
+
+    def statistics(self, task: Task, rows: Rows) -> Callable[[RandomSource], Stats]:
+        projected = self.ddf[self._columns(task)]
+        if task.unit is None:
+            chunk = dask.delayed(partition_statistics, pure=False)
+            lazy = _tree(task.kind, [chunk(p, task) for p in projected.to_delayed()])
+
+            def statistics(source: RandomSource) -> Stats:
+                stats: Stats = _compute(lazy)
+                return stats
+
+            return statistics
+
+        inputs = projected.to_delayed()
+        buckets = min(BUCKETS_PER_PARTITION * len(inputs), MAX_BUCKETS)
+        split = dask.delayed(split_by_unit, pure=False)
+        splits = [split(p, task, buckets) for p in inputs]
+        tally = dask.delayed(unit_statistics, pure=False)
+        gather = dask.delayed(unit_statistics_of_splits, pure=False)
+
+        def bounded_statistics(source: RandomSource) -> Stats:
+            # Inside the reservation: the bounding's keys come from the budget's source, here.
+            keys: list[bytes | None] = [None] * buckets
+            if chooses(task):
+                words = source.words(KEY_WORDS * buckets).astype("<u8").reshape(buckets, -1)
+                keys = [k.tobytes() for k in words]
+            if runs_here(projected):  # threads share the splits: no task per piece
+                tallies = [gather(task, k, b, *splits) for b, k in enumerate(keys)]
+            else:  # each piece moves alone, from its partition's worker to its bucket's
+                tallies = [tally(task, k, *[s[b] for s in splits]) for b, k in enumerate(keys)]
+            stats: Stats = _compute(_tree(task.kind, tallies))
+            return stats
+
+        return bounded_statistics
+
+    def selected(self, task: Task, rows: Rows) -> Callable[[RandomSource], tuple[pd.Index, Stats]]:
+        projected = self.ddf[self._columns(task)]
+        chunk = dask.delayed(partition_selected, pure=False)
+
+        def exact(partial: Selected) -> tuple[pd.Index, Stats]:
+            return partial[1], _exact((partial[0], partial[2]))
+
+        if task.unit is None:
+            lazy = _tree(task.kind, [chunk(p, task) for p in projected.to_delayed()], add_selected)
+
+            def statistics(source: RandomSource) -> tuple[pd.Index, Stats]:
+                return _compute(lazy, exact)  # type: ignore[no-any-return]
+
+            return statistics
+
+        parts = list(projected.shuffle(on=task.unit, shuffle_method="tasks").to_delayed())
+
+        def bounded_statistics(source: RandomSource) -> tuple[pd.Index, Stats]:
+            keys = source.words(KEY_WORDS * len(parts)).astype("<u8").reshape(len(parts), -1)
+            chunks = [chunk(p, task, k.tobytes()) for p, k in zip(parts, keys, strict=True)]
+            return _compute(_tree(task.kind, chunks, add_selected), exact)  # type: ignore[no-any-return]
+
+        return bounded_statistics
+
+
+# ---------------------------------------------------------------- surfaces
+
+
+@register_dataframe_accessor("dp")
+class DaskDPAccessor(DPReleases):
+    """Differentially private releases of a Dask DataFrame: ``ddf.dp``.
+
+    The surface of :class:`pandas_dp.DPAccessor` (``df.dp``), with the same
+    arguments, results and errors; releases are computed eagerly (one
+    ``compute()`` each) and return the same pandas objects.  Holds no state:
+    the budget is bound to the collection object.
+
+    The releases are those of :class:`pandas_dp.surface.accessor.DPReleases`, shared
+    with ``df.dp``; here each runs by :func:`~pandas_dp.pipeline.run.run` over a
+    :class:`DaskFrame` (one pass over the partitions), and histogram bins and
+    crosstab keys are checked against the collection's ``_meta`` (its dtypes, never its data).
+    """
+
+    def __init__(self, ddf: dd.DataFrame) -> None:
+        self._ddf = ddf
+
+    @property
+    def budget(self) -> PrivacyBudget:
+        """The collection's :class:`PrivacyBudget` (MissingBudgetError if it has none)."""
+        return _require(self._ddf).budget
+
+    def _budget(self) -> PrivacyBudget:
+        return self.budget
+
+    def _frame(self) -> DaskFrame:
+        return DaskFrame(self._ddf)
+
+    def _schema(self) -> pd.DataFrame:
+        meta: pd.DataFrame = self._ddf._meta  # dtypes only: bins and keys never read the data
+        return meta
+
+    def _refuse_rebinding(self) -> None:
+        _refuse_rebinding(self._ddf)
+
+    def _rows(self) -> int | None:
+        return None  # not known without computing the collection
+
+    def _check_unit(self, unit: Hashable | None) -> None:
+        check_unit_sources(self._ddf, unit)
+
+    def _attach(self, budget: PrivacyBudget, where: str | None, stored_root: bool) -> None:
+        with _LOCK:
+            _refuse_rebinding(self._ddf)
+            root = claim_root(budget.name, where, stored=stored_root)
+            _bind(self._ddf, budget, root=root, unit=budget.privacy_unit)
+
+    @overload
+    def groupby(
+        self, by: Hashable | list[Hashable], *, keys: None = None, dropna: bool = True
+    ) -> DaskDPGroupBy[Keyless]: ...
+
+    @overload
+    def groupby(
+        self, by: Hashable | list[Hashable], *, keys: Any, dropna: bool = True
+    ) -> DaskDPGroupBy[Grouped]: ...
+
+    def groupby(
+        self, by: Hashable | list[Hashable], *, keys: Any = None, dropna: bool = True
+    ) -> DaskDPGroupBy[Grouped] | DaskDPGroupBy[Keyless]:
+        """Group by ``by``, over public ``keys`` or keys chosen privately: as ``df.dp.groupby``.
+
+        Parameters
+        ----------
+        by : label or list of labels
+            The key column(s).
+        keys : list, array, Index, MultiIndex, DataFrame or CategoricalDtype, optional
+            The public keys, in the order the result is indexed by. Without
+            them, the keys are chosen privately (each release takes ``delta=``).
+        dropna : bool, default True
+            Without ``keys``: whether to leave out missing keys.
+
+        Returns
+        -------
+        DaskDPGroupBy
+        """
+        if keys is None:
+            selection = KeySelection.of_columns(self._ddf._meta, by, dropna=dropna)
+            return DaskDPGroupBy[Keyless](self._ddf, selection.by, selection)
+        if dropna is not True:
+            raise TypeError("`dropna` goes with a groupby without keys=; with public keys drop it.")
+        return DaskDPGroupBy[Grouped](self._ddf, by, keys)
+
+    # ------------------------------------------------ row-wise derived frames
+
+    def _derive(self, result: dd.DataFrame, *, same_rows: bool) -> dd.DataFrame:
+        bound = _require(self._ddf)
+        if result is self._ddf:
+            result = result.copy()
+        with _LOCK:
+            _bind(result, bound.budget, root=bound.root and same_rows, unit=bound.unit)
+        return result
+
+    def _unit(self) -> Hashable | None:
+        """This collection's privacy-unit column (None: one row is one person)."""
+        return _require(self._ddf).unit
+
+    def filter(self, mask: Any) -> dd.DataFrame:
+        """The rows where ``mask`` is True, spending from this collection's budget.
+
+        Parameters
+        ----------
+        mask : dask Series or callable
+            A boolean Series computed row-wise from this collection's own
+            columns (``ddf.amount > 0``), or a callable that takes the
+            collection and returns one. A missing value counts as False.
+
+        Returns
+        -------
+        dask.dataframe.DataFrame
+            The selected rows, bound to this budget (never its root).
+
+        Raises
+        ------
+        TypeError
+            If ``mask`` is not a boolean Dask Series.
+        ValueError
+            If ``mask`` is not built row by row from this collection itself:
+            it goes through ``set_index``, ``shuffle``, ``sort_values``,
+            ``repartition``, ``reset_index``, ``ddf[mask]``, ``map_partitions``
+            or another collection, which may line other rows up with these.
+
+        Notes
+        -----
+        Costs nothing, as :meth:`pandas_dp.DPAccessor.filter`. Each row's entry
+        may depend only on that row and on public constants, which the library
+        cannot check: never ``ddf.x > ddf.x.mean()``, nor a row's position (the
+        index of a ``read_csv`` collection, the common ``index % k`` split),
+        which moves when one person is added earlier in a file.
+        """
+        if callable(mask):
+            mask = mask(self._ddf)
+        if not isinstance(mask, dd.Series):
+            raise TypeError(
+                "`mask` must be a boolean Dask Series computed from this collection, e.g. "
+                f"ddf.amount > 0, got {type(mask).__name__}."
+            )
+        if not is_boolean_dtype(mask.dtype):
+            raise TypeError(
+                f"`mask` must be a boolean Series (numpy bool, pandas 'boolean' or "
+                f"'bool[pyarrow]'), got dtype {mask.dtype}."
+            )
+        same_rows(mask, self._ddf, "mask")
+        if mask.dtype != np.bool_:
+            mask = mask.fillna(False)
+        # `& True`, not .astype(bool): Dask's optimizer moves a filter whose mask ends in
+        # astype onto the mask itself (ddf[m.astype(bool)] computes the mask, not the rows),
+        # and a caller's mask may end in astype too; so the mask ends in an `and`.
+        return self._derive(self._ddf[mask & True], same_rows=False)
+
+    def query(self, expr: str, **kwargs: Any) -> dd.DataFrame:
+        """The rows where the row-wise boolean expression ``expr`` holds.
+
+        Parameters
+        ----------
+        expr : str
+            A row-wise expression, checked on the collection's metadata as in
+            :meth:`pandas_dp.DPAccessor.query` (never the index, no ``object``
+            column); ``@name`` takes a public scalar from the caller's scope (a
+            list of them only after ``in`` / ``not in`` / ``==`` / ``!=``).
+        **kwargs
+            Passed to ``DataFrame.eval`` on each partition (``parser``, ``engine``,
+            ``local_dict``).
+
+        Returns
+        -------
+        dask.dataframe.DataFrame
+            The selected rows, bound to this budget, as with :meth:`filter`.
+
+        Raises
+        ------
+        ValueError, TypeError, KeyError
+            As :meth:`pandas_dp.DPAccessor.query`, before any task runs. An
+            expression that fails on any rows of its dtypes fails here, with one
+            fixed message; what fails only on some values fails in a task.
+        """
+        if not isinstance(expr, str):
+            raise TypeError(f"`expr` must be a string, got {type(expr).__name__}.")
+        if "inplace" in kwargs:
+            raise TypeError("`inplace` is not supported: ddf.dp.query returns a new collection.")
+        check_rowwise(expr, parser=kwargs.get("parser", "pandas"), frame=self._ddf._meta)
+        kwargs["local_dict"] = query_values(expr, kwargs.get("parser", "pandas"), kwargs, 1)
+        # Made-up rows of the same dtypes first: what fails on any rows fails here, not in a task.
+        evaluate(self._ddf._meta_nonempty, expr, kwargs)
+        mask = evaluate(self._ddf, expr, kwargs)
+        if not isinstance(mask, dd.Series) or not is_boolean_dtype(mask.dtype):
+            raise TypeError(f"`expr` must evaluate to a boolean per row, got {expr!r}.")
+        return self.filter(mask)
+
+    def assign(self, **columns: Any) -> dd.DataFrame:
+        """A collection with new or replaced columns; same rows, same budget.
+
+        Parameters
+        ----------
+        **columns
+            A scalar, a callable that takes the collection, or a Dask Series
+            computed row-wise from this collection's own columns (as the
+            ``mask`` of :meth:`filter`).
+
+        Returns
+        -------
+        dask.dataframe.DataFrame
+            Bound to this budget (still its root if this one is).
+
+        Raises
+        ------
+        ValueError
+            If a Series is not built row by row from this collection itself.
+
+        Notes
+        -----
+        Costs nothing. Each row's value may depend only on that row and on
+        public constants, which the library cannot check: never
+        ``ddf.x - ddf.x.mean()``, nor a row's position (the common ``index % k``
+        split), which moves when one person is added earlier in a file.
+        """
+        for label, value in columns.items():
+            if callable(value):
+                value = value(self._ddf)
+                columns[label] = value
+            if isinstance(value, dd.Series):
+                same_rows(value, self._ddf, label)
+            elif not np.isscalar(value):
+                raise TypeError(
+                    f"`{label}` must be a scalar, a callable, or a Dask Series computed from this "
+                    f"collection, got {type(value).__name__}."
+                )
+        unit = self._unit()
+        if unit is not None and unit in columns:
+            raise ValueError(
+                f"{unit!r} is the privacy unit: it identifies each row's person, and "
+                "overwriting it would change who is who. Assign another column."
+            )
+        return self._derive(self._ddf.assign(**columns), same_rows=True)
+
+    def select(self, columns: Iterable[Hashable]) -> dd.DataFrame:
+        """A collection with only ``columns``; same rows, same budget.
+
+        Parameters
+        ----------
+        columns : list of labels
+            The columns to keep.
+
+        Returns
+        -------
+        dask.dataframe.DataFrame
+        """
+        if isinstance(columns, str) or not isinstance(columns, Iterable):
+            raise TypeError(f"`columns` must be a list of column labels, got {columns!r}.")
+        labels = list(columns)
+        if len(set(labels)) != len(labels):
+            raise ValueError("`columns` names a column twice.")
+        for label in labels:
+            check_column(self._ddf._meta, label)
+        unit = self._unit()
+        if unit is not None and unit not in labels:
+            raise ValueError(
+                f"{unit!r} is the privacy unit; keep it in `columns`, since every release "
+                "bounds each person's rows by it."
+            )
+        return self._derive(self._ddf[labels], same_rows=True)
+
+    def persist(self, **kwargs: Any) -> dd.DataFrame:
+        """``ddf.persist()`` that keeps the budget (same rows; the budget stays here).
+
+        Parameters
+        ----------
+        **kwargs
+            Passed to ``DataFrame.persist``.
+
+        Returns
+        -------
+        dask.dataframe.DataFrame
+        """
+        return self._derive(self._ddf.persist(**kwargs), same_rows=True)
+
+    def repartition(self, **kwargs: Any) -> dd.DataFrame:
+        """``ddf.repartition(...)`` that keeps the budget (the same rows, moved).
+
+        Parameters
+        ----------
+        **kwargs
+            Passed to ``DataFrame.repartition`` (``npartitions``, ``partition_size``).
+
+        Returns
+        -------
+        dask.dataframe.DataFrame
+        """
+        if "divisions" in kwargs:
+            raise TypeError("`divisions` is not supported: it may drop or duplicate rows.")
+        return self._derive(self._ddf.repartition(**kwargs), same_rows=True)
+
+    def per_unit(self, **aggregations: Any) -> dd.DataFrame:
+        """One row per person: Dask's named aggregation over the privacy unit.
+
+        ``tx.dp.per_unit(spend=("amount", "sum"), orders=("amount", "size"))``
+        is ``tx.groupby(unit).agg(spend=..., orders=...)``, lazily: a
+        collection indexed by the unit (rows whose unit id is missing are
+        dropped), bound to the same budget with one row per person, so its
+        releases need no bounds. As :meth:`pandas_dp.DPAccessor.per_unit`.
+
+        Parameters
+        ----------
+        **aggregations
+            ``name=(column, function)`` pairs: reductions by name, as on pandas,
+            among those Dask's named aggregation knows
+            (:data:`pandas_dp.core.validation.DASK_PER_UNIT_AGGREGATIONS`: not
+            ``"all"``, ``"any"``, ``"kurt"``, ``"nunique"``, ``"quantile"``,
+            ``"sem"``, ``"skew"``).
+
+        Returns
+        -------
+        dask.dataframe.DataFrame
+            One row per person, spending from this collection's budget.
+
+        Raises
+        ------
+        MissingBudgetError
+            If this collection has no budget it may spend.
+        TypeError, ValueError
+            As :meth:`pandas_dp.DPAccessor.per_unit`; callables are refused.
+
+        Notes
+        -----
+        Releases nothing and costs nothing. Dask's groupby-aggregation
+        brings each person's rows together (a tree reduction or a shuffle).
+        """
+        bound = _require(self._ddf)
+        checked = check_per_unit(bound.unit, aggregations, self._ddf._meta, "dask")
+        result = self._ddf.groupby(bound.unit, dropna=True).agg(**checked)
+        with _LOCK:
+            _bind(result, bound.budget, root=bound.root, unit=None)
+        return result
+
+    def compute(self, **kwargs: Any) -> pd.DataFrame:
+        """The collection as a pandas frame bound to the same budget (same rows).
+
+        Parameters
+        ----------
+        **kwargs
+            Passed to ``DataFrame.compute``.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        bound = _require(self._ddf)
+        frame: pd.DataFrame = self._ddf.compute(**kwargs)
+        bind(frame, bound.budget, root=bound.root, unit=bound.unit)
+        return frame
+
+    def inherit(self, source: dd.DataFrame | pd.DataFrame) -> dd.DataFrame:
+        """Bind this collection to ``source``'s budget; returns this collection.
+
+        Call it only when this collection still has at most one row per person
+        of ``source``: that is your assertion, which the library cannot check.
+
+        Parameters
+        ----------
+        source : dask or pandas DataFrame
+            A collection (or frame) that may spend the budget.
+
+        Returns
+        -------
+        dask.dataframe.DataFrame
+        """
+        if isinstance(source, dd.DataFrame):
+            found = _binding(source) if source is self._ddf else None
+            found = found or _require(source)
+            budget, unit = found.budget, found.unit
+        elif isinstance(source, pd.DataFrame):
+            binding = require_binding(source)  # as other.dp.inherit(df): unchanged in place
+            budget, unit = binding.budget, binding.unit
+        else:
+            raise TypeError(f"`source` must be a DataFrame, got {type(source).__name__}.")
+        with _LOCK:
+            own = _binding(self._ddf)
+            if own is not None and own.budget is not budget:
+                raise PandasDPError("This collection already spends another privacy budget.")
+            other = _marked_by(self._ddf)
+            if other is not None and other is not budget:
+                raise PandasDPError(
+                    "This collection was derived from a collection with another live privacy "
+                    "budget."
+                )
+            if own is None or (own.unit is not None and own.name != self._ddf._name):
+                _bind(self._ddf, budget, root=False, unit=unit if own is None else own.unit)
+        return self._ddf
+
+
+class DaskDPGroupBy(DPGroupedReleases[G]):
+    """Grouped private releases over public keys: ``ddf.dp.groupby(by, keys=...)``.
+
+    As :class:`pandas_dp.DPGroupBy`: ``by`` and ``keys`` are checked against the
+    collection's dtypes (never its data); each release returns a pandas Series
+    or DataFrame indexed by exactly ``keys``.  The releases are those of
+    :class:`pandas_dp.surface.groupby.DPGroupedReleases`, each run over a :class:`DaskFrame`.
+    """
+
+    def __init__(self, ddf: dd.DataFrame, by: object, keys: object) -> None:
+        self._ddf = ddf
+        # A KeySelection (keys chosen privately) comes checked.
+        self._group = (
+            keys
+            if isinstance(keys, KeySelection)
+            else Grouping.of(ddf._meta, by, keys).check(ddf._meta)
+        )
+
+    def _frame(self) -> DaskFrame:
+        return DaskFrame(self._ddf)
+
+    def _schema(self) -> pd.DataFrame:
+        meta: pd.DataFrame = self._ddf._meta
+        return meta
+
+    def _budget(self) -> PrivacyBudget:
+        return _require(self._ddf).budget

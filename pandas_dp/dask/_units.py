@@ -1,0 +1,204 @@
+"""Person-level releases on Dask: each person's rows brought together in one bucket.
+
+With a privacy unit a person's rows may sit in any partition.  :mod:`pandas_dp.dask`
+runs, for every input partition, :func:`split_by_unit` (only what the release
+reads, split into buckets by a hash of the unit), then for every bucket
+:func:`unit_statistics` (its pieces from every partition, in the data's order,
+bounded and tallied as on pandas, with the random words of :class:`KeyedWords`
+keyed from the budget's source).  A plain task graph: no Dask shuffle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from ..core.noise import I64, U64
+from ..kinds.base import Stats
+from ..pipeline.run import Task, bounded_tally
+from ._graph import TALLIES
+
+__all__ = [
+    "BUCKETS_PER_PARTITION",
+    "KEY_WORDS",
+    "MAX_BUCKETS",
+    "KeyedWords",
+    "Partial",
+    "Piece",
+    "chooses",
+    "split_by_unit",
+    "unit_statistics",
+    "unit_statistics_of_splits",
+]
+
+#: Words of the budget's source drawn per bucket for its bounding (a 256-bit key).
+KEY_WORDS = 4
+#: Buckets per input partition that the rows of a person-level release are split into by
+#: unit, and at most how many in all (on process or distributed workers, one task per input
+#: partition and bucket moves a piece; in this process a bucket reads the splits directly).
+BUCKETS_PER_PARTITION = 4
+MAX_BUCKETS = 256
+
+#: A row count and the exact statistics of those rows (a partition's, a bucket's, or added up).
+Partial = tuple[int, Stats]
+#: One input partition's rows of one bucket: its input rows (kept or dropped), the rows
+#: kept (the unit and the columns the kind reads), and their key codes (None: ungrouped).
+Piece = tuple[int, pd.DataFrame, NDArray[np.signedinteger[Any]] | None]
+
+
+class KeyedWords:
+    """A word stream expanded from a key drawn from the budget's source on the client.
+
+    ``words(n)`` is SHAKE-256 of the key and a call counter, read as ``n``
+    little-endian 64-bit words: an extendable-output function keyed with 256
+    bits of the budget's CSPRNG (or of its seeded stream), so a task draws no
+    randomness of its own.  Shipped to workers with its partition's task.
+    """
+
+    __slots__ = ("_calls", "_key")
+
+    def __init__(self, key: bytes) -> None:
+        self._key = key
+        self._calls = 0
+
+    def words(self, n: int) -> U64:
+        """``n`` words: the next block of the stream."""
+        block = hashlib.shake_256(self._key + self._calls.to_bytes(8, "little")).digest(8 * n)
+        self._calls += 1
+        return np.frombuffer(block, dtype="<u8").astype(np.uint64)
+
+    def __getstate__(self) -> tuple[bytes, int]:
+        return self._key, self._calls
+
+    def __setstate__(self, state: tuple[bytes, int]) -> None:
+        self._key, self._calls = state
+
+    def __repr__(self) -> str:
+        return "KeyedWords(...)"
+
+
+def _buckets_of(units: pd.Series, buckets: int) -> NDArray[np.uint8]:
+    """Each row's bucket: a 64-bit hash of its unit id modulo ``buckets`` (at most 256).
+
+    Ids are hashed in one form whatever a partition stores them as (a
+    partition may carry another dtype than the collection's): a categorical
+    as its categories' values, integers of any width, numpy, nullable or
+    arrow, as ``Int64`` (whose hash is int64's), so a person whose ids are
+    int32 in one file and int64 in another lands in one bucket; strings of
+    any string dtype already hash alike.
+    """
+    if isinstance(units.dtype, pd.CategoricalDtype):
+        units = units.astype(units.dtype.categories.dtype)
+    dtype = units.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind == "i":
+        units = units.astype("int64")  # the same hash as Int64, without a mask
+    elif pd.api.types.is_integer_dtype(dtype) and dtype != np.uint64:
+        units = units.astype("Int64")
+    hashes = pd.util.hash_pandas_object(units, index=False).to_numpy()
+    return (hashes % np.uint64(buckets)).astype(np.uint8)
+
+
+def _take(column: pd.Series, order: I64) -> Any:
+    """The values of ``column`` at the positions ``order`` (no index: a gather of the values)."""
+    values = column.to_numpy() if isinstance(column.dtype, np.dtype) else column.array
+    return values[order] if isinstance(values, np.ndarray) else values.take(order)
+
+
+def split_by_unit(part: pd.DataFrame, task: Task, buckets: int) -> list[Piece]:
+    """One partition's rows of a person-level release, split into ``buckets`` by unit.
+
+    Every row of one person goes to the same bucket, whatever its partition
+    (:func:`_buckets_of`).  Only what the bounding and the tally read moves: the
+    unit and the kind's columns, the key columns replaced by each row's key code
+    (the narrowest signed integers that hold it); rows the bounding drops anyway
+    (a missing unit id, a key outside the public ones) are dropped here.  Rows
+    keep their order within a bucket, so a bucket's rows come in the order of
+    the data (input partition, then row) on any scheduler: the same seed and
+    partitioning keep the same rows.
+    """
+    assert task.unit is not None
+    units = part[task.unit]
+    keep = units.notna().to_numpy()
+    codes = None if task.group is None else task.group.codes(part)
+    if codes is not None:
+        keep = keep & (codes >= 0)
+    read = {*task.kind.columns(), task.unit}
+    frame = part[[label for label in part.columns if label in read]]
+    bucket = _buckets_of(units, buckets)
+    order = np.argsort(bucket, kind="stable")
+    if not keep.all():
+        order = order[keep[order]]
+    sizes = np.bincount(bucket[order], minlength=buckets)
+    ordered = pd.DataFrame(
+        {label: _take(frame[label], order) for label in frame.columns}, copy=False
+    )
+    narrow = np.min_scalar_type(-task.n_keys)  # int8 for up to 128 keys: codes are below n_keys
+    ordered_codes = None if codes is None else codes[order].astype(narrow)
+    ends = np.cumsum(sizes)
+    pieces: list[Piece] = []
+    for b, (start, end) in enumerate(zip((ends - sizes).tolist(), ends.tolist(), strict=True)):
+        dropped = len(part) - int(ends[-1]) if b == 0 else 0  # counted once, in bucket 0
+        pieces.append(
+            (
+                end - start + dropped,
+                ordered.iloc[start:end],
+                None if ordered_codes is None else ordered_codes[start:end],
+            )
+        )
+    return pieces
+
+
+def chooses(task: Task) -> bool:
+    """Whether a release's bounding draws random words (not: :func:`.contributions.kept_counts`).
+
+    A release that reads only the rows kept per key keeps ``min(rows, max_rows)``
+    of each person: it chooses nothing unless a person's keys are capped by
+    ``max_groups``.  One that chooses nothing draws nothing from the budget's
+    source, so its noise is the pandas release's, bit for bit.
+    """
+    return not task.kind.counts_kept() or (task.group is not None and task.max_groups is not None)
+
+
+class _NoChoice:
+    """The words of a bounding that makes no random choice (:func:`chooses`): none."""
+
+    def words(self, n: int) -> U64:
+        raise AssertionError("this release's bounding makes no random choice")
+
+
+def unit_statistics(task: Task, key: bytes | None, *pieces: Piece) -> Partial:
+    """One bucket's row count and exact statistics: its persons bounded, then tallied.
+
+    ``pieces`` are the bucket's rows from each input partition, in the order
+    of the partitions (:func:`split_by_unit`); ``key`` (drawn on the client from
+    the budget's source; None when the release chooses nothing, :func:`chooses`)
+    seeds the bounding's random choices (:func:`~pandas_dp.pipeline.run.bounded_tally`,
+    as on pandas).
+    """
+    assert task.unit is not None
+    frames = [piece[1] for piece in pieces]
+    part = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    codes = None
+    if task.group is not None:
+        codes = np.concatenate([piece[2] for piece in pieces if piece[2] is not None])
+        codes = codes.astype(np.int64)
+    rows = task.kind.read(part, task.n_keys)
+    source = _NoChoice() if key is None else KeyedWords(key)
+    stats = bounded_tally(task, rows, codes, part[task.unit], source)
+    TALLIES.add()  # before the exact statistics leave this function (see _compute)
+    return sum(piece[0] for piece in pieces), stats
+
+
+def unit_statistics_of_splits(
+    task: Task, key: bytes | None, bucket: int, *splits: list[Piece]
+) -> Partial:
+    """:func:`unit_statistics` of bucket ``bucket``, taken from every partition's whole split.
+
+    For the schedulers of this process (threads share the splits, nothing is
+    copied): one task per bucket instead of one per partition and bucket.
+    """
+    return unit_statistics(task, key, *[split[bucket] for split in splits])

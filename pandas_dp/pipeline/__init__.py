@@ -1,0 +1,11 @@
+"""Every release over a backend, in one order; composite releases; planning before spending.
+
+This room, top to bottom: each module imports only modules below it (here or in
+a lower room); a leading ``_`` marks a module used only inside this room.
+
+========================  ====================================================
+``planning``              half_width / epsilon_for / rho_for: accuracy planned before spending
+``recipes``               composite releases: several releases under one hold (clip="auto", ...)
+``run``                   run: every release over a backend (Frame); the registry of kinds
+========================  ====================================================
+"""

@@ -1,0 +1,579 @@
+"""Composite releases: several releases under one hold, each step able to read earlier ones.
+
+A surface hands every release down as a :class:`Request` (the kind to build,
+the call's arguments); :func:`answer` plans it as a :class:`Recipe`, data
+the pipeline runs: one step when the call is one release, more when it asks
+for ``clip="auto"``, ``max_rows="auto"`` or ``cut=True``.  The whole loss is
+held first (:meth:`~pandas_dp.accounting.budget.PrivacyBudget.hold`; refused,
+nothing spent, if it does not fit), then each step is one release of
+:func:`~pandas_dp.pipeline.run.run` with its share (one ledger entry each,
+adding up to exactly the call's ε or ρ), built when it runs from the answers
+of the steps before it.  Nothing here calls back up into a surface.
+
+=====================  ==========================  =================================
+step                   share of ε                  release
+=====================  ==========================  =================================
+``max_rows="auto"``    :data:`AUTO_ROWS_SHARE`     ``rows_per_unit(0.9)`` on :data:`AUTO_ROWS`
+``clip="auto"``        :data:`AUTO_CHECK_SHARE`    a count of the column's values (the check)
+                       :data:`AUTO_SHARE`          :class:`~pandas_dp.kinds.clip_bounds.ClipBounds`
+the statistic          the rest                    clipped to the bounds
+``cut=True``           :data:`CUT_SHARE`           the share of values outside the clip
+                       :data:`CUT_SHARE`           with a privacy unit: the share of
+                                                   persons ``max_rows`` cut
+=====================  ==========================  =================================
+
+Several columns split a step's share equally.  The check: AboveThreshold
+stops where about its threshold ``T`` of values lie beyond a bound, so with
+fewer than :data:`AUTO_MIN_RATIO` · ``T`` values the bounds land inside the
+data (at ε = 0.1 on 1,000 incomes, near the median: the mean 100% off).  A
+private count comes first; below that many values, the call stops with a
+ValueError saying what to do (more ε, or ``clip=``), having spent only the
+count.  The chosen bounds, ``max_rows`` and the cut are returned with the
+answer where it has room (:func:`with_bounds`, :func:`with_rows`,
+:func:`with_cut`); the ledger records each step in every case.
+
+Without public keys (a :class:`~pandas_dp.mechanisms.key_selection.KeySelection`),
+the statistic chooses its keys; the bounds of ``clip="auto"`` are then found
+from all the rows at once (ungrouped, each person's rows bounded by
+``max_rows·max_groups``: the most a person keeps in the grouped release), and
+``cut=True`` measures the cut in the keys the statistic chose, public once
+released.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import pandas as pd
+
+from ..core.validation import check_loss, check_readable, loss_fields, selection_loss
+from ..kinds.base import Kind, Neighbours
+from ..kinds.clip_bounds import ClipBounds, ClippedShare, plan_bounds
+from ..kinds.count import Count
+from ..kinds.select import Quantile
+from ..mechanisms.key_selection import KeySelection
+from ..mechanisms.keys import Grouping
+from .run import NO_BOUNDS, ContributionBounds, Frame, run
+
+__all__ = [
+    "AUTO_CHECK_SHARE",
+    "AUTO_MIN_RATIO",
+    "AUTO_ROWS",
+    "AUTO_ROWS_SHARE",
+    "AUTO_SHARE",
+    "CUT_SHARE",
+    "Loss",
+    "Recipe",
+    "Request",
+    "Step",
+    "answer",
+    "auto_minimum",
+    "cook",
+    "is_auto",
+    "recipe",
+    "rows_per_unit",
+    "with_bounds",
+    "with_cut",
+    "with_rows",
+]
+
+#: The share of a ``clip="auto"`` call's epsilon (or rho) that finds the bounds.
+AUTO_SHARE = Fraction(1, 4)
+#: The share of a ``clip="auto"`` call's epsilon (or rho) that counts the column's values first.
+AUTO_CHECK_SHARE = Fraction(1, 20)
+#: ``clip="auto"`` needs this many times the search's threshold in values (counted privately).
+AUTO_MIN_RATIO = 5
+#: The share of a ``max_rows="auto"`` call's epsilon (or rho) that chooses ``max_rows``
+#: (``rows_per_unit`` at q = 0.9 on :data:`AUTO_ROWS`).
+AUTO_ROWS_SHARE = Fraction(1, 4)
+#: The public grid ``max_rows="auto"`` chooses from: 1 to 32, then powers of two to 2**20.
+AUTO_ROWS = tuple(range(1, 33)) + tuple(2**k for k in range(6, 21))
+#: The share of a ``cut=True`` call's epsilon each share of the cut costs.
+CUT_SHARE = Fraction(1, 10)
+
+#: A privacy loss: ``("epsilon", ε)`` or ``("rho", ρ)``, exact.
+Loss = tuple[str, Fraction]
+Clips = dict[Hashable, tuple[float, float]]
+#: The answers of a recipe's steps so far, by step name.
+Answers = dict[str, Any]
+#: The budget's ``(max_rows, max_groups)`` when the frame has a privacy unit, else None.
+Defaults = tuple[int | None, int | None] | None
+#: A step's grouping: the recipe's (``"same"``), or built from the answers before it.
+GroupOf = str | Callable[[Answers], Grouping | None]
+#: A step's contribution bounds, built from the answers before it.
+BoundsOf = Callable[[Answers], ContributionBounds]
+
+
+def is_auto(value: object) -> bool:
+    """Whether ``value`` (a ``clip`` or ``max_rows``) is the string ``"auto"``."""
+    return isinstance(value, str) and value == "auto"
+
+
+# ------------------------------------------------------------------ requests
+
+
+@dataclass(frozen=True)
+class Request:
+    """One call of a release, as a surface hands it down: what to build, and the call's arguments.
+
+    ``build(args, loss)`` is the kind the call releases, from its arguments
+    (``clip`` already a pair or a mapping of pairs) and its share of the
+    loss.  ``args`` holds every argument of the call by name; the pipeline
+    reads ``epsilon``, ``rho``, ``clip``, ``cut``, ``ci``, ``max_rows``,
+    ``max_groups`` and ``delta`` from it when present.  ``columns``: the
+    columns a ``clip`` applies to, in order; ``table``: the answer is a
+    table of columns (``describe``), where ``cut=True`` takes several;
+    ``clipped``: ``clip`` is the statistic's (``"auto"`` and ``cut=True``
+    apply to it), not, say, the clip of argmax's ``value``.
+    """
+
+    build: Callable[[Mapping[str, Any], Loss], Kind[Any, Any]]
+    args: Mapping[str, Any]
+    columns: tuple[Hashable, ...] = ()
+    table: bool = False
+    clipped: bool = False
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The argument ``name`` as the call gave it (``default`` if the release has none)."""
+        return self.args.get(name, default)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One release of a recipe, built when it runs from the answers before it.
+
+    ``on="units"``: over the frame of rows per person (column ``rows``) on
+    the same budget; ``group``: the recipe's grouping (``"same"``), none, or
+    built from the earlier answers; ``bounds`` likewise; ``check`` reads the
+    answers once the step has run and may stop the recipe (a ValueError: what
+    was spent stays spent and recorded).
+    """
+
+    name: str
+    kind: Callable[[Answers], Kind[Any, Any]]
+    on: str = "frame"
+    group: GroupOf = "same"
+    bounds: BoundsOf = lambda answers: NO_BOUNDS
+    check: Callable[[Answers], None] | None = None
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Steps run in order under one hold of ``loss``, then ``shape`` of their answers.
+
+    ``statistic``: when other steps come before it, the statistic the call
+    releases as built to check its arguments, so that what its release would
+    refuse from the dtypes alone is refused before the first step spends.
+    """
+
+    loss: Loss
+    steps: tuple[Step, ...]
+    shape: Callable[[Answers], Any] = field(default=lambda answers: answers["answer"])
+    statistic: Kind[Any, Any] | None = None
+
+
+def cook(frame: Frame, group: Grouping | None, recipe: Recipe) -> Any:
+    """Run ``recipe`` over ``frame`` (grouped by ``group``): one hold, each step a release.
+
+    A recipe of one step runs without a hold (its release reserves its own
+    loss); otherwise the whole loss is held first, unless this thread
+    already holds a share of the budget (``df.dp.reserve``).
+    """
+    answers: Answers = {}
+    if len(recipe.steps) == 1:
+        _step(frame, group, recipe.steps[0], answers)
+        return recipe.shape(answers)
+    budget = frame.binding().budget
+    accountant, amount = recipe.loss
+    hold = contextlib.nullcontext() if budget.holding else budget.hold(amount, accountant)
+    with hold:
+        for step in recipe.steps:
+            _step(frame, group, step, answers)
+    return recipe.shape(answers)
+
+
+def _step(frame: Frame, group: Grouping | None, step: Step, answers: Answers) -> None:
+    over, grouping = frame, group
+    if step.on == "units":  # one row per person: never grouped
+        over, grouping = frame.units(_WHY[step.name.partition(" ")[0]]), None
+    elif not isinstance(step.group, str):
+        grouping = step.group(answers)
+    answers[step.name] = run(over, step.kind(answers), grouping, step.bounds(answers))
+    if step.check is not None:
+        step.check(answers)
+
+
+#: What a step over the frame of rows per person is for, as a refusal names it.
+_WHY = {"max_rows": 'max_rows="auto"', "truncated": "cut=True", "rows_per_unit": "rows_per_unit()"}
+
+
+# ------------------------------------------------------------------- recipes
+
+
+def answer(frame: Frame, group: Grouping | None, request: Request) -> Any:
+    """Release ``request`` on ``frame``: the surfaces' one way down into the pipeline."""
+
+    def defaults() -> Defaults:
+        binding = frame.binding()
+        if binding.unit is None:
+            return None
+        return binding.budget.max_rows, binding.budget.max_groups
+
+    cooked = recipe(request, group, defaults)
+    if cooked.statistic is not None:  # several steps: what the last would refuse, refused first
+        schema = frame.schema().iloc[:0]
+        if type(group) is Grouping:
+            group.check(schema)  # keys of the wrong type or dtype
+        check_readable(schema, cooked.statistic.columns())
+        cooked.statistic.read(schema, 0)
+    return cook(frame, _scoped(request, group), cooked)
+
+
+def rows_per_unit(frame: Frame, q: object, candidates: object, loss: Loss) -> int:
+    """A private ``q``-quantile of the rows per person of ``frame``: one of ``candidates``."""
+    return int(run(frame.units("rows_per_unit()"), _rows_kind(q, candidates, loss), None))
+
+
+def _rows_kind(q: object, candidates: object, loss: Loss) -> Kind[Any, Any]:
+    epsilon, charged = selection_loss(*loss)
+    return Quantile.of(epsilon, "rows", q, candidates, "rows_per_unit", charged)
+
+
+def _scoped(request: Request, group: Grouping | None) -> Grouping | None:
+    """The grouping a release runs over, after the scope's own arguments are checked.
+
+    ``max_groups`` only on a grouped release; ``delta`` where the keys are
+    chosen from the data (required there: the selection spends it), never
+    with public keys.
+    """
+    delta, max_groups = request.get("delta"), request.get("max_groups")
+    if group is None and max_groups is not None:
+        raise TypeError(
+            "`max_groups` bounds the keys of one person in a grouped release; this release "
+            "has one answer. Drop it, or group: df.dp.groupby(by, keys=...)."
+        )
+    if isinstance(group, KeySelection):
+        return group if delta is None and group.delta else group.at(delta)
+    if delta is not None:
+        raise TypeError(
+            "`delta` goes with a groupby without keys= (the keys are then chosen from the "
+            "data, which spends delta); with public keys, or without a groupby, drop it."
+        )
+    return group
+
+
+def recipe(
+    request: Request, group: Grouping | None, defaults: Callable[[], Defaults] = lambda: None
+) -> Recipe:
+    """The steps of ``request`` (data-free: built from the call's public arguments).
+
+    ``defaults()``: the budget's ``(max_rows, max_groups)`` when the frame has
+    a privacy unit, else None; asked only once the call's arguments are
+    checked (it resolves the budget), and only if a step needs it.  Refused
+    before anything is built or spent: ``max_groups`` on an ungrouped
+    release, ``delta`` where the keys are public (or missing where they are
+    chosen), ``cut=True`` with a mapping ``clip`` outside a table; the
+    statistic's own arguments are checked by building it once first.
+    """
+    accountant, total = check_loss(request.get("epsilon"), request.get("rho"))
+    _scoped(request, group)
+    clip: Any = request.get("clip") if request.clipped else None
+    cut = request.clipped and bool(request.get("cut", False))
+    max_rows, max_groups = request.get("max_rows"), request.get("max_groups")
+    auto_clip, auto_rows = is_auto(clip), is_auto(max_rows)
+    if cut and not request.table and isinstance(clip, Mapping):
+        raise TypeError(
+            "`cut=True` shows the cut of one column beside its answer; with a mapping `clip`, "
+            "release each column on its own: e.g. df.dp.mean('col', clip=(lower, upper), "
+            "epsilon=..., cut=True)."
+        )
+    whole = (accountant, total)
+    if not (auto_clip or auto_rows or cut):
+        given_bounds = ContributionBounds(max_rows, max_groups)
+        kind = request.build(request.args, whole)
+        return Recipe(whole, (Step("answer", lambda _: kind, bounds=lambda _: given_bounds),))
+    columns = request.columns
+    if auto_clip:
+        given: Clips = {c: (0.0, 1.0) for c in columns}
+    elif isinstance(clip, Mapping):
+        given = dict(clip)
+    else:
+        given = dict.fromkeys(columns, clip)
+    parts = [AUTO_ROWS_SHARE] * auto_rows + [AUTO_CHECK_SHARE, AUTO_SHARE] * auto_clip
+    parts += [CUT_SHARE] * cut
+    statistic = request.build(_with_clips(request, given), _rest(whole, parts))  # checked
+    unit = defaults() if cut or isinstance(group, KeySelection) else None
+    people = cut and unit is not None
+    rest = _rest(whole, parts + [CUT_SHARE] * people)
+
+    def rows(answers: Answers) -> Any:
+        return int(answers["max_rows"]) if auto_rows else max_rows
+
+    def bounds(answers: Answers) -> ContributionBounds:
+        return ContributionBounds(rows(answers), max_groups)
+
+    def clips(answers: Answers) -> Clips:
+        return {c: _pair(answers[f"bounds {c!r}"]) for c in columns} if auto_clip else given
+
+    steps: list[Step] = []
+    if auto_rows:
+        share = (accountant, total * AUTO_ROWS_SHARE)
+        steps.append(Step("max_rows", lambda _: _rows_kind(0.9, AUTO_ROWS, share), on="units"))
+    if auto_clip:
+        keyless = isinstance(group, KeySelection)
+        steps += _auto_clips(columns, whole, _all_rows(rows, max_groups, unit, keyless))
+    steps.append(
+        Step(
+            "answer",
+            lambda answers: request.build(_with_clips(request, clips(answers)), rest),
+            bounds=bounds,
+        )
+    )
+    if cut:
+        cut_epsilon, cut_rho = selection_loss(accountant, total * CUT_SHARE / len(columns))
+
+        def share_of(column: Hashable) -> Callable[[Answers], Kind[Any, Any]]:
+            def share(answers: Answers) -> Kind[Any, Any]:
+                return ClippedShare(cut_epsilon, column, clips(answers)[column], rho=cut_rho)
+
+            return share
+
+        steps += [
+            Step(f"cut {c!r}", share_of(c), group=_released_keys(group), bounds=bounds)
+            for c in columns
+        ]
+    if people:
+        assert unit is not None
+        unit_epsilon, unit_rho = selection_loss(accountant, total * CUT_SHARE)
+
+        def truncated(answers: Answers) -> Kind[Any, Any]:
+            bound = unit[0] if rows(answers) is None else int(rows(answers))  # as released
+            return ClippedShare(
+                unit_epsilon,
+                "rows",
+                (0.0, float(bound)),  # type: ignore[arg-type]
+                alias="truncated_share",
+                rho=unit_rho,
+            )
+
+        steps.append(Step("truncated share", truncated, on="units", group=lambda _: None))
+    return Recipe(
+        whole,
+        tuple(steps),
+        lambda answers: _shaped(
+            answers, request, clips(answers) if auto_clip else None, auto_rows, people
+        ),
+        statistic,
+    )
+
+
+def _rest(loss: Loss, shares: list[Fraction]) -> Loss:
+    """What the statistic gets of ``loss`` after the other steps' ``shares`` of it."""
+    accountant, total = loss
+    return accountant, total - sum((total * share for share in shares), Fraction(0))
+
+
+def _with_clips(request: Request, clips: Clips) -> Mapping[str, Any]:
+    """The call's arguments with ``clip`` as these pairs: one pair, or the mapping of a table."""
+    one = not request.table and not isinstance(request.get("clip"), Mapping)
+    pairs: Any = next(iter(clips.values())) if one and len(clips) == 1 else clips
+    return {**request.args, "clip": pairs}
+
+
+def _released_keys(group: Grouping | None) -> GroupOf:
+    """The grouping of a step after the statistic: its keys, once released, if it chose them."""
+    if not isinstance(group, KeySelection):
+        return "same"
+
+    def chosen(answers: Answers) -> Grouping:
+        index = answers["answer"].index
+        return Grouping(group.by, index.view())
+
+    return chosen
+
+
+def _all_rows(
+    rows: Callable[[Answers], Any],
+    max_groups: Any,
+    defaults: Defaults,
+    keyless: bool,
+) -> tuple[GroupOf, BoundsOf]:
+    """Where ``clip="auto"``'s count and bounds run: with the statistic's keys, or all rows.
+
+    With public keys, over every key's rows (pooled); without, ungrouped, each
+    person bounded to ``max_rows·max_groups`` rows (what they keep at most in
+    the grouped release).
+    """
+    if not keyless:
+        return "same", lambda answers: ContributionBounds(rows(answers), max_groups)
+
+    def bounds(answers: Answers) -> ContributionBounds:
+        if defaults is None:
+            return NO_BOUNDS
+        k = rows(answers) if rows(answers) is not None else defaults[0]
+        g = max_groups if max_groups is not None else defaults[1]
+        return ContributionBounds(None if k is None or g is None else int(k) * int(g))
+
+    return (lambda _: None), bounds
+
+
+def auto_minimum(epsilon: Fraction) -> int:
+    """The values ``clip="auto"`` at ``epsilon`` (one column) needs: ratio × the threshold.
+
+    Data-free: the threshold of the search for one row per person under
+    add_remove (a privacy unit needs ``max_rows`` times more).
+    """
+    return _needed(epsilon * AUTO_SHARE)
+
+
+def _needed(bounds_epsilon: Fraction) -> int:
+    """:func:`auto_minimum` for a search for bounds that runs at ``bounds_epsilon``."""
+    return AUTO_MIN_RATIO * plan_bounds(bounds_epsilon, Neighbours.of("add_remove")).threshold
+
+
+def _auto_clips(
+    columns: tuple[Hashable, ...],
+    loss: Loss,
+    where: tuple[GroupOf, BoundsOf],
+) -> list[Step]:
+    """The check (a private count per column), then the bounds of each column."""
+    accountant, total = loss
+    epsilon, charged = selection_loss(accountant, total * AUTO_SHARE / len(columns))
+    check = loss_fields(accountant, total * AUTO_CHECK_SHARE / len(columns))
+    needed = _needed(epsilon)
+    group, over = where
+
+    def enough(column: Hashable) -> Callable[[Answers], None]:
+        def refuse_below(answers: Answers) -> None:
+            counted = answers[f"count {column!r}"]
+            if float(pd.Series(counted).sum()) >= needed:
+                return
+            falls = "1/epsilon" if accountant == "epsilon" else "1/sqrt(rho)"
+            raise ValueError(
+                f'`clip="auto"` at {accountant}={float(total):g} needs about {needed:,} values of '
+                f"{column!r} (the private search for bounds stops where about "
+                f"{needed // AUTO_MIN_RATIO:,} lie beyond a bound, and finds bounds inside the "
+                "data with fewer than five times that), and a private count (in the ledger: "
+                f"the only spend of this call) found fewer. Give the call more {accountant} (the "
+                f"values needed fall as {falls}), or pass clip=(lower, upper) from what you "
+                "know of the column (a legal or plausible range)."
+            )
+
+        return refuse_below
+
+    def counted(column: Hashable) -> Kind[Any, Any]:
+        return Count(check["epsilon"], column, rho=check["rho"])
+
+    def found(column: Hashable) -> Kind[Any, Any]:
+        return ClipBounds(epsilon, column, pooled=True, rho=charged)
+
+    return [
+        Step(f"{step} {c!r}", _constant(build(c)), group=group, bounds=over, check=checked)
+        for step, build in (("count", counted), ("bounds", found))
+        for c in columns
+        for checked in [enough(c) if step == "count" else None]
+    ]
+
+
+def _constant(kind: Kind[Any, Any]) -> Callable[[Answers], Kind[Any, Any]]:
+    """A step's kind that reads no earlier answer."""
+    return lambda _: kind
+
+
+def _pair(found: Any) -> tuple[float, float]:
+    """The bounds a pooled search released: every key's row is the same pair."""
+    if isinstance(found, pd.DataFrame):
+        return float(found["lower"].min()), float(found["upper"].max())
+    lower, upper = found
+    return lower, upper
+
+
+def _shaped(
+    answers: Answers,
+    request: Request,
+    clips: Clips | None,
+    auto_rows: bool,
+    people: bool,
+) -> Any:
+    """The statistic's answer with what the other steps chose or measured, where it has room."""
+    answer = answers["answer"]
+    columns, cut, ci = request.columns, bool(request.get("cut", False)), request.get("ci")
+    if cut and ci is None and not isinstance(answer, pd.Series | pd.DataFrame):
+        answer = pd.Series([answer], index=["estimate"], name=columns[0])
+    elif cut and ci is None and isinstance(answer, pd.Series):  # grouped: one value per key
+        answer = answer.to_frame("estimate")
+    if clips is not None:
+        answer = with_bounds(answer, clips)
+    if auto_rows:
+        answer = with_rows(answer, int(answers["max_rows"]))
+    if not cut:
+        return answer
+    shares = {c: answers[f"cut {c!r}"] for c in columns}
+    return with_cut(answer, shares, answers["truncated share"] if people else None)
+
+
+def with_bounds(answer: Any, clips: Mapping[Hashable, tuple[float, float]]) -> Any:
+    """``answer`` with the bounds ``clip="auto"`` chose, where it has room for them.
+
+    An interval (a Series or DataFrame with ``estimate``, ``lower``, ``upper``)
+    gets ``clip_lower`` and ``clip_upper``; a ``describe`` table gets them as
+    rows (ungrouped) or as columns under each column name (grouped).  A plain
+    number is returned as it is: the bounds are in the ledger entry.
+    """
+    pairs = {c: {"clip_lower": lower, "clip_upper": upper} for c, (lower, upper) in clips.items()}
+    return _with(answer, pairs)
+
+
+def with_rows(answer: Any, max_rows: int) -> Any:
+    """``answer`` with the ``max_rows`` that ``max_rows="auto"`` chose, where it has room.
+
+    An interval (a Series or DataFrame with ``estimate``) gets ``max_rows``; a
+    plain answer is returned as it is: the bound is in the ledger entry.
+    """
+    if isinstance(answer, pd.Series) and "estimate" in answer.index:
+        chosen = pd.Series([float(max_rows)], index=["max_rows"], name=answer.name)
+        return pd.concat([answer.astype("float64"), chosen])
+    if isinstance(answer, pd.DataFrame) and "estimate" in answer.columns:
+        return answer.assign(max_rows=max_rows)
+    return answer
+
+
+def with_cut(answer: Any, clipped: Mapping[Hashable, Any], truncated: float | None) -> Any:
+    """``answer`` with the cut: ``clipped_share`` per column, and ``truncated_share``.
+
+    As :func:`with_bounds` places the bounds; a grouped ``clipped_share`` is
+    one value per key, ``truncated_share`` one for the frame.
+    """
+    fields: dict[Hashable, dict[str, Any]] = {c: {"clipped_share": s} for c, s in clipped.items()}
+    if truncated is not None:
+        for named in fields.values():
+            named["truncated_share"] = truncated
+    return _with(answer, fields)
+
+
+def _with(answer: Any, fields: Mapping[Hashable, Mapping[str, Any]]) -> Any:
+    """``answer`` with named ``fields`` of each column where it has room (else as it is)."""
+    if isinstance(answer, pd.Series) and "estimate" in answer.index:
+        ((named),) = fields.values()
+        extra = pd.Series([float(v) for v in named.values()], index=list(named), name=answer.name)
+        return pd.concat([answer.astype("float64"), extra])
+    if isinstance(answer, pd.DataFrame) and "estimate" in answer.columns:
+        ((named),) = fields.values()
+        return answer.assign(**named)
+    if isinstance(answer, pd.DataFrame) and isinstance(answer.columns, pd.MultiIndex):
+        out = answer.copy()
+        for column, named in fields.items():
+            for field, value in named.items():
+                out[(column, field)] = value
+        return out[list(fields)]
+    if isinstance(answer, pd.DataFrame) and set(fields) <= set(answer.columns):
+        rows = pd.DataFrame(
+            {c: [float(v) for v in named.values()] for c, named in fields.items()},
+            index=list(next(iter(fields.values()))),
+        )
+        return pd.concat([answer, rows])
+    return answer
