@@ -32,7 +32,7 @@ keys × candidates) tallies only the persons in the reservation, and its own
 statistics after the selection over the chosen keys
 (:class:`~pandas_dp.mechanisms.key_selection.ChosenKeys`), as with public keys.
 What is particular to a kind lives in its class (:mod:`pandas_dp.kinds.sums`,
-:mod:`pandas_dp.kinds.select`, :mod:`pandas_dp.kinds.describe`); :data:`KINDS`, the
+:mod:`pandas_dp.kinds.argmax`, :mod:`pandas_dp.kinds.describe`); :data:`KINDS`, the
 registry, is every concrete subclass of :class:`~pandas_dp.kinds.base.Kind` defined
 by the modules below this one: a kind is registered by existing.
 """
