@@ -23,14 +23,18 @@ the statistic          the rest                    clipped to the bounds
 =====================  ==========================  =================================
 
 Several columns split a step's share equally.  The check: AboveThreshold
-stops where about its threshold ``T`` of values lie beyond a bound, so with
-fewer than :data:`AUTO_MIN_RATIO` · ``T`` values the bounds land inside the
-data (at ε = 0.1 on 1,000 incomes, near the median: the mean 100% off).  A
-private count comes first; below that many values, the call stops with a
-ValueError saying what to do (more ε, or ``clip=``), having spent only the
-count.  The chosen bounds, ``max_rows`` and the cut are returned with the
-answer where it has room (:func:`with_bounds`, :func:`with_rows`,
-:func:`with_cut`); the ledger records each step in every case.
+stops where about its threshold ``T`` of values lie beyond a bound, and each
+of its steps below the data (hundreds, on a ladder of ratio 2**(1/8)) may
+stop it there by noise unless the values outnumber ``T`` by several noise
+scales of a step: with fewer than ``T`` + :data:`AUTO_MIN_SCALES` scales the
+bounds may land inside the data (at ε = 0.1 on 1,000 incomes, near the
+median: the mean far off).  A private count comes first; below that many
+values, the call stops with a ValueError saying what to do (more ε, or
+``clip=``), having spent only the count.  :func:`persons_steps` checks the
+persons of ``max_rows="auto"`` and ``rows_per_unit`` likewise.  The chosen
+bounds, ``max_rows`` and the cut are returned with the answer where it has
+room (:func:`with_bounds`, :func:`with_rows`, :func:`with_cut`); the ledger
+records each step in every case.
 
 Without public keys (a :class:`~pandas_dp.mechanisms.key_selection.KeySelection`),
 the statistic chooses its keys; the bounds of ``clip="auto"`` are then found
@@ -43,6 +47,8 @@ released.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import math
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -52,8 +58,9 @@ import pandas as pd
 
 from ..core.validation import check_loss, check_readable, loss_fields, selection_loss
 from ..kinds.base import Kind, Neighbours
-from ..kinds.clip_bounds import ClipBounds, ClippedShare, plan_bounds
+from ..kinds.clip_bounds import ClipBounds, ClippedShare, plan_search
 from ..kinds.count import Count
+from ..kinds.describe import grid_of
 from ..kinds.quantile import Quantile
 from ..mechanisms.key_selection import KeySelection
 from ..mechanisms.keys import Grouping
@@ -61,7 +68,7 @@ from .run import NO_BOUNDS, ContributionBounds, Frame, run
 
 __all__ = [
     "AUTO_CHECK_SHARE",
-    "AUTO_MIN_RATIO",
+    "AUTO_MIN_SCALES",
     "AUTO_ROWS",
     "AUTO_ROWS_SHARE",
     "AUTO_SHARE",
@@ -73,7 +80,10 @@ __all__ = [
     "answer",
     "auto_minimum",
     "cook",
+    "every_numeric",
     "is_auto",
+    "persons_needed",
+    "persons_steps",
     "recipe",
     "rows_per_unit",
     "with_bounds",
@@ -85,8 +95,9 @@ __all__ = [
 AUTO_SHARE = Fraction(1, 4)
 #: The share of a ``clip="auto"`` call's epsilon (or rho) that counts the column's values first.
 AUTO_CHECK_SHARE = Fraction(1, 20)
-#: ``clip="auto"`` needs this many times the search's threshold in values (counted privately).
-AUTO_MIN_RATIO = 5
+#: ``clip="auto"`` needs the search's threshold and this many noise scales of a step in values
+#: (counted privately): then a step below the data stops the search with chance below 1e-4.
+AUTO_MIN_SCALES = 10
 #: The share of a ``max_rows="auto"`` call's epsilon (or rho) that chooses ``max_rows``
 #: (``rows_per_unit`` at q = 0.9 on :data:`AUTO_ROWS`).
 AUTO_ROWS_SHARE = Fraction(1, 4)
@@ -128,7 +139,8 @@ class Request:
     columns a ``clip`` applies to, in order; ``table``: the answer is a
     table of columns (``describe``), where ``cut=True`` takes several;
     ``clipped``: ``clip`` is the statistic's (``"auto"`` and ``cut=True``
-    apply to it), not, say, the clip of argmax's ``value``.
+    apply to it), not, say, the clip of argmax's ``value``; ``gridded``: the
+    release picks from a grid ``candidates`` (without one, its bounds make it).
     """
 
     build: Callable[[Mapping[str, Any], Loss], Kind[Any, Any]]
@@ -136,6 +148,7 @@ class Request:
     columns: tuple[Hashable, ...] = ()
     table: bool = False
     clipped: bool = False
+    gridded: bool = False
 
     def get(self, name: str, default: Any = None) -> Any:
         """The argument ``name`` as the call gave it (``default`` if the release has none)."""
@@ -208,7 +221,12 @@ def _step(frame: Frame, group: Grouping | None, step: Step, answers: Answers) ->
 
 
 #: What a step over the frame of rows per person is for, as a refusal names it.
-_WHY = {"max_rows": 'max_rows="auto"', "truncated": "cut=True", "rows_per_unit": "rows_per_unit()"}
+_WHY = {
+    "max_rows": 'max_rows="auto"',
+    "truncated": "cut=True",
+    "rows_per_unit": "rows_per_unit()",
+    "persons": "rows_per_unit()",
+}
 
 
 # ------------------------------------------------------------------- recipes
@@ -223,6 +241,7 @@ def answer(frame: Frame, group: Grouping | None, request: Request) -> Any:
             return None
         return binding.budget.max_rows, binding.budget.max_groups
 
+    request = every_numeric(frame, group, request)
     cooked = recipe(request, group, defaults)
     if cooked.statistic is not None:  # several steps: what the last would refuse, refused first
         schema = frame.schema().iloc[:0]
@@ -233,14 +252,118 @@ def answer(frame: Frame, group: Grouping | None, request: Request) -> Any:
     return cook(frame, _scoped(request, group), cooked)
 
 
+def every_numeric(frame: Frame, group: Grouping | None, request: Request) -> Request:
+    """A table release (``describe``) given no ``columns``: every numeric column of the frame.
+
+    From the schema's dtypes only (numbers, not booleans), in the frame's
+    order, without the grouping's columns or the privacy unit's.
+    """
+    if not request.table or request.get("columns", ()) is not None:
+        return request
+    skipped = set(() if group is None else group.by)
+    unit = frame.binding().unit
+    if unit is not None:
+        skipped.add(unit)
+    schema = frame.schema()
+    found = [
+        c
+        for c, dtype in schema.dtypes.items()
+        if c not in skipped
+        and pd.api.types.is_numeric_dtype(dtype)
+        and not pd.api.types.is_bool_dtype(dtype)
+    ]
+    if not found:
+        raise ValueError(
+            "describe() found no numeric column (numbers, not booleans, besides the keys and "
+            "the privacy unit); name the columns: describe(['col', ...], epsilon=...)."
+        )
+    return dataclasses.replace(
+        request, args={**request.args, "columns": found}, columns=tuple(found)
+    )
+
+
 def rows_per_unit(frame: Frame, q: object, candidates: object, loss: Loss) -> int:
-    """A private ``q``-quantile of the rows per person of ``frame``: one of ``candidates``."""
-    return int(run(frame.units("rows_per_unit()"), _rows_kind(q, candidates, loss), None))
+    """A private ``q``-quantile of the rows per person of ``frame``: one of ``candidates``.
+
+    After the check of :func:`persons_steps`, under one hold of ``loss``.
+    """
+    _rows_kind(q, candidates, loss)  # its arguments, checked before anything is spent
+    steps = persons_steps("rows_per_unit", q, candidates, loss)
+    return int(
+        cook(frame, None, Recipe(loss, tuple(steps), lambda answers: answers["rows_per_unit"]))
+    )
 
 
 def _rows_kind(q: object, candidates: object, loss: Loss) -> Kind[Any, Any]:
     epsilon, charged = selection_loss(*loss)
     return Quantile.of(epsilon, "rows", q, candidates, "rows_per_unit", charged)
+
+
+#: The share of a ``rows_per_unit`` (or ``max_rows="auto"``) step that counts the persons first.
+PERSONS_SHARE = Fraction(1, 20)
+#: The check asks for persons enough that every candidate beyond the data together is
+#: picked with chance below this.
+PERSONS_MISS = 0.05
+
+
+def persons_needed(epsilon: Fraction, q: Fraction, candidates: int) -> int:
+    """The persons a ``q``-quantile of rows per person at ``epsilon`` needs (data-free).
+
+    Permute-and-flip at rate ``ε/(2·max(q, 1 − q))`` per person scores every
+    candidate beyond the data ``min(q, 1 − q)·n`` below the best, so the
+    ``candidates`` of them win together with chance below ``candidates·exp(−rate·
+    min(q, 1 − q)·n)``: at most :data:`PERSONS_MISS` from ``n`` on.  (At
+    ``epsilon=0.1``, q = 0.9 and 100 candidates: 1,440 persons.)
+    """
+    near = min(q, 1 - q)
+    if near == 0:
+        return 0
+    rate = epsilon / (2 * max(q, 1 - q))
+    return math.ceil(math.log(candidates / PERSONS_MISS) / float(rate * near))
+
+
+def persons_steps(name: str, q: object, candidates: object, loss: Loss) -> list[Step]:
+    """``name``'s quantile of rows per person, after a private count of the persons (the check).
+
+    :data:`PERSONS_SHARE` of ``loss`` counts the persons (one row each, on the
+    frame of rows per person); with fewer than :func:`persons_needed` at the
+    rest of ``loss``, the call stops with a ValueError naming the ``epsilon``
+    (or ``rho``) that would suffice for the persons counted, having spent only
+    the count; else the quantile runs with the rest.
+    """
+    accountant, total = loss
+    rest = (accountant, total * (1 - PERSONS_SHARE))
+    kind = _rows_kind(q, candidates, rest)
+    assert isinstance(kind, Quantile)
+    level, size = kind.q, kind.grid.size
+    count = loss_fields(accountant, total * PERSONS_SHARE)
+
+    def enough(answers: Answers) -> None:
+        counted = max(float(answers[f"persons {name}"]), 1.0)
+        if counted >= persons_needed(kind.epsilon, level, size):
+            return
+        # the ε at which the counted persons would be enough, for the whole call
+        near = min(level, 1 - level)
+        epsilon = 2 * float(max(level, 1 - level)) * math.log(size / PERSONS_MISS) / float(near)
+        whole = epsilon / counted / float(1 - PERSONS_SHARE)
+        suffice = f"epsilon={whole:.2g}" if accountant == "epsilon" else f"rho={whole**2 / 2:.2g}"
+        raise ValueError(
+            f"{name}(q={float(level):g}) over {size} candidates at {accountant}="
+            f"{float(total):g} would likely answer a candidate beyond the data: too few persons "
+            f"for this {accountant} (a private count, in the ledger: the only spend of this "
+            f"call). About {suffice} would suffice for them, or fewer candidates (e.g. "
+            "range(1, 33))."
+        )
+
+    return [
+        Step(
+            f"persons {name}",
+            _constant(Count(count["epsilon"], rho=count["rho"])),
+            on="units",
+            check=enough,
+        ),
+        Step(name, _constant(kind), on="units"),
+    ]
 
 
 def _scoped(request: Request, group: Grouping | None) -> Grouping | None:
@@ -285,6 +408,7 @@ def recipe(
     cut = request.clipped and bool(request.get("cut", False))
     max_rows, max_groups = request.get("max_rows"), request.get("max_groups")
     auto_clip, auto_rows = is_auto(clip), is_auto(max_rows)
+    auto_clip = auto_clip or _finds_bounds(request)
     if cut and not request.table and isinstance(clip, Mapping):
         raise TypeError(
             "`cut=True` shows the cut of one column beside its answer; with a mapping `clip`, "
@@ -321,8 +445,7 @@ def recipe(
 
     steps: list[Step] = []
     if auto_rows:
-        share = (accountant, total * AUTO_ROWS_SHARE)
-        steps.append(Step("max_rows", lambda _: _rows_kind(0.9, AUTO_ROWS, share), on="units"))
+        steps += persons_steps("max_rows", 0.9, AUTO_ROWS, (accountant, total * AUTO_ROWS_SHARE))
     if auto_clip:
         keyless = isinstance(group, KeySelection)
         steps += _auto_clips(columns, whole, _all_rows(rows, max_groups, unit, keyless))
@@ -365,7 +488,7 @@ def recipe(
         whole,
         tuple(steps),
         lambda answers: _shaped(
-            answers, request, clips(answers) if auto_clip else None, auto_rows, people
+            answers, request, clips(answers) if is_auto(clip) else None, auto_rows, people
         ),
         statistic,
     )
@@ -378,10 +501,32 @@ def _rest(loss: Loss, shares: list[Fraction]) -> Loss:
 
 
 def _with_clips(request: Request, clips: Clips) -> Mapping[str, Any]:
-    """The call's arguments with ``clip`` as these pairs: one pair, or the mapping of a table."""
+    """The call's arguments with ``clip`` as these pairs: one pair, or the mapping of a table.
+
+    A release on a grid given none (:func:`_finds_bounds`) gets the grid of its
+    bounds as ``candidates`` (:func:`~pandas_dp.kinds.describe.grid_of`).
+    """
     one = not request.table and not isinstance(request.get("clip"), Mapping)
     pairs: Any = next(iter(clips.values())) if one and len(clips) == 1 else clips
+    if _finds_grid(request):
+        return {**request.args, "clip": pairs, "candidates": grid_of(pairs)}
     return {**request.args, "clip": pairs}
+
+
+def _finds_grid(request: Request) -> bool:
+    """A release on a grid (a quantile's) given no ``candidates``: its bounds make one."""
+    return request.gridded and not request.table and request.get("candidates") is None
+
+
+def _finds_bounds(request: Request) -> bool:
+    """Whether the release needs bounds found first although ``clip`` is not ``"auto"``.
+
+    A release on a grid without ``candidates`` (``quantile``, ``median``: the
+    grid spans the bounds), and a table (``describe``) without ``clip``.  The
+    steps are ``clip="auto"``'s: a private count of the values, then the
+    bounds (:func:`_auto_clips`), with the same shares of the call's loss.
+    """
+    return _finds_grid(request) or (request.table and request.get("clip") is None)
 
 
 def _released_keys(group: Grouping | None) -> GroupOf:
@@ -422,7 +567,7 @@ def _all_rows(
 
 
 def auto_minimum(epsilon: Fraction) -> int:
-    """The values ``clip="auto"`` at ``epsilon`` (one column) needs: ratio × the threshold.
+    """The values ``clip="auto"`` at ``epsilon`` (one column) needs: threshold + 10 noise scales.
 
     Data-free: the threshold of the search for one row per person under
     add_remove (a privacy unit needs ``max_rows`` times more).
@@ -432,7 +577,8 @@ def auto_minimum(epsilon: Fraction) -> int:
 
 def _needed(bounds_epsilon: Fraction) -> int:
     """:func:`auto_minimum` for a search for bounds that runs at ``bounds_epsilon``."""
-    return AUTO_MIN_RATIO * plan_bounds(bounds_epsilon, Neighbours.of("add_remove")).threshold
+    side = plan_search(bounds_epsilon / 2, Neighbours.of("add_remove"))
+    return side.threshold + math.ceil(AUTO_MIN_SCALES * side.nu_scale)
 
 
 def _auto_clips(
@@ -454,25 +600,30 @@ def _auto_clips(
                 return
             falls = "1/epsilon" if accountant == "epsilon" else "1/sqrt(rho)"
             raise ValueError(
-                f'`clip="auto"` at {accountant}={float(total):g} needs about {needed:,} values of '
-                f"{column!r} (the private search for bounds stops where about "
-                f"{needed // AUTO_MIN_RATIO:,} lie beyond a bound, and finds bounds inside the "
-                "data with fewer than five times that), and a private count (in the ledger: "
-                f"the only spend of this call) found fewer. Give the call more {accountant} (the "
-                f"values needed fall as {falls}), or pass clip=(lower, upper) from what you "
-                "know of the column (a legal or plausible range)."
+                f'Finding bounds of {column!r} privately (clip="auto", or no clip or '
+                f"candidates given) at {accountant}={float(total):g} needs about {needed:,} "
+                "values (the private search for bounds stops where a few lie beyond a bound, "
+                "and with fewer values its noise stops it inside the data), and a private "
+                "count (in the ledger: the only spend of this call) found fewer. Give the call "
+                f"more {accountant} (the values needed fall as {falls}; several columns share "
+                "it), or pass the bounds (clip=) or a grid (candidates=) from what you know of "
+                "the column (a legal or plausible range)."
             )
 
         return refuse_below
 
-    def counted(column: Hashable) -> Kind[Any, Any]:
-        return Count(check["epsilon"], column, rho=check["rho"])
+    def counted(column: Hashable) -> Callable[[Answers], Kind[Any, Any]]:
+        return _constant(Count(check["epsilon"], column, rho=check["rho"]))
 
-    def found(column: Hashable) -> Kind[Any, Any]:
-        return ClipBounds(epsilon, column, pooled=True, rho=charged)
+    def found(column: Hashable) -> Callable[[Answers], Kind[Any, Any]]:
+        def bounds(answers: Answers) -> Kind[Any, Any]:  # the count sets the bounds' margin
+            count = float(pd.Series(answers[f"count {column!r}"]).sum())
+            return ClipBounds(epsilon, column, pooled=True, rho=charged, count=count)
+
+        return bounds
 
     return [
-        Step(f"{step} {c!r}", _constant(build(c)), group=group, bounds=over, check=checked)
+        Step(f"{step} {c!r}", build(c), group=group, bounds=over, check=checked)
         for step, build in (("count", counted), ("bounds", found))
         for c in columns
         for checked in [enough(c) if step == "count" else None]

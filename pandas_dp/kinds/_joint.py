@@ -1,0 +1,450 @@
+"""Joint quantiles, exactly: the exponential mechanism over ordered outputs (JointExp).
+
+Gillenwater, Joseph and Kulesza, "Differentially Private Quantiles", ICML 2021:
+one exponential mechanism over every non-decreasing vector of outputs, whose
+utility is minus the total distance between the rows in each gap of the vector
+and the rows the levels put there.  Here the outputs are points of a public
+grid, and the release is sampled from exact integer arithmetic.
+
+The output space
+----------------
+Each grid point ``c`` stands for ``SUB + 1`` *virtual points* ``(c, t)``,
+``t = 0..SUB``, at the rank ``lo(c) + t/SUB·eq(c)`` (``lo(c) = #(x < c)``,
+``eq(c) = #(x = c)``): a point carrying many rows is spread over the ranks
+its rows span, so a level inside a tie finds a virtual point near it.  In
+units of ``1/(SUB·D)`` rows (``D`` the common denominator of the levels) the
+position of ``(c, t)`` is the integer ``R = D·(SUB·lo(c) + t·eq(c))``,
+non-decreasing along the virtual points.  The mechanism samples a
+non-decreasing sequence ``v_1 <= ... <= v_m`` of virtual points, uniformly
+weighted (every such sequence is one output), with probability proportional
+to ``Π_j κ(|R(v_j) − R(v_{j−1}) − G_j|)`` over the ``m + 1`` gaps (``R(v_0) =
+0``, ``R(v_{m+1}) = D·SUB·n``, target ``G_j = D·SUB·(q_j − q_{j−1})·n``), and
+answers the grid points of the ``v_j``.
+
+Privacy
+-------
+One row added moves every position by ``δ(v) ∈ [0, D·SUB]``, non-decreasing
+along the virtual points (0 below the row, ``D·SUB`` above it, ``t·D`` at its
+own point), and every target by ``D·SUB·(q_j − q_{j−1})``; so the gaps'
+counts move by a non-negative vector of sum ``D·SUB`` and the utility ``−Σ_j
+|gap_j − G_j|`` by at most ``2·D·SUB·(1 − min_j (q_j − q_{j−1}))`` (the
+``Δ`` of :func:`pandas_dp.kinds.quantile.plan_joint`).  The kernel κ is an
+integer function with ``e^{−c} <= κ(k+1)/κ(k) <= e^{c}`` for every ``k``
+(:class:`Kernel`), so the mechanism is ``2·c·Δ``-DP, as the exponential
+mechanism: each output's weight moves by at most ``e^{cΔ}``, and so does the
+sum of the weights.
+
+Sampling, exactly
+-----------------
+The sequences are counted by a forward pass over *runs* (maximal sets of
+virtual points at one position, ``w_b`` points at ``R_b``), with states
+``(b, k)``: the sequence so far ends with ``k`` outputs in run ``b`` (a stay
+of ``k`` outputs in a run of ``w`` points is ``C(w + k − 1, k)`` sequences).
+The pass is computed in floating point as *upper bounds* ``Â`` of the exact
+sums (every term non-negative, so each sum's relative error is at most its
+number of roundings times 2**-53, far inside the margin ``1 + 2**-24`` every
+value is multiplied by; the cross-run sums use a geometric envelope of κ over a
+segment tree: :func:`_cross`).  A proposal is drawn backwards from them with
+exact integer weights, and accepted with the exact probability
+``Π [ω·Â_prev·2**t / g] · Π [G·2**-t / Â]`` (:func:`_accept`: each factor is
+at most 1 because ``Â`` bounds what it stands for), computed in Python
+integers.  An accepted proposal is distributed exactly as the mechanism:
+``q(o)·a(o)`` is proportional to the weight of ``o``, whatever the rounding of
+the floating-point pass.  Then each stay's virtual points are a uniform
+multiset of its run.  One forward pass per key, ``O(B·m²)`` with ``B`` runs
+and ``m`` levels; a proposal is accepted with probability ``1 − O(2**-20)``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
+from fractions import Fraction
+
+import numpy as np
+
+from ..core.noise import F64, I64, RandomSource, uniform_below
+
+__all__ = ["SUB", "Kernel", "joint_sample", "kernel", "runs"]
+
+#: Virtual points per grid point, beyond the first (the tie resolution: 1/SUB of a tie).
+SUB = 16
+#: Every computed upper bound is multiplied by ``1 + MARGIN``.
+MARGIN = 2.0**-24
+#: The kernel's peak, ``2**52``: every kernel value is an integer exact in float64.
+PEAK = 2.0**52
+#: Values of a pass below this share of its largest are raised to it (no underflow).
+FLOOR = 2.0**-900
+#: The smallest rate per unit (smaller: the kernel's rounding would not be covered).
+MIN_RATE = Fraction(1, 2**40)
+_U = 2.0**-53
+_TWO = Fraction(2)
+
+
+#: Bits of ``k`` per table of the kernel (tables of ``2**LEVEL_BITS`` entries).
+LEVEL_BITS = 12
+
+
+@dataclass(frozen=True, eq=False)
+class Kernel:
+    """``κ(k) = ⌈2**52·g(k)⌉ + A`` for ``k < cap``, ``A + 1`` beyond: integers, as float64.
+
+    ``g(k)`` is the float64 product, in order, of ``tables[l][(k >> 12·l) &
+    4095]``, each entry the float64 product (over the set bits ``i`` of its
+    index, in increasing order) of ``powers[i + 12·l]``, an upper bound of
+    ``ρ**(2**(i + 12·l))`` within two roundings, ``ρ`` an upper bound of
+    ``e**−rate``.  So ``g(k)`` is within ``1 ± 500·2**-53`` of ``ρ**k`` and
+    ``g(k+1) >= e**−rate·g(k)·(1 − 1000·2**-53)``; with ``A >= 2048/min(rate,
+    1)`` the roundings are absorbed: ``e**−rate <= κ(k+1)/κ(k) <= e**rate``
+    for every ``k`` (proof in :func:`kernel`).  ``cap``: where ``2**52·ρ**k``
+    falls below 1/8.
+    """
+
+    rate: Fraction
+    tables: tuple[F64, ...]
+    floor: int
+    cap: int
+
+    def geo(self, k: I64) -> F64:
+        """``g(k)`` for ``0 <= k < cap`` (table lookups and ``len(tables) − 1`` products)."""
+        k = np.asarray(k, dtype=np.int64)
+        mask = (1 << LEVEL_BITS) - 1
+        out: F64 = self.tables[0][k & mask]
+        for level, table in enumerate(self.tables[1:], start=1):
+            out = out * table[(k >> (LEVEL_BITS * level)) & mask]
+        return out
+
+    def values(self, k: I64) -> F64:
+        """``κ(|k|)``, exact integers as float64 (at most ``2**52 + A + 1 < 2**53``)."""
+        k = np.abs(np.asarray(k, dtype=np.int64))
+        inside = k < self.cap
+        g = self.geo(np.where(inside, k, 0))
+        return np.where(inside, np.ceil(PEAK * g) + float(self.floor), float(self.floor + 1))
+
+    def envelope(self, k: I64) -> F64:
+        """Upper bounds of ``g(k)`` that survive products (``k >= 0``; 0 from ``cap`` on).
+
+        ``g(k)·(1 + 2048·2**-53)``: a product of r of them bounds ``g`` of the
+        sum of their arguments for r up to 2 per level of :func:`_cross`'s tree.
+        """
+        k = np.asarray(k, dtype=np.int64)
+        inside = k < self.cap
+        g = self.geo(np.where(inside, k, 0)) * (1 + 2048 * _U)
+        out: F64 = np.where(inside, g, 0.0)
+        return out
+
+
+@functools.lru_cache(maxsize=256)
+def kernel(rate: Fraction) -> Kernel:
+    """The kernel of ``rate`` (per unit of the utility): data-free, cached.
+
+    ``ρ``: ``e**−rate`` rounded up (Decimal, 60 digits; the division rounded
+    down, the correctly rounded exp raised by an ulp); ``powers[i]``:
+    ``ρ**(2**i)`` by squaring with upward rounding, each converted to the
+    float64 above it.  Proof of the ratio bounds, with ``x_k = 2**52·g(k)``
+    and ``β = e**−rate``: ``x_{k+1} >= β·x_k·(1 − 1000u) >= β·x_k − 501``, so
+    ``κ(k+1) >= x_{k+1} + A >= β·(x_k + A + 1) >= β·κ(k)`` once ``A·(1 − β)
+    >= 502 + β``, true for ``A >= 2048/min(rate, 1)`` since ``1 − β >=
+    min(rate, 1)/2``; and ``κ(k+1) <= x_k + A + 1 <= κ(k) + 1`` (as
+    ``ρ·(1 + 1000u) <= 1`` for ``rate >= 2**-40``), so ``κ(k+1)/κ(k) <= 1 +
+    1/A <= e**rate``.  At ``cap``, ``x_{cap−1} <= e**rate/8``, and ``A + 1``
+    is within those ratios of ``κ(cap − 1)``; beyond, κ is constant.
+    """
+    if rate < MIN_RATE:
+        raise ValueError("the rate is too small for the joint quantiles' kernel")
+    with localcontext() as ctx:
+        ctx.prec = 60
+        ctx.rounding = ROUND_FLOOR
+        low = Decimal(rate.numerator) / Decimal(rate.denominator)  # <= rate
+        cap = int(((Decimal(55) * Decimal(2).ln()) / low).to_integral_value(ROUND_CEILING))
+        ctx.rounding = ROUND_CEILING
+        rho = (-low).exp() + Decimal(10) ** -58  # >= e**-rate
+        powers: list[float] = []
+        value = rho
+        for _ in range(max(cap.bit_length(), 1)):
+            powers.append(_float_above(value))
+            value = value * value  # rounded up (ROUND_CEILING)
+    levels = (len(powers) + LEVEL_BITS - 1) // LEVEL_BITS
+    powers += [1.0] * (levels * LEVEL_BITS - len(powers))
+    index = np.arange(1 << LEVEL_BITS, dtype=np.int64)
+    tables = []
+    for level in range(levels):
+        table = np.ones(index.size)
+        for i in range(LEVEL_BITS):
+            bit = ((index >> i) & 1).astype(np.bool_)
+            table = np.where(bit, table * powers[level * LEVEL_BITS + i], table)
+        tables.append(table)
+    floor = math.ceil(2048 / min(rate, Fraction(1)))
+    return Kernel(rate, tuple(tables), floor, cap)
+
+
+def _float_above(value: Decimal) -> float:
+    """The smallest float64 >= ``value`` (``value`` in (0, 1])."""
+    out = float(value)
+    if Fraction(out) < Fraction(value):
+        out = float(np.nextafter(out, np.inf))
+    return out
+
+
+# ------------------------------------------------------------------------ runs
+
+
+@dataclass(frozen=True)
+class Runs:
+    """The runs of virtual points of one key: positions, sizes, first virtual point, total."""
+
+    position: I64
+    size: I64
+    first: I64
+    total: int
+
+
+def runs(below: I64, equal: I64, scale: int, sub: int = SUB) -> Runs:
+    """The runs of one key from its rows strictly between grid points and at them.
+
+    ``below[j]``: rows with ``c_{j−1} < x < c_j`` (``j = len(grid)``: above the
+    last point); ``equal[j]``: rows at ``c_j``.  Positions in units of
+    ``1/(sub·scale)`` rows (``scale``: the levels' common denominator).
+    """
+    m = equal.size
+    lo = np.cumsum(below[:m]) + np.concatenate([[0], np.cumsum(equal[:-1])])
+    n = int(below.sum() + equal.sum())
+    tied = equal > 0
+    # Each point: one position (no rows on it, all sub + 1 virtual points there), or
+    # sub + 1 positions lo + t·eq/sub.
+    per = np.where(tied, sub + 1, 1)
+    starts = np.repeat(np.arange(m, dtype=np.int64) * (sub + 1), per)
+    t = np.arange(per.sum()) - np.repeat(np.cumsum(per) - per, per)
+    pos = scale * (sub * np.repeat(lo, per) + t * np.repeat(equal, per))
+    size = np.where(np.repeat(tied, per), 1, sub + 1)
+    first = starts + np.where(np.repeat(tied, per), t, 0)
+    new = np.concatenate([[True], pos[1:] != pos[:-1]])
+    heads = np.flatnonzero(new)
+    sizes = np.add.reduceat(size, heads) if pos.size else size
+    return Runs(pos[heads], sizes.astype(np.int64), first[heads], scale * sub * n)
+
+
+# --------------------------------------------------------------- forward pass
+
+
+def _geometric(kern: Kernel, d: I64) -> F64:
+    return kern.envelope(d)
+
+
+def _cross(kern: Kernel, pos: I64, src: F64, anchor: I64) -> F64:
+    """``Σ_{a < b} src[a]·2**52·g(|pos[a] − anchor[b]|)`` bounded above, for every run ``b``.
+
+    A segment tree over the runs holds, per node, its sources' sum decayed to
+    its first position (``right``: for anchors before the node) and to its
+    last (``left``: anchors after it); each query adds ``O(log B)`` nodes times
+    the decay from the node to the anchor.  Sums of non-negative terms only.
+    """
+    size = pos.size
+    width = 1 << max(size - 1, 0).bit_length()
+    first = np.full(2 * width, pos[-1], dtype=np.int64)
+    last = first.copy()
+    right = np.zeros(2 * width)
+    left = np.zeros(2 * width)
+    first[width : width + size] = pos
+    last[width : width + size] = pos
+    right[width : width + size] = src
+    left[width : width + size] = src
+    level = width
+    while level > 1:
+        parent = np.arange(level // 2, level)
+        lc, rc = 2 * parent, 2 * parent + 1
+        first[parent], last[parent] = first[lc], last[rc]
+        right[parent] = right[lc] + right[rc] * _geometric(kern, first[rc] - first[lc])
+        left[parent] = left[lc] * _geometric(kern, last[rc] - last[lc]) + left[rc]
+        level //= 2
+    split = np.searchsorted(pos, anchor, side="right")  # sources at or before the anchor
+    b = np.arange(size)
+    out = np.zeros(size)
+    for lo_, hi_, before in ((0, np.minimum(split, b), True), (np.minimum(split, b), b, False)):
+        lo = np.broadcast_to(np.asarray(lo_, dtype=np.int64), (size,)) + width
+        hi = hi_.astype(np.int64) + width
+        while True:
+            active = lo < hi
+            if not active.any():
+                break
+            for node, take in ((lo, active & (lo & 1 == 1)), (hi - 1, active & (hi & 1 == 1))):
+                picked = node[take]
+                if before:  # anchor after every source of the node
+                    add = left[picked] * _geometric(kern, anchor[take] - last[picked])
+                else:
+                    add = right[picked] * _geometric(kern, first[picked] - anchor[take])
+                out[take] += add
+            lo = (lo + (active & (lo & 1 == 1))) >> 1
+            hi = (hi - (active & (hi & 1 == 1))) >> 1
+    return out * PEAK
+
+
+@dataclass
+class Forward:
+    """Upper bounds ``bound[j, b, k − 1]`` of the weight of states ``(b, k)`` after output j.
+
+    Each layer is stored divided by ``2**shift[j]``; see :func:`forward`.
+    """
+
+    bound: F64
+    shift: list[int]
+
+
+def forward(kern: Kernel, r: Runs, targets: I64) -> Forward:
+    """The forward pass over ``m = len(targets) − 1`` outputs (upper bounds, scaled)."""
+    m = targets.size - 1
+    pos, w = r.position, r.size.astype(np.float64)
+    bound = np.zeros((m, pos.size, m))
+    shift: list[int] = []
+    up = 1 + MARGIN
+    for j in range(m):
+        if j == 0:
+            layer = w * kern.values(pos - targets[0]) * up
+            bound[0, :, 0] = layer
+        else:
+            prev = bound[j - 1]
+            src = prev.sum(axis=1)
+            below = np.concatenate([[0.0], np.cumsum(src)[:-1]])  # Σ_{a < b} src[a]
+            cross = _cross(kern, pos, src, pos - targets[j])
+            bound[j, :, 0] = w * (below * float(kern.floor + 1) + cross) * up
+            stay = float(kern.values(np.array([targets[j]]))[0])
+            k = np.arange(2, j + 2, dtype=np.float64)
+            factor = (w[:, None] + k[None, :] - 1) / k[None, :]  # C(w + k − 1, k) step by step
+            bound[j, :, 1 : j + 1] = prev[:, :j] * stay * factor * up
+        top = float(bound[j].max())
+        e = math.frexp(top)[1] if top > 0 else 0
+        bound[j] = np.ldexp(bound[j], -e)
+        reach = bound[j, :, : j + 1]
+        np.maximum(reach, FLOOR, out=reach)
+        shift.append(e)
+    return Forward(bound, shift)
+
+
+# ----------------------------------------------------------------- backward
+
+
+def _exact(x: float) -> Fraction:
+    return Fraction(x)
+
+
+def _up_int(x: F64, e: int) -> I64:
+    """Integers ``>= x·2**e``, at least 1 where ``x > 0`` (its rounding covered by 4 ulps)."""
+    scaled = np.ceil(np.ldexp(x * (1 + 4 * _U), e))
+    out: I64 = np.where(x > 0, np.maximum(scaled, 1.0), 0.0).astype(np.int64)
+    return out
+
+
+def _pick(src: RandomSource, weights: I64) -> int:
+    """An index drawn with probability ``weights[i] / Σ weights`` (int64, sum < 2**63)."""
+    total = np.cumsum(weights)
+    u = int(uniform_below(src, np.array([total[-1]], dtype=np.uint64))[0])
+    return int(np.searchsorted(total, u, side="right"))
+
+
+def _scale_for(weights: F64, count: int) -> int:
+    """The exponent that brings the largest weight near ``2**61 / count``."""
+    top = float(weights.max())
+    return 61 - max(count, 1).bit_length() - math.frexp(top)[1]
+
+
+def _bernoulli(src: RandomSource, p: Fraction) -> bool:
+    """Exact ``Bernoulli(p)`` for a rational ``0 <= p <= 1``."""
+    num, den = p.numerator, p.denominator
+    bits = den.bit_length()
+    words = (bits + 63) // 64
+    while True:
+        draw = 0
+        for word in src.words(words).tolist():
+            draw = (draw << 64) | int(word)
+        draw >>= words * 64 - bits
+        if draw < den:
+            return draw < num
+
+
+def _multiset(src: RandomSource, size: int, k: int) -> list[int]:
+    """A uniform multiset of ``k`` of ``range(size)``, sorted (a k-subset of size + k − 1)."""
+    n = size + k - 1
+    chosen: set[int] = set()
+    for top in range(n - k, n):  # Floyd's algorithm
+        t = int(uniform_below(src, np.array([top + 1], dtype=np.uint64))[0])
+        chosen.add(top if t in chosen else t)
+    return [c - i for i, c in enumerate(sorted(chosen))]
+
+
+def joint_sample(src: RandomSource, kern: Kernel, r: Runs, targets: I64, sub: int = SUB) -> I64:
+    """One exact draw of the mechanism: the grid index of each output, non-decreasing."""
+    m = targets.size - 1
+    fw = forward(kern, r, targets)
+    pos, w = r.position, r.size
+    end = kern.values(r.total - pos - targets[m])
+    while True:
+        path, accept = _propose(src, kern, fw, pos, w, targets, end)
+        if _bernoulli(src, accept):
+            break
+    out: list[int] = []
+    for b, k in path:
+        out += [int(r.first[b]) + v for v in _multiset(src, int(w[b]), k)]
+    virtual = np.array(out, dtype=np.int64)
+    return virtual // (sub + 1)
+
+
+def _propose(
+    src: RandomSource,
+    kern: Kernel,
+    fw: Forward,
+    pos: I64,
+    w: I64,
+    targets: I64,
+    end: F64,
+) -> tuple[list[tuple[int, int]], Fraction]:
+    """A path drawn backwards from the upper bounds, and its exact acceptance probability.
+
+    Returns the stays ``[(run, length), ...]`` in order.  With edge weights
+    ``ω'`` (the mechanism's, each layer's divided by ``2**shift``: one factor
+    for every path) and stored bounds ``Â``, the acceptance is
+    ``Π_steps ω'·Â_prev·2**t/g · Π_layers G·2**−t/Â``, each factor at most 1.
+    """
+    m = targets.size - 1
+    bound, shift = fw.bound, fw.shift
+    reach = m
+    weights = bound[m - 1, :, :reach] * end[:, None]
+    e = _scale_for(weights, weights.size)
+    g = _up_int(weights, e)
+    flat = _pick(src, g.reshape(-1))
+    b, k1 = divmod(flat, reach)
+    accept = (
+        Fraction(int(end[b])) * _exact(float(bound[m - 1, b, k1])) * _TWO**e / int(g.flat[flat])
+    )
+    b, k = b, k1 + 1  # arrived at layer m − 1 in run b, its stay k outputs long
+    stays: list[tuple[int, int]] = []
+    j = m - 1
+    while True:
+        stays.append((b, k))
+        for _ in range(k - 1):  # down the stay: layer j in (b, k) from layer j − 1 in (b, k − 1)
+            stay = int(kern.values(np.array([targets[j]]))[0])
+            omega = Fraction(stay * (int(w[b]) + k - 1), k) / _TWO ** shift[j]
+            accept *= (
+                omega * _exact(float(bound[j - 1, b, k - 2])) / _exact(float(bound[j, b, k - 1]))
+            )
+            j, k = j - 1, k - 1
+        a_here = _exact(float(bound[j, b, 0]))
+        if j == 0:
+            omega = Fraction(int(w[b]) * int(kern.values(np.array([pos[b] - targets[0]]))[0]))
+            accept *= omega / _TWO ** shift[0] / a_here
+            break
+        prev = bound[j - 1, :b, :j]
+        kv = kern.values(pos[b] - pos[:b] - targets[j])
+        weights = prev * (kv * float(w[b]))[:, None]
+        e = _scale_for(weights, weights.size)
+        g = _up_int(weights, e)
+        total = int(g.sum())
+        flat = _pick(src, g.reshape(-1))
+        a, ka = divmod(flat, j)
+        omega = Fraction(int(w[b]) * int(kv[a])) / _TWO ** shift[j]
+        accept *= omega * _exact(float(prev[a, ka])) * _TWO**e / int(g.flat[flat])
+        accept *= Fraction(total) / _TWO**e / a_here
+        b, k = a, ka + 1
+        j -= 1
+    return stays[::-1], accept
