@@ -65,9 +65,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..core.noise import F64, I64, RandomSource, uniform_below
+from ..core.noise import F64, I64, RandomSource
 
-__all__ = ["SUB", "Kernel", "joint_sample", "kernel", "runs"]
+__all__ = ["SUB", "Forward", "Kernel", "Runs", "forward", "joint_sample", "kernel", "runs"]
 
 #: Virtual points per grid point, beyond the first (the tie resolution: 1/SUB of a tie).
 SUB = 16
@@ -77,6 +77,8 @@ MARGIN = 2.0**-24
 PEAK = 2.0**52
 #: Values of a pass below this share of its largest are raised to it (no underflow).
 FLOOR = 2.0**-900
+#: Up to this many runs, the forward pass sums the kernel term by term (else over a tree).
+DIRECT = 96
 #: The smallest rate per unit (smaller: the kernel's rounding would not be covered).
 MIN_RATE = Fraction(1, 2**40)
 _U = 2.0**-53
@@ -306,9 +308,13 @@ def forward(kern: Kernel, r: Runs, targets: I64) -> Forward:
         else:
             prev = bound[j - 1]
             src = prev.sum(axis=1)
-            below = np.concatenate([[0.0], np.cumsum(src)[:-1]])  # Σ_{a < b} src[a]
-            cross = _cross(kern, pos, src, pos - targets[j])
-            bound[j, :, 0] = w * (below * float(kern.floor + 1) + cross) * up
+            if pos.size <= DIRECT:  # Σ_{a < b} src[a]·κ(|R_b − R_a − G_j|) term by term
+                kv = kern.values(pos[None, :] - pos[:, None] - targets[j])
+                summed = (np.triu(kv, 1) * src[:, None]).sum(axis=0)
+            else:  # the envelope: the floor's part, and the geometric part over the tree
+                below = np.concatenate([[0.0], np.cumsum(src)[:-1]])  # Σ_{a < b} src[a]
+                summed = below * float(kern.floor + 1) + _cross(kern, pos, src, pos - targets[j])
+            bound[j, :, 0] = w * summed * up
             stay = float(kern.values(np.array([targets[j]]))[0])
             k = np.arange(2, j + 2, dtype=np.float64)
             factor = (w[:, None] + k[None, :] - 1) / k[None, :]  # C(w + k − 1, k) step by step
@@ -336,11 +342,33 @@ def _up_int(x: F64, e: int) -> I64:
     return out
 
 
-def _pick(src: RandomSource, weights: I64) -> int:
+class _Stream:
+    """A source's words one at a time, as Python ints, fetched 16 at a time."""
+
+    __slots__ = ("_batch", "_src")
+
+    def __init__(self, src: RandomSource) -> None:
+        self._src = src
+        self._batch: list[int] = []
+
+    def word(self) -> int:
+        if not self._batch:
+            self._batch = self._src.words(16).tolist()
+        return self._batch.pop()
+
+    def below(self, m: int) -> int:
+        """An exact uniform integer in ``[0, m)``, ``1 <= m <= 2**64`` (rejection)."""
+        mask = (1 << (m - 1).bit_length()) - 1
+        while True:
+            r = self.word() & mask
+            if r < m:
+                return r
+
+
+def _pick(src: _Stream, weights: I64) -> int:
     """An index drawn with probability ``weights[i] / Σ weights`` (int64, sum < 2**63)."""
     total = np.cumsum(weights)
-    u = int(uniform_below(src, np.array([total[-1]], dtype=np.uint64))[0])
-    return int(np.searchsorted(total, u, side="right"))
+    return int(np.searchsorted(total, src.below(int(total[-1])), side="right"))
 
 
 def _scale_for(weights: F64, count: int) -> int:
@@ -349,56 +377,112 @@ def _scale_for(weights: F64, count: int) -> int:
     return 61 - max(count, 1).bit_length() - math.frexp(top)[1]
 
 
-def _bernoulli(src: RandomSource, p: Fraction) -> bool:
-    """Exact ``Bernoulli(p)`` for a rational ``0 <= p <= 1``."""
-    num, den = p.numerator, p.denominator
-    bits = den.bit_length()
-    words = (bits + 63) // 64
+@dataclass
+class Ratio:
+    """A product ``Π nums / Π dens · 2**power`` of exact numbers (ints and float64s)."""
+
+    nums: list[int | float]
+    dens: list[int | float]
+    power: int = 0
+
+    def approx(self) -> float:
+        """The product in float64, within ``2·(len(nums) + len(dens))`` roundings of it.
+
+        Each factor is converted once (one rounding) and multiplied into a
+        mantissa kept in [0.5, 1) (one rounding); the exponents add exactly.
+        """
+        mantissa, exponent = 1.0, self.power
+        for x, sign in [(x, 1) for x in self.nums] + [(x, -1) for x in self.dens]:
+            f, e = math.frexp(float(x))
+            mantissa = mantissa * f if sign > 0 else mantissa / f
+            exponent += e * sign
+            mantissa, e = math.frexp(mantissa)
+            exponent += e
+        return math.ldexp(mantissa, exponent)
+
+    def exact(self) -> Fraction:
+        out = Fraction(1)
+        for x in self.nums:
+            out *= Fraction(x)
+        for x in self.dens:
+            out /= Fraction(x)
+        return out * _TWO**self.power
+
+
+def _bernoulli(src: _Stream, p: Ratio) -> bool:
+    """Exact ``Bernoulli(p)`` for ``0 <= p <= 1``: a uniform's bits, compared lazily.
+
+    The first 64 bits decide unless they fall within the float product's
+    error bound of ``p``; then ``p`` is computed exactly and further bits
+    drawn until the uniform's interval lies on one side of it.
+    """
+    approx = p.approx()
+    slack = 4 * (len(p.nums) + len(p.dens) + 2) * _U
+    bits, draw = 52, src.word() >> 12  # 52 bits: exact in float64
+    low, high = math.ldexp(draw, -bits), math.ldexp(draw + 1, -bits)
+    if high <= approx * (1 - slack):
+        return True
+    if low >= approx * (1 + slack):
+        return False
+    exact = p.exact()
     while True:
-        draw = 0
-        for word in src.words(words).tolist():
-            draw = (draw << 64) | int(word)
-        draw >>= words * 64 - bits
-        if draw < den:
-            return draw < num
+        if Fraction(draw + 1, 1 << bits) <= exact:
+            return True
+        if Fraction(draw, 1 << bits) >= exact:
+            return False
+        draw = (draw << 64) | src.word()
+        bits += 64
 
 
-def _multiset(src: RandomSource, size: int, k: int) -> list[int]:
+def _multiset(src: _Stream, size: int, k: int) -> list[int]:
     """A uniform multiset of ``k`` of ``range(size)``, sorted (a k-subset of size + k − 1)."""
     n = size + k - 1
     chosen: set[int] = set()
     for top in range(n - k, n):  # Floyd's algorithm
-        t = int(uniform_below(src, np.array([top + 1], dtype=np.uint64))[0])
+        t = src.below(top + 1)
         chosen.add(top if t in chosen else t)
     return [c - i for i, c in enumerate(sorted(chosen))]
 
 
-def joint_sample(src: RandomSource, kern: Kernel, r: Runs, targets: I64, sub: int = SUB) -> I64:
-    """One exact draw of the mechanism: the grid index of each output, non-decreasing."""
+def joint_sample(
+    src: RandomSource,
+    kern: Kernel,
+    r: Runs,
+    targets: I64,
+    sub: int = SUB,
+    fw: Forward | None = None,
+) -> I64:
+    """One exact draw of the mechanism: the grid index of each output, non-decreasing.
+
+    ``fw``: the forward pass of these runs and targets, if already computed
+    (keys with the same table share it).
+    """
     m = targets.size - 1
-    fw = forward(kern, r, targets)
+    if fw is None:
+        fw = forward(kern, r, targets)
     pos, w = r.position, r.size
     end = kern.values(r.total - pos - targets[m])
+    stream = _Stream(src)
     while True:
-        path, accept = _propose(src, kern, fw, pos, w, targets, end)
-        if _bernoulli(src, accept):
+        path, accept = _propose(stream, kern, fw, pos, w, targets, end)
+        if _bernoulli(stream, accept):
             break
     out: list[int] = []
     for b, k in path:
-        out += [int(r.first[b]) + v for v in _multiset(src, int(w[b]), k)]
+        out += [int(r.first[b]) + v for v in _multiset(stream, int(w[b]), k)]
     virtual = np.array(out, dtype=np.int64)
     return virtual // (sub + 1)
 
 
 def _propose(
-    src: RandomSource,
+    src: _Stream,
     kern: Kernel,
     fw: Forward,
     pos: I64,
     w: I64,
     targets: I64,
     end: F64,
-) -> tuple[list[tuple[int, int]], Fraction]:
+) -> tuple[list[tuple[int, int]], Ratio]:
     """A path drawn backwards from the upper bounds, and its exact acceptance probability.
 
     Returns the stays ``[(run, length), ...]`` in order.  With edge weights
@@ -408,31 +492,29 @@ def _propose(
     """
     m = targets.size - 1
     bound, shift = fw.bound, fw.shift
-    reach = m
-    weights = bound[m - 1, :, :reach] * end[:, None]
+    weights = bound[m - 1] * end[:, None]
     e = _scale_for(weights, weights.size)
     g = _up_int(weights, e)
     flat = _pick(src, g.reshape(-1))
-    b, k1 = divmod(flat, reach)
-    accept = (
-        Fraction(int(end[b])) * _exact(float(bound[m - 1, b, k1])) * _TWO**e / int(g.flat[flat])
-    )
-    b, k = b, k1 + 1  # arrived at layer m − 1 in run b, its stay k outputs long
+    b, k1 = divmod(flat, m)
+    accept = Ratio([int(end[b]), float(bound[m - 1, b, k1])], [int(g.flat[flat])], e)
+    k = k1 + 1  # arrived at layer m − 1 in run b, its stay k outputs long
     stays: list[tuple[int, int]] = []
     j = m - 1
     while True:
         stays.append((b, k))
         for _ in range(k - 1):  # down the stay: layer j in (b, k) from layer j − 1 in (b, k − 1)
             stay = int(kern.values(np.array([targets[j]]))[0])
-            omega = Fraction(stay * (int(w[b]) + k - 1), k) / _TWO ** shift[j]
-            accept *= (
-                omega * _exact(float(bound[j - 1, b, k - 2])) / _exact(float(bound[j, b, k - 1]))
-            )
+            accept.nums += [stay, int(w[b]) + k - 1, float(bound[j - 1, b, k - 2])]
+            accept.dens += [k, float(bound[j, b, k - 1])]
+            accept.power -= shift[j]
             j, k = j - 1, k - 1
-        a_here = _exact(float(bound[j, b, 0]))
+        here = float(bound[j, b, 0])
         if j == 0:
-            omega = Fraction(int(w[b]) * int(kern.values(np.array([pos[b] - targets[0]]))[0]))
-            accept *= omega / _TWO ** shift[0] / a_here
+            start_kernel = int(kern.values(np.array([pos[b] - targets[0]]))[0])
+            accept.nums += [int(w[b]), start_kernel]
+            accept.dens += [here]
+            accept.power -= shift[0]
             break
         prev = bound[j - 1, :b, :j]
         kv = kern.values(pos[b] - pos[:b] - targets[j])
@@ -442,9 +524,9 @@ def _propose(
         total = int(g.sum())
         flat = _pick(src, g.reshape(-1))
         a, ka = divmod(flat, j)
-        omega = Fraction(int(w[b]) * int(kv[a])) / _TWO ** shift[j]
-        accept *= omega * _exact(float(prev[a, ka])) * _TWO**e / int(g.flat[flat])
-        accept *= Fraction(total) / _TWO**e / a_here
+        accept.nums += [int(w[b]), int(kv[a]), float(prev[a, ka]), total]
+        accept.dens += [int(g.flat[flat]), here]
+        accept.power -= shift[j]
         b, k = a, ka + 1
         j -= 1
     return stays[::-1], accept

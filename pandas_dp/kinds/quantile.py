@@ -35,7 +35,7 @@ from ..core.validation import (
     numeric_values,
     selection_loss,
 )
-from ._joint import MIN_RATE, SUB, joint_sample, kernel, runs
+from ._joint import MIN_RATE, SUB, Forward, Runs, forward, joint_sample, kernel, runs
 from .argmax import MAX_CELLS, SelectPlan, _check_cells, permute_and_flip, rate_for
 from .base import Declared, ExampleColumns, Kind, Neighbours, Rows, Stats, ledger_entry
 from .signature import EPSILON, MAX_ROWS, REQUIRED, RHO_SELECT, Form, Param, Signature
@@ -486,11 +486,16 @@ class Quantiles(Kind[pd.Series, pd.DataFrame]):
         kern = kernel(plan.rate)
         order = np.argsort(np.argsort(np.array([float(q) for q in self.qs])))  # qs → sorted
         out = np.empty((n_keys, len(self.qs)))
+        passes: dict[bytes, tuple[Runs, I64, Forward]] = {}  # keys with one table share a pass
         for key, table in enumerate(stats[0]):
-            m = table.shape[1] - 1
-            found = runs(table[0], table[1, :m], plan.scale, plan.sub)
-            n = int(table.sum())
-            picked = joint_sample(source, kern, found, plan.targets(n), plan.sub)
+            same = table.tobytes()
+            if same not in passes:
+                m = table.shape[1] - 1
+                found = runs(table[0], table[1, :m], plan.scale, plan.sub)
+                targets = plan.targets(int(table.sum()))
+                passes[same] = found, targets, forward(kern, found, targets)
+            found, targets, fw = passes[same]
+            picked = joint_sample(source, kern, found, targets, plan.sub, fw)
             out[key] = self.grid[picked][order]
         return out
 

@@ -606,8 +606,8 @@ def _auto_clips(
                 "and with fewer values its noise stops it inside the data), and a private "
                 "count (in the ledger: the only spend of this call) found fewer. Give the call "
                 f"more {accountant} (the values needed fall as {falls}; several columns share "
-                "it), or pass the bounds (clip=) or a grid (candidates=) from what you know of "
-                "the column (a legal or plausible range)."
+                "it), or pass clip=(lower, upper) (or a grid, candidates=) from what you know "
+                "of the column (a legal or plausible range)."
             )
 
         return refuse_below

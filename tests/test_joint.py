@@ -1,0 +1,362 @@
+"""Joint quantiles (pandas_dp.kinds._joint, Quantiles): the kernel, the exact sampler, the privacy.
+
+- the kernel: every ratio of consecutive values within ``e**±rate``, for rates
+  of every size;
+- the sampler: its draws follow the mechanism's law, computed by enumerating
+  every non-decreasing vector of virtual points (ties, an empty key, levels
+  of several denominators), through the public release; its proposals are
+  accepted with probability at most 1 (the forward bounds hold);
+- the privacy: the exact law on neighbouring frames (a row added, a value
+  changed, rows moved between keys, a person's rows added) moves by at most
+  ``e**ε`` per output, and by more when the rate drops the exponential
+  mechanism's factor 2 or the sensitivity's ``1 − min share``; a
+  Clopper-Pearson audit of the public release agrees, and catches a rate
+  twice too large;
+- the accuracy and speed targets of issue 31 (seeded, small).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats
+
+import pandas_dp  # noqa: F401  (registers df.dp)
+from pandas_dp.core.noise import SeededSource
+from pandas_dp.kinds import _joint, quantile
+from pandas_dp.kinds._joint import forward, joint_sample, kernel, runs
+from pandas_dp.kinds.base import Neighbours
+from pandas_dp.kinds.quantile import JointPlan, plan_joint, quantile_table
+
+P_MIN = 1e-6
+Levels = tuple[Fraction, ...]
+QUARTILES: Levels = (Fraction(1, 4), Fraction(1, 2), Fraction(3, 4))
+ADD = Neighbours.of("add_remove")
+
+
+# ------------------------------------------------------------------------- the kernel
+
+
+@pytest.mark.parametrize(
+    "rate", [Fraction(3), Fraction(1, 2), Fraction(1, 37), Fraction(1, 1000), Fraction(1, 10**5)]
+)
+def test_every_kernel_ratio_is_within_e_to_the_rate(rate: Fraction) -> None:
+    kern = kernel(rate)
+    k = np.arange(min(kern.cap + 5, 2_000_000), dtype=np.int64)
+    values = kern.values(k)
+    assert (values == np.floor(values)).all()
+    assert values.max() < 2**53
+    ratio = values[1:] / values[:-1]  # float ratios of integers below 2**53: within an ulp
+    assert ratio.min() >= math.exp(-float(rate)) * (1 - 1e-15)
+    assert ratio.max() <= math.exp(float(rate)) * (1 + 1e-15)
+    assert values[0] >= 2**52
+    if k.size > kern.cap:  # from 2**52 down to A + 1, and flat beyond
+        assert values[-1] == kern.floor + 1
+
+
+def test_the_kernel_decays_as_e_to_the_minus_rate() -> None:
+    k = np.arange(0, 150, 10)
+    assert np.allclose(kernel(Fraction(1, 5)).values(k) / 2**52, np.exp(-k / 5), atol=1e-9)
+
+
+def test_a_rate_too_small_for_the_kernel_is_refused_before_the_spend() -> None:
+    df = pd.DataFrame({"x": np.arange(10.0)})
+    df.dp.set_budget(epsilon=1)
+    with pytest.raises(ValueError, match="too small"):
+        df.dp.quantile("x", [0.1, 0.9], candidates=range(10), epsilon=1e-12)
+    assert df.dp.budget.spent == 0
+
+
+# ------------------------------------------------------------------ the law, enumerated
+
+
+@functools.cache
+def _sequences(points: int, m: int) -> np.ndarray:
+    found = list(itertools.combinations_with_replacement(range(points), m))
+    return np.array(found, dtype=np.int64)
+
+
+def exact_law(table: np.ndarray, plan: JointPlan) -> dict[tuple[int, ...], float]:
+    """P(each vector of grid indices) of the mechanism: every virtual-point vector, weighed."""
+    kern = kernel(plan.rate)
+    below, equal = table[0], table[1, :-1]
+    lo = np.cumsum(below[:-1]) + np.cumsum(equal) - equal
+    t = np.arange(plan.sub + 1)
+    position = (plan.scale * (plan.sub * lo[:, None] + t * equal[:, None])).reshape(-1)
+    n = int(table.sum())
+    seq = _sequences(position.size, len(plan.levels))
+    ends = np.full((len(seq), 1), plan.scale * plan.sub * n)
+    pos = np.hstack([np.zeros_like(ends), position[seq], ends])
+    weight = np.prod(kern.values(np.diff(pos, axis=1) - plan.targets(n)), axis=1)
+    found: dict[tuple[int, ...], float] = {}
+    for key, w in zip(map(tuple, (seq // (plan.sub + 1)).tolist()), weight, strict=True):
+        found[key] = found.get(key, 0.0) + float(w)
+    z = sum(found.values())
+    return {k: v / z for k, v in found.items()}
+
+
+def table_of(values: list[float], grid: list[float]) -> np.ndarray:
+    return quantile_table(np.asarray(values, dtype=np.float64), None, 1, np.asarray(grid))[0]
+
+
+CASES = {
+    # rows: values; grid; levels; epsilon
+    "ties-on-points": ([0.0, 0.0, 1.0, 1.0, 1.0, 2.0], [0.0, 1.0, 2.0], QUARTILES, Fraction(1)),
+    "between-points": (
+        [0.5, 1.5, 1.7, 3.0],
+        [1.0, 2.0],
+        (Fraction(1, 3), Fraction(2, 3)),
+        Fraction(2),
+    ),
+    "empty": ([], [0.0, 1.0], QUARTILES, Fraction(1)),
+    "thirds-and-tenths": (
+        [1.0] * 3 + [2.0] * 2,
+        [1.0, 2.0],
+        (Fraction(1, 10), Fraction(2, 3)),
+        Fraction(1, 2),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASES)
+def test_the_release_draws_the_mechanisms_law(case: str) -> None:
+    """N keys with the same rows, one grouped release: chi-square against the enumeration."""
+    values, grid, levels, epsilon = CASES[case]
+    keys = 3_000
+    df = pd.DataFrame(
+        {"k": np.repeat(np.arange(keys), len(values)), "x": np.tile(values, keys)},
+        dtype=np.float64,
+    )
+    df.dp.set_budget(epsilon=10, seed=31)
+    got = df.dp.groupby("k", keys=pd.RangeIndex(keys)).quantile(
+        "x", [float(q) for q in levels], candidates=grid, epsilon=float(epsilon)
+    )
+    plan = plan_joint(levels, epsilon, Neighbours.of("add_remove", grouped=True))
+    law = exact_law(table_of(values, grid), plan)
+    index = {v: i for i, v in enumerate(grid)}
+    drawn = [tuple(index[v] for v in row) for row in got.to_numpy().tolist()]
+    outcomes = sorted(law)
+    observed = np.array([drawn.count(o) for o in outcomes])
+    expected = np.array([law[o] * keys for o in outcomes])
+    assert observed.sum() == keys  # every draw is a non-decreasing vector of the grid
+    big = expected >= 5
+    obs = np.append(observed[big], observed[~big].sum())
+    exp = np.append(expected[big], expected[~big].sum())
+    if exp[-1] == 0:
+        obs, exp = obs[:-1], exp[:-1]
+    assert scipy.stats.chisquare(obs, exp).pvalue > P_MIN
+
+
+def test_every_proposal_is_accepted_with_probability_at_most_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Random frames, grids and levels: the exact acceptance of each proposal is in (0, 1]."""
+    seen: list[Fraction] = []
+    propose = _joint._propose
+
+    def checked(*args: Any) -> Any:
+        path, accept = propose(*args)
+        seen.append(accept.exact())
+        return path, accept
+
+    monkeypatch.setattr(_joint, "_propose", checked)
+    rng = np.random.default_rng(7)
+    src = SeededSource(7)
+    for _ in range(60):
+        values = np.round(rng.normal(0, 3, rng.integers(0, 40)), 1)
+        grid = np.unique(np.round(rng.uniform(-8, 8, rng.integers(1, 30)), 0))
+        m = int(rng.integers(1, 6))
+        levels = tuple(sorted({Fraction(int(rng.integers(0, 21)), 20) for _ in range(m)}))
+        plan = plan_joint(levels, Fraction(int(rng.integers(1, 40)), 10), ADD)
+        table = quantile_table(values, None, 1, grid)[0]
+        found = runs(table[0], table[1, :-1], plan.scale, plan.sub)
+        picked = joint_sample(src, kernel(plan.rate), found, plan.targets(values.size), plan.sub)
+        assert (np.diff(picked) >= 0).all()
+        assert picked.min() >= 0
+        assert picked.max() < grid.size
+    assert seen
+    assert all(0 < a <= 1 for a in seen)
+    assert min(seen) > 1 - 1e-4  # the bounds are tight: a proposal is almost never refused
+
+
+def test_the_forward_bounds_hold_every_state_exactly() -> None:
+    """Each stored bound is at least the exact sum it stands for (Fractions, every state)."""
+    rng = np.random.default_rng(3)
+    for trial in range(6):
+        values = rng.normal(0, 2, 30)
+        grid = np.linspace(-5, 5, 300 if trial % 2 else 11)  # over the tree, and term by term
+        plan = plan_joint((Fraction(1, 10), Fraction(1, 2), Fraction(9, 10)), Fraction(1), ADD)
+        kern = kernel(plan.rate)
+        table = quantile_table(values, None, 1, grid)[0]
+        found = runs(table[0], table[1, :-1], plan.scale, plan.sub)
+        targets = plan.targets(values.size)
+        fw = forward(kern, found, targets)
+        pos, w = found.position.tolist(), found.size.tolist()
+
+        def kv(d: int, kern: Any = kern) -> int:
+            return int(kern.values(np.array([d]))[0])
+
+        for j in range(1, len(targets) - 1):
+            prev = [[Fraction(x) for x in row] for row in fw.bound[j - 1].tolist()]
+            for b in range(len(pos)):
+                exact = w[b] * sum(
+                    (
+                        sum(prev[a], Fraction(0)) * kv(pos[b] - pos[a] - int(targets[j]))
+                        for a in range(b)
+                    ),
+                    Fraction(0),
+                )
+                assert Fraction(float(fw.bound[j, b, 0])) * 2 ** fw.shift[j] >= exact
+
+
+# ----------------------------------------------------------------- privacy, exactly
+
+
+def _exact_epsilon(d: np.ndarray, d_prime: np.ndarray, plan: JointPlan) -> float:
+    p, q = exact_law(d, plan), exact_law(d_prime, plan)
+    return max(abs(math.log(p[o] / q[o])) for o in p)
+
+
+HALF: Levels = (Fraction(1, 2),)
+TWO: Levels = (Fraction(1, 4), Fraction(3, 4))
+NEIGHBOURS = {  # rows before, rows after, grid, levels, adjacency: each near the worst case
+    "row-added-above-the-grid": (
+        [1, 2, 3, 4] * 2,
+        [1, 2, 3, 4] * 2 + [20],
+        [0, 2.5, 10],
+        HALF,
+        "add_remove",
+    ),
+    "row-added-two-levels": (
+        [1, 2, 3, 4] * 3,
+        [1, 2, 3, 4] * 3 + [20],
+        [0, 1.5, 3.5, 10],
+        TWO,
+        "add_remove",
+    ),
+    "value-moved": (
+        [1, 2, 3, 4] * 2,
+        [*([1, 2, 3, 4] * 2)[1:], 20],
+        [0, 2.5, 10],
+        HALF,
+        "substitute",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", NEIGHBOURS, ids=NEIGHBOURS)
+def test_the_exact_law_keeps_its_epsilon_and_a_dropped_factor_breaks_it(case: str) -> None:
+    """The largest ratio of the two laws, over every output: at most e**ε, and near it.
+
+    Mutation of the privacy map: the exponential mechanism's factor 2 dropped
+    (rate ε/Δ, or Δ halved) realises about 2ε.
+    """
+    d, d_prime, grid, levels, adjacency = NEIGHBOURS[case]
+    epsilon = Fraction(1)
+    plan = plan_joint(levels, epsilon, Neighbours.of(adjacency))
+    tables = table_of(d, grid), table_of(d_prime, grid)
+    realised = _exact_epsilon(*tables, plan)
+    assert 0.6 <= realised <= float(epsilon) * (1 + 1e-9)
+    loose = JointPlan(epsilon, levels, plan.scale, plan.sub, plan.sensitivity, 2 * plan.rate)
+    assert _exact_epsilon(*tables, loose) > 1.5 * float(epsilon)
+
+
+def test_the_sensitivity_is_two_rows_less_twice_the_smallest_share() -> None:
+    # levels 1/10, 1/2: gaps 1/10, 2/5, 1/2 → Δ = 2·(1 − 1/10) rows, in 1/(16·10) units
+    plan = plan_joint((Fraction(1, 10), Fraction(1, 2)), Fraction(1), ADD)
+    assert (plan.scale, plan.sub, plan.sensitivity) == (10, 16, 2 * 16 * 9)
+    assert plan.rate == Fraction(1, 2 * plan.sensitivity)
+    assert plan.realised_epsilon == 1
+    sub = plan_joint((Fraction(1, 10), Fraction(1, 2)), Fraction(1), Neighbours.of("substitute"))
+    assert sub.sensitivity == 2 * 16 * 10  # a row leaves one gap and joins another
+    grouped = Neighbours.of("substitute", grouped=True)
+    assert plan_joint(QUARTILES, Fraction(1), grouped).sensitivity == 2 * (2 * 16 * 3)
+    unit = Neighbours.of("substitute", True, max_rows=3, max_groups=2, privacy_unit="u")
+    assert plan_joint(QUARTILES, Fraction(1), unit).sensitivity == 2 * 3 * 2 * (2 * 16 * 3)
+
+
+# ---------------------------------------------------------- privacy, audited by sampling
+
+
+AUDIT_EPSILON = 0.5
+AUDIT_GRID = (0.0, 2.5, 10.0)
+
+
+def _median_at_top(with_extra: bool, keys: int, seed: int, unit: bool) -> np.ndarray:
+    """Whether each of ``keys`` replicates' joint median is the grid's top point (1.0 or 0.0).
+
+    Each replicate holds 1, 2, 3, 4; the neighbour adds one row at 20 (with a
+    privacy unit: one person with two rows at 20, ``max_rows=2``).
+    """
+    rows = [1.0, 2.0, 3.0, 4.0] + ([20.0] * (2 if unit else 1) if with_extra else [])
+    df = pd.DataFrame({"k": np.repeat(np.arange(keys), len(rows)), "x": np.tile(rows, keys)})
+    kw: dict[str, Any] = {}
+    if unit:  # each row its own person, but the rows at 20 of a replicate are one person
+        df["u"] = np.where(df["x"] == 20.0, -1 - df["k"], np.arange(len(df)))
+        df.dp.set_budget(epsilon=AUDIT_EPSILON, seed=seed, privacy_unit="u")
+        kw = {"max_rows": 2, "max_groups": 1}
+    else:
+        df.dp.set_budget(epsilon=AUDIT_EPSILON, seed=seed)
+    got = df.dp.groupby("k", keys=pd.RangeIndex(keys)).quantile(
+        "x", [0.5], candidates=list(AUDIT_GRID), epsilon=AUDIT_EPSILON, **kw
+    )
+    return (got[0.5].to_numpy() == AUDIT_GRID[-1]).astype(float)
+
+
+@pytest.mark.parametrize("unit", [False, True], ids=["row", "person"])
+def test_an_audit_of_the_release_stays_under_epsilon_and_catches_a_doubled_rate(
+    unit: bool, epsilon_lower_bound: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row (a person of two rows) added: ε̂ <= ε; with the rate doubled, ε̂ > ε."""
+    keys = 8_000
+
+    def audited() -> float:
+        d = _median_at_top(False, keys, 1, unit)
+        return float(epsilon_lower_bound(d, _median_at_top(True, keys, 2, unit)))
+
+    assert audited() <= AUDIT_EPSILON
+    plan = quantile.plan_joint
+
+    def doubled(*args: Any) -> JointPlan:
+        p = plan(*args)
+        return JointPlan(p.epsilon, p.levels, p.scale, p.sub, p.sensitivity, 2 * p.rate)
+
+    monkeypatch.setattr(quantile, "plan_joint", doubled)
+    assert audited() > AUDIT_EPSILON
+
+
+# -------------------------------------------------------------------- accuracy, speed
+
+
+def rank_error(x: np.ndarray, q: float, value: float) -> float:
+    """How many data points the value is from being a q-quantile of x."""
+    below, at_most, target = (x < value).sum(), (x <= value).sum(), q * x.size
+    return max(below - target, target - at_most, 0.0)
+
+
+def mean_rank_error(levels: list[float], epsilon: float, runs_: int, seed: int) -> float:
+    grid = np.linspace(-50, 50, 2001)
+    rng = np.random.default_rng(seed)
+    errors = []
+    for r in range(runs_):
+        x = rng.normal(0, 5, 1_000)
+        df = pd.DataFrame({"x": x})
+        df.dp.set_budget(epsilon=epsilon, seed=seed + r)
+        got = df.dp.quantile("x", levels, candidates=grid, epsilon=epsilon)
+        errors += [rank_error(x, q, v) for q, v in got.items()]
+    return float(np.mean(errors))
+
+
+def test_describes_quartiles_at_half_of_epsilon_one_are_within_the_target() -> None:
+    assert mean_rank_error([0.25, 0.5, 0.75], 0.5, runs_=40, seed=100) <= 5.5
+
+
+def test_nineteen_levels_at_epsilon_one_are_within_the_target() -> None:
+    assert mean_rank_error([j / 20 for j in range(1, 20)], 1.0, runs_=12, seed=200) <= 9
