@@ -284,3 +284,25 @@ def test_clip_auto_under_rho_checks_the_values_needed_at_the_bounds_epsilon() ->
         df.dp.mean("x", clip="auto", rho=0.001)
     [check] = df.dp.budget.entries  # the check: ρ/20, a Gaussian count
     assert (check.operation, check.rho, check.epsilon) == ("count", Fraction(1, 20000), None)
+
+
+# ------------------------------------------------ a grid found when none is given
+
+
+@pytest.mark.parametrize("release", ["quantile", "median", "quantiles"])
+@pytest.mark.parametrize("grouped", [False, True])
+def test_a_quantile_without_a_grid_finds_its_bounds_first(release: str, grouped: bool) -> None:
+    """No ``candidates``: a count and the bounds (ε/20, ε/4), the grid between them, the rest."""
+    df = incomes(n=5_000)
+    df.dp.set_budget(epsilon=10, seed=6)
+    surface = df.dp.groupby("g", keys=["a", "b"]) if grouped else df.dp
+    if release == "median":
+        got = surface.median("x", epsilon=1)
+    else:
+        got = surface.quantile("x", 0.5 if release == "quantile" else [0.25, 0.5], epsilon=1)
+    entries = df.dp.budget.entries
+    operations = [e.operation.removeprefix("groupby.") for e in entries]
+    assert operations[:2] == ["count", "bounds"]
+    assert [e.epsilon for e in entries] == [Fraction(1, 20), Fraction(1, 4), Fraction(7, 10)]
+    medians = np.ravel(got[0.5] if release == "quantiles" else got).astype(float)
+    assert np.all(np.abs(medians / df["x"].median() - 1) < 0.2)

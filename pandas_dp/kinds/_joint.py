@@ -65,7 +65,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..core.noise import F64, I64, RandomSource
+from ..core.noise import F64, I64, RandomSource, uniform_below
 
 __all__ = ["SUB", "Forward", "Kernel", "Runs", "forward", "joint_sample", "kernel", "runs"]
 
@@ -356,6 +356,10 @@ class _Stream:
             self._batch = self._src.words(16).tolist()
         return self._batch.pop()
 
+    def first_below(self, m: int) -> int:
+        """An exact uniform integer in ``[0, m)``, ``1 <= m < 2**63``, by the shared sampler."""
+        return int(uniform_below(self._src, np.array([m], dtype=np.uint64))[0])
+
     def below(self, m: int) -> int:
         """An exact uniform integer in ``[0, m)``, ``1 <= m <= 2**64`` (rejection)."""
         mask = (1 << (m - 1).bit_length()) - 1
@@ -365,10 +369,15 @@ class _Stream:
                 return r
 
 
-def _pick(src: _Stream, weights: I64) -> int:
-    """An index drawn with probability ``weights[i] / Σ weights`` (int64, sum < 2**63)."""
+def _pick(src: _Stream, weights: I64, first: bool = False) -> int:
+    """An index drawn with probability ``weights[i] / Σ weights`` (int64, sum < 2**63).
+
+    ``first``: by :func:`~pandas_dp.core.noise.uniform_below` (each draw of a
+    release starts with a sampler of the noise module).
+    """
     total = np.cumsum(weights)
-    return int(np.searchsorted(total, src.below(int(total[-1])), side="right"))
+    u = src.first_below(int(total[-1])) if first else src.below(int(total[-1]))
+    return int(np.searchsorted(total, u, side="right"))
 
 
 def _scale_for(weights: F64, count: int) -> int:
@@ -495,7 +504,7 @@ def _propose(
     weights = bound[m - 1] * end[:, None]
     e = _scale_for(weights, weights.size)
     g = _up_int(weights, e)
-    flat = _pick(src, g.reshape(-1))
+    flat = _pick(src, g.reshape(-1), first=True)
     b, k1 = divmod(flat, m)
     accept = Ratio([int(end[b]), float(bound[m - 1, b, k1])], [int(g.flat[flat])], e)
     k = k1 + 1  # arrived at layer m − 1 in run b, its stay k outputs long
