@@ -48,22 +48,25 @@ ADD = Neighbours.of("add_remove")
     "rate", [Fraction(3), Fraction(1, 2), Fraction(1, 37), Fraction(1, 1000), Fraction(1, 10**5)]
 )
 def test_every_kernel_ratio_is_within_e_to_the_rate(rate: Fraction) -> None:
+    """Exactly (Python integers), for every k up to 3,000 and spread up to the cap and beyond."""
     kern = kernel(rate)
-    k = np.arange(min(kern.cap + 5, 2_000_000), dtype=np.int64)
-    values = kern.values(k)
-    assert (values == np.floor(values)).all()
-    assert values.max() < 2**53
-    ratio = values[1:] / values[:-1]  # float ratios of integers below 2**53: within an ulp
-    assert ratio.min() >= math.exp(-float(rate)) * (1 - 1e-15)
-    assert ratio.max() <= math.exp(float(rate)) * (1 + 1e-15)
-    assert values[0] >= 2**52
-    if k.size > kern.cap:  # from 2**52 down to A + 1, and flat beyond
-        assert values[-1] == kern.floor + 1
+    spread = np.geomspace(1, kern.cap + 5, 3_000).astype(np.int64)
+    k = np.unique(np.concatenate([np.arange(3_000), spread, spread + 1]))
+    exact = {int(i): kern.exact(int(i)) for i in k}
+    low, high = math.exp(-float(rate)), math.exp(float(rate))
+    for i in k.tolist():
+        if i + 1 in exact:  # a ratio of integers, as a correctly rounded float
+            assert low * (1 - 1e-15) <= exact[i + 1] / exact[i] <= high * (1 + 1e-15)
+    assert exact[0] >= 2**900
+    assert kern.exact(kern.cap + 7) == kern.floor + 1  # from 2**900 down to A + 1, then flat
+    floats = np.array([float(exact[int(i)]) for i in k])
+    assert np.allclose(kern.values(k), floats, rtol=1e-15)
 
 
 def test_the_kernel_decays_as_e_to_the_minus_rate() -> None:
-    k = np.arange(0, 150, 10)
-    assert np.allclose(kernel(Fraction(1, 5)).values(k) / 2**52, np.exp(-k / 5), atol=1e-9)
+    k = np.arange(0, 3_000, 10)
+    got = np.log(kernel(Fraction(1, 5)).values(k)) - 900 * math.log(2)
+    assert np.allclose(got, -k / 5, atol=1e-9)
 
 
 def test_a_rate_too_small_for_the_kernel_is_refused_before_the_spend() -> None:
@@ -94,7 +97,8 @@ def exact_law(table: np.ndarray, plan: JointPlan) -> dict[tuple[int, ...], float
     seq = _sequences(position.size, len(plan.levels))
     ends = np.full((len(seq), 1), plan.scale * plan.sub * n)
     pos = np.hstack([np.zeros_like(ends), position[seq], ends])
-    weight = np.prod(kern.values(np.diff(pos, axis=1) - plan.targets(n)), axis=1)
+    logs = np.log(kern.values(np.diff(pos, axis=1) - plan.targets(n))).sum(axis=1)
+    weight = np.exp(logs - logs.max())  # kernel values reach 2**900: their products, in logs
     found: dict[tuple[int, ...], float] = {}
     for key, w in zip(map(tuple, (seq // (plan.sub + 1)).tolist()), weight, strict=True):
         found[key] = found.get(key, 0.0) + float(w)

@@ -73,14 +73,14 @@ __all__ = ["SUB", "Forward", "Kernel", "Runs", "forward", "joint_sample", "kerne
 SUB = 16
 #: Every computed upper bound is multiplied by ``1 + MARGIN``.
 MARGIN = 2.0**-24
-#: The kernel's peak, ``2**52``: every kernel value is an integer exact in float64.
-PEAK = 2.0**52
+#: The kernel's peak is ``2**PEAK_BITS``: its range, about e**620, before the floor.
+PEAK_BITS = 900
 #: Values of a pass below this share of its largest are raised to it (no underflow).
-FLOOR = 2.0**-900
+FLOOR = 2.0**-60
 #: Up to this many runs, the forward pass sums the kernel term by term (else over a tree).
 DIRECT = 96
 #: The smallest rate per unit (smaller: the kernel's rounding would not be covered).
-MIN_RATE = Fraction(1, 2**40)
+MIN_RATE = Fraction(1, 2**36)
 _U = 2.0**-53
 _TWO = Fraction(2)
 
@@ -91,23 +91,27 @@ LEVEL_BITS = 12
 
 @dataclass(frozen=True, eq=False)
 class Kernel:
-    """``κ(k) = ⌈2**52·g(k)⌉ + A`` for ``k < cap``, ``A + 1`` beyond: integers, as float64.
+    """``κ(k) = ⌈2**900·g(k)⌉ + A`` for ``k < cap``, ``A + 1`` beyond: integers.
 
     ``g(k)`` is the float64 product, in order, of ``tables[l][(k >> 12·l) &
     4095]``, each entry the float64 product (over the set bits ``i`` of its
     index, in increasing order) of ``powers[i + 12·l]``, an upper bound of
     ``ρ**(2**(i + 12·l))`` within two roundings, ``ρ`` an upper bound of
-    ``e**−rate``.  So ``g(k)`` is within ``1 ± 500·2**-53`` of ``ρ**k`` and
-    ``g(k+1) >= e**−rate·g(k)·(1 − 1000·2**-53)``; with ``A >= 2048/min(rate,
-    1)`` the roundings are absorbed: ``e**−rate <= κ(k+1)/κ(k) <= e**rate``
-    for every ``k`` (proof in :func:`kernel`).  ``cap``: where ``2**52·ρ**k``
-    falls below 1/8.
+    ``e**−rate·(1 + 2**-40)``.  So ``g(k)`` is within ``1 ± 1000·2**-53`` of
+    ``ρ**k``, and ``e**−rate <= g(k+1)/g(k) <= 1``: the factor ``1 + 2**-40``
+    absorbs the roundings *relatively*, so the kernel keeps 900 bits of
+    range (about e**620) and ``e**−rate <= κ(k+1)/κ(k) <= e**rate`` for every
+    ``k`` (proof in :func:`kernel`).  ``cap``: where ``2**900·ρ**k`` falls
+    below 1/8.  :meth:`exact` gives the integers (Python ints), :meth:`values`
+    their float64 roundings.
     """
 
     rate: Fraction
     tables: tuple[F64, ...]
     floor: int
     cap: int
+    #: From here on ``2**900·g(k) <= A + 1``: the envelope's geometric part may stop.
+    tail: int
 
     def geo(self, k: I64) -> F64:
         """``g(k)`` for ``0 <= k < cap`` (table lookups and ``len(tables) − 1`` products)."""
@@ -119,20 +123,33 @@ class Kernel:
         return out
 
     def values(self, k: I64) -> F64:
-        """``κ(|k|)``, exact integers as float64 (at most ``2**52 + A + 1 < 2**53``)."""
+        """``κ(|k|)`` rounded to float64 (within an ulp: the forward pass's margin covers it)."""
         k = np.abs(np.asarray(k, dtype=np.int64))
         inside = k < self.cap
         g = self.geo(np.where(inside, k, 0))
-        return np.where(inside, np.ceil(PEAK * g) + float(self.floor), float(self.floor + 1))
+        out: F64 = np.where(
+            inside, np.ceil(np.ldexp(g, PEAK_BITS)) + float(self.floor), float(self.floor + 1)
+        )
+        return out
+
+    def exact(self, k: int) -> int:
+        """``κ(|k|)``, exactly."""
+        k = abs(int(k))
+        if k >= self.cap:
+            return self.floor + 1
+        g = float(self.geo(np.array([k]))[0])
+        return math.ceil(math.ldexp(g, PEAK_BITS)) + self.floor
 
     def envelope(self, k: I64) -> F64:
-        """Upper bounds of ``g(k)`` that survive products (``k >= 0``; 0 from ``cap`` on).
+        """Upper bounds of ``g(k)`` that survive products, 0 from :attr:`tail` on.
 
         ``g(k)·(1 + 2048·2**-53)``: a product of r of them bounds ``g`` of the
-        sum of their arguments for r up to 2 per level of :func:`_cross`'s tree.
+        sum of their arguments for r up to 2 per level of :func:`_cross`'s
+        tree.  Beyond ``tail``, ``κ <= 2·(A + 1)``: the floor part of the
+        envelope (twice ``A + 1``) covers it, so nothing there can underflow.
         """
         k = np.asarray(k, dtype=np.int64)
-        inside = k < self.cap
+        inside = k < self.tail
         g = self.geo(np.where(inside, k, 0)) * (1 + 2048 * _U)
         out: F64 = np.where(inside, g, 0.0)
         return out
@@ -142,17 +159,19 @@ class Kernel:
 def kernel(rate: Fraction) -> Kernel:
     """The kernel of ``rate`` (per unit of the utility): data-free, cached.
 
-    ``ρ``: ``e**−rate`` rounded up (Decimal, 60 digits; the division rounded
-    down, the correctly rounded exp raised by an ulp); ``powers[i]``:
-    ``ρ**(2**i)`` by squaring with upward rounding, each converted to the
-    float64 above it.  Proof of the ratio bounds, with ``x_k = 2**52·g(k)``
-    and ``β = e**−rate``: ``x_{k+1} >= β·x_k·(1 − 1000u) >= β·x_k − 501``, so
-    ``κ(k+1) >= x_{k+1} + A >= β·(x_k + A + 1) >= β·κ(k)`` once ``A·(1 − β)
-    >= 502 + β``, true for ``A >= 2048/min(rate, 1)`` since ``1 − β >=
-    min(rate, 1)/2``; and ``κ(k+1) <= x_k + A + 1 <= κ(k) + 1`` (as
-    ``ρ·(1 + 1000u) <= 1`` for ``rate >= 2**-40``), so ``κ(k+1)/κ(k) <= 1 +
-    1/A <= e**rate``.  At ``cap``, ``x_{cap−1} <= e**rate/8``, and ``A + 1``
-    is within those ratios of ``κ(cap − 1)``; beyond, κ is constant.
+    ``ρ``: ``e**−rate·(1 + 2**-40)`` rounded up (Decimal, 60 digits; the
+    division rounded down, the correctly rounded exp raised by an ulp);
+    ``powers[i]``: ``ρ**(2**i)`` by squaring with upward rounding, each
+    converted to the float64 above it.  Proof of the ratio bounds, with
+    ``x_k = 2**900·g(k)``, ``β = e**−rate`` and ``u = 2**-53``: ``g`` is
+    within ``1 ± 1000u`` of ``ρ**k``, so ``g(k+1)/g(k) >= ρ·(1 − 2001u) >= β``
+    (as ``2**-40 > 2001u``) and ``<= ρ·(1 + 2001u) <= 1`` (as ``rate >=
+    2**-36``).  Then ``κ(k+1) >= x_{k+1} + A >= β·x_k + A >= β·(κ(k) − 1 −
+    A) + A >= β·κ(k)`` once ``A·(1 − β) >= β``, true for ``A >= 2/min(rate,
+    1)`` since ``1 − β >= min(rate, 1)/2``; and ``κ(k+1) <= x_k + 1 + A <=
+    κ(k) + 1``, so ``κ(k+1)/κ(k) <= 1 + 1/A <= e**rate``.  At ``cap``,
+    ``x_{cap}`` is at most 1/8 and the formula still holds there; beyond, κ is
+    constant.
     """
     if rate < MIN_RATE:
         raise ValueError("the rate is too small for the joint quantiles' kernel")
@@ -160,14 +179,18 @@ def kernel(rate: Fraction) -> Kernel:
         ctx.prec = 60
         ctx.rounding = ROUND_FLOOR
         low = Decimal(rate.numerator) / Decimal(rate.denominator)  # <= rate
-        cap = int(((Decimal(55) * Decimal(2).ln()) / low).to_integral_value(ROUND_CEILING))
+        ln2 = Decimal(2).ln()
+        cap = int(((PEAK_BITS + 3) * ln2 / low).to_integral_value(ROUND_CEILING))
         ctx.rounding = ROUND_CEILING
-        rho = (-low).exp() + Decimal(10) ** -58  # >= e**-rate
+        rho = (-low).exp() * (1 + Decimal(2) ** -40) + Decimal(10) ** -58
         powers: list[float] = []
         value = rho
-        for _ in range(max(cap.bit_length(), 1)):
+        for _ in range(max(cap.bit_length() + 1, 1)):
             powers.append(_float_above(value))
             value = value * value  # rounded up (ROUND_CEILING)
+    floor = math.ceil(2 / min(rate, Fraction(1)))
+    # the envelope's geometric part stops where 2**900·ρ**k <= A + 1 (a bound from below)
+    tail = min(cap, math.floor((PEAK_BITS - math.log2(floor + 1) + 1) * math.log(2) / float(rate)))
     levels = (len(powers) + LEVEL_BITS - 1) // LEVEL_BITS
     powers += [1.0] * (levels * LEVEL_BITS - len(powers))
     index = np.arange(1 << LEVEL_BITS, dtype=np.int64)
@@ -178,8 +201,7 @@ def kernel(rate: Fraction) -> Kernel:
             bit = ((index >> i) & 1).astype(np.bool_)
             table = np.where(bit, table * powers[level * LEVEL_BITS + i], table)
         tables.append(table)
-    floor = math.ceil(2048 / min(rate, Fraction(1)))
-    return Kernel(rate, tuple(tables), floor, cap)
+    return Kernel(rate, tuple(tables), floor, cap, max(tail, 0))
 
 
 def _float_above(value: Decimal) -> float:
@@ -280,7 +302,7 @@ def _cross(kern: Kernel, pos: I64, src: F64, anchor: I64) -> F64:
                 out[take] += add
             lo = (lo + (active & (lo & 1 == 1))) >> 1
             hi = (hi - (active & (hi & 1 == 1))) >> 1
-    return out * PEAK
+    return np.ldexp(out, PEAK_BITS)
 
 
 @dataclass
@@ -313,7 +335,10 @@ def forward(kern: Kernel, r: Runs, targets: I64) -> Forward:
                 summed = (np.triu(kv, 1) * src[:, None]).sum(axis=0)
             else:  # the envelope: the floor's part, and the geometric part over the tree
                 below = np.concatenate([[0.0], np.cumsum(src)[:-1]])  # Σ_{a < b} src[a]
-                summed = below * float(kern.floor + 1) + _cross(kern, pos, src, pos - targets[j])
+                floor = 2.0 * (
+                    kern.floor + 1
+                )  # κ <= 2**900·g + A + 1, and <= 2·(A + 1) at the tail
+                summed = below * floor + _cross(kern, pos, src, pos - targets[j])
             bound[j, :, 0] = w * summed * up
             stay = float(kern.values(np.array([targets[j]]))[0])
             k = np.arange(2, j + 2, dtype=np.float64)
@@ -473,7 +498,7 @@ def joint_sample(
     end = kern.values(r.total - pos - targets[m])
     stream = _Stream(src)
     while True:
-        path, accept = _propose(stream, kern, fw, pos, w, targets, end)
+        path, accept = _propose(stream, kern, fw, pos, w, targets, end, r.total)
         if _bernoulli(stream, accept):
             break
     out: list[int] = []
@@ -491,6 +516,7 @@ def _propose(
     w: I64,
     targets: I64,
     end: F64,
+    r_total: int,
 ) -> tuple[list[tuple[int, int]], Ratio]:
     """A path drawn backwards from the upper bounds, and its exact acceptance probability.
 
@@ -506,21 +532,22 @@ def _propose(
     g = _up_int(weights, e)
     flat = _pick(src, g.reshape(-1), first=True)
     b, k1 = divmod(flat, m)
-    accept = Ratio([int(end[b]), float(bound[m - 1, b, k1])], [int(g.flat[flat])], e)
+    last = kern.exact(int(r_total - pos[b] - targets[m]))
+    accept = Ratio([last, float(bound[m - 1, b, k1])], [int(g.flat[flat])], e)
     k = k1 + 1  # arrived at layer m − 1 in run b, its stay k outputs long
     stays: list[tuple[int, int]] = []
     j = m - 1
     while True:
         stays.append((b, k))
         for _ in range(k - 1):  # down the stay: layer j in (b, k) from layer j − 1 in (b, k − 1)
-            stay = int(kern.values(np.array([targets[j]]))[0])
+            stay = kern.exact(int(targets[j]))
             accept.nums += [stay, int(w[b]) + k - 1, float(bound[j - 1, b, k - 2])]
             accept.dens += [k, float(bound[j, b, k - 1])]
             accept.power -= shift[j]
             j, k = j - 1, k - 1
         here = float(bound[j, b, 0])
         if j == 0:
-            start_kernel = int(kern.values(np.array([pos[b] - targets[0]]))[0])
+            start_kernel = kern.exact(int(pos[b] - targets[0]))
             accept.nums += [int(w[b]), start_kernel]
             accept.dens += [here]
             accept.power -= shift[0]
@@ -533,7 +560,12 @@ def _propose(
         total = int(g.sum())
         flat = _pick(src, g.reshape(-1))
         a, ka = divmod(flat, j)
-        accept.nums += [int(w[b]), int(kv[a]), float(prev[a, ka]), total]
+        accept.nums += [
+            int(w[b]),
+            kern.exact(int(pos[b] - pos[a] - targets[j])),
+            float(prev[a, ka]),
+        ]
+        accept.nums += [total]
         accept.dens += [int(g.flat[flat]), here]
         accept.power -= shift[j]
         b, k = a, ka + 1

@@ -361,8 +361,8 @@ DESCRIBE = Signature(
     grouped="""\
         A key with no rows is answered too, but only with noise: a count near
         0, a mean somewhere inside the clip, a std of 0 when the noisy count is
-        0, quartiles picked almost uniformly from the grid, and a min and max
-        at the far ends of the ladder.""",
+        0, quartiles picked almost uniformly from the grid, and a min at the
+        top of the clip and a max at its bottom (each search stops at once).""",
     columns=_labels,
     table=True,
     clipped=True,

@@ -305,7 +305,7 @@ class JointPlan:
 
     @property
     def realised_epsilon(self) -> Fraction:
-        """``2·c·Δ``: exactly ``epsilon``."""
+        """``2·c·Δ``: exactly ``epsilon`` (less when the rate is capped)."""
         return 2 * self.rate * self.sensitivity
 
     @property
@@ -324,6 +324,9 @@ class JointPlan:
 
 #: The largest common denominator of the levels of one joint release.
 MAX_SCALE = 1 << 20
+#: The largest rate, per row of error: an error of a row already weighs e**-8 less (a
+#: larger ε changes no answer of note, and would outrun the kernel's range, about e**620).
+MAX_RATE = 8
 
 
 @functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
@@ -345,7 +348,9 @@ def plan_joint(
     an addition in another, ``2·Δ``.  With a privacy unit, a person's rows
     move it ``max_rows`` times (times ``max_groups`` over the keys, doubled
     under substitute: :meth:`Neighbours.sum_sensitivity`).  Not monotone:
-    the rate is ``c = ε/(2Δ)``.
+    the rate is ``c = ε/(2Δ)``, at most :data:`MAX_RATE` per row (a lower
+    rate only lowers the privacy loss: the release then spends ``epsilon``
+    and realises less).
     """
     scale = math.lcm(*(q.denominator for q in levels))
     if scale > MAX_SCALE:
@@ -364,7 +369,7 @@ def plan_joint(
         sensitivity = 2 * one
     else:
         sensitivity = 2 * sub * scale
-    rate = epsilon / (2 * sensitivity)
+    rate = min(epsilon / (2 * sensitivity), Fraction(MAX_RATE, sub * scale))
     if rate < MIN_RATE:
         raise ValueError(
             f"epsilon={float(epsilon):g} is too small for {len(levels)} joint levels: use a "
