@@ -238,7 +238,7 @@ def prices(n: int = 54_000, *, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "carat": np.maximum(carat, 0.2),
-            "cut": pd.Categorical.from_codes(cut, categories=list(CUTS)),
+            "cut": pd.Categorical.from_codes(cut, dtype=pd.CategoricalDtype(list(CUTS))),
             "price": price.astype(np.int64),
         }
     )

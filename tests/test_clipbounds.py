@@ -18,9 +18,9 @@ from pandas_dp.datasets import prices
 from pandas_dp.kinds.base import Neighbours, Rows
 from pandas_dp.kinds.clip_bounds import (
     CANDIDATES,
-    SearchPlan,
     ClipBounds,
     ClippedShare,
+    SearchPlan,
     above_threshold,
     plan_bounds,
     tail_counts,
@@ -100,7 +100,8 @@ def test_the_plan_splits_each_sides_epsilon(
     own = plan_bounds(Fraction(10, 9), relation)  # its own count: a tenth of ε, then halves
     for plan in (given[0], given[1], own[0], own[1]):
         assert (plan.rho_scale, plan.nu_scale, plan.threshold) == (rho, nu, threshold)
-    assert len(given) == 2 and own[2].epsilon == Fraction(1, 9)
+    assert len(given) == 2
+    assert own[2].epsilon == Fraction(1, 9)
 
 
 def test_above_threshold_stops_at_the_first_small_tail() -> None:

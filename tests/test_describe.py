@@ -26,7 +26,7 @@ import pandas_dp  # noqa: F401  (registers df.dp)
 from pandas_dp.core.zcdp import pure_epsilon
 from pandas_dp.kinds._joint import SUB, kernel
 from pandas_dp.kinds.base import Neighbours
-from pandas_dp.kinds.describe import QUANTILES, ROWS, SHARES, Describe
+from pandas_dp.kinds.describe import QUANTILES, SHARES, Describe
 from pandas_dp.kinds.extremes import Extreme
 from pandas_dp.kinds.quantile import Quantiles, plan_joint
 from pandas_dp.kinds.variance import Var
