@@ -347,8 +347,8 @@ def forward(kern: Kernel, r: Runs, targets: I64) -> Forward:
         top = float(bound[j].max())
         e = math.frexp(top)[1] if top > 0 else 0
         bound[j] = np.ldexp(bound[j], -e)
-        reach = bound[j, :, : j + 1]
-        np.maximum(reach, FLOOR, out=reach)
+        reach = bound[j, :, : j + 1]  # a state with no way in stays 0; others at least FLOOR
+        reach[:] = np.where(reach > 0, np.maximum(reach, FLOOR), 0.0)
         shift.append(e)
     return Forward(bound, shift)
 
