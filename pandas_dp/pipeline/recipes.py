@@ -221,7 +221,7 @@ def answer(frame: Frame, group: Grouping | None, request: Request) -> Any:
         binding = frame.binding()
         if binding.unit is None:
             return None
-        return binding.budget.max_rows, binding.budget.max_groups
+        return binding.bounds()
 
     cooked = recipe(request, group, defaults)
     if cooked.statistic is not None:  # several steps: what the last would refuse, refused first
