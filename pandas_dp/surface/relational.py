@@ -46,6 +46,7 @@ import pandas as pd
 from ..accounting.budget import (
     FrameBinding,
     Lineage,
+    PrivacyBudget,
     bind,
     binding_of,
     live_budget,
@@ -62,11 +63,14 @@ __all__ = [
     "ROW_UNIT",
     "DPRelational",
     "Derived",
+    "Side",
     "check_keys",
     "fan_out",
     "is_list_dtype",
     "key_labels",
+    "person_defaults",
     "private_merge",
+    "public_join",
     "public_table",
 ]
 
@@ -80,6 +84,22 @@ PRIVATE_HOWS = ("inner", "left", "right", "outer")
 Bounds = tuple[int | None, int | None]
 #: A join pandas runs here, once checked.
 How = Literal["inner", "left", "right", "outer"]
+
+
+class Side(NamedTuple):
+    """One frame of a join as the checks see it: its budget, unit and default bounds.
+
+    From a pandas frame's :class:`~pandas_dp.accounting.budget.FrameBinding`
+    (:meth:`of`) or a Dask collection's binding.
+    """
+
+    budget: PrivacyBudget
+    unit: Hashable | None
+    defaults: Bounds | None = None
+
+    @classmethod
+    def of(cls, binding: FrameBinding) -> Side:
+        return cls(binding.budget, binding.unit, binding.defaults)
 
 
 class Derived(NamedTuple):
@@ -153,6 +173,42 @@ def check_keys(
             )
 
 
+def public_join(
+    schema: pd.DataFrame,
+    unit: Hashable | None,
+    right: pd.DataFrame,
+    keys: Sequence[Hashable],
+    how: str,
+    dtypes: Sequence[Any],
+) -> int:
+    """Check a join of a public table (``right``, indexed by its keys); what one row becomes.
+
+    ``schema``: the private frame's columns and dtypes, ``unit`` its unit
+    column, ``dtypes`` the public keys' dtypes.  Refused from these alone:
+    ``right``/``outer`` joins, keys of other dtypes, a public column named
+    like the unit or :data:`ROW_UNIT`.  Returns the most rows one private row
+    becomes: the public table's largest key multiplicity (at least 1).
+    """
+    if how in ("right", "outer"):
+        raise ValueError(
+            f'how="{how}" is refused with a public table: its rows that match no private '
+            "key would appear or not depending on which keys the private rows hold (one "
+            "person could add or remove them), and they belong to no person whose rows a "
+            'release could bound. Use how="inner" or how="left".'
+        )
+    if how not in PUBLIC_HOWS:
+        raise ValueError(f"`how` must be one of {PUBLIC_HOWS}, got {how!r}.")
+    check_keys(schema, keys, dtypes, "the public table")
+    for label in (unit, ROW_UNIT):
+        if label is not None and label in right.columns:
+            raise ValueError(
+                f"The public table has a column {label!r}, the name of this frame's privacy "
+                "unit or of its column of original rows: joined, it would be renamed by the "
+                "suffixes. Drop or rename it in the public table."
+            )
+    return max(fan_out(right.index), 1)
+
+
 def fan_out(keys: pd.Index) -> int:
     """The most rows a public table holds for one key (missing keys match each other too).
 
@@ -163,7 +219,7 @@ def fan_out(keys: pd.Index) -> int:
     return int(np.bincount(np.asarray(codes, dtype=np.int64)).max(initial=0))
 
 
-def _bounds_of(binding: FrameBinding) -> Bounds:
+def _bounds_of(binding: FrameBinding | Side) -> Bounds:
     """The default bounds of a frame's releases (a row of a frame without a unit: one, one)."""
     if binding.unit is None:
         return 1, 1
@@ -196,9 +252,19 @@ def derived(binding: FrameBinding, rows: int) -> Derived:
     if binding.unit is None or _is_row_unit(binding):
         lineage = binding.lineage or Lineage()
         return Derived(ROW_UNIT, (_times(max_rows, rows), _times(max_groups, rows)), lineage)
+    return Derived(binding.unit, person_defaults(Side.of(binding), rows), None)
+
+
+def person_defaults(side: Side, rows: int) -> Bounds | None:
+    """The default bounds of a frame with a privacy unit whose rows each became ``rows`` rows.
+
+    ``max_rows`` times ``rows`` (what kept a person's rows whole keeps them
+    whole); ``max_groups`` as it was (a person's keys are the caller's policy).
+    """
     if rows == 1:
-        return Derived(binding.unit, binding.defaults, None)
-    return Derived(binding.unit, (_times(max_rows, rows), max_groups), None)
+        return side.defaults
+    max_rows, max_groups = _bounds_of(side)
+    return _times(max_rows, rows), max_groups
 
 
 def _refuse_row_column(df: pd.DataFrame, binding: FrameBinding) -> None:
@@ -241,10 +307,7 @@ def _positions(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def private_merge(
-    left: FrameBinding,
-    right: FrameBinding,
-    on: Sequence[Hashable],
-    how: str,
+    left: Side, right: Side, on: Sequence[Hashable], how: str
 ) -> tuple[Hashable, Bounds | None]:
     """Check a merge of two tables of the same people; their unit and the result's defaults.
 
@@ -436,26 +499,8 @@ class DPRelational:
 
         ``dtypes``: the public keys' dtypes, as the caller's table holds them.
         """
-        if how in ("right", "outer"):
-            raise ValueError(
-                f'how="{how}" is refused with a public table: its rows that match no private '
-                "key would appear or not depending on which keys the private rows hold (one "
-                "person could add or remove them), and they belong to no person whose rows a "
-                'release could bound. Use how="inner" or how="left".'
-            )
-        if how not in PUBLIC_HOWS:
-            raise ValueError(f"`how` must be one of {PUBLIC_HOWS}, got {how!r}.")
-        check_keys(self._df, keys, dtypes, "the public table")
         _refuse_row_column(self._df, binding)
-        unit = binding.unit
-        for label in (unit, ROW_UNIT):
-            if label is not None and label in right.columns:
-                raise ValueError(
-                    f"The public table has a column {label!r}, the name of this frame's privacy "
-                    "unit or of its column of original rows: joined, it would be renamed by the "
-                    "suffixes. Drop or rename it in the public table."
-                )
-        rows = max(fan_out(right.index), 1)
+        rows = public_join(self._df, binding.unit, right, keys, how, dtypes)
         result = pd.merge(
             _positions(self._df),
             right,
@@ -477,7 +522,7 @@ class DPRelational:
         suffixes: tuple[str | None, str | None],
     ) -> pd.DataFrame:
         other = require_binding(right)
-        unit, defaults = private_merge(binding, other, keys, how)
+        unit, defaults = private_merge(Side.of(binding), Side.of(other), keys, how)
         check_readable(right, keys)
         check_keys(self._df, keys, [right[label].dtype for label in keys], "`right`")
         # rows without a unit id are in no release; pandas would match them all with each other
