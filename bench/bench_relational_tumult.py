@@ -93,8 +93,10 @@ def main() -> None:
             if run == 0:
                 print(f"  cap {cap}: first answer {answer}, truth {truth:.0f}", flush=True)
         rmse = math.sqrt(np.mean(np.square(errors))) / truth
-        print(f"Tumult join_private, MaxRowsPerID({cap}), ε = 1: relative RMSE {rmse:.4g}, "
-              f"{np.median(seconds):.2f} s per release ({args.runs} runs)")
+        print(
+            f"Tumult join_private, MaxRowsPerID({cap}), ε = 1: relative RMSE {rmse:.4g}, "
+            f"{np.median(seconds):.2f} s per release ({args.runs} runs)"
+        )
 
 
 if __name__ == "__main__":
