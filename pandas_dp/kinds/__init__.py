@@ -10,7 +10,7 @@ a lower room); a leading ``_`` marks a module used only inside this room.
 
 ========================  ====================================================
 ``describe``              describe: count/mean/std and quartiles of columns, one kind
-``truncation``            max_rows="auto" for a total: the cap balancing truncation and noise
+``truncation``            max_rows="auto" of a total: the cap that balances cut and noise, a kind
 ``clip_bounds``           bounds / clip="auto": private clip bounds (AboveThreshold), a kind
 ``select``                argmax_exp, top-k, quantiles: plans, score tables, kinds
 ``variance``              var / std: the variance's plan, statistics and kind

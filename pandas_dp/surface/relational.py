@@ -649,7 +649,8 @@ class DPRelational:
         ----------
         column : label
             A column of a pyarrow list dtype (``list<item: string>[pyarrow]``,
-            e.g. ``df["tags"].str.split(",")`` on an arrow string column, or
+            e.g. ``df["tags"].str.split(",")`` on an arrow string column such as
+            ``"large_string[pyarrow]"``, or
             ``.astype(pd.ArrowDtype(pa.list_(pa.string())))``). Decided from
             the dtype: an object column is refused whatever it holds.
         max_rows : int
