@@ -926,7 +926,7 @@ def test_max_rows_auto_under_rho_spends_a_quarter_of_rho_on_rows_per_unit(
     extra = {"max_groups": 1} if grouped else {}
     surface.count(rho=0.5, max_rows="auto", **extra)
     chooser, statistic = orders.dp.budget.entries
-    assert chooser.operation.startswith("rows_per_unit")
+    assert chooser.operation == "max_rows(t=2)"  # ⌈1/√(2·3/8)⌉: a count's noise per row
     assert (chooser.rho, chooser.epsilon) == (Fraction(1, 8), Fraction(1, 2))
     assert (statistic.rho, statistic.epsilon) == (Fraction(3, 8), None)
     assert orders.dp.budget.spent == Fraction(1, 2)

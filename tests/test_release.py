@@ -36,6 +36,7 @@ from pandas_dp.kinds.describe import Describe
 from pandas_dp.kinds.nunique import Nunique
 from pandas_dp.kinds.quantile import Quantile, Quantiles
 from pandas_dp.kinds.sums import GridPlan, Mean, MeanPlan, Sum
+from pandas_dp.kinds.truncation import CapPlan, RowsCap
 from pandas_dp.kinds.variance import Corr, Cov, Var, VarPlan
 from pandas_dp.mechanisms.keys import Grouping
 from pandas_dp.pipeline import run as release
@@ -79,6 +80,7 @@ EXAMPLES: dict[type[Kind[Any, Any]], list[Kind[Any, Any]]] = {
     Nunique: [Nunique(EPS, "age"), Nunique(EPS, "dept")],
     ClipBounds: [ClipBounds(EPS, "salary"), ClipBounds(EPS, "age", pooled=True)],
     ClippedShare: [ClippedShare(EPS, "salary", CLIP)],
+    RowsCap: [RowsCap(EPS, "age", ("epsilon", Fraction(1)))],
     Describe: [
         Describe.of(
             EPS,
@@ -319,6 +321,8 @@ def realised_epsilon(plan: object) -> Fraction:
     if isinstance(plan, BoundsPlan):  # AboveThreshold on each side: ε₁ + ε₂ (Lyu et al.)
         c = 1 if plan.monotone else 2
         return 2 * (plan.sensitivity / plan.rho_scale + c * plan.sensitivity / plan.nu_scale)
+    if isinstance(plan, CapPlan):
+        return realised_epsilon(plan.select)
     if isinstance(plan, SelectPlan):
         rate = Fraction(plan.rate.num, 2**plan.rate.shift)
         return plan.rounds * (1 if plan.monotone else 2) * plan.sensitivity * rate
@@ -376,6 +380,9 @@ def test_the_split_table_reaches_every_kind(
     planned = _planned(monkeypatch)
     for call in CALLS.values():
         call(split_frame)
+    people = pd.DataFrame({"pid": np.arange(len(split_frame)) % 50})
+    people.dp.set_budget(epsilon=100, privacy_unit="pid", seed=3)
+    people.dp.count(epsilon=SPLIT_EPS, max_rows="auto")  # the cap of a total: RowsCap
     assert {type(kind) for kind, _ in planned} >= set(release.KINDS.values())
 
 

@@ -46,6 +46,7 @@ __all__ = [
     "Epsilon",
     "FrameBinding",
     "Hold",
+    "Lineage",
     "PrivacyBudget",
     "attach",
     "bind",
@@ -56,6 +57,7 @@ __all__ = [
     "marker_of",
     "named_memory_store",
     "require_binding",
+    "same_budget",
 ]
 
 MARKER_KEY = "pandas_dp"
@@ -560,6 +562,14 @@ class FrameBinding:
     unit: Hashable | None = None
     #: The identity of the unit column's values when bound (see :func:`column_token`).
     unit_token: ColumnToken | None = None
+    #: This frame's default ``(max_rows, max_groups)`` where they are not the budget's: a
+    #: frame made by a merge, a concat or an explode (:mod:`pandas_dp.surface.relational`),
+    #: whose unit may hold more rows than the budget's defaults were set for.  None: the
+    #: budget's.
+    defaults: tuple[int | None, int | None] | None = None
+    #: Where this frame's rows come from, when known (see :class:`Lineage`): None unless
+    #: the budget has no privacy unit.
+    lineage: Lineage | None = None
 
     def is_root(self, df: pd.DataFrame) -> bool:
         """Whether ``df`` (the bound frame) still has the rows the budget was set on."""
@@ -573,6 +583,43 @@ class FrameBinding:
         if self.unit_token is None or now is None:
             return self.unit_token is now
         return self.unit_token.same(now)
+
+
+class Lineage:
+    """The rows of one frame attached to a budget without a privacy unit, by their labels.
+
+    A frame attached with a ``RangeIndex`` (what ``read_csv`` gives: unique
+    labels, known from the index's type alone) gets one; the row-wise
+    derivations (``filter``, ``query``, ``assign``, ``select``) keep its
+    rows' labels and pass it on, and a merge, concat or explode that makes
+    several rows of one original row names them by those labels in a unit
+    column of the same lineage.  Frames of one lineage can then be stacked
+    (``df.dp.concat``) and each original row bounded, wherever its rows are.
+    ``inherit()`` and ``per_unit`` start no lineage: their labels are not
+    known to name the original rows.  Compared by identity, never by value.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "Lineage(...)"
+
+
+def same_budget(a: PrivacyBudget, b: PrivacyBudget) -> bool:
+    """Whether ``a`` and ``b`` account in one store: the same budget, or one named budget.
+
+    Two frames attached to one named budget (in this process's memory, or
+    in one ledger file) get two :class:`PrivacyBudget` objects on one store:
+    their spends add up in one place, and the store holds their privacy unit
+    and adjacency, so they are tables of the same people.
+    """
+    if a is b or a.store is b.store:
+        return True
+    if a.name is None or a.name != b.name:
+        return False
+    book_a, book_b = getattr(a.store, "ledger", None), getattr(b.store, "ledger", None)
+    path_a, path_b = getattr(book_a, "path", None), getattr(book_b, "path", None)
+    return path_a is not None and path_b is not None and path_a.resolve() == path_b.resolve()
 
 
 def binding_of(df: pd.DataFrame) -> FrameBinding | None:
@@ -649,15 +696,23 @@ def column_token(df: pd.DataFrame, label: Hashable) -> ColumnToken | None:
 
 
 def bind(
-    df: pd.DataFrame, budget: PrivacyBudget, *, root: bool, unit: Hashable | None = _BUDGET_UNIT
+    df: pd.DataFrame,
+    budget: PrivacyBudget,
+    *,
+    root: bool,
+    unit: Hashable | None = _BUDGET_UNIT,
+    defaults: tuple[int | None, int | None] | None = None,
+    lineage: Lineage | None = None,
 ) -> None:
     """Let ``df`` (this object only) spend ``budget``; mark its attrs.
 
-    ``unit`` is the frame's privacy-unit column: by default the budget's.
+    ``unit`` is the frame's privacy-unit column: by default the budget's;
+    ``defaults`` its default bounds when not the budget's, ``lineage`` where
+    its rows come from (see :class:`FrameBinding`).
     """
     frame_unit = budget.privacy_unit if unit is _BUDGET_UNIT else unit
     token = None if frame_unit is None else column_token(df, frame_unit)
-    binding = FrameBinding(budget, root, df.index, frame_unit, token)
+    binding = FrameBinding(budget, root, df.index, frame_unit, token, defaults, lineage)
     object.__setattr__(df, _BINDING_ATTR, binding)
     df.attrs[MARKER_KEY] = budget.marker
 
@@ -703,9 +758,12 @@ def attach(
     process's memory); whether ``df`` is the budget's root is
     :func:`claim_root`'s answer (``stored_root``: what the store says).
     """
+    # Labels of a RangeIndex are unique by its type: they name the rows (see Lineage).
+    known = budget.privacy_unit is None and isinstance(df.index, pd.RangeIndex)
     with _BINDING_LOCK:
         refuse_rebinding(df)
-        bind(df, budget, root=claim_root(budget.name, where, stored=stored_root))
+        root = claim_root(budget.name, where, stored=stored_root)
+        bind(df, budget, root=root, lineage=Lineage() if known else None)
 
 
 def require_binding(df: pd.DataFrame) -> FrameBinding:
@@ -734,12 +792,16 @@ def require_binding(df: pd.DataFrame) -> FrameBinding:
             "This frame cannot spend a privacy budget. It was derived from a protected frame by "
             "a pandas operation (copy, indexing, concat, merge, groupby, pickling, ...), which "
             "may mix or repeat people. Derive it with df.dp.filter(...) / df.dp.query(...) / "
-            "df.dp.assign(...) / df.dp.select(...), or call result.dp.inherit() if it still has "
-            "at most one row per person."
+            "df.dp.assign(...) / df.dp.select(...); join and stack with df.dp.merge(...) / "
+            "df.dp.join(...) / df.dp.concat([...]) / df.dp.explode(...), whose results bound "
+            "what one person contributes; or call result.dp.inherit() if it still has at most "
+            "one row per person."
         )
     raise MissingBudgetError(
         "This frame has no privacy budget. Attach one first, on the frame that holds one row per "
-        "person: df.dp.set_budget(epsilon=1.0)."
+        "person: df.dp.set_budget(epsilon=1.0). (A frame made from a protected one by "
+        "df.merge(...) or pd.concat(...) may have lost the mark that says so: join and stack "
+        "with df.dp.merge(...) / df.dp.concat([...]) instead.)"
     )
 
 
@@ -767,5 +829,6 @@ def refuse_rebinding(df: pd.DataFrame) -> None:
             "this process: a new budget would reset the accounting for the same people, and "
             "attaching the same budget again would treat this frame as the one it was set on. "
             "If it still has at most one row per person, continue that budget with "
-            "result.dp.inherit(); or derive it with df.dp.filter(...) / df.dp.query(...)."
+            "result.dp.inherit(); or derive it with df.dp.filter(...) / df.dp.query(...), and "
+            "join or stack with df.dp.merge(...) / df.dp.concat([...])."
         )

@@ -5,6 +5,7 @@ This room, top to bottom (``_``: used only inside it):
 ========================  ====================================================
 ``_units``                Dask with a privacy unit: rows split into buckets by unit, then bounded
 ``_graph``                what a Dask collection is made of: markers, row alignment, schedulers
+``_relational``           ddf.dp.merge: a public table, or a collection of the same people
 ========================  ====================================================
 
 ``import pandas_dp.dask`` registers the accessor (plain ``import pandas_dp``
@@ -123,8 +124,10 @@ from ..pipeline.run import (
 )
 from ..surface.accessor import DPReleases
 from ..surface.groupby import DPGroupedReleases, G
+from ..surface.relational import Side, key_labels
 from ..surface.rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values
 from ._graph import TALLIES, check_unit_sources, pandas_parts, runs_here, same_rows
+from ._relational import merge_private, merge_public
 from ._units import (
     BUCKETS_PER_PARTITION,
     KEY_WORDS,
@@ -165,6 +168,8 @@ class _Bound:
     unit: Hashable | None
     #: The collection's expression name when bound: ``ddf[col] = ...`` changes it in place.
     name: str
+    #: Default ``(max_rows, max_groups)`` when not the budget's (a merged collection).
+    defaults: tuple[int | None, int | None] | None = None
 
 
 # id(collection) -> its binding (the weak reference removes the entry when it dies).
@@ -186,12 +191,19 @@ def _forget(key: int, ref: weakref.ref[dd.DataFrame]) -> None:
             del _BOUND[key]
 
 
-def _bind(ddf: dd.DataFrame, budget: PrivacyBudget, *, root: bool, unit: Hashable | None) -> None:
+def _bind(
+    ddf: dd.DataFrame,
+    budget: PrivacyBudget,
+    *,
+    root: bool,
+    unit: Hashable | None,
+    defaults: tuple[int | None, int | None] | None = None,
+) -> None:
     key = id(ddf)
     ref = weakref.ref(ddf, lambda r: _forget(key, r))
     check_unit_sources(ddf, unit)  # once bound, a unit changed in place stops the collection
     with _LOCK:
-        _BOUND[key] = _Bound(ref, budget, root, unit, ddf._name)
+        _BOUND[key] = _Bound(ref, budget, root, unit, ddf._name, defaults)
         _MARKED[ddf._name] = budget.id
 
 
@@ -235,7 +247,8 @@ def _require(ddf: dd.DataFrame) -> _Bound:
             "pandas frame (dd.from_pandas(df), dd.from_delayed, parquet written from it), which "
             "may mix or repeat people. Derive it with ddf.dp.filter(...) / ddf.dp.query(...) / "
             "ddf.dp.assign(...) / ddf.dp.select(...) / ddf.dp.persist() / "
-            "ddf.dp.repartition(...), or call result.dp.inherit(ddf) (or "
+            "ddf.dp.repartition(...), join it with ddf.dp.merge(...), or call "
+            "result.dp.inherit(ddf) (or "
             "result.dp.inherit(df), the pandas frame) if it still has at most one row per person."
         )
     raise MissingBudgetError(
@@ -376,7 +389,7 @@ class DaskFrame:
 
     def binding(self) -> Spender:
         bound = _require(self.ddf)
-        return Spender(bound.budget, bound.unit, bound.root)
+        return Spender(bound.budget, bound.unit, bound.root, bound.defaults)
 
     def units(self, what: str) -> DaskFrame:
         bound = _require(self.ddf)
@@ -556,7 +569,8 @@ class DaskDPAccessor(DPReleases):
         if result is self._ddf:
             result = result.copy()
         with _LOCK:
-            _bind(result, bound.budget, root=bound.root and same_rows, unit=bound.unit)
+            root = bound.root and same_rows
+            _bind(result, bound.budget, root=root, unit=bound.unit, defaults=bound.defaults)
         return result
 
     def _unit(self) -> Hashable | None:
@@ -800,6 +814,54 @@ class DaskDPAccessor(DPReleases):
             _bind(result, bound.budget, root=bound.root, unit=None)
         return result
 
+    def merge(
+        self,
+        right: pd.DataFrame | dd.DataFrame,
+        *,
+        on: Hashable | list[Hashable],
+        how: str = "inner",
+        suffixes: tuple[str | None, str | None] = ("_x", "_y"),
+    ) -> dd.DataFrame:
+        """Join a public pandas table, or a collection of the same people on the unit.
+
+        As :meth:`pandas_dp.DPAccessor.merge`: a public table joins with
+        ``how="inner"`` or ``"left"``; a collection bound to this budget (the
+        same, or the same named budget; see :meth:`inherit`) joins on keys
+        that include the privacy unit. On Dask a collection without a privacy
+        unit joins only public tables with one row per key (its rows have no
+        identity across partitions to bound an original row by).
+
+        Parameters
+        ----------
+        right : pandas.DataFrame or dask.dataframe.DataFrame
+            A public table, or a private collection.
+        on : label or list of labels
+            The key columns, of one dtype in both.
+        how : str
+            ``"inner"`` or ``"left"`` (and ``"right"``, ``"outer"`` between two
+            private collections).
+        suffixes : pair of str
+            As in ``DataFrame.merge``.
+
+        Returns
+        -------
+        dask.dataframe.DataFrame
+            Bound to this budget; its releases bound each person's rows.
+        """
+        bound = _require(self._ddf)
+        keys = key_labels(on)
+        mine = Side(bound.budget, bound.unit, bound.defaults)
+        if isinstance(right, dd.DataFrame):
+            other = _require(right)
+            sides = (mine, Side(other.budget, other.unit, other.defaults))
+            result, unit, defaults = merge_private(self._ddf, right, sides, keys, how, suffixes)
+        else:
+            result, defaults = merge_public(self._ddf, mine, right, keys, how, suffixes)
+            unit = bound.unit
+        with _LOCK:
+            _bind(result, bound.budget, root=False, unit=unit, defaults=defaults)
+        return result
+
     def compute(self, **kwargs: Any) -> pd.DataFrame:
         """The collection as a pandas frame bound to the same budget (same rows).
 
@@ -814,7 +876,7 @@ class DaskDPAccessor(DPReleases):
         """
         bound = _require(self._ddf)
         frame: pd.DataFrame = self._ddf.compute(**kwargs)
-        bind(frame, bound.budget, root=bound.root, unit=bound.unit)
+        bind(frame, bound.budget, root=bound.root, unit=bound.unit, defaults=bound.defaults)
         return frame
 
     def inherit(self, source: dd.DataFrame | pd.DataFrame) -> dd.DataFrame:

@@ -10,6 +10,7 @@ a lower room); a leading ``_`` marks a module used only inside this room.
 
 ========================  ====================================================
 ``describe``              describe: count/mean/std and quartiles of columns, one kind
+``truncation``            max_rows="auto" of a total: the cap that balances cut and noise, a kind
 ``clip_bounds``           bounds / clip="auto": private clip bounds (AboveThreshold), a kind
 ``quantile``              quantile / median / several levels: score tables on a grid, kinds
 ``argmax``                argmax_exp, top-k, a kind; permute-and-flip, the selections' plans

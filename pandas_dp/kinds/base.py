@@ -427,6 +427,10 @@ class Kind(ABC, Generic[One, Many]):
     planners: ClassVar[tuple[Callable[..., Any], ...]] = ()
     #: Whether :func:`pandas_dp.pipeline.planning.half_width` plans it (built by :meth:`planned`).
     plannable: ClassVar[bool] = False
+    #: Whether the answer adds rows up (a count, a sum): ``max_rows="auto"`` then chooses the
+    #: cap that balances truncation against noise (:mod:`pandas_dp.kinds.truncation`), else a
+    #: high quantile of rows per person.
+    totals: ClassVar[bool] = False
 
     epsilon: Any
 

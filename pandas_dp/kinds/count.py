@@ -147,6 +147,7 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
     """
 
     name: ClassVar[str] = "count"
+    totals: ClassVar[bool] = True
     planners: ClassVar = (plan_count, plan_count_rho)
     plannable: ClassVar[bool] = True
     #: Always grouped (a histogram's bins): the ledger names it without ``groupby.``.

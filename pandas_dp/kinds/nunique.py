@@ -97,6 +97,7 @@ class Nunique(Kind[int, pd.Series]):
     """
 
     name: ClassVar[str] = "nunique"
+    totals: ClassVar[bool] = True
     planners: ClassVar = (plan_nunique, plan_nunique_rho)
 
     epsilon: Fraction | None

@@ -557,6 +557,7 @@ class Sum(_Clipped):
 
     planners: ClassVar = (plan_sum, plan_sum_rho)
     name: ClassVar[str] = "sum"
+    totals: ClassVar[bool] = True
     mechanism: ClassVar[str] = "discrete_laplace on grid"
     plannable: ClassVar[bool] = True
 

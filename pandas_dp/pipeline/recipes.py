@@ -13,7 +13,11 @@ of the steps before it.  Nothing here calls back up into a surface.
 =====================  ==========================  =================================
 step                   share of ε                  release
 =====================  ==========================  =================================
-``max_rows="auto"``    :data:`AUTO_ROWS_SHARE`     ``rows_per_unit(0.9)`` on :data:`AUTO_ROWS`
+``max_rows="auto"``    :data:`AUTO_ROWS_SHARE`     a total (count, sum): the cap that
+                                                   balances truncation against noise
+                                                   (:class:`~pandas_dp.kinds.truncation.RowsCap`);
+                                                   else ``rows_per_unit(0.9)`` on
+                                                   :data:`AUTO_ROWS`
 ``clip="auto"``        :data:`AUTO_CHECK_SHARE`    a count of the column's values (the check)
                        :data:`AUTO_SHARE`          :class:`~pandas_dp.kinds.clip_bounds.ClipBounds`
 the statistic          the rest                    clipped to the bounds
@@ -55,6 +59,7 @@ from ..kinds.base import Kind, Neighbours
 from ..kinds.clip_bounds import ClipBounds, ClippedShare, plan_bounds
 from ..kinds.count import Count
 from ..kinds.quantile import Quantile
+from ..kinds.truncation import RowsCap
 from ..mechanisms.key_selection import KeySelection
 from ..mechanisms.keys import Grouping
 from .run import NO_BOUNDS, ContributionBounds, Frame, run
@@ -221,7 +226,7 @@ def answer(frame: Frame, group: Grouping | None, request: Request) -> Any:
         binding = frame.binding()
         if binding.unit is None:
             return None
-        return binding.budget.max_rows, binding.budget.max_groups
+        return binding.bounds()
 
     cooked = recipe(request, group, defaults)
     if cooked.statistic is not None:  # several steps: what the last would refuse, refused first
@@ -241,6 +246,21 @@ def rows_per_unit(frame: Frame, q: object, candidates: object, loss: Loss) -> in
 def _rows_kind(q: object, candidates: object, loss: Loss) -> Kind[Any, Any]:
     epsilon, charged = selection_loss(*loss)
     return Quantile.of(epsilon, "rows", q, candidates, "rows_per_unit", charged)
+
+
+def _cap_kind(share: Loss, statistic: Loss, totals: bool) -> Kind[Any, Any]:
+    """The step of ``max_rows="auto"`` at ``share``, for a statistic at ``statistic``.
+
+    A total (a count, a sum: :attr:`~pandas_dp.kinds.base.Kind.totals`) gets
+    the cap that balances truncation against its noise
+    (:class:`~pandas_dp.kinds.truncation.RowsCap`); anything else the 0.9
+    quantile of rows per person on :data:`AUTO_ROWS` (a mean is shifted, not
+    shrunk, by what a cap drops).
+    """
+    if not totals:
+        return _rows_kind(0.9, AUTO_ROWS, share)
+    epsilon, charged = selection_loss(*share)
+    return RowsCap(epsilon, "rows", statistic, rho=charged)
 
 
 def _scoped(request: Request, group: Grouping | None) -> Grouping | None:
@@ -309,6 +329,8 @@ def recipe(
     unit = defaults() if cut or isinstance(group, KeySelection) else None
     people = cut and unit is not None
     rest = _rest(whole, parts + [CUT_SHARE] * people)
+    if auto_rows:
+        chooser = _cap_kind((accountant, total * AUTO_ROWS_SHARE), rest, statistic.totals)
 
     def rows(answers: Answers) -> Any:
         return int(answers["max_rows"]) if auto_rows else max_rows
@@ -321,8 +343,7 @@ def recipe(
 
     steps: list[Step] = []
     if auto_rows:
-        share = (accountant, total * AUTO_ROWS_SHARE)
-        steps.append(Step("max_rows", lambda _: _rows_kind(0.9, AUTO_ROWS, share), on="units"))
+        steps.append(Step("max_rows", _constant(chooser), on="units"))
     if auto_clip:
         keyless = isinstance(group, KeySelection)
         steps += _auto_clips(columns, whole, _all_rows(rows, max_groups, unit, keyless))

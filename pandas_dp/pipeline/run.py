@@ -176,6 +176,15 @@ class Spender(NamedTuple):
     budget: PrivacyBudget
     unit: Hashable | None
     root: bool
+    #: The frame's default ``(max_rows, max_groups)`` when not the budget's (a frame made
+    #: by a merge, a concat or an explode); None: the budget's.
+    defaults: tuple[int | None, int | None] | None = None
+
+    def bounds(self) -> tuple[int | None, int | None]:
+        """The default ``(max_rows, max_groups)`` of this frame's releases."""
+        if self.defaults is not None:
+            return self.defaults
+        return self.budget.max_rows, self.budget.max_groups
 
 
 class Frame(Protocol):
@@ -242,7 +251,7 @@ class PandasFrame:
 
     def binding(self) -> Spender:
         binding = require_binding(self.df)
-        return Spender(binding.budget, binding.unit, binding.is_root(self.df))
+        return Spender(binding.budget, binding.unit, binding.is_root(self.df), binding.defaults)
 
     def units(self, what: str) -> PandasFrame:
         binding = require_binding(self.df)
@@ -318,7 +327,7 @@ def run(
     rows = kind.read(schema, n_keys)
     spender = frame.binding()
     budget, unit = spender.budget, spender.unit
-    max_rows, max_groups = contribution_bounds(bounds, budget, unit, group is not None)
+    max_rows, max_groups = contribution_bounds(bounds, spender, group is not None)
     if unit is not None:
         check_unit(schema, unit, kind, group)
     selecting = None
@@ -695,13 +704,17 @@ def release_selected(
 
 
 def contribution_bounds(
-    bounds: ContributionBounds, budget: PrivacyBudget, unit: Hashable | None, grouped: bool
+    bounds: ContributionBounds, spender: Spender, grouped: bool
 ) -> tuple[int | None, int | None]:
-    """``(max_rows, max_groups)`` for this release: the call's, else the budget's defaults.
+    """``(max_rows, max_groups)`` for this release: the call's, else the frame's defaults.
 
-    Refused, before any spend: a bound on a frame whose rows are persons, or
-    a missing bound the privacy unit needs (the message says what it means).
+    The frame's defaults are the budget's, or those a merge, concat or explode
+    gave it (:meth:`Spender.bounds`).  Refused, before any spend: a bound on a
+    frame whose rows are persons, or a missing bound the privacy unit needs
+    (the message says what it means).
     """
+    unit = spender.unit
+    default_rows, default_groups = spender.bounds()
     given_rows = None if bounds.max_rows is None else check_bound(bounds.max_rows, "max_rows")
     given_groups = (
         None if bounds.max_groups is None else check_bound(bounds.max_groups, "max_groups")
@@ -715,7 +728,7 @@ def contribution_bounds(
                 f"`{name}`, or attach the budget with set_budget(..., privacy_unit='<column>')."
             )
         return None, None
-    max_rows = budget.max_rows if given_rows is None else given_rows
+    max_rows = default_rows if given_rows is None else given_rows
     if max_rows is None:
         raise TypeError(
             f"This frame's privacy unit is {unit!r}: one person may have many rows, so this "
@@ -726,7 +739,7 @@ def contribution_bounds(
         )
     if not grouped:
         return max_rows, None
-    max_groups = budget.max_groups if given_groups is None else given_groups
+    max_groups = default_groups if given_groups is None else given_groups
     if max_groups is None:
         raise TypeError(
             f"This frame's privacy unit is {unit!r}: one person may have rows under many keys, "

@@ -57,6 +57,7 @@ from ..pipeline.run import ContributionBounds, PandasFrame, run
 from ._docs import doc
 from ._releases import Releases
 from .groupby import DPGroupBy
+from .relational import DPRelational
 from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values, row_mask
 from .tables import TableReleases
 
@@ -489,11 +490,14 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
 
 
 @pd.api.extensions.register_dataframe_accessor("dp")
-class DPAccessor(DPReleases):
+class DPAccessor(DPReleases, DPRelational):
     """Differentially private releases of a DataFrame: ``df.dp``.
 
     Attach a budget once with :meth:`set_budget`; every release then spends
-    from it.  One row must be one person (the privacy unit).
+    from it.  One row must be one person (the privacy unit).  The row-wise
+    derivations are below; joins and reshaping (``merge``, ``join``,
+    ``concat``, ``explode``) come from
+    :class:`~pandas_dp.surface.relational.DPRelational`.
     """
 
     def __init__(self, pandas_obj: pd.DataFrame) -> None:
@@ -572,7 +576,14 @@ class DPAccessor(DPReleases):
         if result is self._df:
             result = result.copy(deep=False)
         root = binding.is_root(self._df) and same_rows
-        bind(result, binding.budget, root=root, unit=binding.unit)
+        bind(
+            result,
+            binding.budget,
+            root=root,
+            unit=binding.unit,
+            defaults=binding.defaults,
+            lineage=binding.lineage,
+        )
         return result
 
     def _unit(self) -> Hashable | None:
@@ -872,7 +883,16 @@ class DPAccessor(DPReleases):
         it was derived from, created in this process), e.g. after
         ``df = df.reset_index()``. With a privacy unit, "one row per person"
         reads "the same persons, identified by the same unit column": the
-        frame keeps ``source``'s unit (the budget's, without ``source``).
+        frame keeps ``source``'s unit (the budget's, without ``source``), and
+        must hold that column.
+
+        That is also how a second table about the same persons joins their
+        budget: ``returns.dp.inherit(tx)`` binds the returns of ``tx``'s
+        customers (the same ``customer_id``) to ``tx``'s budget and unit,
+        and ``tx.dp.merge(returns, on="customer_id")`` joins them (attaching
+        both to one named budget does the same). Neighbouring datasets then
+        differ in all the rows of one person in every such table, and each
+        release bounds each person's rows as before.
         """
         if source is None:
             marker = marker_of(self._df)
@@ -882,12 +902,12 @@ class DPAccessor(DPReleases):
                     "This frame does not come from a budget of this process; pass the frame "
                     "it was derived from: result.dp.inherit(df)."
                 )
-            budget, unit = found, found.privacy_unit
+            budget, unit, defaults = found, found.privacy_unit, None
         elif not isinstance(source, pd.DataFrame):
             raise TypeError(f"`source` must be a DataFrame, got {type(source).__name__}.")
         else:
             binding = require_binding(source)
-            budget, unit = binding.budget, binding.unit
+            budget, unit, defaults = binding.budget, binding.unit, binding.defaults
         with budget_lock():
             own = binding_of(self._df)
             if own is not None:
@@ -895,14 +915,16 @@ class DPAccessor(DPReleases):
                     raise PandasDPError("This frame already spends another privacy budget.")
                 if own.index is self._df.index and own.unit_unchanged(self._df):
                     return self._df  # nothing changed in place: keep what it was
-                unit = own.unit
+                unit, defaults = own.unit, own.defaults
+            if unit is not None:
+                check_column(self._df, unit)
             marker = marker_of(self._df)
             other = None if marker is None else marker["budget"]
             if other not in (None, budget.id) and live_budget(str(other)) is not None:
                 raise PandasDPError(
                     "This frame was derived from a frame with another live privacy budget."
                 )
-            bind(self._df, budget, root=False, unit=unit)
+            bind(self._df, budget, root=False, unit=unit, defaults=defaults)
         return self._df
 
     # ------------------------------------------------------------------- hooks
