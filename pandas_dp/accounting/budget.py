@@ -19,6 +19,7 @@ import itertools
 import json
 import threading
 import uuid
+import warnings
 from collections.abc import Hashable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -28,21 +29,32 @@ from typing import Any, NoReturn
 import pandas as pd
 
 from ..core import zcdp
-from ..core.errors import BudgetMismatchError, MissingBudgetError, PandasDPError
+from ..core.errors import (
+    AccountingWarning,
+    BudgetMismatchError,
+    MissingBudgetError,
+    PandasDPError,
+)
 from ..core.noise import RandomSource
 from ..core.text import epsilon_text, number_text
 from ..core.validation import check_delta
+from . import _pld
 from ._view import epsilon_figure, html_view, text_view
+from .events import Event
 from .ledger import (
+    ACCOUNTANTS,
     LEDGER_COLUMNS,
+    PLD,
     RHO_NEEDS_ZCDP,
     SEEDED,
     BudgetStore,
     LedgerEntry,
     MemoryStore,
+    spent_after,
 )
 
 __all__ = [
+    "NO_PLD",
     "Epsilon",
     "FrameBinding",
     "Hold",
@@ -51,6 +63,7 @@ __all__ = [
     "bind",
     "binding_of",
     "budget_lock",
+    "choose_accountant",
     "claim_root",
     "keep_spent",
     "marker_of",
@@ -61,6 +74,8 @@ __all__ = [
 MARKER_KEY = "pandas_dp"
 #: The δ at which a ρ budget's views state the (ε, δ) it means, unless it holds a δ.
 FACT_DELTA = Fraction(1, 10**6)
+#: How the views name the PLD accountant.
+PLD_FACT = "PLD (privacy loss distributions composed by dp_accounting, pessimistic)"
 _BINDING_ATTR = "_pandas_dp_binding"
 
 
@@ -104,6 +119,44 @@ _NAMED: dict[str, tuple[MemoryStore, str, str | None]] = {}
 # Held while a frame's binding is checked and set, so that two threads calling
 # set_budget on one frame cannot both succeed.
 _BINDING_LOCK = threading.RLock()
+
+
+#: What a budget that asked for PLD composition says when it cannot have it.
+NO_PLD = (
+    'accountant="pld" was asked, but dp_accounting is not installed: this budget adds its '
+    "releases' epsilon and delta up instead (the same promise, less of it usable; rho= is "
+    'refused). pip install "pandas-dp[pld]" to compose them by privacy loss distributions.'
+)
+_WARNED: set[str] = set()
+
+
+def choose_accountant(loss: str, accountant: object, delta: Fraction) -> tuple[str, str]:
+    """The accountant of a new budget of ``loss`` (its total's unit), and what its views note.
+
+    ``accountant``: None (the loss's own: ``"epsilon"`` or ``"rho"``) or
+    ``"pld"``, for an ``epsilon=`` total with a ``delta``: every release then
+    composes by its privacy loss distribution (:class:`~pandas_dp.accounting.ledger.Composed`).
+    Without ``dp_accounting`` a PLD budget adds ε and δ up instead: an
+    :class:`~pandas_dp.errors.AccountingWarning` once per process, and a note
+    in the budget's views.
+    """
+    if accountant is None or accountant == loss:
+        return loss, ""
+    if accountant != "pld":
+        raise ValueError(
+            f'`accountant` must be "pld" (or None: the total\'s own, {loss!r}), got {accountant!r}.'
+        )
+    if loss != "epsilon" or not delta:
+        raise ValueError(
+            'accountant="pld" composes an (epsilon, delta) budget: pass epsilon= and delta=, '
+            'e.g. set_budget(epsilon=1.0, delta=1e-6, accountant="pld").'
+        )
+    if _pld.available():
+        return "pld", ""
+    if "pld" not in _WARNED:
+        _WARNED.add("pld")
+        warnings.warn(NO_PLD, AccountingWarning, stacklevel=3)
+    return "epsilon", NO_PLD
 
 
 def named_memory_store(
@@ -219,10 +272,13 @@ class Hold:
     ValueError (hold the whole report's share once).
     """
 
-    __slots__ = ("_budget", "_token", "epsilon", "returned")
+    __slots__ = ("_budget", "_events", "_token", "epsilon", "returned")
 
-    def __init__(self, budget: PrivacyBudget, epsilon: Fraction) -> None:
+    def __init__(
+        self, budget: PrivacyBudget, epsilon: Fraction, events: tuple[Event, ...] = ()
+    ) -> None:
         self._budget = budget
+        self._events = events
         self._token: int | None = None
         #: The share held, and (after the block) what was left of it and returned.
         self.epsilon = Epsilon(epsilon)
@@ -237,7 +293,7 @@ class Hold:
             )
         if self._token is not None:
             raise ValueError("This reservation was already used; call df.dp.reserve(...) again.")
-        self._token = self._budget.store.hold(self.epsilon)
+        self._token = self._budget.store.hold(self.epsilon, self._events)
         local.token = self._token
         return self
 
@@ -275,8 +331,12 @@ class PrivacyBudget:
         max_rows: int | None = None,
         max_groups: int | None = None,
         delta: Fraction = Fraction(0),
+        note: str = "",
     ) -> None:
         self._store = store
+        #: What the views say about how the budget composes, when it is not what was asked
+        #: (``accountant="pld"`` without ``dp_accounting``: it adds ε and δ up instead).
+        self.note = note
         #: The δ releases of this budget may spend (0: none; see :meth:`reserve`).
         self.delta = delta
         self.adjacency = adjacency
@@ -295,8 +355,20 @@ class PrivacyBudget:
 
     @property
     def accountant(self) -> str:
-        """``"epsilon"`` (pure ε: total, spent and remaining are ε) or ``"rho"`` (zCDP: ρ)."""
+        """How the releases compose: ``"epsilon"`` (pure ε: total, spent and remaining are ε),
+        ``"rho"`` (zCDP: ρ) or ``"pld"`` (an (ε, δ) budget: ``spent`` is the ε at its δ of
+        every release's privacy loss distribution composed, see ``set_budget(accountant=)``)."""
         return self._store.accountant
+
+    @property
+    def composed(self) -> bool:
+        """Whether the releases compose by privacy loss distributions (``accountant="pld"``)."""
+        return ACCOUNTANTS[self.accountant].composes
+
+    def _taken_epsilons(self) -> tuple[Fraction, Fraction]:
+        """Under PLD: the ε at the budget's δ of the entries, and of the entries and holds."""
+        taken = self._store.taken()
+        return PLD.spent(taken), PLD.with_holds(taken)
 
     @property
     def total(self) -> Epsilon:
@@ -338,6 +410,8 @@ class PrivacyBudget:
         """
         if of not in ("spent", "total"):
             raise ValueError(f'`of` must be "spent" or "total", got {of!r}.')
+        if self.composed:
+            return self._pld_epsilon_at(delta, of)
         amount = self._store.spent() if of == "spent" else self._store.total
         used = self.delta_spent if of == "spent" else self.delta
         zcdp.epsilon_at(Fraction(1), delta)  # checks delta
@@ -352,18 +426,51 @@ class PrivacyBudget:
             )
         return zcdp.epsilon_at(amount, left) if rho else float(amount)
 
+    def _pld_epsilon_at(self, delta: float | Fraction, of: str) -> float:
+        """:meth:`epsilon_at` under PLD: the composition's ε at ``delta`` (the total's at its δ)."""
+        wanted = check_delta(delta)
+        if not 0 < wanted < 1:
+            raise ValueError(f"`delta` must be strictly between 0 and 1, got {delta!r}.")
+        if of == "total":
+            if wanted < self.delta:
+                raise ValueError(
+                    f"`delta` must be at least the budget's delta ({float(self.delta):g}): its "
+                    f"total promises (epsilon, delta) = ({self.total}, {float(self.delta):g})."
+                )
+            return float(self.total)
+        events = self._store.taken().events(holds=False)
+        return _pld.epsilon_at(events, wanted, self.delta)
+
     @property
     def spent(self) -> Epsilon:
+        """What the releases spent (and reservations hold), in the unit of the :attr:`accountant`.
+
+        Under PLD: the ε at the budget's δ of their privacy loss distributions
+        composed, rounded up (never below the true ε, see ``set_budget``).
+        """
         return Epsilon(self._store.spent())
 
     @property
     def held(self) -> Epsilon:
-        """Epsilon set aside by open ``reserve`` blocks (of every thread, and process)."""
+        """Epsilon set aside by open ``reserve`` blocks (of every thread, and process).
+
+        Under PLD: what the holds add to the ε spent at the budget's δ.
+        """
+        if self.composed:
+            spent, with_holds = self._taken_epsilons()
+            return Epsilon(max(with_holds - spent, Fraction(0)))
         return Epsilon(self._store.held())
 
     @property
     def remaining(self) -> Epsilon:
-        """What a new reservation may still take: the total less what is spent and held."""
+        """What a new reservation may still take: the total less what is spent and held.
+
+        Under PLD the ε still free at the budget's δ: releases compose below
+        their sum, so more than ``remaining`` worth of ε may still fit (ask
+        :meth:`fits`).
+        """
+        if self.composed:
+            return Epsilon(max(self._store.total - self._taken_epsilons()[1], Fraction(0)))
         return Epsilon(self._store.total - self._store.spent() - self._store.held())
 
     @property
@@ -392,13 +499,15 @@ class PrivacyBudget:
         frame = pd.DataFrame([e.as_record() for e in entries], columns=LEDGER_COLUMNS)
         for column in ("keys", "max_rows", "max_groups"):
             frame[column] = frame[column].astype("Int64")
-        spent = list(itertools.accumulate(e.charge(self.accountant) for e in entries))
+        spent = spent_after(entries, self.accountant, self._store.total, self.delta)
         deltas = itertools.accumulate((e.delta for e in entries), initial=Fraction(0))
         rho = self.accountant == "rho"
         at = (self.delta or FACT_DELTA) if rho else Fraction(0)  # the conversion's δ
         frame["spent"] = [float(s) for s in spent]
         frame["epsilon_at"] = [zcdp.epsilon_at(s, at) if rho else float(s) for s in spent]
         frame["at_delta"] = [float(at + d) for d in list(deltas)[1:]]
+        if self.composed:  # the ε at the budget's δ, every release composed by PLD
+            frame["at_delta"] = float(self.delta)
         return frame
 
     def reserve(self, entry: LedgerEntry) -> Reservation:
@@ -432,7 +541,7 @@ class PrivacyBudget:
             amount = zcdp.pure_rho(amount)
         elif self.accountant == "epsilon" and accountant == "rho":
             raise ValueError(RHO_NEEDS_ZCDP)
-        return Hold(self, amount)
+        return Hold(self, amount, ACCOUNTANTS[self.accountant].hold_events(amount, accountant))
 
     def spend(self, entry: LedgerEntry) -> None:
         """Charge ``entry.epsilon`` at once (a reservation with nothing to compute)."""
@@ -464,7 +573,7 @@ class PrivacyBudget:
         seeded = f", seed={self.seed} (NOT PRIVATE)" if self.seed is not None else ""
         named = f", name={self.name!r}" if self.name else ""
         unit = "" if self.privacy_unit is None else f", privacy_unit={self.privacy_unit!r}"
-        rho = ", accountant='rho'" if self.accountant == "rho" else ""
+        rho = f", accountant={self.accountant!r}" if self.accountant != "epsilon" else ""
         delta = f", delta={number_text(self.delta)}" if self.delta else ""
         return (
             f"PrivacyBudget(total={self.total}, spent={self.spent}, "
@@ -487,21 +596,35 @@ class PrivacyBudget:
         )
         rho = self.accountant == "rho"
         at = FACT_DELTA if not self.delta else self.delta
+        if self.composed:
+            totals: list[tuple[str, str] | None] = [
+                ("total (ε, δ)", f"({epsilon_figure(self.total)}, {number_text(self.delta)})"),
+                (f"spent (ε at δ={number_text(self.delta)})", epsilon_figure(self.spent)),
+                ("held (reserve)", epsilon_figure(held)) if held else None,
+                ("remaining", epsilon_figure(self.remaining)),
+                ("accountant", PLD_FACT),
+            ]
+        else:
+            pure = "ε (pure; ε and δ add up)" if self.delta else "ε (pure)"
+            totals = [
+                ("total ρ" if rho else "total ε", epsilon_figure(self.total)),
+                ("spent", epsilon_figure(self.spent)),
+                ("held (reserve)", epsilon_figure(held)) if held else None,
+                ("remaining", epsilon_figure(self.remaining)),
+                ("accountant", "ρ (zCDP)" if rho else pure),
+                (
+                    f"spent as (ε, δ={number_text(at + self.delta_spent)})",
+                    epsilon_figure(Fraction(self.epsilon_at(at + self.delta_spent))),
+                )
+                if rho
+                else None,
+                ("δ spent / total", f"{number_text(self.delta_spent)} / {number_text(self.delta)}")
+                if self.delta
+                else None,
+            ]
         facts = [
-            ("total ρ" if rho else "total ε", epsilon_figure(self.total)),
-            ("spent", epsilon_figure(self.spent)),
-            ("held (reserve)", epsilon_figure(held)) if held else None,
-            ("remaining", epsilon_figure(self.remaining)),
-            ("accountant", "ρ (zCDP)" if rho else "ε (pure)"),
-            (
-                f"spent as (ε, δ={number_text(at + self.delta_spent)})",
-                epsilon_figure(Fraction(self.epsilon_at(at + self.delta_spent))),
-            )
-            if rho
-            else None,
-            ("δ spent / total", f"{number_text(self.delta_spent)} / {number_text(self.delta)}")
-            if self.delta
-            else None,
+            *totals,
+            ("note", self.note) if self.note else None,
             ("adjacency", self.adjacency),
             ("privacy unit", unit),
             ("bounds", bounds) if bounds else None,
@@ -514,7 +637,14 @@ class PrivacyBudget:
 
     def __str__(self) -> str:
         """Several lines: the facts and the latest releases (``print(budget)``)."""
-        return text_view(self._title(), self.facts(), self.entries, self.accountant)
+        entries = self.entries
+        return text_view(
+            self._title(), self.facts(), entries, self.accountant, self._spent_after(entries)
+        )
+
+    def _spent_after(self, entries: list[LedgerEntry]) -> list[Fraction]:
+        """What was spent after each entry (the views' running figure)."""
+        return spent_after(entries, self.accountant, self._store.total, self.delta)
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the share spent as a bar, the facts, and the latest releases.
@@ -525,7 +655,15 @@ class PrivacyBudget:
         """
         total, spent = self.total, self.spent
         share = min(float(spent / total), 1.0) if total else 1.0
-        return html_view(self._title(), self.facts(), self.entries, share, self.accountant)
+        entries = self.entries
+        return html_view(
+            self._title(),
+            self.facts(),
+            entries,
+            share,
+            self.accountant,
+            self._spent_after(entries),
+        )
 
 
 # ---------------------------------------------------------------------- frame binding

@@ -13,6 +13,7 @@ from fractions import Fraction
 from .text import epsilon_text
 
 __all__ = [
+    "AccountingWarning",
     "BudgetExceededError",
     "BudgetMismatchError",
     "BudgetProcessError",
@@ -151,3 +152,15 @@ class UnknownBudgetError(LedgerError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+# --------------------------------------------------------------------- warnings
+
+
+class AccountingWarning(UserWarning):
+    """A budget composes otherwise than asked: ``accountant="pld"`` without ``dp_accounting``.
+
+    Issued once per process; the budget then adds its releases' ε and δ up
+    (the promise is the same (ε, δ), only less of it is usable), and says so
+    in its views.  ``pip install "pandas-dp[pld]"`` to compose by PLD.
+    """

@@ -32,6 +32,7 @@ from typing import Any, ClassVar, Generic, NamedTuple, Self, TypeVar
 import numpy as np
 import pandas as pd
 
+from ..accounting.events import Event
 from ..accounting.ledger import LedgerEntry
 from ..core.noise import I64, Bools, RandomSource
 from ..core.text import numbers_text
@@ -211,6 +212,27 @@ class Neighbours:
 
     # L2 (zCDP): squared sensitivities, exact (integers or Fractions: never a square root).
 
+    def count_coordinates(self) -> tuple[int, int]:
+        """``(m, b)``: one person moves at most m counts of a grouped count, each by at most b.
+
+        What the discrete Gaussian's privacy loss distribution composes over
+        (:class:`~pandas_dp.accounting.events.Event`).  One row per person: one
+        key by 1 under add_remove; under substitute a changed row leaves one
+        key and joins another (2, 1).  With a privacy unit (``k = max_rows``,
+        ``g = max_groups``): at most g keys by at most k rows each under
+        add_remove; under substitute the person's kept rows in up to g keys
+        are replaced by up to k rows in each of up to g keys, so up to 2g keys
+        move, each by at most k (the new count less the old, both in
+        ``[0, k]``).  Ungrouped: the one count, by :meth:`count_sensitivity`.
+        """
+        if not self.grouped:
+            return 1, self.count_sensitivity()
+        touched = 1 if self.adjacency == "add_remove" else 2
+        if self.max_rows is None:
+            return touched, 1
+        assert self.max_groups is not None
+        return touched * self.max_groups, self.max_rows
+
     def count_sq_sensitivity(self) -> int:
         """``Δ₂²`` of a count (over the keys when grouped): ``k²·g`` for a privacy unit.
 
@@ -302,6 +324,7 @@ def ledger_entry(
     name = kind.name if operation is None else operation
     grouped = keys is not None and not always_grouped
     widths = kind.half_width(plan, 0.95)
+    fields.setdefault("events", kind.events(plan, neighbours) or ())
     return LedgerEntry(
         operation=f"groupby.{name}" if grouped else name,
         adjacency=neighbours.adjacency,
@@ -543,6 +566,16 @@ class Kind(ABC, Generic[One, Many]):
         as the planning call gives it; refused (TypeError) if this kind takes none.
         """
         raise TypeError(f"a {cls.name} is not planned by half_width.")
+
+    def events(self, plan: Any, neighbours: Neighbours) -> tuple[Event, ...] | None:
+        """The mechanisms this release runs, with their exact parameters, for the ledger.
+
+        What a budget composed by PLD composes
+        (:mod:`pandas_dp.accounting.events`).  None (the default): what the
+        entry's ε (or ρ) and δ guarantee, ``pure(ε)`` or ``zcdp(ρ)``, true of
+        every release charged so; a kind whose noise is known exactly says so.
+        """
+        return None
 
     def half_width(self, plan: Any, level: float, n: int | None = None) -> tuple[float, ...] | str:
         """The half-width of this release's ``ci=level`` interval, per column, from ``plan``.

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from ..accounting.events import Event
 from ..accounting.ledger import LedgerEntry
 from ..core.noise import (
     I64,
@@ -64,6 +65,7 @@ __all__ = [
     "Count",
     "CountPlan",
     "Histogram",
+    "count_events",
     "count_rows",
     "plan_count",
     "plan_count_rho",
@@ -122,6 +124,27 @@ def plan_count_rho(rho: Fraction, neighbours: Neighbours) -> CountPlan:
     return CountPlan(neighbours.count_sensitivity(), None, rho, sq)
 
 
+def count_events(plan: CountPlan, neighbours: Neighbours) -> tuple[Event, ...]:
+    """The noise of integer counts, exactly: discrete Laplace, or the discrete Gaussian.
+
+    Laplace: its exact scale and the L1 sensitivity (a vector of counts moves
+    like one count by Δ₁). Gaussian: its exact ``σ²`` over the counts one
+    person moves (:meth:`~pandas_dp.kinds.base.Neighbours.count_coordinates`;
+    ungrouped, the one count by the plan's sensitivity).  None for the public
+    row count, which is exact and free.
+    """
+    if not plan.sensitivity:
+        return ()
+    if isinstance(plan.scale, Gauss):
+        moved, shift = (
+            neighbours.count_coordinates() if neighbours.grouped else (1, plan.sensitivity)
+        )
+        return (
+            Event("discrete_gaussian", sigma2=plan.scale.sigma2, sensitivity=shift, count=moved),
+        )
+    return (Event("discrete_laplace", scale=Fraction(plan.scale), sensitivity=plan.sensitivity),)
+
+
 def count_rows(codes: I64 | None, n_keys: int, valid: Bools | None, n: int) -> I64:
     """Exact row counts per key (rows with code -1 or ``valid`` False dropped)."""
     if codes is None:
@@ -173,6 +196,9 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
 
     def counts_rows(self) -> bool:
         return self.column is None
+
+    def events(self, plan: CountPlan, neighbours: Neighbours) -> tuple[Event, ...]:
+        return count_events(plan, neighbours)
 
     def counts_kept(self) -> bool:
         """A row count, not a column's: which rows are kept decides its missing values."""

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from ..accounting.events import Event
 from ..accounting.ledger import LedgerEntry
 from ..core.noise import (
     I64,
@@ -26,6 +27,7 @@ from ..core.noise import (
 from ..core.text import column_names
 from ..core.validation import (
     check_column,
+    given,
     loss_fields,
 )
 from ..mechanisms.accuracy import (
@@ -41,7 +43,7 @@ from .base import (
     Stats,
     ledger_entry,
 )
-from .count import CountPlan, plan_count_rho, release_counts
+from .count import CountPlan, count_events, plan_count_rho, release_counts
 from .signature import EPSILON, MAX_ROWS, RHO, Form, Param, Signature
 
 __all__ = ["NUNIQUE", "Nunique", "distinct_pairs", "plan_nunique", "plan_nunique_rho"]
@@ -98,6 +100,7 @@ class Nunique(Kind[int, pd.Series]):
 
     name: ClassVar[str] = "nunique"
     planners: ClassVar = (plan_nunique, plan_nunique_rho)
+    plannable: ClassVar[bool] = True
 
     epsilon: Fraction | None
     column: Hashable
@@ -117,8 +120,18 @@ class Nunique(Kind[int, pd.Series]):
         assert self.epsilon is not None
         return plan_nunique(self.epsilon, neighbours)
 
+    @classmethod
+    def planned(cls, epsilon: Fraction | None, clip: Any, rho: Fraction | None = None) -> Nunique:
+        if clip is not None:
+            raise TypeError(f"a nunique takes no `clip`, got {given(clip)}.")
+        return cls(epsilon, "column", rho=rho)
+
     def half_width(self, plan: CountPlan, level: float, n: int | None = None) -> tuple[float, ...]:
+        """``t`` in distinct values: ``P(|noise| > t) <= 1 − level`` (a count's noise)."""
         return (float(units_half_width(plan.scale, level_miss(level))),)
+
+    def events(self, plan: CountPlan, neighbours: Neighbours) -> tuple[Event, ...]:
+        return count_events(plan, neighbours)
 
     def entry(self, plan: CountPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         return ledger_entry(

@@ -25,6 +25,7 @@ from ..accounting.budget import (
     bind,
     binding_of,
     budget_lock,
+    choose_accountant,
     column_token,
     live_budget,
     marker_of,
@@ -147,6 +148,7 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
         privacy_unit: Hashable | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
+        accountant: str | None = None,
     ) -> PrivacyBudget:
         """Attach a privacy budget (total ``epsilon`` or ``rho``) to this frame or collection.
 
@@ -200,6 +202,20 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
             (a release may override them): at most ``max_rows`` rows of one
             person in each cell (the frame, one key, one candidate), at most
             ``max_groups`` keys of one person in a grouped release.
+        accountant : {None, "pld"}
+            How the releases compose. None (default): as the total says, ε
+            added up (``epsilon=``; a ``delta`` is spent by key selections
+            only, added up too) or ρ added up (``rho=``). ``"pld"``, with
+            ``epsilon=`` and ``delta=``: the budget promises (ε, δ) for all
+            its releases together and composes them by their privacy loss
+            distributions (pessimistic, Google's ``dp_accounting``: ``pip
+            install "pandas-dp[pld]"``), the tightest accounting known:
+            releases take ``epsilon=`` (Laplace, selections) or ``rho=``
+            (Gaussian), key selections spend from the same δ, ``spent`` is the
+            ε at ``delta`` of everything composed. Without ``dp_accounting``
+            the budget adds ε and δ up, as with None, and says so (an
+            ``AccountingWarning`` once, and in its views). A named budget
+            keeps its accountant.
 
         Returns
         -------
@@ -230,8 +246,9 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
         and to the collections derived from it by ``ddf.dp``
         (see :mod:`pandas_dp.dask`).
         """
-        accountant, total = check_loss(epsilon, rho)
+        loss, total = check_loss(epsilon, rho)
         held_delta = check_delta(delta)
+        accountant, note = choose_accountant(loss, accountant, held_delta)
         adjacency = check_adjacency(adjacency)
         seed = check_seed(seed)
         if ledger is not None and name is None:
@@ -276,6 +293,7 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
             max_rows=rows,
             max_groups=groups,
             delta=held_delta,
+            note=note,
         )
         self._attach(budget, where, stored_root)
         return budget
