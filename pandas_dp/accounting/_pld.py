@@ -9,8 +9,10 @@ Manurangsi, "Connect the Dots", PETS 2022: every loss rounded *up* to the grid
 of :data:`INTERVAL`, truncated tails counted as infinite loss), and the
 library composes them (Koskela et al.; Gopi, Lee & Wutschitz, NeurIPS 2021).
 So the δ it reports at an ε, and the ε at a δ, are never below the true ones
-(up to the library's floating-point arithmetic).  Every float handed to it
-is rounded the pessimistic way: less noise, larger ε and δ.
+but for the library's floating-point arithmetic, which :data:`MARGIN` covers:
+a δ is reported :data:`MARGIN` (relative) above the library's, an ε is
+computed at a δ that much below the one asked.  Every float handed to the
+library is rounded the pessimistic way: less noise, larger ε and δ.
 
 ==========================  ====================================================
 event                       the library's PLD
@@ -57,6 +59,7 @@ __all__ = [
     "EXACT_SIGMA",
     "EXACT_SPAN",
     "INTERVAL",
+    "MARGIN",
     "ZCDP_SHARE",
     "available",
     "delta_at",
@@ -76,6 +79,9 @@ EXACT_SPAN: Final = 1 << 16
 EXACT_SIGMA: Final = 1 << 13
 #: The share of the budget's δ at which a ``zcdp`` event's ρ is converted to (ε', δ').
 ZCDP_SHARE: Final = Fraction(1, 100)
+#: The relative margin on every δ, covering the floating-point error of the library's
+#: composition (about 1e-16 of the probabilities it adds up, far below 1e-6 of a δ).
+MARGIN: Final = Fraction(1, 10**6)
 #: What the library is imported as.
 NAME: Final = "dp_accounting"
 
@@ -187,17 +193,25 @@ def _key(events: Sequence[Event]) -> tuple[tuple[Event, int], ...]:
     return tuple(sorted(Counter(events).items()))
 
 
-def delta_at(events: Sequence[Event], epsilon: Fraction, budget_delta: Fraction) -> float:
-    """An upper bound on the δ at ``epsilon`` of ``events`` composed (0 for none)."""
+def delta_at(events: Sequence[Event], epsilon: Fraction, budget_delta: Fraction) -> Fraction:
+    """An upper bound on the δ at ``epsilon`` of ``events`` composed (0 for none).
+
+    The library's figure, :data:`MARGIN` above it.
+    """
     composed = _composed(_key(events), budget_delta)
     if composed is None:
-        return 0.0
-    return float(composed.get_delta_for_epsilon(float_down(epsilon)))
+        return Fraction(0)
+    found = Fraction(float(composed.get_delta_for_epsilon(float_down(epsilon))))
+    return min(found * (1 + MARGIN), Fraction(1))
 
 
 def epsilon_at(events: Sequence[Event], delta: Fraction, budget_delta: Fraction) -> float:
-    """An upper bound on the ε at ``delta`` of ``events`` composed (0 for none; inf if none)."""
+    """An upper bound on the ε at ``delta`` of ``events`` composed (0 for none; inf if none).
+
+    The library's ε at a δ :data:`MARGIN` below ``delta``, rounded up.
+    """
     composed = _composed(_key(events), budget_delta)
     if composed is None:
         return 0.0
-    return float(composed.get_epsilon_for_delta(float_down(delta)))
+    found = float(composed.get_epsilon_for_delta(float_down(delta * (1 - MARGIN))))
+    return math.nextafter(found, math.inf) if math.isfinite(found) else found

@@ -363,6 +363,11 @@ def check_same_budget(
     """
     where = f"The budget {name!r} in {str(path)!r}"
     stored, kept = parse_fraction(row[0], "a total"), str(row[4])
+    if kept == "pld" and accountant != "pld":
+        raise BudgetMismatchError(
+            f"{where} composes its releases by privacy loss distributions: attach it with "
+            'accountant="pld" (which needs dp_accounting: pip install "pandas-dp[pld]").'
+        )
     if kept != accountant or stored != total:
         given = epsilon_text(total)
         if kept != accountant:

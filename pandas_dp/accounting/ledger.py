@@ -333,7 +333,7 @@ class Composed:
     def check(self, taken: Taken, cost: Fraction, delta: Fraction, events: Sequence[Event]) -> None:
         before = taken.events()
         after = [*before, *events]
-        if Fraction(_pld.delta_at(after, taken.total, taken.delta)) <= taken.delta:
+        if _pld.delta_at(after, taken.total, taken.delta) <= taken.delta:
             return
         sure = [e.delta * e.count for e in after if e.kind in ("approx", "zcdp")]
         if sum(sure, Fraction(0)) >= taken.delta:  # the δ of key selections alone
