@@ -113,7 +113,8 @@ def test_the_independent_computation_knows_randomized_response() -> None:
         randomized_response(Fraction(1, 3))[0],
         strict=True,
     ):
-        assert loss == other and abs(p - q) < Decimal("1e-35")
+        assert loss == other
+        assert abs(p - q) < Decimal("1e-35")
 
 
 # ------------------------------------------------------------------------- workloads
@@ -135,7 +136,7 @@ GRID = np.linspace(0, 100_000, 101)
 
 
 def run_workload(df: pd.DataFrame, seed: int) -> list[Pld]:
-    """Random releases on ``df`` (a PLD budget of (1, 1e-6)); each one's exact PLD, from its call."""
+    """Random releases on ``df`` (a PLD budget of (1, 1e-6)); each one's exact PLD, by its call."""
     rng = np.random.default_rng(seed)
     plds: list[Pld] = []
     for _ in range(int(rng.integers(4, 9))):
@@ -208,10 +209,12 @@ def test_a_release_that_would_not_fit_is_refused_naming_the_quantity(people: pd.
 def test_pld_composes_more_releases_than_adding_epsilons_does(people: pd.DataFrame) -> None:
     pld = people.dp.set_budget(epsilon=1.0, delta=1e-6, accountant="pld", seed=1)
     fits = 0
-    with pytest.raises(BudgetExceededError):
-        while True:
+    while fits < 100:
+        try:
             people.dp.count(epsilon=0.05)
-            fits += 1
+        except BudgetExceededError:
+            break
+        fits += 1
     assert fits == 26  # adding them up: 20
     assert pld.spent <= 1 < pld.spent + Fraction(1, 20)
 
@@ -310,7 +313,8 @@ def test_a_ledger_budget_is_recomputed_by_another_process(tmp_path: Path) -> Non
     ledger = open_ledger(path)
     row = ledger.budgets().iloc[0]
     assert row.accountant == "pld"
-    assert row.spent == float(budget.spent) and row.spent <= 1
+    assert row.spent == float(budget.spent)
+    assert row.spent <= 1
     history = ledger.history("hr")
     assert (history.events.iloc[1:] == "discrete_laplace(scale=20, sensitivity=1)").all()
     assert history.spent.iloc[-1] == row.spent
@@ -446,7 +450,8 @@ def test_the_default_events_are_what_the_loss_guarantees() -> None:
     df.dp.sum("x", clip=(0, 20), rho=0.001)  # a grid too fine: its realised ρ
     first, second = events_of(df)
     assert first == (Event("pure", epsilon=Fraction(1, 10)),)
-    assert second[0].kind == "zcdp" and 0 < second[0].rho <= Fraction(1, 1000)
+    assert second[0].kind == "zcdp"
+    assert 0 < second[0].rho <= Fraction(1, 1000)
 
 
 def test_pld_warning_is_filterable() -> None:
