@@ -324,6 +324,9 @@ def ledger_entry(
     name = kind.name if operation is None else operation
     grouped = keys is not None and not always_grouped
     widths = kind.half_width(plan, 0.95)
+    text = widths if isinstance(widths, str) else _widths_text(widths)
+    if kind.interval_unit and not isinstance(widths, str):
+        text = f"±{text} {kind.interval_unit}"
     fields.setdefault("events", kind.events(plan, neighbours) or ())
     return LedgerEntry(
         operation=f"groupby.{name}" if grouped else name,
@@ -332,7 +335,7 @@ def ledger_entry(
         privacy_unit=neighbours.privacy_unit,
         max_rows=neighbours.max_rows,
         max_groups=neighbours.max_groups,
-        half_width_95=widths if isinstance(widths, str) else _widths_text(widths),
+        half_width_95=text,
         **fields,
     )
 
@@ -433,8 +436,11 @@ class Kind(ABC, Generic[One, Many]):
     name: ClassVar[str]
     #: The plan functions of this kind (pure functions of public parameters, cached).
     planners: ClassVar[tuple[Callable[..., Any], ...]] = ()
-    #: Whether :func:`pandas_dp.pipeline.planning.half_width` plans it (built by :meth:`planned`).
+    #: Whether it has a data-free interval that :func:`pandas_dp.pipeline.planning.half_width`
+    #: and ``df.dp.plan`` plan (:meth:`half_width`).
     plannable: ClassVar[bool] = False
+    #: The unit of :meth:`half_width` when it is not the answer's own (a quantile's: ranks).
+    interval_unit: ClassVar[str] = ""
 
     epsilon: Any
 
@@ -554,18 +560,6 @@ class Kind(ABC, Generic[One, Many]):
         The sensitivity oracle checks each; a kind without examples fails it.
         """
         raise TypeError(f"a {cls.name} gives no examples to the sensitivity oracle.")
-
-    @classmethod
-    def planned(
-        cls, epsilon: Fraction | None, clip: Any, rho: Fraction | None = None
-    ) -> Kind[Any, Any]:
-        """The release :func:`pandas_dp.pipeline.planning.half_width` plans (``plannable`` kinds).
-
-        At ``epsilon``, or at ``rho`` (Gaussian noise; ``epsilon`` None).
-        ``clip``: None, a pair ``(lower, upper)`` or a mapping ``{column: pair}``,
-        as the planning call gives it; refused (TypeError) if this kind takes none.
-        """
-        raise TypeError(f"a {cls.name} is not planned by half_width.")
 
     def events(self, plan: Any, neighbours: Neighbours) -> tuple[Event, ...] | None:
         """The mechanisms this release runs, with their exact parameters, for the ledger.

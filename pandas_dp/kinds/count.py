@@ -37,7 +37,6 @@ from ..core.noise import (
 from ..core.text import column_names, figures
 from ..core.validation import (
     check_column,
-    given,
     loss_fields,
 )
 from ..mechanisms.accuracy import (
@@ -183,12 +182,6 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ci", check_ci(self.ci))
-
-    @classmethod
-    def planned(cls, epsilon: Fraction | None, clip: Any, rho: Fraction | None = None) -> Count:
-        if clip is not None:
-            raise TypeError(f"a count takes no `clip`, got {given(clip)}.")
-        return cls(epsilon, rho=rho)
 
     def half_width(self, plan: CountPlan, level: float, n: int | None = None) -> tuple[float, ...]:
         """``t`` in rows: ``P(|noise| > t) <= 1 − level`` (0 for the public row count)."""

@@ -27,7 +27,6 @@ from ..core.noise import (
 from ..core.text import column_names
 from ..core.validation import (
     check_column,
-    given,
     loss_fields,
 )
 from ..mechanisms.accuracy import (
@@ -119,12 +118,6 @@ class Nunique(Kind[int, pd.Series]):
             return plan_nunique_rho(self.rho, neighbours)
         assert self.epsilon is not None
         return plan_nunique(self.epsilon, neighbours)
-
-    @classmethod
-    def planned(cls, epsilon: Fraction | None, clip: Any, rho: Fraction | None = None) -> Nunique:
-        if clip is not None:
-            raise TypeError(f"a nunique takes no `clip`, got {given(clip)}.")
-        return cls(epsilon, "column", rho=rho)
 
     def half_width(self, plan: CountPlan, level: float, n: int | None = None) -> tuple[float, ...]:
         """``t`` in distinct values: ``P(|noise| > t) <= 1 − level`` (a count's noise)."""

@@ -37,6 +37,7 @@ row slices.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -658,6 +659,8 @@ class Quantile(Kind[float, pd.Series]):
     rho: Fraction | None = None
 
     name: ClassVar[str] = "quantile"
+    plannable: ClassVar[bool] = True
+    interval_unit: ClassVar[str] = "ranks"
 
     @classmethod
     def of(
@@ -686,6 +689,29 @@ class Quantile(Kind[float, pd.Series]):
 
     def plan(self, neighbours: Neighbours) -> SelectPlan:
         return plan_quantile(self.q, self.epsilon, neighbours)
+
+    def half_width(self, plan: SelectPlan, level: float, n: int | None = None) -> tuple[float, ...]:
+        """By rank: how many rows beyond the best grid point's the answer may miss ``q·n`` by.
+
+        Each key's answer is a candidate whose score, its distance in rows from
+        ``q·n`` to its ranks (times ``q``'s denominator), exceeds the best
+        candidate's by more than ``t`` with probability at most ``1 − level``:
+        permute-and-flip accepts a candidate ``g`` score units behind with
+        probability ``exp(−c·g)`` and returns one it accepted, so the ``m − 1``
+        others of ``m`` candidates fall more than ``k`` units behind with
+        probability at most ``(m − 1)·exp(−c·(k + 1))`` (scores are integers).
+        ``t`` is the smallest such ``k``, in rows.  Data-free; ``n`` plays no part.
+        """
+        others, rate = self.grid.size - 1, plan.rate.value
+        if others == 0:
+            return (0.0,)
+        if rate == 0:
+            return (math.inf,)
+        miss = 1 - Fraction(repr(level))
+        k = max(0, math.ceil(math.log(others / float(miss)) / float(rate)) - 1)
+        while others * math.exp(-float(rate) * (k + 1)) > miss:  # float rounding: never narrower
+            k += 1
+        return (float(k * plan.unit),)
 
     def entry(self, plan: SelectPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         return ledger_entry(

@@ -439,12 +439,6 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
         object.__setattr__(self, "_names", column_names(columns))
         object.__setattr__(self, "ci", check_ci(self.ci))
 
-    @classmethod
-    def planned(cls, epsilon: Fraction | None, clip: Any, rho: Fraction | None = None) -> _Clipped:
-        if isinstance(clip, Mapping):
-            return cls(epsilon, None, clip, rho=rho)
-        return cls(epsilon, "column", clip, rho=rho)
-
     def columns(self) -> tuple[Hashable, ...]:
         return self._columns
 
