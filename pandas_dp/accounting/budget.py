@@ -15,26 +15,22 @@ so that a derived frame can say where it came from and how to fix it.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import itertools
 import json
 import threading
 import uuid
-import warnings
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from types import TracebackType
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 import pandas as pd
 
 from ..core import zcdp
-from ..core.errors import (
-    AccountingWarning,
-    BudgetMismatchError,
-    MissingBudgetError,
-    PandasDPError,
-)
+from ..core.errors import BudgetMismatchError, MissingBudgetError, PandasDPError
 from ..core.noise import RandomSource
 from ..core.text import epsilon_text, number_text
 from ..core.validation import check_delta
@@ -50,12 +46,13 @@ from .ledger import (
     BudgetStore,
     LedgerEntry,
     MemoryStore,
+    how_many,
     spent_after,
 )
 
 __all__ = [
-    "NO_PLD",
     "Epsilon",
+    "Fitter",
     "FrameBinding",
     "Hold",
     "PrivacyBudget",
@@ -63,7 +60,6 @@ __all__ = [
     "bind",
     "binding_of",
     "budget_lock",
-    "choose_accountant",
     "claim_root",
     "keep_spent",
     "marker_of",
@@ -121,42 +117,20 @@ _NAMED: dict[str, tuple[MemoryStore, str, str | None]] = {}
 _BINDING_LOCK = threading.RLock()
 
 
-#: What a budget that asked for PLD composition says when it cannot have it.
-NO_PLD = (
-    'accountant="pld" was asked, but dp_accounting is not installed: this budget adds its '
-    "releases' epsilon and delta up instead (the same promise, less of it usable; rho= is "
-    'refused). pip install "pandas-dp[pld]" to compose them by privacy loss distributions.'
-)
-_WARNED: set[str] = set()
+class Fitter(Protocol):
+    """Plans ``release`` to ``half_width``: its cheapest ledger entry of each noise it may take.
 
-
-def choose_accountant(loss: str, accountant: object, delta: Fraction) -> tuple[str, str]:
-    """The accountant of a new budget of ``loss`` (its total's unit), and what its views note.
-
-    ``accountant``: None (the loss's own: ``"epsilon"`` or ``"rho"``) or
-    ``"pld"``, for an ``epsilon=`` total with a ``delta``: every release then
-    composes by its privacy loss distribution (:class:`~pandas_dp.accounting.ledger.Composed`).
-    Without ``dp_accounting`` a PLD budget adds ε and δ up instead: an
-    :class:`~pandas_dp.errors.AccountingWarning` once per process, and a note
-    in the budget's views.
+    What :meth:`PrivacyBudget.fits` counts (``pandas_dp.pipeline.workload.entries_for``).
     """
-    if accountant is None or accountant == loss:
-        return loss, ""
-    if accountant != "pld":
-        raise ValueError(
-            f'`accountant` must be "pld" (or None: the total\'s own, {loss!r}), got {accountant!r}.'
-        )
-    if loss != "epsilon" or not delta:
-        raise ValueError(
-            'accountant="pld" composes an (epsilon, delta) budget: pass epsilon= and delta=, '
-            'e.g. set_budget(epsilon=1.0, delta=1e-6, accountant="pld").'
-        )
-    if _pld.available():
-        return "pld", ""
-    if "pld" not in _WARNED:
-        _WARNED.add("pld")
-        warnings.warn(NO_PLD, AccountingWarning, stacklevel=3)
-    return "epsilon", NO_PLD
+
+    def __call__(
+        self,
+        budget: PrivacyBudget,
+        release: object,
+        half_width: object,
+        level: float,
+        n: int | None,
+    ) -> tuple[LedgerEntry, ...]: ...
 
 
 def named_memory_store(
@@ -332,8 +306,11 @@ class PrivacyBudget:
         max_groups: int | None = None,
         delta: Fraction = Fraction(0),
         note: str = "",
+        fitter: Fitter | None = None,
     ) -> None:
         self._store = store
+        #: Plans a release from its target accuracy, for :meth:`fits` (given by ``set_budget``).
+        self._fitter = fitter
         #: What the views say about how the budget composes, when it is not what was asked
         #: (``accountant="pld"`` without ``dp_accounting``: it adds ε and δ up instead).
         self.note = note
@@ -351,6 +328,8 @@ class PrivacyBudget:
         self.id = uuid.uuid4().hex
         # The open hold of each thread (Hold): its releases draw on it first.
         self._holding = threading.local()
+        # The planned and realised intervals of this thread's release of a plan (Plan.run).
+        self._noting = threading.local()
         _LIVE[self.id] = self
 
     @property
@@ -522,8 +501,49 @@ class PrivacyBudget:
         entry = entry.charged(self.accountant)  # a ρ budget charges ε²/2; an ε one refuses ρ
         if self.seed is not None:  # reproducible noise: the ledger must say it is not private
             entry = entry.marked(SEEDED)
+        planned = getattr(self._noting, "intervals", None)
+        if planned is not None:  # a release of a plan: the ledger shows what was planned
+            entry = dataclasses.replace(entry, planned=planned[0], realised=planned[1])
         hold = getattr(self._holding, "token", None)  # the store checks ε (ρ) and δ at once
         return Reservation(self._store, self._store.reserve(entry, hold))
+
+    @contextlib.contextmanager
+    def planned(self, planned: str, realised: str) -> Iterator[None]:
+        """Record ``planned`` and ``realised`` intervals with this thread's releases in the block.
+
+        ``df.dp.plan(...).run()`` wraps each release so: its ledger entry says
+        the half-width it was planned for and the one its noise gives.
+        """
+        self._noting.intervals = (planned, realised)
+        try:
+            yield
+        finally:
+            self._noting.intervals = None
+
+    def fits(
+        self, release: object, /, *, half_width: object, level: float = 0.95, n: int | None = None
+    ) -> int:
+        """How many more releases of ``release`` at ``half_width`` fit in what is left.
+
+        ``release`` as a plan takes it (``"count"``, ``("mean", "salary",
+        {"clip": (0, 2e5)})``, ``("groupby.count", "dept", {"keys": DEPTS})``);
+        each is planned to the smallest loss whose ``level`` interval is at
+        most ``half_width`` (see ``df.dp.plan``), on a frame of this budget
+        that is not its root, and counted under the budget's accountant with
+        what is spent and held: under PLD, the most that compose within its
+        (ε, δ), of whichever noise lets the most fit.  Reads no data.
+
+        Returns
+        -------
+        int
+            0 when not even one fits (at most 10**6).
+        """
+        if self._fitter is None:
+            raise TypeError("this budget was made without a planner; attach one with set_budget.")
+        taken = self._store.taken()
+        entries = self._fitter(self, release, half_width, level, n)
+        counts = (how_many(self.accountant, taken, e.charged(self.accountant)) for e in entries)
+        return max(counts, default=0)
 
     @property
     def holding(self) -> bool:

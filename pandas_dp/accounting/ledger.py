@@ -24,12 +24,14 @@ import itertools
 import math
 import os
 import threading
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Final, Protocol
 
 from ..core.errors import (
+    AccountingWarning,
     BudgetExceededError,
     BudgetMismatchError,
     BudgetProcessError,
@@ -49,6 +51,7 @@ from .events import Event, default_events, events_text
 __all__ = [
     "ACCOUNTANTS",
     "LEDGER_COLUMNS",
+    "NO_PLD",
     "PLD",
     "RHO_NEEDS_ZCDP",
     "SEEDED",
@@ -70,6 +73,8 @@ __all__ = [
     "UnknownBudgetError",
     "check_fits",
     "check_name",
+    "choose_accountant",
+    "how_many",
     "spent_after",
 ]
 
@@ -387,6 +392,80 @@ def spent_after(
         rule.spent(Taken(total, delta, entries=tuple(entries[: i + 1])))
         for i in range(len(entries))
     ]
+
+
+#: The most releases :func:`how_many` counts.
+MOST = 10**6
+
+
+def _most(fit: Callable[[int], bool]) -> int:
+    """The largest k <= :data:`MOST` with ``fit(k)`` (``fit`` true up to it, then false)."""
+    if not fit(1):
+        return 0
+    lo, hi = 1, 2
+    while hi <= MOST and fit(hi):
+        lo, hi = hi, hi * 2
+    hi = min(hi, MOST + 1)
+    while hi - lo > 1:  # fit(lo) and not fit(hi), or hi past MOST
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fit(mid) else (lo, mid)
+    return lo
+
+
+def how_many(accountant: str, taken: Taken, entry: LedgerEntry) -> int:
+    """How many more releases of ``entry`` the budget's rule lets in beside ``taken``.
+
+    ``entry`` as the budget takes it (:meth:`LedgerEntry.charged`); at most :data:`MOST`.
+    """
+    rule = ACCOUNTANTS[accountant]
+    cost, delta, events = entry.charge(accountant), entry.delta, entry.privacy_events
+
+    def fit(k: int) -> bool:
+        try:
+            rule.check(taken, k * cost, k * delta, events * k)
+        except BudgetExceededError:
+            return False
+        return True
+
+    return _most(fit)
+
+
+#: What a budget that asked for PLD composition says when it cannot have it.
+NO_PLD = (
+    'accountant="pld" was asked, but dp_accounting is not installed: this budget adds its '
+    "releases' epsilon and delta up instead (the same promise, less of it usable; rho= is "
+    'refused). pip install "pandas-dp[pld]" to compose them by privacy loss distributions.'
+)
+_WARNED: set[str] = set()
+
+
+def choose_accountant(loss: str, accountant: object, delta: Fraction) -> tuple[str, str]:
+    """The accountant of a new budget of ``loss`` (its total's unit), and what its views note.
+
+    ``accountant``: None (the loss's own: ``"epsilon"`` or ``"rho"``) or
+    ``"pld"``, for an ``epsilon=`` total with a ``delta``: every release then
+    composes by its privacy loss distribution (:class:`~pandas_dp.accounting.ledger.Composed`).
+    Without ``dp_accounting`` a PLD budget adds ε and δ up instead: an
+    :class:`~pandas_dp.errors.AccountingWarning` once per process, and a note
+    in the budget's views.
+    """
+    if accountant is None or accountant == loss:
+        return loss, ""
+    if accountant != "pld":
+        raise ValueError(
+            f'`accountant` must be "pld" (or None: the total\'s own, {loss!r}), got {accountant!r}.'
+        )
+    if loss != "epsilon" or not delta:
+        raise ValueError(
+            'accountant="pld" composes an (epsilon, delta) budget: pass epsilon= and delta=, '
+            'e.g. set_budget(epsilon=1.0, delta=1e-6, accountant="pld").'
+        )
+    if _pld.available():
+        return "pld", ""
+    if "pld" not in _WARNED:
+        _WARNED.add("pld")
+        warnings.warn(NO_PLD, AccountingWarning, stacklevel=3)
+    return "epsilon", NO_PLD
 
 
 class BudgetStore(Protocol):

@@ -25,7 +25,6 @@ from ..accounting.budget import (
     bind,
     binding_of,
     budget_lock,
-    choose_accountant,
     column_token,
     live_budget,
     marker_of,
@@ -33,7 +32,7 @@ from ..accounting.budget import (
     refuse_rebinding,
     require_binding,
 )
-from ..accounting.ledger import BudgetStore, MemoryStore, check_name
+from ..accounting.ledger import BudgetStore, MemoryStore, check_name, choose_accountant
 from ..accounting.sqlite import Ledger, open_ledger
 from ..core.errors import MissingBudgetError, PandasDPError
 from ..core.noise import make_source
@@ -55,7 +54,9 @@ from ..mechanisms.key_selection import KeySelection
 from ..mechanisms.keys import Bins, Grouping
 from ..pipeline.recipes import rows_per_unit
 from ..pipeline.run import ContributionBounds, PandasFrame, run
+from ..pipeline.workload import entries_for
 from ._docs import doc
+from ._plans import PlanReleases
 from ._releases import Releases
 from .groupby import DPGroupBy
 from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values, row_mask
@@ -67,7 +68,7 @@ One = TypeVar("One")
 Many = TypeVar("Many")
 
 
-class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
+class DPReleases(PlanReleases, TableReleases, Releases[Ungrouped], scope="ungrouped"):
     """The releases of ``df.dp`` and ``ddf.dp``: each declares its arguments and runs its kind.
 
     Those of :class:`pandas_dp.surface._releases.Releases` (one answer each), and
@@ -294,6 +295,7 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
             max_groups=groups,
             delta=held_delta,
             note=note,
+            fitter=entries_for,
         )
         self._attach(budget, where, stored_root)
         return budget
