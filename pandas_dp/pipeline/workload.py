@@ -226,14 +226,18 @@ def _grouping(wanted: Wanted, setting: _Setting) -> Grouping | None:
     return Grouping(wanted.by, normalize_keys(list(wanted.by), wanted.keys))
 
 
-def _option(wanted: Wanted, setting: _Setting, loss: Loss) -> Option:
-    """The release ``wanted`` at ``loss``: its kind, plan, ledger entry and half-widths."""
-    args = {k: v for k, v in wanted.args.items() if k not in ("max_rows", "max_groups")}
-    if wanted.name in TABLES:
-        args["column"] = None
-    kind = release_kind(wanted.name, loss, args)
-    group = _grouping(wanted, setting)
-    if setting.schema is not None:
+def _option(
+    wanted: Wanted, setting: _Setting, loss: Loss, group: Grouping | bool | None = True
+) -> Option:
+    """The release ``wanted`` at ``loss``: its kind, plan, ledger entry and half-widths.
+
+    ``group``: its grouping once known (True: make it, and check the columns
+    and dtypes on the schema; a search re-plans with the grouping it made).
+    """
+    kind = release_kind(wanted.name, loss, _probe_args(wanted))
+    checking = group is True
+    group = _grouping(wanted, setting) if group is True else group or None
+    if checking and setting.schema is not None:
         check_readable(setting.schema, [*(wanted.by or ()), *kind.columns()])
         kind.read(setting.schema, 0)  # the columns' dtypes, as the release checks them
     bounds = ContributionBounds(wanted.args.get("max_rows"), wanted.args.get("max_groups"))
@@ -273,6 +277,7 @@ def _probe_args(wanted: Wanted) -> dict[str, Any]:
 def cheapest(wanted: Wanted, setting: _Setting, family: str, scale: float = 1.0) -> Option:
     """The smallest loss of ``family`` whose release reaches ``scale`` times its half-widths."""
     probe = _option(wanted, setting, (family, Fraction(1)))
+    group = _grouping(wanted, dataclasses.replace(setting, schema=None)) if wanted.by else False
     columns = probe.kind.columns() if isinstance(wanted.half_width, Mapping) else None
     targets = [t * scale for t in _targets(wanted, columns or (None,) * len(probe.widths))]
     if len(targets) != len(probe.widths):
@@ -280,7 +285,7 @@ def cheapest(wanted: Wanted, setting: _Setting, family: str, scale: float = 1.0)
     found: list[Option] = []
 
     def reaches(loss: Loss) -> bool:
-        option = _option(wanted, setting, loss)
+        option = _option(wanted, setting, loss, group)
         ok = all(w <= t for w, t in zip(option.widths, targets, strict=True))
         if ok:
             found.append(option)
@@ -457,7 +462,7 @@ def _how_far(
     lo, hi = 1.0, 2.0
     while hi < 2**20 and not _fits(budget, setting, wanted, hi):
         lo, hi = hi, hi * 2
-    for _ in range(12):
+    for _ in range(7):  # to within 1% or so
         mid = math.sqrt(lo * hi)
         lo, hi = (lo, mid) if _fits(budget, setting, wanted, mid) else (mid, hi)
     widen = f" Widen every half-width by ×{hi:.3g} (or drop releases) to fit." if hi < 2**20 else ""
