@@ -802,6 +802,8 @@ class Ledger:
                 f"The budget {name!r} in {str(self.path)!r} has no reservation {token} (it was "
                 "cancelled, or it belongs to another budget or ledger)."
             )
+        if accountant == "pld":  # composed, not added up: nothing to return to a sum
+            return Fraction(0), str(row[1])
         return parse_fraction(row[0], f"a reservation's {charge}"), str(row[1])
 
     def _vanished(self, name: str) -> CorruptLedgerError:
