@@ -28,7 +28,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-import pandas_dp  # noqa: F401  (registers df.dp)
+import pandas_dp  # registers df.dp
 from pandas_dp.accounting import _pld
 from pandas_dp.accounting.events import Event
 from pandas_dp.core.zcdp import rho_within
@@ -69,14 +69,16 @@ def per_answer(k: int) -> None:
     basic = laplace_sd(k)
     rho = rho_within(1, DELTA) / k
     zcdp = gauss_sd(float(1 / (2 * rho)))
-    scale = least_noise(lambda b: Event("discrete_laplace", scale=b, sensitivity=1), k, 1.0, 10.0)
-    sigma2 = least_noise(lambda s: Event("discrete_gaussian", sigma2=s, sensitivity=1), k, 1.0, 10.0)
+    scale = least_noise(lambda b: Event("discrete_laplace", scale=b, sensitivity=1), k, 1, 10)
+    sigma2 = least_noise(lambda s: Event("discrete_gaussian", sigma2=s, sensitivity=1), k, 1, 10)
     pld_laplace, pld_gauss = laplace_sd(float(scale)), gauss_sd(float(sigma2))
     print(f"\n{k} sensitivity-1 counts at a total (1, 1e-6): per-answer standard deviation")
     print(f"  Laplace, ε added up (ε = 1/{k} each)        {basic:8.1f}")
     print(f"  Gaussian, zCDP + CKS (ρ = {float(rho):.3g} each)   {zcdp:8.1f}")
-    print(f"  discrete Laplace composed by PLD           {pld_laplace:8.1f}  (scale {float(scale):.2f})")
-    print(f"  discrete Gaussian composed by PLD          {pld_gauss:8.1f}  (σ² {float(sigma2):.1f})")
+    print(f"  discrete Laplace composed by PLD           {pld_laplace:8.1f}", end="")
+    print(f"  (scale {float(scale):.2f})")
+    print(f"  discrete Gaussian composed by PLD          {pld_gauss:8.1f}", end="")
+    print(f"  (σ² {float(sigma2):.1f})")
     print(f"  gain: {basic / pld_laplace:.2f}x over adding ε, {zcdp / pld_gauss:.3f}x over zCDP")
     # confirmed through the API: k counts at that noise fit in a fresh PLD budget
     for loss in ({"epsilon": float(1 / scale)}, {"rho": float(1 / (2 * sigma2))}):
