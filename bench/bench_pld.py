@@ -28,10 +28,11 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-import pandas_dp  # registers df.dp
+import pandas_dp  # noqa: F401  (registers df.dp)
 from pandas_dp.accounting import _pld
 from pandas_dp.accounting.events import Event
 from pandas_dp.core.zcdp import rho_within
+from pandas_dp.errors import BudgetExceededError
 
 DELTA = Fraction(1, 10**6)
 
@@ -120,7 +121,7 @@ def mixed(seeds: int) -> None:
                     df.dp.groupby("dept").count(epsilon=float(eps), delta=1e-8)
                 else:
                     df.dp.median("salary", candidates=grid, epsilon=float(eps))
-            except pandas_dp.errors.BudgetExceededError:
+            except BudgetExceededError:
                 continue
             total += eps
         releases = len(budget.entries)
