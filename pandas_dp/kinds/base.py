@@ -368,12 +368,16 @@ class Declared:
     ``weights`` marks a selection, one choice per key (a row of scores):
     Δ₁ bounds the sum over the keys of each key's largest move, times
     ``weights[0]`` if every score of the key moved the same way and
-    ``weights[1]`` otherwise (permute-and-flip: 1 and 2).
+    ``weights[1]`` otherwise (permute-and-flip: 1 and 2).  ``coordinates``
+    ``(m, b)``: at most m entries of the block move, each by at most b (what a
+    discrete Gaussian's privacy loss distribution is composed over, see
+    :meth:`Neighbours.count_coordinates`).
     """
 
     l1: int | Fraction | None = None
     sq: int | Fraction | None = None
     weights: tuple[Fraction, Fraction] | None = None
+    coordinates: tuple[int, int] | None = None
 
 
 #: ``(epsilon, rho)`` of :meth:`Kind.examples`: one release under ε, one under ρ (Gaussian).

@@ -85,6 +85,9 @@ class CountPlan:
     rho: Fraction | None = None
     #: ``Δ₂²`` (under ρ).
     sq_sensitivity: int = 0
+    #: Under ρ: ``(m, b)``, at most m counts move, each by at most b
+    #: (:meth:`~pandas_dp.kinds.base.Neighbours.count_coordinates`).
+    coordinates: tuple[int, int] = (1, 0)
     #: The noise, computed once (plans are cached).
     scale: Noise = field(init=False, repr=False)
 
@@ -104,8 +107,10 @@ class CountPlan:
         return figures([self.sensitivity]), figures([self.scale])
 
     def declared(self) -> tuple[Declared]:
-        """Δ₁ of the counts under ε, Δ₂² under ρ."""
-        return (Declared(sq=self.sq_sensitivity) if self.rho else Declared(self.sensitivity),)
+        """Δ₁ of the counts under ε; under ρ, Δ₂² and the counts moved and by how much."""
+        if self.rho:
+            return (Declared(sq=self.sq_sensitivity, coordinates=self.coordinates),)
+        return (Declared(self.sensitivity),)
 
 
 @functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
@@ -120,7 +125,7 @@ def plan_count(epsilon: Fraction, neighbours: Neighbours) -> CountPlan:
 def plan_count_rho(rho: Fraction, neighbours: Neighbours) -> CountPlan:
     """A count under ρ: the discrete Gaussian of ``σ² = Δ₂²/(2ρ)`` (rounded up, exactly)."""
     sq = neighbours.count_sq_sensitivity()
-    return CountPlan(neighbours.count_sensitivity(), None, rho, sq)
+    return CountPlan(neighbours.count_sensitivity(), None, rho, sq, neighbours.count_coordinates())
 
 
 def count_events(plan: CountPlan, neighbours: Neighbours) -> tuple[Event, ...]:

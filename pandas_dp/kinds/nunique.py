@@ -74,7 +74,7 @@ def plan_nunique_rho(rho: Fraction, neighbours: Neighbours) -> CountPlan:
     if neighbours.grouped:
         return plan_count_rho(rho, neighbours)
     reach = neighbours.contributions
-    return CountPlan(reach, None, rho, reach * reach)
+    return CountPlan(reach, None, rho, reach * reach, (1, reach))
 
 
 def distinct_pairs(keys: I64, hashes: I64) -> Stats:
