@@ -347,6 +347,19 @@ def test_the_views_show_the_accountant_and_what_it_spent(people: pd.DataFrame) -
     assert "PLD" in budget._repr_html_()
 
 
+def test_dask_releases_are_composed_alike(people: pd.DataFrame) -> None:
+    dd = pytest.importorskip("dask.dataframe")
+    pytest.importorskip("pandas_dp.dask")
+    spent = []
+    for frame in (people, dd.from_pandas(people, npartitions=3)):
+        budget = frame.dp.set_budget(epsilon=1, delta=1e-6, accountant="pld", seed=9)
+        frame.dp.count(epsilon=0.1)
+        frame.dp.groupby("dept", keys=["a", "b", "c"]).count(rho=0.001)
+        frame.dp.plan([("mean", "salary", {"clip": (0, 1e5), "n": 500})], half_width=5_000).run()
+        spent.append((budget.spent, [e.privacy_events for e in budget.entries]))
+    assert spent[0] == spent[1]
+
+
 # ------------------------------------------------------------- without the extra
 
 
