@@ -13,6 +13,7 @@ reported figures at or above the exact ones, and close.
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import subprocess
 import sys
@@ -185,6 +186,49 @@ def test_the_reported_epsilon_and_delta_are_never_below_the_exact_ones(
     at_one = _pld.delta_at(events, Fraction(1), budget.delta)
     delta_at_one = Decimal(at_one.numerator) / Decimal(at_one.denominator)
     assert exact_delta(exact, 1) <= delta_at_one
+
+
+def discrete_gaussian_pld(sigma2: Fraction, shift: int, times: int) -> tuple[np.ndarray, float]:
+    """The losses' pmf of ``times`` discrete Gaussians shifted by ``shift``, on a lattice.
+
+    Under the unshifted one, the loss of ``K`` is ``(s² − 2sK)/(2σ²)``: summed over
+    independent coordinates, ``(times·s² − 2s·ΣK)/(2σ²)``; the pmf of ΣK is the
+    coordinates' pmf convolved (numpy, exact to float rounding).  Returns the pmf of ΣK
+    from its lowest value, and that value.
+    """
+    sigma = math.sqrt(float(sigma2))
+    top = math.ceil(14 * sigma)
+    k = np.arange(-top, top + 1)
+    one = np.exp(-(k**2) / (2 * float(sigma2)))
+    one /= one.sum()
+    pmf = one
+    for _ in range(times - 1):
+        pmf = np.convolve(pmf, one)
+    return pmf, -top * times
+
+
+def gaussian_delta(sigma2: Fraction, shift: int, times: int, epsilon: float) -> float:
+    pmf, low = discrete_gaussian_pld(sigma2, shift, times)
+    total = low + np.arange(pmf.size)
+    loss = (times * shift**2 - 2 * shift * total) / (2 * float(sigma2))
+    return float(np.sum(pmf * np.maximum(0.0, 1 - np.exp(epsilon - loss))))
+
+
+@pytest.mark.parametrize(("adjacency", "moved"), [("add_remove", 1), ("substitute", 2)])
+def test_gaussian_counts_are_composed_over_the_keys_a_person_moves(
+    people: pd.DataFrame, adjacency: str, moved: int
+) -> None:
+    """A grouped Gaussian count: the δ reported at ε is at least an independent computation's."""
+    budget = people.dp.set_budget(epsilon=2, delta=1e-6, accountant="pld", adjacency=adjacency)
+    for _ in range(3):
+        people.dp.groupby("dept", keys=["a", "b", "c"]).count(rho=0.01)
+    (event,) = budget.entries[0].privacy_events
+    assert (event.count, event.sensitivity, event.sigma2) == (moved, 1, 50 * moved)  # σ² = Δ₂²/2ρ
+    events = [e for entry in budget.entries for e in entry.privacy_events]
+    for epsilon in (0.5, 1.0, 1.5):
+        exact = gaussian_delta(event.sigma2, 1, 3 * moved, epsilon)
+        reported = float(_pld.delta_at(events, Fraction(repr(epsilon)), budget.delta))
+        assert exact <= reported <= exact * 1.05 + 1e-12, (epsilon, exact, reported)
 
 
 def test_a_release_that_would_not_fit_is_refused_naming_the_quantity(people: pd.DataFrame) -> None:
