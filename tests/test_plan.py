@@ -25,6 +25,7 @@ import pandas_dp
 from pandas_dp.accounting.ledger import ACCOUNTANTS, PLD, Taken
 from pandas_dp.core.noise import SeededSource
 from pandas_dp.errors import BudgetExceededError
+from pandas_dp.mechanisms.accuracy import units_half_width, var_miss
 from pandas_dp.pipeline import planning
 from pandas_dp.pipeline.run import plan_release
 from pandas_dp.pipeline.workload import WorkloadPlan
@@ -108,6 +109,44 @@ def test_planned_releases_meet_their_half_widths_10000_times(
         kw: dict[str, Any] = {"clip": (0, 100)} if name == "sum" else {}
         less = float(amount) * (1 - 1e-9)
         assert planning.half_width(name, epsilon=less, level=level, grouped=True, **kw) > width
+
+
+@pytest.mark.parametrize("level", [0.5, 0.9, 0.99])
+@pytest.mark.parametrize("candidates", [2, 11, 201])
+def test_a_quantile_half_width_is_the_least_rank_the_tail_bound_allows(
+    level: float, candidates: int
+) -> None:
+    """``k`` score units: the smallest with ``(m − 1)·exp(−c·(k + 1)) <= 1 − level``."""
+    grid = np.linspace(0, 1, candidates)
+    kind = planning.release_kind(
+        "median", ("epsilon", Fraction(1, 3)), {"column": "x", "candidates": grid}
+    )
+    plan = plan_release(kind, None, "add_remove", root=False).plan
+    (width,) = kind.half_width(plan, level)
+    k = Fraction(repr(width)) / plan.unit
+    assert k.denominator == 1
+    rate, miss = float(plan.rate.value), 1 - level
+    assert (candidates - 1) * math.exp(-rate * (int(k) + 1)) <= miss
+    assert k == 0 or (candidates - 1) * math.exp(-rate * int(k)) > miss
+
+
+def test_the_variance_half_width_is_the_documented_bound() -> None:
+    """The bound of Var.half_width, term by term from the plan (t, t₃, Q, offset, step)."""
+    clip, n, level = (0.0, 100.0), 300, 0.9
+    kind = planning.release_kind("var", ("epsilon", Fraction(1, 2)), {"column": "x", "clip": clip})
+    plan = plan_release(kind, None, "add_remove", root=False).plan
+    grid, miss = plan.grid, var_miss(level)
+    t, t3 = units_half_width(grid.scale, miss), units_half_width(plan.scale3, miss)
+    top, width = grid.q_hi, clip[1] - clip[0]
+    moved = t + t3 + 2 * t * plan.offset / top + n / 2 + n * t / (2 * (n - 1))
+    units = top * (moved / (n - 1 - 2 * t / top) + t / (2 * (n - 1) ** 2))
+    want = math.ldexp(units, 2 * grid.exponent) + grid.step * width * n / (2 * (n - 1))
+    (got,) = kind.half_width(plan, level, n)
+    assert got == pytest.approx(want, rel=1e-9)
+    (std,) = planning.release_kind(
+        "std", ("epsilon", Fraction(1, 2)), {"column": "x", "clip": clip}
+    ).half_width(plan, level, n)
+    assert std == pytest.approx(math.sqrt(got), rel=1e-12)
 
 
 # ------------------------------------------------------------------- the optimum
