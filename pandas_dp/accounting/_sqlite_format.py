@@ -5,7 +5,8 @@ adjacency, the privacy unit's column and, under substitute with one row per
 person only, the root frame's row count (public by that adjacency); per
 entry: time, operation, column names, clip bounds, number of public keys,
 epsilon, mechanism, adjacency, sensitivity, noise scale, the budget's total
-after the entry and the process id.  Never a data value, a
+after the entry and the process id, and (schema 9) the events it ran with
+their exact parameters and a plan's half-widths.  Never a data value, a
 released value or a key.  Every epsilon is stored exactly, as the text
 ``"numerator/denominator"`` of a Fraction, never as a float.
 

@@ -606,9 +606,10 @@ class Ledger:
         """One row per budget: what it holds, what was spent, and how.
 
         Columns: name, total, spent, remaining, held, accountant ("rho": total
-        and spent are ρ), epsilon_at (the ε of the ρ spent at the δ at_delta:
-        the budget's δ, else 1e-6), delta (the δ it holds), delta_spent (what
-        its releases spent of it), adjacency,
+        and spent are ρ; "pld": spent is the ε at its δ of every release
+        composed, NaN without ``dp_accounting``), epsilon_at (the ε of the ρ
+        spent at the δ at_delta: the budget's δ, else 1e-6), delta (the δ it
+        holds), delta_spent (what its releases spent of it), adjacency,
         privacy_unit (empty: one row per person), public_rows (the root
         frame's row count, public under substitute only), releases, pending
         (reservations not committed: running queries, or processes that died
@@ -645,8 +646,11 @@ class Ledger:
         see :meth:`pandas_dp.kinds.base.Kind.half_width`; blank in entries of a
         ledger older than that), privacy_unit,
         max_rows, max_groups (the unit's column and the contribution bounds of the release; empty
-        when one row is one person), total (the budget's total after
-        the entry), spent (cumulative, pending reservations included), process
+        when one row is one person), events (the mechanisms it ran, exactly:
+        :mod:`~pandas_dp.accounting.events`), planned and realised (a plan's
+        half-widths), total (the budget's total after
+        the entry), spent (cumulative, pending reservations included; under
+        PLD the ε at the budget's δ of the releases so far), process
         (id of the recording process).
 
         ``state`` is ``"released"`` for a release, ``"pending"`` for a

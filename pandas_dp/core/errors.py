@@ -51,7 +51,9 @@ class BudgetExceededError(PandasDPError):
     remaining : Fraction
         What the budget has left of :attr:`quantity` (unchanged by the refusal).
     quantity : str
-        The quantity that ran out: ``"epsilon"`` (an ε budget's total),
+        The quantity that ran out: ``"epsilon"`` (an ε budget's total; under
+        ``accountant="pld"`` the ε at the budget's δ of everything composed,
+        a note saying so),
         ``"rho"`` (a zCDP budget's total; a release given ``epsilon=`` asks
         for ``epsilon**2 / 2`` of it) or ``"delta"`` (the budget's δ, spent
         by key selections).
