@@ -646,12 +646,10 @@ class Ledger:
         see :meth:`pandas_dp.kinds.base.Kind.half_width`; blank in entries of a
         ledger older than that), privacy_unit,
         max_rows, max_groups (the unit's column and the contribution bounds of the release; empty
-        when one row is one person), events (the mechanisms it ran, exactly:
-        :mod:`~pandas_dp.accounting.events`), planned and realised (a plan's
-        half-widths), total (the budget's total after
-        the entry), spent (cumulative, pending reservations included; under
-        PLD the ε at the budget's δ of the releases so far), process
-        (id of the recording process).
+        when one row is one person), events (the mechanisms it ran, exactly), planned and
+        realised (a plan's half-widths), total (the budget's total after the entry), spent
+        (cumulative, pending reservations included; under PLD the ε at the budget's δ of the
+        releases so far), process (id of the recording process).
 
         ``state`` is ``"released"`` for a release, ``"pending"`` for a
         reservation whose release was not committed yet (a running query, or a
