@@ -442,6 +442,41 @@ def test_without_dp_accounting_the_budget_adds_up_and_says_so() -> None:
     assert done.stdout.split("\n")[:4] == ["1 True", "epsilon True", "1 0", "refused rho"]
 
 
+def test_a_pld_ledger_without_dp_accounting_is_read_and_never_spent(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.sqlite"
+    df = pd.DataFrame({"x": range(10)})
+    df.dp.set_budget(epsilon=1, delta=1e-6, accountant="pld", ledger=path, name="hr", seed=1)
+    df.dp.count(epsilon=0.1)
+    script = textwrap.dedent(
+        f"""
+        import sys, warnings
+        sys.modules["dp_accounting"] = None
+        import pandas as pd
+        from pandas_dp import open_ledger
+        from pandas_dp.__main__ import main
+        from pandas_dp.errors import BudgetMismatchError
+        print(main(["ledger", {str(path)!r}]))
+        warnings.simplefilter("ignore")
+        try:
+            pd.DataFrame({{"x": [1]}}).dp.set_budget(
+                epsilon=1, delta=1e-6, accountant="pld", ledger={str(path)!r}, name="hr"
+            )
+        except BudgetMismatchError as err:
+            print("refused:", "dp_accounting" in str(err))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "cannot be computed here" in done.stdout
+    assert done.stdout.splitlines()[-2:] == ["0", "refused: True"]
+
+
 def test_import_pandas_dp_does_not_import_dp_accounting() -> None:
     script = (
         "import sys, pandas as pd, pandas_dp\n"
