@@ -130,6 +130,14 @@ def test_a_quantile_half_width_is_the_least_rank_the_tail_bound_allows(
     assert k == 0 or (candidates - 1) * math.exp(-rate * int(k)) > miss
 
 
+def test_several_quantiles_are_planned_each_at_its_share() -> None:
+    grid = np.linspace(0, 1, 101)
+    several = pandas_dp.half_width("quantile", epsilon=1, q=[0.25, 0.5, 0.75], candidates=grid)
+    assert list(several.index) == [0.25, 0.5, 0.75]
+    for q, width in several.items():
+        assert width == pandas_dp.half_width("quantile", epsilon=1 / 3, q=q, candidates=grid)
+
+
 def test_the_variance_half_width_is_the_documented_bound() -> None:
     """The bound of Var.half_width, term by term from the plan (t, t₃, Q, offset, step)."""
     clip, n, level = (0.0, 100.0), 300, 0.9

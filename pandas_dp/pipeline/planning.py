@@ -189,7 +189,7 @@ def half_width(
     grouped: bool = ...,
     max_rows: int | None = ...,
     max_groups: int | None = ...,
-    q: float | None = ...,
+    q: Any = ...,
     candidates: Any = ...,
 ) -> pd.Series: ...
 
@@ -207,7 +207,7 @@ def half_width(
     grouped: bool = ...,
     max_rows: int | None = ...,
     max_groups: int | None = ...,
-    q: float | None = ...,
+    q: Any = ...,
     candidates: Any = ...,
 ) -> pd.Series: ...
 
@@ -224,7 +224,7 @@ def half_width(
     grouped: bool = ...,
     max_rows: int | None = ...,
     max_groups: int | None = ...,
-    q: float | None = ...,
+    q: Any = ...,
     candidates: Any = ...,
 ) -> float: ...
 
@@ -242,7 +242,7 @@ def half_width(
     grouped: bool = ...,
     max_rows: int | None = ...,
     max_groups: int | None = ...,
-    q: float | None = ...,
+    q: Any = ...,
     candidates: Any = ...,
 ) -> float: ...
 
@@ -259,7 +259,7 @@ def half_width(
     grouped: bool = False,
     max_rows: int | None = None,
     max_groups: int | None = None,
-    q: float | None = None,
+    q: Any = None,
     candidates: Any = None,
 ) -> float | pd.Series:
     """The half-width of a release's ``ci=level`` interval, from public parameters only.
@@ -293,12 +293,12 @@ def half_width(
         With a privacy unit: the release's contribution bounds (they multiply
         the noise scale, as in the release).
     q, candidates : optional
-        A quantile's level and public grid (a median's grid): its half-width
-        is by rank.
+        A quantile's level (or list of levels: a Series by level) and public
+        grid (a median's grid): its half-width is by rank.
 
     Returns
     -------
-    float, or pandas.Series indexed by column for a mapping
+    float, or pandas.Series indexed by column for a mapping (by level for a list of ``q``)
         In the release's units: rows for a count, distinct values for a
         nunique, data units for a sum, mean, var or std, rows of rank for a
         quantile (how much farther from ``q·n`` than the best grid point's its
@@ -338,6 +338,9 @@ def half_width(
     release = _release(kind, loss, clip, {"q": q, "candidates": candidates})
     nb = _neighbours(adjacency, grouped or kind in TABLES, max_rows, max_groups)
     widths = _widths(release, level_, nb, _check_n(release, nb, n))
+    if len(widths) > 1 and not isinstance(clip, Mapping):  # several levels: by level
+        levels = [float(Fraction(repr(x))) for x in q]
+        return pd.Series(dict(zip(levels, widths, strict=True)), dtype="float64")
     if not isinstance(clip, Mapping):
         return widths[0]
     return pd.Series(dict(zip(release.columns(), widths, strict=True)), dtype="float64")
@@ -362,7 +365,7 @@ def epsilon_for(
     grouped: bool = False,
     max_rows: int | None = None,
     max_groups: int | None = None,
-    q: float | None = None,
+    q: Any = None,
     candidates: Any = None,
 ) -> float:
     """The smallest ε whose ``ci=level`` interval is at most ``half_width`` wide.
@@ -431,7 +434,7 @@ def rho_for(
     grouped: bool = False,
     max_rows: int | None = None,
     max_groups: int | None = None,
-    q: float | None = None,
+    q: Any = None,
     candidates: Any = None,
 ) -> float:
     """The smallest ρ whose ``ci=level`` interval (discrete Gaussian) is at most ``half_width``.

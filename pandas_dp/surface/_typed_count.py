@@ -49,9 +49,20 @@ class CountReleases(Generic[S]):
         *,
         epsilon: None = None,
         rho: float,
-        ci: float | None = None,
+        ci: None = None,
         max_rows: int | Literal["auto"] | None = None,
-    ) -> int | pd.Series: ...
+    ) -> int: ...
+
+    @overload
+    def count(
+        self: CountReleases[Ungrouped],
+        column: Hashable | None = None,
+        *,
+        epsilon: None = None,
+        rho: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
 
     @overload
     def count(
@@ -82,10 +93,22 @@ class CountReleases(Generic[S]):
         *,
         epsilon: None = None,
         rho: float,
-        ci: float | None = None,
+        ci: None = None,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
-    ) -> pd.Series | pd.DataFrame: ...
+    ) -> pd.Series: ...
+
+    @overload
+    def count(
+        self: CountReleases[Grouped],
+        column: Hashable | None = None,
+        *,
+        epsilon: None = None,
+        rho: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+    ) -> pd.DataFrame: ...
 
     @overload
     def count(
@@ -118,11 +141,24 @@ class CountReleases(Generic[S]):
         *,
         epsilon: None = None,
         rho: float,
-        ci: float | None = None,
+        ci: None = None,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | None = None,
         delta: float,
-    ) -> pd.Series | pd.DataFrame: ...
+    ) -> pd.Series: ...
+
+    @overload
+    def count(
+        self: CountReleases[Keyless],
+        column: Hashable | None = None,
+        *,
+        epsilon: None = None,
+        rho: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | None = None,
+        delta: float,
+    ) -> pd.DataFrame: ...
 
     def count(
         self,
