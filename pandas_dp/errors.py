@@ -4,6 +4,7 @@ Defined in :mod:`pandas_dp.core.errors`; this module is where users import them 
 """
 
 from .core.errors import (
+    AccountingWarning,
     BudgetExceededError,
     BudgetMismatchError,
     BudgetProcessError,
@@ -21,6 +22,7 @@ from .core.errors import (
 )
 
 __all__ = [
+    "AccountingWarning",
     "BudgetExceededError",
     "BudgetMismatchError",
     "BudgetProcessError",

@@ -467,7 +467,7 @@ def test_the_file_is_a_versioned_wal_ledger(path: Path) -> None:
 
 
 def write_old_ledger(path: Path, version: int) -> None:
-    """A ledger as schema ``version`` (1 to 6) wrote it, with one budget and one release."""
+    """A ledger as schema ``version`` (1 to 8) wrote it, with one budget and one release."""
     conn = sqlite3.connect(path)
     for step in MIGRATIONS[:version]:
         for statement in step:
@@ -493,7 +493,7 @@ def write_old_ledger(path: Path, version: int) -> None:
     conn.close()
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6])
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6, 8])
 def test_an_old_ledger_is_migrated_without_loss(path: Path, version: int) -> None:
     write_old_ledger(path, version)
     ledger = open_ledger(path)
@@ -512,8 +512,11 @@ def test_an_old_ledger_is_migrated_without_loss(path: Path, version: int) -> Non
     assert list(history.delta) == [0, 0]
     assert ledger.budgets().accountant.tolist() == ["epsilon"]
     assert ledger.store("hr").spent() == Fraction(3, 10)
+    # version 9: an entry written before events has those its epsilon guarantees
+    assert list(history.events) == ["", "pure(epsilon=3/10)"]
+    assert list(history.planned) == list(history.realised) == ["", ""]
     with raw(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
     ledger.store("hr").charge(entry(Fraction(1, 10)))
     assert ledger.history("hr").process.iloc[-1] == os.getpid()
     token = ledger.store("hr").reserve(entry(Fraction(1, 10)))

@@ -165,8 +165,10 @@ def test_every_entry_records_the_half_width_its_plan_gives(
     group = Grouping.of(pd.DataFrame({"dept": DEPTS}), "dept", DEPTS) if grouped else None
     planned = release.plan_release(kind, group, "add_remove", root=False)
     widths = kind.half_width(planned.plan, 0.95)
-    if isinstance(widths, tuple):  # a number per column
-        assert planned.entry.half_width_95 == "; ".join(repr(w).removesuffix(".0") for w in widths)
+    if isinstance(widths, tuple):  # a number per column (a quantile's: in ranks)
+        figures = "; ".join(repr(w).removesuffix(".0") for w in widths)
+        unit = kind_type.interval_unit
+        assert planned.entry.half_width_95 == (f"±{figures} {unit}" if unit else figures)
         assert all(w > 0 for w in widths)
     else:  # depends on n (planned with an assumed n), or a selection: none
         assert planned.entry.half_width_95 == widths in (DEPENDS_ON_N, "")

@@ -254,6 +254,8 @@ def norms(declared: Declared) -> list[tuple[str, Fraction]]:
         assert declared.l1 is not None
         return [("weighted l1", Fraction(declared.l1))]
     found = [("l1", declared.l1), ("l2²", declared.sq)]
+    if declared.coordinates is not None:  # the entries moved, and how far each
+        found += [("l0", declared.coordinates[0]), ("l∞", declared.coordinates[1])]
     return [(name, Fraction(bound)) for name, bound in found if bound is not None]
 
 
@@ -279,6 +281,9 @@ def measure(diff: np.ndarray, declared: Declared) -> list[Fraction]:
         approx = np.einsum("ij,ij->i", flat.astype(np.float64), flat.astype(np.float64))
         top = np.flatnonzero(approx >= approx.max() * (1 - 1e-9))
         out.append(Fraction(max(sum(int(v) * int(v) for v in flat[i]) for i in top)))
+    if declared.coordinates is not None:
+        out.append(Fraction(int(np.count_nonzero(flat, axis=1).max())))
+        out.append(Fraction(int(np.abs(flat).max())))
     return out
 
 

@@ -13,6 +13,7 @@ from fractions import Fraction
 from .text import epsilon_text
 
 __all__ = [
+    "AccountingWarning",
     "BudgetExceededError",
     "BudgetMismatchError",
     "BudgetProcessError",
@@ -50,7 +51,9 @@ class BudgetExceededError(PandasDPError):
     remaining : Fraction
         What the budget has left of :attr:`quantity` (unchanged by the refusal).
     quantity : str
-        The quantity that ran out: ``"epsilon"`` (an ε budget's total),
+        The quantity that ran out: ``"epsilon"`` (an ε budget's total; under
+        ``accountant="pld"`` the ε at the budget's δ of everything composed,
+        a note saying so),
         ``"rho"`` (a zCDP budget's total; a release given ``epsilon=`` asks
         for ``epsilon**2 / 2`` of it) or ``"delta"`` (the budget's δ, spent
         by key selections).
@@ -151,3 +154,15 @@ class UnknownBudgetError(LedgerError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+# --------------------------------------------------------------------- warnings
+
+
+class AccountingWarning(UserWarning):
+    """A budget composes otherwise than asked: ``accountant="pld"`` without ``dp_accounting``.
+
+    Issued once per process; the budget then adds its releases' ε and δ up
+    (the promise is the same (ε, δ), only less of it is usable), and says so
+    in its views.  ``pip install "pandas-dp[pld]"`` to compose by PLD.
+    """

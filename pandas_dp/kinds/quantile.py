@@ -12,6 +12,7 @@ several from one table.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -45,6 +46,7 @@ __all__ = [
     "plan_quantile",
     "quantile_scores",
     "quantile_table",
+    "rank_half_width",
 ]
 
 
@@ -186,6 +188,30 @@ def quantile_scores(table: I64, q: Fraction) -> I64:
     return utility
 
 
+def rank_half_width(plan: SelectPlan, candidates: int, level: float) -> float:
+    """How many rows beyond the best grid point's a quantile's answer may miss ``q·n`` by.
+
+    Each key's answer is a candidate whose score, its distance in rows from
+    ``q·n`` to its ranks (times ``q``'s denominator), exceeds the best
+    candidate's by more than ``t`` with probability at most ``1 − level``:
+    permute-and-flip accepts a candidate ``g`` score units behind with
+    probability ``exp(−c·g)`` and returns one it accepted, so the ``m − 1``
+    others of ``m`` candidates fall more than ``k`` units behind with
+    probability at most ``(m − 1)·exp(−c·(k + 1))`` (scores are integers).
+    ``t`` is the smallest such ``k``, in rows.  Data-free.
+    """
+    others, rate = candidates - 1, plan.rate.value
+    if others == 0:
+        return 0.0
+    if rate == 0:
+        return math.inf
+    miss = 1 - Fraction(repr(level))
+    k = max(0, math.ceil(math.log(others / float(miss)) / float(rate)) - 1)
+    while others * math.exp(-float(rate) * (k + 1)) > miss:  # float rounding: never narrower
+        k += 1
+    return float(k * plan.unit)
+
+
 @dataclass(frozen=True, eq=False)
 class Quantile(Kind[float, pd.Series]):
     """A grid point close to the ``q``-quantile of ``column``: permute-and-flip on scores."""
@@ -200,6 +226,8 @@ class Quantile(Kind[float, pd.Series]):
     rho: Fraction | None = None
 
     name: ClassVar[str] = "quantile"
+    plannable: ClassVar[bool] = True
+    interval_unit: ClassVar[str] = "ranks"
 
     @classmethod
     def of(
@@ -228,6 +256,10 @@ class Quantile(Kind[float, pd.Series]):
 
     def plan(self, neighbours: Neighbours) -> SelectPlan:
         return plan_quantile(self.q, self.epsilon, neighbours)
+
+    def half_width(self, plan: SelectPlan, level: float, n: int | None = None) -> tuple[float, ...]:
+        """By rank (see :func:`rank_half_width`); ``n`` plays no part."""
+        return (rank_half_width(plan, self.grid.size, level),)
 
     def entry(self, plan: SelectPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         return ledger_entry(
@@ -290,6 +322,8 @@ class Quantiles(Kind[pd.Series, pd.DataFrame]):
     rho: Fraction | None = None
 
     name: ClassVar[str] = "quantiles"
+    plannable: ClassVar[bool] = True
+    interval_unit: ClassVar[str] = "ranks"
 
     def each(self) -> Fraction:
         """The ε each quantile runs at."""
@@ -311,6 +345,12 @@ class Quantiles(Kind[pd.Series, pd.DataFrame]):
 
     def plan(self, neighbours: Neighbours) -> tuple[SelectPlan, ...]:
         return tuple(plan_quantile(q, self.each(), neighbours) for q in self.qs)
+
+    def half_width(
+        self, plan: tuple[SelectPlan, ...], level: float, n: int | None = None
+    ) -> tuple[float, ...]:
+        """Each level's by rank (see :func:`rank_half_width`), each at ``level``."""
+        return tuple([rank_half_width(p, self.grid.size, level) for p in plan])
 
     def entry(
         self, plan: tuple[SelectPlan, ...], neighbours: Neighbours, keys: int | None

@@ -4,6 +4,7 @@ This room, top to bottom: each module imports only modules below it (here or in
 a lower room); a leading ``_`` marks a module used only inside this room.
 
 ========================  ====================================================
+``workload``              df.dp.plan: a whole analysis's losses from target accuracies, composed
 ``planning``              half_width / epsilon_for / rho_for: accuracy planned before spending
 ``recipes``               composite releases: several releases under one hold (clip="auto", ...)
 ``run``                   run: every release over a backend (Frame); the registry of kinds

@@ -513,12 +513,17 @@ class Selecting(NamedTuple):
     rho: Fraction | None
 
     def entry(self, statistic: LedgerEntry) -> LedgerEntry:
-        """The one ledger entry of the release: the whole ε (or ρ) and δ, public parameters only."""
+        """The one ledger entry of the release: the whole ε (or ρ) and δ, public parameters only.
+
+        Its events are what the whole is: (ε, δ)-DP, or ρ-zCDP and δ (the
+        statistic's own noise is part of it).
+        """
         return dataclasses.replace(
             statistic,
             epsilon=self.epsilon,
             rho=self.rho,
             delta=self.plan.delta,
+            events=(),
             keys=None,
             mechanism=f"{self.plan.method} key selection (threshold {self.plan.threshold}"
             f"{'' if self.one_pass else ', half the budget'}) + {statistic.mechanism}",

@@ -32,7 +32,7 @@ from ..accounting.budget import (
     refuse_rebinding,
     require_binding,
 )
-from ..accounting.ledger import BudgetStore, MemoryStore, check_name
+from ..accounting.ledger import BudgetStore, MemoryStore, check_name, choose_accountant
 from ..accounting.sqlite import Ledger, open_ledger
 from ..core.errors import MissingBudgetError, PandasDPError
 from ..core.noise import make_source
@@ -54,7 +54,9 @@ from ..mechanisms.key_selection import KeySelection
 from ..mechanisms.keys import Bins, Grouping
 from ..pipeline.recipes import rows_per_unit
 from ..pipeline.run import ContributionBounds, PandasFrame, run
+from ..pipeline.workload import entries_for
 from ._docs import doc
+from ._plans import PlanReleases
 from ._releases import Releases
 from .groupby import DPGroupBy
 from .relational import DPRelational
@@ -67,7 +69,7 @@ One = TypeVar("One")
 Many = TypeVar("Many")
 
 
-class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
+class DPReleases(PlanReleases, TableReleases, Releases[Ungrouped], scope="ungrouped"):
     """The releases of ``df.dp`` and ``ddf.dp``: each declares its arguments and runs its kind.
 
     Those of :class:`pandas_dp.surface._releases.Releases` (one answer each), and
@@ -148,6 +150,7 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
         privacy_unit: Hashable | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
+        accountant: str | None = None,
     ) -> PrivacyBudget:
         """Attach a privacy budget (total ``epsilon`` or ``rho``) to this frame or collection.
 
@@ -201,6 +204,20 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
             (a release may override them): at most ``max_rows`` rows of one
             person in each cell (the frame, one key, one candidate), at most
             ``max_groups`` keys of one person in a grouped release.
+        accountant : {None, "pld"}
+            How the releases compose. None (default): as the total says, ε
+            added up (``epsilon=``; a ``delta`` is spent by key selections
+            only, added up too) or ρ added up (``rho=``). ``"pld"``, with
+            ``epsilon=`` and ``delta=``: the budget promises (ε, δ) for all
+            its releases together and composes them by their privacy loss
+            distributions (pessimistic, Google's ``dp_accounting``: ``pip
+            install "pandas-dp[pld]"``), the tightest accounting known:
+            releases take ``epsilon=`` (Laplace, selections) or ``rho=``
+            (Gaussian), key selections spend from the same δ, ``spent`` is the
+            ε at ``delta`` of everything composed. Without ``dp_accounting``
+            the budget adds ε and δ up, as with None, and says so (an
+            ``AccountingWarning`` once, and in its views). A named budget
+            keeps its accountant.
 
         Returns
         -------
@@ -231,8 +248,9 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
         and to the collections derived from it by ``ddf.dp``
         (see :mod:`pandas_dp.dask`).
         """
-        accountant, total = check_loss(epsilon, rho)
+        loss, total = check_loss(epsilon, rho)
         held_delta = check_delta(delta)
+        accountant, note = choose_accountant(loss, accountant, held_delta)
         adjacency = check_adjacency(adjacency)
         seed = check_seed(seed)
         if ledger is not None and name is None:
@@ -277,6 +295,8 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
             max_rows=rows,
             max_groups=groups,
             delta=held_delta,
+            note=note,
+            fitter=entries_for,
         )
         self._attach(budget, where, stored_root)
         return budget
