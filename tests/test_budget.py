@@ -212,6 +212,9 @@ def test_set_budget_twice_is_refused(protected: pd.DataFrame) -> None:
 LEDGER_COLUMNS = [
     "time",
     "operation",
+    "release",
+    "grouping",
+    "parameters",
     "columns",
     "epsilon",
     "rho",
@@ -253,6 +256,43 @@ def test_ledger_records_each_release_with_cumulative_spent(protected: pd.DataFra
     assert ledger["keys"].iloc[2] == len(KEYS)
     assert (ledger.adjacency == "add_remove").all()
     assert ledger.time.is_monotonic_increasing
+
+
+def test_the_ledger_and_its_views_say_what_was_asked() -> None:
+    # Three grouped counts and a composite mean: each entry names the call, its grouping
+    # columns and its parameters, and print(budget) tells the counts apart.
+    df = pd.DataFrame({"dept": ["Eng", "Ops"] * 200, "level": ["a", "b", "b", "a"] * 100})
+    df["salary"] = np.arange(400.0) * 100
+    budget = df.dp.set_budget(epsilon=9, delta=1e-6, seed=3)
+    df.dp.value_counts("dept", epsilon=1, delta=1e-7)
+    df.dp.crosstab("dept", "level", epsilon=1, delta=1e-7)
+    df.dp.groupby("dept", keys=KEYS).count(epsilon=1)
+    counts = str(budget)
+    df.dp.histogram("salary", bins=[0, 10_000, 40_000], epsilon=1)
+    df.dp.mean("salary", clip="auto", epsilon=2, ci=0.9)
+    ledger = budget.ledger
+    assert list(ledger.release) == [
+        "value_counts",
+        "crosstab",
+        "count",
+        "histogram",
+        "mean",
+        "mean",
+        "mean",
+    ]
+    assert list(ledger.grouping) == ["dept", "dept, level", "dept", "salary", "", "", ""]
+    assert ledger.parameters.tolist()[:4] == [
+        "dropna=True",
+        "dropna=True",
+        "",
+        "bins=3, right=True",
+    ]
+    assert set(ledger.parameters[4:]) == {"clip=auto, ci=0.9"}
+    assert "value_counts: groupby.count  by dept " in counts
+    assert "crosstab: groupby.count      by dept, level" in counts
+    assert "  groupby.count                by dept " in counts
+    assert "mean: bounds" in str(budget)
+    assert "Eng" not in counts + ledger.to_string()  # a key is never recorded
 
 
 # ----------------------------------------------------------------------------- display

@@ -5,7 +5,8 @@ adjacency, the privacy unit's column and, under substitute with one row per
 person only, the root frame's row count (public by that adjacency); per
 entry: time, operation, column names, clip bounds, number of public keys,
 epsilon, mechanism, adjacency, sensitivity, noise scale, the budget's total
-after the entry and the process id.  Never a data value, a
+after the entry and the process id, and what was asked (the release's own
+name, its grouping columns, its public parameters).  Never a data value, a
 released value or a key.  Every epsilon is stored exactly, as the text
 ``"numerator/denominator"`` of a Fraction, never as a float.
 
@@ -73,7 +74,7 @@ __all__ = [
 #: ``PRAGMA application_id`` of a pandas_dp ledger (the bytes ``pdLg``).
 APPLICATION_ID: Final = 0x70644C67
 #: The schema version this code writes (``PRAGMA user_version``).
-SCHEMA_VERSION: Final = 8
+SCHEMA_VERSION: Final = 9
 
 #: Operations of the entries that are not releases (they spend nothing).
 CREATE: Final = "create"
@@ -164,6 +165,15 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "ALTER TABLE entries ADD COLUMN rho TEXT",
         "ALTER TABLE entries ADD COLUMN delta TEXT NOT NULL DEFAULT '0/1'",
     ),
+    # 8 -> 9: what was asked (issue 34): the release's own name as the caller wrote it
+    # (value_counts, crosstab, describe, ...), the columns it was grouped by (JSON list)
+    # and its other public parameters (text). Entries written before version 9 read them
+    # blank.
+    (
+        "ALTER TABLE entries ADD COLUMN release TEXT",
+        "ALTER TABLE entries ADD COLUMN grouping TEXT",
+        "ALTER TABLE entries ADD COLUMN parameters TEXT",
+    ),
 )
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
@@ -189,6 +199,9 @@ BUDGET_COLUMNS = [
 HISTORY_COLUMNS = [
     "time",
     "operation",
+    "release",
+    "grouping",
+    "parameters",
     "state",
     "columns",
     "clip",
@@ -293,6 +306,9 @@ def column_sql(name: str, version: int, table: str = "") -> str:
         "accountant": (8, "'epsilon'"),
         "rho": (8, "NULL"),
         "delta": (8, "'0/1'"),
+        "release": (9, "NULL"),
+        "grouping": (9, "NULL"),
+        "parameters": (9, "NULL"),
     }
     added, default = missing.get(name, (0, ""))
     if version < added:
@@ -421,8 +437,8 @@ CHARGE: Final = "CASE WHEN b.accountant = 'rho' THEN e.rho ELSE e.epsilon END"
 INSERT_ENTRY: Final = (
     "INSERT INTO entries (budget, time, operation, columns, clip, keys, epsilon, "
     "mechanism, adjacency, sensitivity, noise_scale, total, process, state, "
-    "privacy_unit, max_rows, max_groups, half_width_95, rho, delta) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "privacy_unit, max_rows, max_groups, half_width_95, rho, delta, release, grouping, "
+    "parameters) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -459,6 +475,9 @@ def entry_row(name: str, entry: LedgerEntry, total: Fraction, state: str) -> tup
         entry.half_width_95,
         None if entry.rho is None else fraction_text(entry.rho),
         fraction_text(entry.delta),
+        entry.release,
+        json.dumps(list(entry.grouping)),
+        entry.parameters,
     )
 
 
@@ -475,7 +494,7 @@ def stored_entry(row: tuple[object, ...]) -> StoredEntry:
     """The entry stored in ``row`` (the columns that ``Ledger._entries`` selects)."""
     time, operation, columns, clip, keys, epsilon, mechanism, adjacency = row[:8]
     sensitivity, noise_scale, total, process, state, unit, max_rows, max_groups = row[8:16]
-    half_width, rho, delta = row[16:19]
+    half_width, rho, delta, release, grouping, parameters = row[16:22]
     try:
         entry = LedgerEntry(
             operation=str(operation),
@@ -494,6 +513,9 @@ def stored_entry(row: tuple[object, ...]) -> StoredEntry:
             max_rows=None if max_rows is None else int(str(max_rows)),
             max_groups=None if max_groups is None else int(str(max_groups)),
             half_width_95="" if half_width is None else str(half_width),
+            release="" if release is None else str(release),
+            grouping=() if grouping is None else tuple(str(c) for c in json.loads(str(grouping))),
+            parameters="" if parameters is None else str(parameters),
         )
     except (ValueError, TypeError) as err:  # json.JSONDecodeError is a ValueError
         raise CorruptLedgerError(

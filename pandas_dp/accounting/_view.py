@@ -21,10 +21,12 @@ from .ledger import LedgerEntry
 
 __all__ = [
     "LAST",
+    "columns_label",
     "epsilon_figure",
     "half_width_figure",
     "html_view",
     "release_headers",
+    "release_label",
     "text_view",
 ]
 
@@ -56,6 +58,27 @@ def half_width_figure(entry: LedgerEntry) -> str:
     return labelled_figures(entry.columns, entry.half_width_95)
 
 
+def release_label(entry: LedgerEntry) -> str:
+    """How the views name a release: its operation, after the call's name when they differ.
+
+    ``value_counts: groupby.count`` and ``crosstab: groupby.count`` tell apart two
+    grouped counts; ``mean: bounds`` is a step of ``mean(clip="auto")``.
+    """
+    release, operation = entry.release, entry.operation
+    if not release or operation.rpartition(".")[2].startswith(release):
+        return operation
+    return f"{release}: {operation}"
+
+
+def columns_label(entry: LedgerEntry) -> str:
+    """The columns a release read, and those it was grouped by (``salary by dept``)."""
+    read = ", ".join(entry.columns)
+    by = [column for column in entry.grouping if column not in entry.columns]
+    if not by:
+        return read or "—"
+    return f"{read} by {', '.join(by)}".lstrip()
+
+
 def _release_rows(entries: Sequence[LedgerEntry], accountant: str) -> list[tuple[str, ...]]:
     """The latest :data:`LAST` releases, newest first, as the cells of :func:`release_headers`."""
     after = itertools.accumulate(e.charge(accountant) for e in entries)
@@ -63,8 +86,8 @@ def _release_rows(entries: Sequence[LedgerEntry], accountant: str) -> list[tuple
     return [
         (
             str(number),
-            entry.operation,
-            ", ".join(entry.columns) or "—",
+            release_label(entry),
+            columns_label(entry),
             epsilon_figure(entry.charge(accountant)),
             half_width_figure(entry),
             epsilon_figure(spent_after),

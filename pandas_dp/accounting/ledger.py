@@ -105,6 +105,15 @@ class LedgerEntry:
     rho: Fraction | None = None
     #: The δ this release spends of the budget's δ (0: it needs none).
     delta: Fraction = Fraction(0)
+    #: What was asked: the release's own name as the caller wrote it (``value_counts``,
+    #: ``crosstab``, ``describe``, ``mean``: also on each step of a composite release such
+    #: as ``clip="auto"``'s bounds, whose ``operation`` is the step's), the columns it was
+    #: grouped by, and its other public parameters as text (``max_groups=auto, dropna=True``;
+    #: never a key, candidate or bin: those are counted in ``keys``). Empty for an entry of
+    #: an older ledger.
+    release: str = ""
+    grouping: tuple[str, ...] = ()
+    parameters: str = ""
 
     def __post_init__(self) -> None:
         for name in ("epsilon", "rho"):
@@ -123,24 +132,11 @@ class LedgerEntry:
 
     def marked(self, mark: str) -> LedgerEntry:
         """This entry with ``mark`` appended to its mechanism (e.g. :data:`SEEDED`)."""
-        return LedgerEntry(
-            self.operation,
-            self.epsilon,
-            self.columns,
-            f"{self.mechanism} {mark}".lstrip(),
-            self.adjacency,
-            self.sensitivity,
-            self.noise_scale,
-            self.clip,
-            self.keys,
-            self.time,
-            self.privacy_unit,
-            self.max_rows,
-            self.max_groups,
-            self.half_width_95,
-            self.rho,
-            self.delta,
-        )
+        return dataclasses.replace(self, mechanism=f"{self.mechanism} {mark}".lstrip())
+
+    def asked(self, release: str, grouping: tuple[str, ...], parameters: str) -> LedgerEntry:
+        """This entry recording what the caller asked: release name, grouping, parameters."""
+        return dataclasses.replace(self, release=release, grouping=grouping, parameters=parameters)
 
     def charged(self, accountant: str) -> LedgerEntry:
         """This entry as a budget of ``accountant`` (``"epsilon"`` or ``"rho"``) charges it.
@@ -169,6 +165,9 @@ class LedgerEntry:
         return {
             "time": self.time,
             "operation": self.operation,
+            "release": self.release,
+            "grouping": ", ".join(self.grouping),
+            "parameters": self.parameters,
             "columns": ", ".join(self.columns),
             "epsilon": math.nan if self.epsilon is None else float(self.epsilon),
             "rho": math.nan if self.rho is None else float(self.rho),

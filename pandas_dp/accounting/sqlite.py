@@ -851,6 +851,9 @@ class Ledger:
                 "half_width_95",
                 "rho",
                 "delta",
+                "release",
+                "grouping",
+                "parameters",
             )
         )
         rows = self._read(

@@ -43,7 +43,8 @@ released.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Hashable, Mapping
+import numbers
+from collections.abc import Callable, Hashable, Mapping, Sized
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -57,7 +58,7 @@ from ..kinds.count import Count
 from ..kinds.select import Quantile
 from ..mechanisms.key_selection import KeySelection
 from ..mechanisms.keys import Grouping
-from .run import NO_BOUNDS, ContributionBounds, Frame, run
+from .run import NO_BOUNDS, Asked, ContributionBounds, Frame, run
 
 __all__ = [
     "AUTO_CHECK_SHARE",
@@ -74,6 +75,7 @@ __all__ = [
     "auto_minimum",
     "cook",
     "is_auto",
+    "parameters_text",
     "recipe",
     "rows_per_unit",
     "with_bounds",
@@ -128,7 +130,8 @@ class Request:
     columns a ``clip`` applies to, in order; ``table``: the answer is a
     table of columns (``describe``), where ``cut=True`` takes several;
     ``clipped``: ``clip`` is the statistic's (``"auto"`` and ``cut=True``
-    apply to it), not, say, the clip of argmax's ``value``.
+    apply to it), not, say, the clip of argmax's ``value``.  ``name``: the
+    release as the caller called it (``value_counts``), for the ledger.
     """
 
     build: Callable[[Mapping[str, Any], Loss], Kind[Any, Any]]
@@ -136,6 +139,7 @@ class Request:
     columns: tuple[Hashable, ...] = ()
     table: bool = False
     clipped: bool = False
+    name: str = ""
 
     def get(self, name: str, default: Any = None) -> Any:
         """The argument ``name`` as the call gave it (``default`` if the release has none)."""
@@ -176,33 +180,36 @@ class Recipe:
     statistic: Kind[Any, Any] | None = None
 
 
-def cook(frame: Frame, group: Grouping | None, recipe: Recipe) -> Any:
+def cook(frame: Frame, group: Grouping | None, recipe: Recipe, asked: Asked | None = None) -> Any:
     """Run ``recipe`` over ``frame`` (grouped by ``group``): one hold, each step a release.
 
     A recipe of one step runs without a hold (its release reserves its own
     loss); otherwise the whole loss is held first, unless this thread
-    already holds a share of the budget (``df.dp.reserve``).
+    already holds a share of the budget (``df.dp.reserve``).  ``asked``: what
+    the caller asked, recorded in the ledger entry of every step.
     """
     answers: Answers = {}
     if len(recipe.steps) == 1:
-        _step(frame, group, recipe.steps[0], answers)
+        _step(frame, group, recipe.steps[0], answers, asked)
         return recipe.shape(answers)
     budget = frame.binding().budget
     accountant, amount = recipe.loss
     hold = contextlib.nullcontext() if budget.holding else budget.hold(amount, accountant)
     with hold:
         for step in recipe.steps:
-            _step(frame, group, step, answers)
+            _step(frame, group, step, answers, asked)
     return recipe.shape(answers)
 
 
-def _step(frame: Frame, group: Grouping | None, step: Step, answers: Answers) -> None:
+def _step(
+    frame: Frame, group: Grouping | None, step: Step, answers: Answers, asked: Asked | None
+) -> None:
     over, grouping = frame, group
     if step.on == "units":  # one row per person: never grouped
         over, grouping = frame.units(_WHY[step.name.partition(" ")[0]]), None
     elif not isinstance(step.group, str):
         grouping = step.group(answers)
-    answers[step.name] = run(over, step.kind(answers), grouping, step.bounds(answers))
+    answers[step.name] = run(over, step.kind(answers), grouping, step.bounds(answers), asked)
     if step.check is not None:
         step.check(answers)
 
@@ -230,12 +237,47 @@ def answer(frame: Frame, group: Grouping | None, request: Request) -> Any:
             group.check(schema)  # keys of the wrong type or dtype
         check_readable(schema, cooked.statistic.columns())
         cooked.statistic.read(schema, 0)
-    return cook(frame, _scoped(request, group), cooked)
+    by = () if group is None else tuple(str(b) for b in group.by)
+    asked = Asked(request.name, by, parameters_text(request.args)) if request.name else None
+    return cook(frame, _scoped(request, group), cooked, asked)
+
+
+#: Arguments whose values are column labels (the ledger records them as columns).
+_COLUMN_ARGS = frozenset({"column", "columns", "value", "subset", "index", "by"})
+#: Arguments the ledger has a column of its own for.
+_OWN_FIELDS = frozenset({"epsilon", "rho", "delta", "keys"})
+#: Public lists recorded by their length only (never their items).
+_COUNTED = frozenset({"candidates", "bins"})
+
+
+def parameters_text(args: Mapping[str, Any]) -> str:
+    """A call's public parameters as the ledger records them: ``"q=0.9, candidates=101"``.
+
+    Scalars (numbers, booleans, ``"auto"``) by value, lists of candidates or
+    bins by their length; never a column (recorded as columns), the loss (its
+    own fields), keys (their number is ``keys``) or a mapping of clip bounds
+    (the entry's ``clip``).  Arguments left at None or False are left out.
+    """
+    parts = []
+    for name, value in args.items():
+        if value is None or value is False or name in _COLUMN_ARGS or name in _OWN_FIELDS:
+            continue
+        if name in _COUNTED:
+            if isinstance(value, pd.CategoricalDtype):
+                value = value.categories
+            if isinstance(value, Sized):  # checked by the release before: a list, never data
+                parts.append(f"{name}={len(value)}")
+            continue
+        if isinstance(value, numbers.Real) or is_auto(value):
+            parts.append(f"{name}={value}")
+    return ", ".join(parts)
 
 
 def rows_per_unit(frame: Frame, q: object, candidates: object, loss: Loss) -> int:
     """A private ``q``-quantile of the rows per person of ``frame``: one of ``candidates``."""
-    return int(run(frame.units("rows_per_unit()"), _rows_kind(q, candidates, loss), None))
+    kind = _rows_kind(q, candidates, loss)
+    asked = Asked("rows_per_unit", (), parameters_text({"q": q, "candidates": candidates}))
+    return int(run(frame.units("rows_per_unit()"), kind, None, asked=asked))
 
 
 def _rows_kind(q: object, candidates: object, loss: Loss) -> Kind[Any, Any]:

@@ -71,6 +71,7 @@ from ..mechanisms.keys import Grouping
 __all__ = [
     "KINDS",
     "NO_BOUNDS",
+    "Asked",
     "ContributionBounds",
     "Frame",
     "PandasFrame",
@@ -144,6 +145,24 @@ class ContributionBounds:
 
 
 NO_BOUNDS = ContributionBounds()
+
+
+class Asked(NamedTuple):
+    """What the caller asked, as the ledger records it beside each entry of the call.
+
+    ``release``: the call's own name (``value_counts``, ``crosstab``, ``mean``);
+    ``grouping``: the columns it was grouped by; ``parameters``: its other
+    public parameters as text (:func:`pandas_dp.pipeline.recipes.parameters_text`).
+    Public only: never a key, a candidate or a value of the data.
+    """
+
+    release: str
+    grouping: tuple[str, ...] = ()
+    parameters: str = ""
+
+    def recorded(self, planned: Planned) -> Planned:
+        """``planned`` with its ledger entry saying what was asked."""
+        return planned._replace(entry=planned.entry.asked(*self))
 
 
 class Task(NamedTuple):
@@ -288,13 +307,21 @@ class PandasFrame:
 
 @overload
 def run(
-    frame: Frame, kind: Kind[One, Many], group: None, bounds: ContributionBounds = NO_BOUNDS
+    frame: Frame,
+    kind: Kind[One, Many],
+    group: None,
+    bounds: ContributionBounds = NO_BOUNDS,
+    asked: Asked | None = None,
 ) -> One: ...
 
 
 @overload
 def run(
-    frame: Frame, kind: Kind[One, Many], group: Grouping, bounds: ContributionBounds = NO_BOUNDS
+    frame: Frame,
+    kind: Kind[One, Many],
+    group: Grouping,
+    bounds: ContributionBounds = NO_BOUNDS,
+    asked: Asked | None = None,
 ) -> Many: ...
 
 
@@ -303,12 +330,15 @@ def run(
     kind: Kind[One, Many],
     group: Grouping | None,
     bounds: ContributionBounds = NO_BOUNDS,
+    asked: Asked | None = None,
 ) -> One | Many:
     """Release ``kind`` on ``frame`` (grouped by ``group``), spending from its budget.
 
     The one orchestration of every release on every backend: validate on the
     schema, resolve the budget and the bounds, plan, prepare the statistics,
-    then :func:`release` (reserve, compute, commit, noise, shape).
+    then :func:`release` (reserve, compute, commit, noise, shape).  ``asked``:
+    what the caller asked, recorded in the ledger entry (by default the kind's
+    name and the grouping's columns).
     """
     n_keys = 1 if group is None else len(group.keys)
     schema = frame.schema()
@@ -333,13 +363,16 @@ def run(
         max_rows=max_rows,
         max_groups=max_groups,
     )
+    if asked is None:
+        asked = Asked(kind.name, () if group is None else tuple(str(b) for b in group.by))
     if selecting is None:
+        planned = asked.recorded(planned)
         task = Task(kind, planned.plan, group, n_keys, unit, max_rows, max_groups)
         compute = frame.statistics(task, rows)
         return release(budget, kind, group, planned, lambda: compute(budget.source))
     assert isinstance(group, KeySelection)
     task = Task(kind, planned.plan, group, 0, unit, max_rows, max_groups, selecting.plan)
-    planned = planned._replace(entry=selecting.entry(planned.entry))
+    planned = asked.recorded(planned._replace(entry=selecting.entry(planned.entry)))
     if kind.most_keys() is None:
         select = frame.selected(task, rows)
         return release_selected(budget, group, planned, selecting, lambda: select(budget.source))  # type: ignore[no-any-return]

@@ -62,5 +62,6 @@ class Releases(Typed[S]):
             signature.columns(args),
             table=signature.table,
             clipped=signature.clipped,
+            name=signature.name,
         )
         return answer(self._frame(), self._grouping(), request)

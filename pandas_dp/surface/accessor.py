@@ -47,13 +47,12 @@ from ..core.validation import (
     check_seed,
     loss,
 )
-from ..kinds.base import Kind
 from ..kinds.count import Histogram
 from ..kinds.signature import Grouped, Keyless, Ungrouped
 from ..mechanisms.key_selection import KeySelection
-from ..mechanisms.keys import Bins, Grouping
+from ..mechanisms.keys import Bins
 from ..pipeline.recipes import rows_per_unit
-from ..pipeline.run import ContributionBounds, PandasFrame, run
+from ..pipeline.run import PandasFrame
 from ._docs import doc
 from ._releases import Releases
 from .groupby import DPGroupBy
@@ -73,8 +72,8 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
     :meth:`histogram`, :meth:`rows_per_unit` and :meth:`set_budget`; ``value_counts``
     and ``crosstab`` from :class:`pandas_dp.surface.tables.TableReleases`. A subclass binds
     the surface to one backend through three hooks:
-    :meth:`_release` runs a built kind (grouped by a :class:`~pandas_dp.mechanisms.keys.Grouping`
-    or not) and spends from the frame's budget, and :meth:`_schema` gives the
+    :meth:`_frame` gives the backend every release runs over (and spends from the
+    frame's budget), and :meth:`_schema` gives the
     empty or full frame whose columns and dtypes the bins of :meth:`histogram`
     and the keys of :meth:`crosstab` are checked against (never its data);
     :meth:`_people` gives the one-row-per-person surface of :meth:`rows_per_unit`.
@@ -85,20 +84,6 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
 
     def _grouping(self) -> None:
         return None
-
-    @overload
-    def _release(self, kind: Kind[One, Many], group: None, bounds: ContributionBounds) -> One: ...
-
-    @overload
-    def _release(
-        self, kind: Kind[One, Many], group: Grouping, bounds: ContributionBounds
-    ) -> Many: ...
-
-    def _release(
-        self, kind: Kind[One, Many], group: Grouping | None, bounds: ContributionBounds
-    ) -> One | Many:
-        """Release ``kind`` (grouped by ``group``), spending from the frame's budget."""
-        return run(self._frame(), kind, group, bounds)
 
     def _budget(self) -> PrivacyBudget:
         """The budget this surface's releases spend (MissingBudgetError if none)."""
@@ -402,7 +387,20 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
             self._schema(), column, bins, right=right, include_lowest=include_lowest
         )
         kind = Histogram(column=column, ci=ci, **loss(epsilon, rho))
-        return self._release(kind, group, ContributionBounds(max_rows, max_groups))
+        return self._table(  # type: ignore[no-any-return]
+            "histogram",
+            kind,
+            group,
+            column=column,
+            bins=bins,
+            epsilon=epsilon,
+            rho=rho,
+            ci=ci,
+            right=right,
+            include_lowest=include_lowest,
+            max_rows=max_rows,
+            max_groups=max_groups,
+        )
 
     @doc()
     def rows_per_unit(

@@ -32,7 +32,8 @@ from ..kinds.base import Kind
 from ..kinds.count import Count
 from ..mechanisms.key_selection import KeySelection
 from ..mechanisms.keys import CrossKeys, Grouping, level_codes
-from ..pipeline.run import ContributionBounds
+from ..pipeline.recipes import Request, answer
+from ..pipeline.run import Frame
 from ._docs import doc
 
 __all__ = ["OneAxisKeys", "TableReleases"]
@@ -130,15 +131,24 @@ class TableReleases:
 
     Both are grouped counts; without public keys the keys are chosen
     privately (:class:`~pandas_dp.mechanisms.key_selection.KeySelection`).  A subclass gives
-    :meth:`_release` and :meth:`_schema` (those of
+    :meth:`_frame` and :meth:`_schema` (those of
     :class:`pandas_dp.surface.accessor.DPReleases`).
     """
 
-    def _release(self, kind: Kind[Any, Any], group: Grouping, bounds: ContributionBounds) -> Any:
+    def _frame(self) -> Frame:
         raise NotImplementedError
 
     def _schema(self) -> pd.DataFrame:
         raise NotImplementedError
+
+    def _table(self, name: str, kind: Kind[Any, Any], group: Grouping, **args: Any) -> Any:
+        """Release ``kind`` over ``group`` through the pipeline, as the call ``name`` with ``args``.
+
+        ``args``: the call's arguments (its loss, ``ci``, bounds, ``delta``; the
+        others only for the ledger's record of what was asked).
+        """
+        request = Request(lambda _, share: kind.at(*share), args, name=name)
+        return answer(self._frame(), group, request)
 
     @doc(**_FIELDS)
     def value_counts(
@@ -193,7 +203,19 @@ class TableReleases:
         group = KeySelection.of_columns(self._schema(), subset, dropna=dropna, sort=False)
         group = group.at(delta)
         kind = Count(column=None, ci=None, **loss(epsilon, rho))
-        counts: pd.Series = self._release(kind, group, ContributionBounds(max_rows, max_groups))
+        counts: pd.Series = self._table(
+            "value_counts",
+            kind,
+            group,
+            subset=subset,
+            epsilon=epsilon,
+            rho=rho,
+            delta=delta,
+            normalize=normalize,
+            dropna=dropna,
+            max_rows=max_rows,
+            max_groups=max_groups,
+        )
         counts = counts.sort_values(ascending=False, kind="stable")
         if not normalize:
             return counts
@@ -291,20 +313,28 @@ class TableReleases:
         ``epsilon``, ``delta``; the other axis' values shown are a private
         release.
         """
-        bounds = ContributionBounds(max_rows, max_groups)
         kind = Count(ci=ci, **loss(epsilon, rho))
+        args = {
+            "epsilon": epsilon,
+            "rho": rho,
+            "delta": delta,
+            "ci": ci,
+            "dropna": dropna,
+            "max_rows": max_rows,
+            "max_groups": max_groups,
+        }
         if isinstance(keys, tuple | list) and len(keys) == 2 and keys[0] is keys[1] is None:
             keys = None
         if keys is None:
             chosen = KeySelection.of_columns(self._schema(), [index, columns], dropna=dropna)
-            counts = self._release(kind, chosen.at(delta), bounds)
+            counts = self._table("crosstab", kind, chosen.at(delta), **args)
             table: pd.DataFrame = counts.unstack(columns)
             return table
         if not isinstance(keys, tuple | list) or len(keys) != 2:
             raise TypeError(f"{_ONE_AXIS}; got {type(keys).__name__}.")
         if (keys[0] is None) != (keys[1] is None):
             half = OneAxisKeys.of_axis(self._schema(), index, columns, tuple(keys), dropna)
-            return half.table(self._release(kind, half.at(delta), bounds))
+            return half.table(self._table("crosstab", kind, half.at(delta), **args))
         if delta is not None or dropna is not True:
             name = "delta" if delta is not None else "dropna"
             raise TypeError(
@@ -312,4 +342,5 @@ class TableReleases:
                 "public keys= drop it."
             )
         group = CrossKeys.of_pair(self._schema(), index, columns, keys)
-        return group.table(self._release(kind, group, bounds))
+        del args["delta"], args["dropna"]  # checked above: neither goes with public keys
+        return group.table(self._table("crosstab", kind, group, **args))
