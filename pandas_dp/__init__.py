@@ -51,7 +51,7 @@ if int(pd.__version__.split(".", 1)[0]) < 3:
 from .accounting.budget import PrivacyBudget
 from .accounting.ledger import LedgerEntry
 from .accounting.sqlite import Ledger, open_ledger
-from .core.errors import BudgetExceededError, MissingBudgetError, PandasDPError
+from .core.errors import BudgetExceededError, MissingBudgetError, PandasDPError, PoorAnswerWarning
 from .kinds.signature import Grouped, Keyless
 from .pipeline.planning import epsilon_for, half_width, rho_for
 from .surface.accessor import DPAccessor
@@ -68,6 +68,7 @@ __all__ = [
     "LedgerEntry",
     "MissingBudgetError",
     "PandasDPError",
+    "PoorAnswerWarning",
     "PrivacyBudget",
     "dp",
     "epsilon_for",

@@ -872,6 +872,7 @@ SELECTIONS = ("argmax_exp", "argmax_exp_k", "quantile", "median", "bounds", "cli
 
 
 @pytest.mark.parametrize("name", sorted(EVERY_RHO))
+@pytest.mark.filterwarnings("ignore::pandas_dp.errors.PoorAnswerWarning")  # 200 values: few
 def test_every_release_takes_rho_and_is_charged_exactly_rho(
     rho_budget: pd.DataFrame, name: str
 ) -> None:
@@ -941,6 +942,7 @@ def test_a_selection_given_rho_runs_at_the_largest_epsilon_within_it(
 
 
 @pytest.mark.parametrize("name", ["sum_auto", "var_auto", "describe_auto", "groupby_mean_auto"])
+@pytest.mark.filterwarnings("ignore::pandas_dp.errors.PoorAnswerWarning")  # 200 values: few
 def test_clip_auto_under_rho_splits_rho_by_the_documented_share(
     rho_budget: pd.DataFrame, name: str
 ) -> None:

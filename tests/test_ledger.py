@@ -241,9 +241,9 @@ def test_the_file_records_what_was_asked_and_no_key(path: Path) -> None:
     # release's own name, its grouping columns and its parameters, and holds no key.
     df = pd.DataFrame({"who": ["secret-a"] * 30 + ["secret-b"] * 30, "x": np.arange(60.0)})
     df.dp.set_budget(epsilon=3, delta=1e-6, ledger=path, name="hr", seed=1)
-    df.dp.value_counts("who", epsilon=0.5, delta=1e-7, normalize=True)
+    df.dp.value_counts("who", epsilon=2, delta=1e-7, normalize=True)
     df.dp.crosstab("who", "x", keys=(["secret-a", "secret-b"], [0.0, 1.0]), epsilon=0.5)
-    df.dp.groupby("who", keys=["secret-a"]).mean("x", clip=(0, 60), epsilon=0.5, ci=0.9)
+    df.dp.groupby("who", keys=["secret-a"]).mean("x", clip=(0, 60), epsilon=0.25, ci=0.9)
     history = releases(open_ledger(path, read_only=True).history("hr"))
     assert list(history.operation) == ["groupby.count", "groupby.count", "groupby.mean"]
     assert list(history.release) == ["value_counts", "crosstab", "mean"]

@@ -119,6 +119,8 @@ from ..pipeline.run import (
     Task,
     bounded_tally,
     combine_selected,
+    key_codes,
+    no_unit,
     selection_tally,
 )
 from ..surface.accessor import DPReleases
@@ -278,6 +280,11 @@ def partition_statistics(part: pd.DataFrame, task: Task) -> Partial:
 Selected = tuple[int, pd.Index, Stats]
 
 
+def rows_with_keys(part: pd.DataFrame, group: Grouping) -> pd.DataFrame:
+    """The rows of one partition whose key is one of ``group``'s (observed, or public)."""
+    return part[key_codes(group, part) >= 0]
+
+
 def partition_selected(part: pd.DataFrame, task: Task, key: bytes | None = None) -> Selected:
     """One partition's row count, observed keys and :func:`~pandas_dp.pipeline.run.selection_tally`.
 
@@ -386,6 +393,21 @@ class DaskFrame:
                 "Attach the budget with set_budget(..., privacy_unit='customer_id')."
             )
         people = self.ddf.groupby(bound.unit, dropna=True).size().rename("rows").to_frame()
+        with _LOCK:
+            _bind(people, bound.budget, root=bound.root, unit=None)
+        return DaskFrame(people)
+
+    def keys_per_unit(self, group: Grouping, what: str) -> DaskFrame:
+        bound = _require(self.ddf)
+        if bound.unit is None:
+            raise TypeError(no_unit(what))
+        columns = [bound.unit, *group.by]
+        meta = self.ddf._meta[columns]
+        if not isinstance(group, KeySelection):
+            group.codes(meta, check=True)  # the keys against their columns' dtypes, here
+        held = self.ddf[columns].map_partitions(rows_with_keys, group, meta=meta)
+        pairs = held.drop_duplicates()  # each person once per key (by value: any partition)
+        people = pairs.groupby(bound.unit, dropna=True).size().rename("keys").to_frame()
         with _LOCK:
             _bind(people, bound.budget, root=bound.root, unit=None)
         return DaskFrame(people)

@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 from ..core.noise import I64, Bools, RandomSource
 from ..core.validation import check_unit_ids
 
-__all__ = ["bound_contributions", "kept_counts", "rows_per_person", "unit_codes"]
+__all__ = ["bound_contributions", "kept_counts", "keys_per_person", "rows_per_person", "unit_codes"]
 
 
 def unit_codes(series: pd.Series, *, sort: bool = False) -> I64:
@@ -319,3 +319,22 @@ def bound_contributions(
     keep = np.zeros(units.size, dtype=np.bool_)
     keep[rows] = kept
     return keep
+
+
+def keys_per_person(units: pd.Series, keys: I64) -> I64:
+    """How many distinct keys each person has rows in (persons with none left out).
+
+    ``units`` is the unit column, ``keys`` each row's key code (-1: a row outside
+    every key, or a missing key: dropped); rows whose unit id is missing are
+    dropped.  One bincount of the (person, key) pairs (or one factorize when
+    they are too sparse), in the order of the persons' ids.  What
+    ``max_groups="auto"`` chooses from, and what ``cut=True`` measures.
+    """
+    codes = unit_codes(units, sort=True)
+    valid = (codes >= 0) & (keys >= 0)
+    person, key = codes[valid], keys[valid]
+    n_keys = int(key.max(initial=-1)) + 1
+    n_persons = int(person.max(initial=-1)) + 1
+    ids, _, _ = _pairs(person * n_keys + key, n_persons * n_keys)
+    held = np.bincount(ids // max(n_keys, 1), minlength=n_persons)
+    return held[held > 0].astype(np.int64)

@@ -56,7 +56,7 @@ from ..core.noise import I64, RandomSource
 from ..core.validation import check_bound, check_column, check_readable, check_rows, check_unit_ids
 from ..kinds.base import Kind, Neighbours, Rows, Stats
 from ..kinds.count import Count
-from ..mechanisms.contributions import bound_contributions, kept_counts, unit_codes
+from ..mechanisms.contributions import bound_contributions, kept_counts, keys_per_person, unit_codes
 from ..mechanisms.key_selection import (
     ChosenKeys,
     KeySelection,
@@ -83,6 +83,8 @@ __all__ = [
     "check_unit",
     "combine_selected",
     "contribution_bounds",
+    "key_codes",
+    "no_unit",
     "plan_caches",
     "plan_release",
     "plan_selection",
@@ -235,6 +237,17 @@ class Frame(Protocol):
         """
         ...
 
+    def keys_per_unit(self, group: Grouping, what: str) -> Frame:
+        """The frame of keys per person (one column, ``keys``), bound to the same budget.
+
+        How many of ``group``'s keys (public, or observed when they are chosen
+        from the data) each person has rows in; persons with none are left out.
+        What ``max_groups="auto"`` and ``cut=True``'s share of persons whose
+        keys ``max_groups`` cut release.  TypeError naming ``what`` if this
+        frame's rows are persons.
+        """
+        ...
+
     def selected(self, task: Task, rows: Rows) -> Callable[[RandomSource], tuple[pd.Index, Stats]]:
         """As :meth:`statistics` for a ``task`` whose group is a KeySelection.
 
@@ -243,6 +256,21 @@ class Frame(Protocol):
         over them.
         """
         ...
+
+
+def key_codes(group: Grouping, df: pd.DataFrame, *, check: bool = False) -> I64:
+    """Each row's key code: into ``group``'s public keys, or the keys observed in ``df``."""
+    if isinstance(group, KeySelection):
+        return group.observe(df)[0]
+    return group.codes(df, check=check)
+
+
+def no_unit(what: str) -> str:
+    """Why ``what`` (a step over the persons) is refused on a frame whose rows are persons."""
+    return (
+        f"{what} needs a privacy unit: this frame has one row per person. "
+        "Attach the budget with set_budget(..., privacy_unit='customer_id')."
+    )
 
 
 class PandasFrame:
@@ -264,13 +292,20 @@ class PandasFrame:
     def units(self, what: str) -> PandasFrame:
         binding = require_binding(self.df)
         if binding.unit is None:
-            raise TypeError(
-                f"{what} needs a privacy unit: this frame has one row per person. "
-                "Attach the budget with set_budget(..., privacy_unit='customer_id')."
-            )
+            raise TypeError(no_unit(what))
         check_unit_ids(self.df[binding.unit].dtype, binding.unit)
         counts = self.df.groupby(self.df[binding.unit], dropna=True, sort=False).size()
         people = counts.rename("rows").to_frame()
+        bind(people, binding.budget, root=binding.is_root(self.df), unit=None)
+        return PandasFrame(people)
+
+    def keys_per_unit(self, group: Grouping, what: str) -> PandasFrame:
+        binding = require_binding(self.df)
+        if binding.unit is None:
+            raise TypeError(no_unit(what))
+        check_unit_ids(self.df[binding.unit].dtype, binding.unit)
+        held = keys_per_person(self.df[binding.unit], key_codes(group, self.df, check=True))
+        people = pd.DataFrame({"keys": held})
         bind(people, binding.budget, root=binding.is_root(self.df), unit=None)
         return PandasFrame(people)
 

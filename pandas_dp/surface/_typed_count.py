@@ -29,6 +29,7 @@ class CountReleases(Generic[S]):
         *,
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> int: ...
 
@@ -38,7 +39,8 @@ class CountReleases(Generic[S]):
         column: Hashable | None = None,
         *,
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
@@ -50,6 +52,7 @@ class CountReleases(Generic[S]):
         epsilon: None = None,
         rho: float,
         ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> int | pd.Series: ...
 
@@ -60,8 +63,9 @@ class CountReleases(Generic[S]):
         *,
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -70,9 +74,10 @@ class CountReleases(Generic[S]):
         column: Hashable | None = None,
         *,
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -83,8 +88,9 @@ class CountReleases(Generic[S]):
         epsilon: None = None,
         rho: float,
         ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series | pd.DataFrame: ...
 
     @overload
@@ -94,8 +100,9 @@ class CountReleases(Generic[S]):
         *,
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -105,9 +112,10 @@ class CountReleases(Generic[S]):
         column: Hashable | None = None,
         *,
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -119,8 +127,9 @@ class CountReleases(Generic[S]):
         epsilon: None = None,
         rho: float,
         ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series | pd.DataFrame: ...
 
@@ -131,8 +140,9 @@ class CountReleases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(
@@ -141,6 +151,7 @@ class CountReleases(Generic[S]):
             epsilon=epsilon,
             rho=rho,
             ci=ci,
+            cut=cut,
             max_rows=max_rows,
             max_groups=max_groups,
             delta=delta,

@@ -100,7 +100,7 @@ class SelectReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -114,7 +114,7 @@ class SelectReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -128,7 +128,7 @@ class SelectReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -142,7 +142,7 @@ class SelectReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -157,7 +157,7 @@ class SelectReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series | pd.DataFrame: ...
 
     @overload
@@ -171,7 +171,7 @@ class SelectReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -186,7 +186,7 @@ class SelectReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -201,7 +201,7 @@ class SelectReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -216,7 +216,7 @@ class SelectReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -232,7 +232,7 @@ class SelectReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series | pd.DataFrame: ...
 
@@ -247,7 +247,7 @@ class SelectReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(
@@ -296,7 +296,7 @@ class SelectReleases(Generic[S]):
         candidates: Any = None,
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -309,7 +309,7 @@ class SelectReleases(Generic[S]):
         epsilon: None = None,
         rho: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -321,7 +321,7 @@ class SelectReleases(Generic[S]):
         candidates: Any = None,
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -335,7 +335,7 @@ class SelectReleases(Generic[S]):
         epsilon: None = None,
         rho: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -348,7 +348,7 @@ class SelectReleases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(
@@ -392,7 +392,7 @@ class SelectReleases(Generic[S]):
         candidates: Any = None,
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -404,7 +404,7 @@ class SelectReleases(Generic[S]):
         epsilon: None = None,
         rho: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -415,7 +415,7 @@ class SelectReleases(Generic[S]):
         candidates: Any = None,
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -428,7 +428,7 @@ class SelectReleases(Generic[S]):
         epsilon: None = None,
         rho: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -440,7 +440,7 @@ class SelectReleases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Hashable, Iterable
-from typing import Any, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 import numpy as np
 import pandas as pd
@@ -277,8 +277,8 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
         ci: None = None,
         right: bool = True,
         include_lowest: bool = False,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -292,8 +292,8 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
         ci: None = None,
         right: bool = True,
         include_lowest: bool = False,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -306,8 +306,8 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
         ci: float,
         right: bool = True,
         include_lowest: bool = False,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -321,8 +321,8 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
         ci: float,
         right: bool = True,
         include_lowest: bool = False,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @doc()
@@ -336,8 +336,8 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
         ci: float | None = None,
         right: bool = True,
         include_lowest: bool = False,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series | pd.DataFrame:
         """Noisy counts of ``column`` over public bin edges, like ``pd.cut(...).value_counts()``.
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 import pandas as pd
@@ -150,6 +150,36 @@ class TableReleases:
         request = Request(lambda _, share: kind.at(*share), args, name=name)
         return answer(self._frame(), group, request)
 
+    @overload
+    def value_counts(
+        self,
+        subset: Hashable | list[Hashable],
+        *,
+        epsilon: float | None = None,
+        rho: float | None = None,
+        delta: float | None = None,
+        normalize: bool = False,
+        dropna: bool = True,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def value_counts(
+        self,
+        subset: Hashable | list[Hashable],
+        *,
+        epsilon: float | None = None,
+        rho: float | None = None,
+        delta: float | None = None,
+        normalize: bool = False,
+        dropna: bool = True,
+        cut: Literal[True],
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.DataFrame: ...
+
     @doc(**_FIELDS)
     def value_counts(
         self,
@@ -160,9 +190,10 @@ class TableReleases:
         delta: float | None = None,
         normalize: bool = False,
         dropna: bool = True,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> pd.Series:
+        cut: bool = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series | pd.DataFrame:
         """Noisy counts of the values of ``subset`` seen often enough, most frequent first.
 
         Like ``df[subset].value_counts()``, without a list of values: the
@@ -181,14 +212,18 @@ class TableReleases:
             ones as 0) over their sum, so over the values shown only.
         dropna : bool, default True
             Whether to leave out missing values (False: they may be a value).
+        $cut_unit
         $max_rows
         $max_groups
 
         Returns
         -------
-        pandas.Series
+        pandas.Series, or pandas.DataFrame
             Named ``count`` (``proportion`` if ``normalize``), indexed by the
-            chosen values, in descending noisy count (ties at random).
+            chosen values, in descending noisy count (ties at random). With
+            ``cut``: a DataFrame, the counts (proportions) in ``estimate``
+            (``proportion``) beside the shares of persons the bounds cut. No
+            value chosen warns (:class:`~pandas_dp.errors.PoorAnswerWarning`).
 
         Raises
         ------
@@ -203,7 +238,9 @@ class TableReleases:
         group = KeySelection.of_columns(self._schema(), subset, dropna=dropna, sort=False)
         group = group.at(delta)
         kind = Count(column=None, ci=None, **loss(epsilon, rho))
-        counts: pd.Series = self._table(
+        if not isinstance(cut, bool):
+            raise TypeError(f"`cut` must be True or False, got {type(cut).__name__}.")
+        answer: pd.Series | pd.DataFrame = self._table(
             "value_counts",
             kind,
             group,
@@ -213,15 +250,21 @@ class TableReleases:
             delta=delta,
             normalize=normalize,
             dropna=dropna,
+            cut=cut,
             max_rows=max_rows,
             max_groups=max_groups,
         )
-        counts = counts.sort_values(ascending=False, kind="stable")
+        counts = answer["estimate"] if isinstance(answer, pd.DataFrame) else answer
+        order = np.argsort(-counts.to_numpy(), kind="stable")
+        answer, counts = answer.iloc[order], counts.iloc[order]
         if not normalize:
-            return counts
+            return answer
         shown = counts.clip(lower=0)
         total = shown.sum()
-        return (shown / total if total > 0 else shown * 0.0).rename("proportion")
+        proportions = (shown / total if total > 0 else shown * 0.0).rename("proportion")
+        if isinstance(answer, pd.DataFrame):
+            return answer.rename(columns={"estimate": "proportion"}).assign(proportion=proportions)
+        return proportions
 
     @doc(**_FIELDS)
     def crosstab(
@@ -235,8 +278,8 @@ class TableReleases:
         delta: float | None = None,
         ci: float | None = None,
         dropna: bool = True,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame:
         """Noisy counts of every (``index``, ``columns``) pair, like ``pd.crosstab``.
 
