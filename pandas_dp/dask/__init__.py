@@ -112,9 +112,11 @@ from ..core.validation import (
 )
 from ..kinds.base import Kind, Rows, Stats
 from ..kinds.signature import Grouped, Keyless
+from ..mechanisms.contributions import person_key_pairs
 from ..mechanisms.key_selection import KeySelection
 from ..mechanisms.keys import Grouping
 from ..pipeline.run import (
+    Pairs,
     Spender,
     Task,
     bounded_tally,
@@ -278,6 +280,33 @@ def partition_statistics(part: pd.DataFrame, task: Task) -> Partial:
 
 
 Selected = tuple[int, pd.Index, Stats]
+
+
+def partition_pairs(part: pd.DataFrame, group: KeySelection, unit: Hashable) -> Pairs:
+    """One partition's distinct (person, key) pairs (persons numbered in this partition)."""
+    codes, observed = group.observe(part)
+    pairs = Pairs(observed, *person_key_pairs(part[unit], codes))
+    TALLIES.add()  # before the exact statistics leave this function (see _compute)
+    return pairs
+
+
+def add_pairs(*parts: Pairs) -> Pairs:
+    """Partitions' pairs together (each person in one partition): keys unioned by value."""
+    observed = functools.reduce(lambda a, b: a.append(b), [p.observed for p in parts])
+    codes, union = observed.factorize(use_na_sentinel=False)
+    assert isinstance(union, pd.Index)  # an Index factorizes to an Index (MultiIndex kept)
+    codes = np.asarray(codes, dtype=np.int64)
+    keys, persons, offset, start = [], [], 0, 0
+    for part in parts:
+        mapping = codes[start : start + len(part.observed)]
+        keys.append(mapping[part.keys])
+        persons.append(part.persons + offset)
+        offset += int(part.persons.max(initial=-1)) + 1
+        start += len(part.observed)
+    rows = [part.rows for part in parts]
+    return Pairs(
+        union.set_names(parts[0].observed.names), *map(np.concatenate, (keys, persons, rows))
+    )
 
 
 def rows_with_keys(part: pd.DataFrame, group: Grouping) -> pd.DataFrame:
@@ -458,6 +487,18 @@ class DaskFrame:
             return stats
 
         return bounded_statistics
+
+    def pairs(self, group: KeySelection, unit: Hashable) -> Callable[[RandomSource], Pairs]:
+        columns = [*group.by, *([] if unit in group.by else [unit])]
+        parts = list(self.ddf[columns].shuffle(on=unit, shuffle_method="tasks").to_delayed())
+        chunk = dask.delayed(partition_pairs, pure=False)
+        lazy = dask.delayed(add_pairs, pure=False)(*[chunk(p, group, unit) for p in parts])
+
+        def pairs(source: RandomSource) -> Pairs:
+            combined: Pairs = _compute(lazy, lambda found: found)
+            return combined
+
+        return pairs
 
     def selected(self, task: Task, rows: Rows) -> Callable[[RandomSource], tuple[pd.Index, Stats]]:
         projected = self.ddf[self._columns(task)]

@@ -338,3 +338,26 @@ def keys_per_person(units: pd.Series, keys: I64) -> I64:
     ids, _, _ = _pairs(person * n_keys + key, n_persons * n_keys)
     held = np.bincount(ids // max(n_keys, 1), minlength=n_persons)
     return held[held > 0].astype(np.int64)
+
+
+def person_key_pairs(units: pd.Series, keys: I64) -> tuple[I64, I64, I64]:
+    """The distinct (person, key) pairs of the rows: each pair's key, person, and rows.
+
+    ``units`` is the unit column, ``keys`` each row's key code (-1: dropped);
+    rows whose unit id is missing are dropped.  Persons are numbered in the
+    order of their ids (the same numbers whatever the rows' order); the pairs
+    come in increasing (person, key).  One bincount of the pairs (or one
+    factorize when they are too sparse): what a policy selection
+    (:mod:`pandas_dp.mechanisms.policy`) and the counts over its keys read.
+    """
+    codes = unit_codes(units, sort=True)
+    valid = (codes >= 0) & (keys >= 0)
+    whole = bool(valid.all())
+    person = codes if whole else codes[valid]
+    key = keys if whole else keys[valid]
+    n_keys = int(key.max(initial=-1)) + 1
+    n_persons = int(person.max(initial=-1)) + 1
+    ids, rows, _ = _pairs(person * n_keys + key, n_persons * n_keys)
+    if not n_keys:
+        return ids, ids, rows
+    return ids % n_keys, ids // n_keys, rows.astype(np.int64)

@@ -6,6 +6,7 @@ a lower room); a leading ``_`` marks a module used only inside this room.
 ========================  ====================================================
 ``planning``              half_width / epsilon_for / rho_for: accuracy planned before spending
 ``recipes``               composite releases: several releases under one hold (clip="auto", ...)
+``policy``                keys chosen privately, many per person: the selection step of a call
 ``run``                   run: every release over a backend (Frame); the registry of kinds
 ========================  ====================================================
 """

@@ -43,6 +43,7 @@ released.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import numbers
 from collections.abc import Callable, Hashable, Mapping, Sized
@@ -58,9 +59,10 @@ from ..kinds.base import Kind, Neighbours
 from ..kinds.clip_bounds import ClipBounds, ClippedShare, plan_bounds
 from ..kinds.count import Count
 from ..kinds.select import Quantile
-from ..mechanisms.key_selection import KeySelection
+from ..mechanisms.key_selection import ChosenKeys, KeySelection
 from ..mechanisms.keys import Grouping
-from .run import NO_BOUNDS, Asked, ContributionBounds, Frame, run
+from .policy import POLICY_SHARE, select_by_policy, uses_policy
+from .run import NO_BOUNDS, Asked, ContributionBounds, Frame, check_unit, run
 
 __all__ = [
     "AUTO_CHECK_SHARE",
@@ -256,6 +258,17 @@ def answer(frame: Frame, group: Grouping | None, request: Request) -> Any:
             return None
         return binding.budget.max_rows, binding.budget.max_groups
 
+    by = () if group is None else tuple(str(b) for b in group.by)
+    asked = Asked(request.name, by, parameters_text(request.args)) if request.name else None
+    if isinstance(group, KeySelection):
+        unit = defaults()
+        groups = request.get("max_groups")
+        if groups is None and unit is not None:
+            groups = unit[1]  # the budget's default
+        if uses_policy(None if unit is None else "unit", groups):
+            scoped = _scoped(request, group)
+            assert isinstance(scoped, KeySelection)
+            return _by_policy(frame, scoped, request, defaults, asked)
     cooked = recipe(request, group, defaults)
     if cooked.statistic is not None:  # several steps: what the last would refuse, refused first
         schema = frame.schema().iloc[:0]
@@ -263,9 +276,43 @@ def answer(frame: Frame, group: Grouping | None, request: Request) -> Any:
             group.check(schema)  # keys of the wrong type or dtype
         check_readable(schema, cooked.statistic.columns())
         cooked.statistic.read(schema, 0)
-    by = () if group is None else tuple(str(b) for b in group.by)
-    asked = Asked(request.name, by, parameters_text(request.args)) if request.name else None
     return cook(frame, _scoped(request, group), cooked, asked)
+
+
+def _by_policy(
+    frame: Frame,
+    group: KeySelection,
+    request: Request,
+    defaults: Callable[[], Defaults],
+    asked: Asked | None,
+) -> Any:
+    """A keyless release whose persons keep several keys: the policy selection, then the rest.
+
+    :data:`~pandas_dp.pipeline.policy.POLICY_SHARE` of the loss (and all of
+    δ) chooses the keys (:func:`~pandas_dp.pipeline.policy.select_by_policy`);
+    the release over them, public once chosen, is the recipe of the rest,
+    as with public keys.  Everything the release would refuse from the
+    public arguments and the dtypes is refused before the selection spends;
+    the whole loss is held first.
+    """
+    accountant, total = check_loss(request.get("epsilon"), request.get("rho"))
+    rest = {"epsilon": None, "rho": None, accountant: total * (1 - POLICY_SHARE), "delta": None}
+    later = dataclasses.replace(request, args={**request.args, **rest})
+    placeholder = ChosenKeys(group.by, pd.Index([]), group)
+    cooked = recipe(later, placeholder, defaults)  # its arguments checked, data-free
+    statistic = cooked.statistic or cooked.steps[0].kind({})
+    schema = frame.schema().iloc[:0]
+    check_readable(schema, [*group.by, *statistic.columns()])
+    statistic.read(schema, 0)
+    check_unit(schema, frame.binding().unit, statistic, group)
+    budget = frame.binding().budget
+    hold = contextlib.nullcontext() if budget.holding else budget.hold(total, accountant)
+    with hold:
+        chosen = select_by_policy(frame, group, (accountant, total * POLICY_SHARE), asked)
+        answered = cook(frame, chosen, recipe(later, chosen, defaults), asked)
+    if not len(chosen.keys):
+        warn_poor(_NO_KEY)
+    return answered
 
 
 #: Arguments whose values are column labels (the ledger records them as columns).

@@ -56,11 +56,18 @@ from ..core.noise import I64, RandomSource
 from ..core.validation import check_bound, check_column, check_readable, check_rows, check_unit_ids
 from ..kinds.base import Kind, Neighbours, Rows, Stats
 from ..kinds.count import Count
-from ..mechanisms.contributions import bound_contributions, kept_counts, keys_per_person, unit_codes
+from ..mechanisms.contributions import (
+    bound_contributions,
+    kept_counts,
+    keys_per_person,
+    person_key_pairs,
+    unit_codes,
+)
 from ..mechanisms.key_selection import (
     ChosenKeys,
     KeySelection,
     SelectionPlan,
+    people_for_half,
     person_statistics,
     rebuilt,
     select_codes,
@@ -74,12 +81,14 @@ __all__ = [
     "Asked",
     "ContributionBounds",
     "Frame",
+    "Pairs",
     "PandasFrame",
     "Planned",
     "Selecting",
     "Spender",
     "Task",
     "bounded_tally",
+    "canonical_order",
     "check_unit",
     "combine_selected",
     "contribution_bounds",
@@ -248,6 +257,16 @@ class Frame(Protocol):
         """
         ...
 
+    def pairs(self, group: KeySelection, unit: Hashable) -> Callable[[RandomSource], Pairs]:
+        """Prepare the distinct (person, key) pairs of the keys ``group`` observes.
+
+        What a policy selection reads (:mod:`pandas_dp.pipeline.policy`): the
+        function returned computes, inside the reservation, the observed keys
+        (never shown: only those selected leave) and each pair's key code,
+        person and rows (:func:`~pandas_dp.mechanisms.contributions.person_key_pairs`).
+        """
+        ...
+
     def selected(self, task: Task, rows: Rows) -> Callable[[RandomSource], tuple[pd.Index, Stats]]:
         """As :meth:`statistics` for a ``task`` whose group is a KeySelection.
 
@@ -273,13 +292,41 @@ def no_unit(what: str) -> str:
     )
 
 
-class PandasFrame:
-    """A pandas frame as a :class:`Frame`: one slice, the frame itself."""
+class Pairs(NamedTuple):
+    """The distinct (person, key) pairs of a frame: what a policy selection reads.
 
-    __slots__ = ("df",)
+    ``observed``: the keys observed (codes index it); per pair its ``keys``
+    code, ``persons`` code and ``rows``.
+    """
+
+    observed: pd.Index
+    keys: I64
+    persons: I64
+    rows: I64
+
+
+class PandasFrame:
+    """A pandas frame as a :class:`Frame`: one slice, the frame itself.
+
+    Within one call (a recipe's steps share the frame object), the keys a
+    selection observes are computed once (:meth:`observed`): a policy
+    selection and the statistic over the keys it chose read the same codes.
+    """
+
+    __slots__ = ("_seen", "df")
 
     def __init__(self, df: pd.DataFrame) -> None:
         self.df = df
+        self._seen: dict[tuple[Hashable, ...], tuple[I64, pd.Index]] = {}
+
+    def observed(self, group: KeySelection) -> tuple[I64, pd.Index]:
+        """``group.observe(df)``, computed once per call for the same columns."""
+        key = (*group.by, group.dropna, type(group).__name__)
+        if type(group) is not KeySelection:  # a subclass filters its rows: never shared
+            return group.observe(self.df)
+        if key not in self._seen:
+            self._seen[key] = group.observe(self.df)
+        return self._seen[key]
 
     def schema(self) -> pd.DataFrame:
         check_rows(self.df)
@@ -304,14 +351,33 @@ class PandasFrame:
         if binding.unit is None:
             raise TypeError(no_unit(what))
         check_unit_ids(self.df[binding.unit].dtype, binding.unit)
-        held = keys_per_person(self.df[binding.unit], key_codes(group, self.df, check=True))
+        if isinstance(group, ChosenKeys):
+            codes = group.codes_of(*self.observed(group.selection))
+        elif type(group) is KeySelection:
+            codes = self.observed(group)[0]
+        else:
+            codes = key_codes(group, self.df, check=True)
+        held = keys_per_person(self.df[binding.unit], codes)
         people = pd.DataFrame({"keys": held})
         bind(people, binding.budget, root=binding.is_root(self.df), unit=None)
         return PandasFrame(people)
 
+    def pairs(self, group: KeySelection, unit: Hashable) -> Callable[[RandomSource], Pairs]:
+        units = self.df[unit]
+        check_unit_ids(units.dtype, unit)  # before the reservation
+
+        def pairs(source: RandomSource) -> Pairs:
+            codes, observed = self.observed(group)
+            return Pairs(observed, *person_key_pairs(units, codes))
+
+        return pairs
+
     def statistics(self, task: Task, rows: Rows) -> Callable[[RandomSource], Stats]:
         # the keys' type checked as their columns are read, before the reservation
-        codes = None if task.group is None else task.group.codes(self.df, check=True)
+        if isinstance(task.group, ChosenKeys):  # the selection's observation, computed once
+            codes: I64 | None = task.group.codes_of(*self.observed(task.group.selection))
+        else:
+            codes = None if task.group is None else task.group.codes(self.df, check=True)
         units = None if task.unit is None else self.df[task.unit]
         if units is not None:
             check_unit_ids(units.dtype, units.name)  # before the reservation
@@ -569,6 +635,13 @@ class Selecting(NamedTuple):
     epsilon: Fraction | None
     rho: Fraction | None
 
+    def _how(self) -> str:
+        """The selection's rule as the ledger names it: its threshold, or its release odds."""
+        if self.plan.method == "truncated_geometric":
+            even = people_for_half(self.plan)
+            return f"the optimal rule: a key of {even} persons shown at even odds"
+        return f"threshold {self.plan.threshold}"
+
     def entry(self, statistic: LedgerEntry) -> LedgerEntry:
         """The one ledger entry of the release: the whole ε (or ρ) and δ, public parameters only."""
         return dataclasses.replace(
@@ -577,7 +650,7 @@ class Selecting(NamedTuple):
             rho=self.rho,
             delta=self.plan.delta,
             keys=None,
-            mechanism=f"{self.plan.method} key selection (threshold {self.plan.threshold}"
+            mechanism=f"{self.plan.method} key selection ({self._how()}"
             f"{'' if self.one_pass else ', half the budget'}) + {statistic.mechanism}",
         )
 
@@ -606,11 +679,12 @@ def plan_selection(
     ``max_rows=1``) is the selection's own noisy count: one pass, the whole
     ``epsilon``/``rho`` to a Laplace (Gaussian) thresholding whose counts are
     released.  Any other statistic: :data:`SELECTION_SHARE` of it to the
-    selection (Laplace thresholding under ε; Gaussian, weighted when a person
-    keeps several keys, under ρ), the rest to the statistic over the chosen
-    keys.  All of ``group.delta`` goes to the selection.  Refused, before any
-    spend: a budget without δ (the message names ``delta=`` and ``keys=``),
-    and the substitute adjacency.
+    selection (under ε the optimal truncated geometric when each person keeps
+    one key, Desfontaines et al. 2022, else Laplace thresholding; Gaussian,
+    weighted when a person keeps several keys, under ρ), the rest to the
+    statistic over the chosen keys.  All of ``group.delta`` goes to the
+    selection.  Refused, before any spend: a budget without δ (the message
+    names ``delta=`` and ``keys=``), and the substitute adjacency.
     """
     if not budget.delta:
         raise TypeError(
@@ -643,7 +717,9 @@ def plan_selection(
         return Selecting(plan, kind, True, *whole)
     share = total * SELECTION_SHARE
     epsilon, rho = (None, share) if name == "rho" else (share, None)
-    plan = selection_plan(epsilon=epsilon, rho=rho, delta=group.delta, max_groups=g)
+    # Under pure ε with one key per person, the optimal mechanism (releases no count).
+    optimal = "truncated_geometric" if name == "epsilon" and g == 1 else None
+    plan = selection_plan(epsilon=epsilon, rho=rho, delta=group.delta, max_groups=g, method=optimal)
     return Selecting(plan, kind.at(name, total - share), False, *whole)
 
 
@@ -691,7 +767,7 @@ def combine_selected(
     return union, (pa + pb, *kind.combine(sa, sb))
 
 
-def _canonical(keys: pd.Index) -> I64:
+def canonical_order(keys: pd.Index) -> I64:
     """The positions of ``keys`` in the order of a 64-bit hash of their values (stable)."""
     hashes = pd.util.hash_pandas_object(keys, index=False).to_numpy()
     return np.argsort(hashes, kind="stable").astype(np.int64)
@@ -736,7 +812,7 @@ def release_selected(
         keys = group.released(keys)
     # The noise goes to the keys in the order of a hash of their values, the same on every
     # engine whatever order the rows (or partitions, or value_counts) gave them.
-    canonical = _canonical(keys)
+    canonical = canonical_order(keys)
     chosen, noisy = select_codes(selecting.plan, stats[0][canonical], budget.source)
     chosen = canonical[chosen]
     most = kind.most_keys()
