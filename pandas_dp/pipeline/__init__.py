@@ -4,6 +4,7 @@ This room, top to bottom: each module imports only modules below it (here or in
 a lower room); a leading ``_`` marks a module used only inside this room.
 
 ========================  ====================================================
+``aggregate``             agg: several statistics of several columns in one call (a recipe)
 ``planning``              half_width / epsilon_for / rho_for: accuracy planned before spending
 ``recipes``               composite releases: several releases under one hold (clip="auto", ...)
 ``policy``                keys chosen privately, many per person: the selection step of a call
