@@ -25,6 +25,7 @@ inside its room.  Each room's ``__init__`` holds the map of its modules.
 ``mypy``                  mypy plugin: ``df.dp`` typed (mypy loads it; never imported here)
 ``errors``                every exception type, at its public path
 ``datasets``              synthetic example frames (demo, notebooks, benchmarks)
+``plotting``              an answer's error bars, a budget's spending (imports matplotlib)
 ``dask/``                 ``ddf.dp`` on Dask (``import pandas_dp.dask``; never imported here)
 ``surface/``              ``df.dp``, its groupby (public or private keys), row-wise derivations
 ``pipeline/``             every release over a backend, composite releases, planning

@@ -26,7 +26,6 @@ __all__ = [
     "half_width_figure",
     "html_view",
     "release_headers",
-    "release_label",
     "text_view",
 ]
 
@@ -58,18 +57,6 @@ def half_width_figure(entry: LedgerEntry) -> str:
     return labelled_figures(entry.columns, entry.half_width_95)
 
 
-def release_label(entry: LedgerEntry) -> str:
-    """How the views name a release: its operation, after the call's name when they differ.
-
-    ``value_counts: groupby.count`` and ``crosstab: groupby.count`` tell apart two
-    grouped counts; ``mean: bounds`` is a step of ``mean(clip="auto")``.
-    """
-    release, operation = entry.release, entry.operation
-    if not release or operation.rpartition(".")[2].startswith(release):
-        return operation
-    return f"{release}: {operation}"
-
-
 def columns_label(entry: LedgerEntry) -> str:
     """The columns a release read, and those it was grouped by (``salary by dept``)."""
     read = ", ".join(entry.columns)
@@ -86,7 +73,7 @@ def _release_rows(entries: Sequence[LedgerEntry], accountant: str) -> list[tuple
     return [
         (
             str(number),
-            release_label(entry),
+            entry.label,
             columns_label(entry),
             epsilon_figure(entry.charge(accountant)),
             half_width_figure(entry),

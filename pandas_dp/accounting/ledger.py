@@ -138,6 +138,17 @@ class LedgerEntry:
         """This entry recording what the caller asked: release name, grouping, parameters."""
         return dataclasses.replace(self, release=release, grouping=grouping, parameters=parameters)
 
+    @property
+    def label(self) -> str:
+        """How the views name this release: its operation, after the call's name if they differ.
+
+        ``value_counts: groupby.count`` and ``crosstab: groupby.count`` tell apart two
+        grouped counts; ``mean: bounds`` is a step of ``mean(clip="auto")``.
+        """
+        if not self.release or self.operation.rpartition(".")[2].startswith(self.release):
+            return self.operation
+        return f"{self.release}: {self.operation}"
+
     def charged(self, accountant: str) -> LedgerEntry:
         """This entry as a budget of ``accountant`` (``"epsilon"`` or ``"rho"``) charges it.
 
