@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Hashable, Iterable
-from typing import Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 import numpy as np
 import pandas as pd
@@ -59,10 +59,36 @@ from .groupby import DPGroupBy
 from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values, row_mask
 from .tables import TableReleases
 
-__all__ = ["DPAccessor", "DPReleases"]
+__all__ = ["DPAccessor", "DPFrame", "DPReleases", "typed"]
 
 One = TypeVar("One")
 Many = TypeVar("Many")
+
+if TYPE_CHECKING:
+
+    class DPFrame(pd.DataFrame):
+        """A DataFrame whose ``.dp`` a type checker sees: what :func:`typed` returns.
+
+        pandas-stubs type every attribute a DataFrame does not declare as a
+        column (a Series), so pyright (which takes no plugin) reads ``df.dp``
+        as one; this subclass, for type checkers only, declares it.
+        """
+
+        dp: DPAccessor
+
+else:
+    DPFrame = pd.DataFrame  # at run time, the frame itself
+
+
+def typed(df: pd.DataFrame) -> DPFrame:
+    """``df`` itself, typed as :class:`DPFrame` so that ``df.dp`` is typed without a plugin.
+
+    ``df = pandas_dp.typed(pd.read_csv(...))``: one line, for pyright and
+    other checkers without mypy's plugin; the frames ``df.dp`` derives
+    (``query``, ``filter``, ``assign``, ``select``, ``per_unit``) are typed
+    so too.  Returns the same object: nothing is copied, bound or checked.
+    """
+    return cast("DPFrame", df)
 
 
 class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
@@ -565,19 +591,19 @@ class DPAccessor(DPReleases):
 
     # ------------------------------------------------ row-wise derived frames
 
-    def _derive(self, result: pd.DataFrame, *, same_rows: bool) -> pd.DataFrame:
+    def _derive(self, result: pd.DataFrame, *, same_rows: bool) -> DPFrame:
         binding = require_binding(self._df)
         if result is self._df:
             result = result.copy(deep=False)
         root = binding.is_root(self._df) and same_rows
         bind(result, binding.budget, root=root, unit=binding.unit)
-        return result
+        return typed(result)
 
     def _unit(self) -> Hashable | None:
         binding = binding_of(self._df)
         return None if binding is None else binding.unit
 
-    def filter(self, mask: Any) -> pd.DataFrame:
+    def filter(self, mask: Any) -> DPFrame:
         """The rows where ``mask`` is True, spending from this frame's budget.
 
         Parameters
@@ -629,7 +655,7 @@ class DPAccessor(DPReleases):
         array = row_mask(mask, self._df.index)
         return self._derive(self._df[array], same_rows=False)
 
-    def query(self, expr: str, **kwargs: Any) -> pd.DataFrame:
+    def query(self, expr: str, **kwargs: Any) -> DPFrame:
         """The rows where the row-wise boolean expression ``expr`` holds.
 
         Parameters
@@ -719,7 +745,7 @@ class DPAccessor(DPReleases):
             raise TypeError(f"`expr` must evaluate to a boolean per row, got {expr!r}.")
         return self.filter(mask)
 
-    def assign(self, **columns: Any) -> pd.DataFrame:
+    def assign(self, **columns: Any) -> DPFrame:
         """A frame with new or replaced columns; same rows, same budget.
 
         Parameters
@@ -784,7 +810,7 @@ class DPAccessor(DPReleases):
             raise ValueError("assigned columns must keep the frame's rows (same index).")
         return self._derive(result, same_rows=True)
 
-    def select(self, columns: Iterable[Hashable]) -> pd.DataFrame:
+    def select(self, columns: Iterable[Hashable]) -> DPFrame:
         """A frame with only ``columns``; same rows, same budget."""
         if isinstance(columns, str) or not isinstance(columns, Iterable):
             raise TypeError(f"`columns` must be a list of column labels, got {columns!r}.")
@@ -801,7 +827,7 @@ class DPAccessor(DPReleases):
             )
         return self._derive(self._df[labels], same_rows=True)
 
-    def per_unit(self, **aggregations: Any) -> pd.DataFrame:
+    def per_unit(self, **aggregations: Any) -> DPFrame:
         """One row per person: pandas named aggregation over the privacy unit.
 
         ``tx.dp.per_unit(spend=("amount", "sum"), orders=("amount", "size"))``
@@ -858,9 +884,9 @@ class DPAccessor(DPReleases):
         result: pd.DataFrame = persons.agg(**checked)
         check_per_person(result.index.equals(persons.size().index))
         bind(result, binding.budget, root=binding.is_root(self._df), unit=None)
-        return result
+        return typed(result)
 
-    def inherit(self, source: pd.DataFrame | None = None) -> pd.DataFrame:
+    def inherit(self, source: pd.DataFrame | None = None) -> DPFrame:
         """Bind this frame to ``source``'s budget; returns this frame.
 
         Call it only when this frame still has at most one row per person of
@@ -892,7 +918,7 @@ class DPAccessor(DPReleases):
                 if own.budget is not budget:
                     raise PandasDPError("This frame already spends another privacy budget.")
                 if own.index is self._df.index and own.unit_unchanged(self._df):
-                    return self._df  # nothing changed in place: keep what it was
+                    return typed(self._df)  # nothing changed in place: keep what it was
                 unit = own.unit
             marker = marker_of(self._df)
             other = None if marker is None else marker["budget"]
@@ -901,7 +927,7 @@ class DPAccessor(DPReleases):
                     "This frame was derived from a frame with another live privacy budget."
                 )
             bind(self._df, budget, root=False, unit=unit)
-        return self._df
+        return typed(self._df)
 
     # ------------------------------------------------------------------- hooks
 
