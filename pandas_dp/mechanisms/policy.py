@@ -56,7 +56,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..core.noise import I64, Bools, RandomSource, discrete_gaussian, discrete_laplace
+from ..core.noise import I64, RandomSource, discrete_gaussian, discrete_laplace
 from .key_selection import LAPLACE, SelectionPlan, people_for_half, selection_plan
 
 __all__ = [
@@ -157,10 +157,8 @@ def policy_select(
     out: list[I64] = []
     for number, round_plan in enumerate(plan.rounds):
         live = ~released[keys]
-        key, person = keys[live], persons[live]
-        ranked = np.zeros(key.size) if number == 0 else score[key]  # round 1: at random
-        kept = _top(person, ranked, round_plan.max_groups, source)
-        key, person = key[kept], person[kept]
+        ranking = None if number == 0 else score  # round 1: at random
+        person, key = _top(persons[live], keys[live], ranking, round_plan.max_groups, source)
         held = np.bincount(person)[person]  # t: the keys each person keeps this round
         weights = np.array(
             [0, *(round_plan.weight(t) for t in range(1, round_plan.max_groups + 1))]
@@ -185,24 +183,35 @@ def policy_select(
     return chosen
 
 
-def _top(person: I64, score: np.ndarray, m: int, source: RandomSource) -> Bools:
-    """Which pairs each person keeps: their ``m`` of the highest ``score``, ties at random.
+def _top(
+    person: I64, key: I64, score: np.ndarray | None, m: int, source: RandomSource
+) -> tuple[I64, I64]:
+    """The pairs each person keeps, as (persons, keys): their ``m`` keys of the highest ``score``.
 
-    Persons with at most ``m`` pairs keep them all, without a draw; the pairs
-    of the others are sorted (by person, descending score, a random word).
+    ``score``: per key code, or None for ``m`` keys of each person uniformly
+    at random (round 1).  Persons with at most ``m`` pairs keep them all.
+    The pairs of the others are packed as ``person · 2**32 + rank`` (rank: of
+    the key by descending score, ties in a random order of the keys; or a
+    random 32-bit value per pair) and ordered by one sort of integers, and a
+    pair is kept when fewer than ``m`` of its person's come before it.
     """
-    kept = np.ones(person.size, dtype=np.bool_)
-    if not person.size:
-        return kept
-    crowded = np.flatnonzero(np.bincount(person)[person] > m)
-    if not crowded.size:
-        return kept
-    who = person[crowded]
-    order = np.lexsort((source.words(crowded.size), -score[crowded], who))
+    crowded = np.bincount(person)[person] > m if person.size else np.zeros(0, dtype=np.bool_)
+    if not crowded.any():
+        return person, key
+    who, which = person[crowded], key[crowded]
+    packed = who.astype(np.uint64) << np.uint64(32)
+    if score is None:  # each person's own uniform choice: a random value per pair
+        packed |= source.words(which.size) >> np.uint64(32)
+    else:
+        shuffled = np.argsort(source.words(score.size), kind="stable")  # keys in random order
+        ranked = shuffled[np.argsort(-score[shuffled], kind="stable")]  # by score, ties at random
+        rank = np.empty(score.size, dtype=np.uint64)
+        rank[ranked] = np.arange(score.size, dtype=np.uint64)
+        packed |= rank[which]
+    order = np.argsort(packed)
     ordered = who[order]
     start = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-    rank = np.arange(ordered.size) - np.repeat(start, np.diff(np.r_[start, ordered.size]))
-    chosen = np.zeros(crowded.size, dtype=np.bool_)
-    chosen[order[rank < m]] = True
-    kept[crowded] = chosen
-    return kept
+    within = np.arange(ordered.size) - np.repeat(start, np.diff(np.r_[start, ordered.size]))
+    top = order[within < m]
+    calm = ~crowded
+    return np.concatenate([person[calm], who[top]]), np.concatenate([key[calm], which[top]])

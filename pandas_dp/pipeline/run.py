@@ -59,6 +59,7 @@ from ..kinds.count import Count
 from ..mechanisms.contributions import (
     bound_contributions,
     kept_counts,
+    kept_pair_counts,
     keys_per_person,
     person_key_pairs,
     unit_codes,
@@ -313,11 +314,12 @@ class PandasFrame:
     selection and the statistic over the keys it chose read the same codes.
     """
 
-    __slots__ = ("_seen", "df")
+    __slots__ = ("_paired", "_seen", "df")
 
     def __init__(self, df: pd.DataFrame) -> None:
         self.df = df
         self._seen: dict[tuple[Hashable, ...], tuple[I64, pd.Index]] = {}
+        self._paired: dict[tuple[Hashable, ...], Pairs] = {}
 
     def observed(self, group: KeySelection) -> tuple[I64, pd.Index]:
         """``group.observe(df)``, computed once per call for the same columns."""
@@ -368,11 +370,17 @@ class PandasFrame:
 
         def pairs(source: RandomSource) -> Pairs:
             codes, observed = self.observed(group)
-            return Pairs(observed, *person_key_pairs(units, codes))
+            found = Pairs(observed, *person_key_pairs(units, codes))
+            if type(group) is KeySelection:  # the counts over the keys chosen read them again
+                self._paired[(*group.by, group.dropna, unit)] = found
+            return found
 
         return pairs
 
     def statistics(self, task: Task, rows: Rows) -> Callable[[RandomSource], Stats]:
+        paired = self._counted_pairs(task)
+        if paired is not None:  # a count over keys a policy chose: from its pairs, no pass
+            return paired
         # the keys' type checked as their columns are read, before the reservation
         if isinstance(task.group, ChosenKeys):  # the selection's observation, computed once
             codes: I64 | None = task.group.codes_of(*self.observed(task.group.selection))
@@ -384,6 +392,36 @@ class PandasFrame:
 
         def statistics(source: RandomSource) -> Stats:
             return bounded_tally(task, rows, codes, units, source)
+
+        return statistics
+
+    def _counted_pairs(self, task: Task) -> Callable[[RandomSource], Stats] | None:
+        """A row count over the keys a policy chose, from the pairs it read: None otherwise."""
+        group = task.group
+        if not (
+            isinstance(group, ChosenKeys) and task.unit is not None and task.kind.counts_kept()
+        ):
+            return None
+        selection = group.selection
+        found = self._paired.get((*selection.by, selection.dropna, task.unit))
+        if found is None or type(selection) is not KeySelection:
+            return None
+        assert task.max_rows is not None
+        chosen = group.codes_of(np.arange(len(found.observed)), found.observed)
+        max_rows, max_groups, kind = task.max_rows, task.max_groups, task.kind
+
+        def statistics(source: RandomSource) -> Stats:
+            keys = chosen[found.keys]  # each pair's position among the chosen keys (-1: not)
+            counts = kept_pair_counts(
+                source,
+                found.persons,
+                keys,
+                found.rows,
+                len(group.keys),
+                max_rows=max_rows,
+                max_groups=max_groups,
+            )
+            return kind.from_counts(counts)
 
         return statistics
 
