@@ -1,66 +1,59 @@
 """Groupby without public keys: private key selection on real data, against OpenDP and PipelineDP.
 
     python bench/bench_keys.py                       # accuracy on the Reddit bigrams, then timing
-    python bench/bench_keys.py --part accuracy --seeds 11 --groups 1 5 20 100
+    python bench/bench_keys.py --part accuracy --seeds 11 --groups 1 2 5 20 auto
     python bench/bench_keys.py --part timing --rows 1e7 --repeat 3
-    python bench/bench_keys.py --direct              # our side through partition.select_keys
     python bench/bench_keys.py --ours-only           # without OpenDP and PipelineDP
 
 Accuracy (``--part accuracy``): ``../shared/data/reddit_ngrams.csv`` beside the
 repository (``--data``; skipped with a message when absent), privacy unit =
 ``author``, key = ``ngram``, (ε, δ) = (1, 1e-6) per release, for each
-``max_groups`` g.  The truth of a released key is its number of distinct
-authors (``max_rows=1``: a person counts once per key; every mechanism also
-keeps at most g keys per author, chosen at random, so the error includes that
-bounding).  Per mechanism and g: the keys released and the RMSE of their counts
-against the truth, medians over ``--seeds`` runs.  Mechanisms, grouped by what
-they spend ε on:
+``max_groups`` g (``auto``: chosen privately).  The truth of a released key is
+its number of distinct authors (``max_rows=1``: a person counts once per key).
+Per mechanism and g: the keys released, the RMSE of their counts against the
+truth and their bias (mean of count − truth), medians over ``--seeds`` runs.
+Rows, by group:
 
-* one pass, all of ε and δ on noisy person counts, thresholded (the counts
-  released are the selection's own): ours ``value_counts(max_groups=g,
-  max_rows=1)`` (discrete Laplace of scale g/ε; ``groupby(key).count(max_rows=1)``
-  without ``keys=`` is the same pass); OpenDP ``make_laplace_threshold`` on the
-  person counts bounded the same way (d_in = (l0, l1, l∞) = (g, g, 1), scale
-  g/ε, the smallest threshold whose δ is at most 1e-6); PipelineDP
-  ``aggregate(PRIVACY_ID_COUNT)`` with ``post_aggregation_thresholding`` and
-  ``LAPLACE_THRESHOLDING``;
-* two steps, ε/2 to select, ε/2 to count the selected keys (δ all to the
-  selection; what ``groupby(key)`` without ``keys=`` does for sum, mean or
-  ``count(max_rows=k > 1)``): ours, a selection (``--select-method``, default
-  Laplace) then ``groupby(key, keys=selected).count(max_groups=g, max_rows=1)``,
-  whose bounding keeps an author's g keys among the selected ones only;
-  PipelineDP ``aggregate(COUNT, max_contributions_per_partition=1)``, whose
-  ``NaiveBudgetAccountant`` splits ε evenly between its selection
-  (``TRUNCATED_GEOMETRIC``, its default) and its Laplace count, bounding once
-  before both;
-* keys only (no count): ours truncated geometric at ε = 1 against PipelineDP
-  ``select_partitions(TRUNCATED_GEOMETRIC)``; ours weighted Gaussian under
-  ρ-zCDP (δ/2 for the threshold, ρ the largest whose (ε, δ/2) is ε = 1) against
-  PipelineDP's weighted Gaussian selector at (1, 1e-6) (it gives δ/2 to the
-  noise, an analytic Gaussian, and δ/2 to the threshold), fed the weights its
-  engine computes (:func:`pipeline_weighted` says why not through its engine).
+* before: ``value_counts`` as it ran before issue 34, one pass (each author
+  keeps g random keys, noisy person counts thresholded: the counts released
+  are the selection's), under an ε budget (discrete Laplace, scale g/ε) and a
+  ρ budget of (1, 1e-6) (ρ at δ/2, δ/2 to the threshold; discrete Gaussian);
+  OpenDP ``make_laplace_threshold`` on the person counts bounded the same way
+  (d_in = (g, g, 1), the smallest threshold whose δ is at most 1e-6);
+  PipelineDP ``aggregate(PRIVACY_ID_COUNT)`` with
+  ``post_aggregation_thresholding`` and ``LAPLACE_THRESHOLDING``;
+* policy: ``value_counts(max_groups=g, max_rows=1)`` now: with g above 1 (or
+  ``"auto"``), 3/4 of the loss and all of δ on the policy selection
+  (mechanisms/policy.py), then the count of the chosen keys with the rest,
+  each author keeping g of the chosen keys; under an ε budget and a ρ budget;
+* two steps: a selection with ε/2 (``--select-method``), then the keyed count
+  with ε/2; PipelineDP ``aggregate(COUNT)`` (its truncated geometric selection);
+* keys only: our truncated geometric at ε = 1, weighted Gaussian at ρ, and the
+  policy selection with the whole loss; PipelineDP's ``select_partitions`` and
+  weighted Gaussian selector (fed the weights its engine computes:
+  :func:`pipeline_weighted` says why not through its engine).
 
-OpenDP (0.16, core API: its polars front end needs polars) and PipelineDP
-(``pip install pipeline-dp``) are imported here only; a missing one is
-reported and skipped.  Our noise is seeded (``SeededSource(seed)``: not
-private, for the bench); PipelineDP's key sampling reads numpy's global state
-(seeded here) and its noise comes from PyDP's secure generator (unseeded);
-OpenDP's noise is unseeded.
+The last line states the best median of keys released with their counts by
+the policy against the best of the one passes (any g, either budget, any
+library).  OpenDP (0.16, core API) and PipelineDP (``pip install
+pipeline-dp``) are imported here only; a missing one is reported and
+skipped.  Our noise is seeded (``SeededSource(seed)``: not private, for the
+bench); PipelineDP's key sampling reads numpy's global state (seeded here) and
+its noise comes from PyDP's secure generator (unseeded); OpenDP's noise is
+unseeded.
 
 Timing (``--part timing``): a synthetic log of ``--rows`` rows (default
 10,000,000): ``term`` (strings, 100,000 distinct, Zipf-like) and ``user``
 (``rows / 10`` persons).  After one untimed warm-up, alternating, medians of
 ``--repeat``: our keyless ``value_counts`` and ``groupby.count`` on ``term``
 (rows are persons) against ``df["term"].value_counts()`` [target at most 1.5];
-then the unit case (``user`` as privacy unit, ``max_groups=5, max_rows=1``)
-against the same ``value_counts`` and against pandas' person count
-``df.drop_duplicates(["user", "term"])["term"].value_counts()``.
-
-Our side runs the public calls (``df.dp.value_counts`` and
-``df.dp.groupby(key).count`` without ``keys=``); ``--direct`` runs
+then the unit case (``user`` as privacy unit, ``max_groups=5`` (the policy and
+the count) and ``max_groups=1`` (one pass), ``max_rows=1``) against pandas'
+person count ``df.drop_duplicates(["user", "term"])["term"].value_counts()``
+[target at most 2.0], and ``groupby.count`` with the unit against
+``value_counts``.  ``--direct`` runs the one pass through
 :func:`pandas_dp.mechanisms.key_selection.key_statistics` and
-:func:`~pandas_dp.mechanisms.key_selection.select_keys` instead (the selection alone, as
-measured before those calls landed).
+:func:`~pandas_dp.mechanisms.key_selection.select_keys` instead.
 """
 
 from __future__ import annotations
@@ -654,8 +647,15 @@ def timing(args: argparse.Namespace) -> None:
         ("groupby.count (no unit)", count(False, 1), plain_vc, "value_counts", "<= 1.5"),
         (f"value_counts (unit, max_groups={g})", vc(True, g), plain_vc, "value_counts", ""),
         (
-            f"value_counts (unit, max_groups={g})",
+            f"value_counts (unit, max_groups={g}: policy selection + count)",
             vc(True, g),
+            plain_person,
+            "drop_duplicates+value_counts",
+            "<= 2.0",
+        ),
+        (
+            "value_counts (unit, max_groups=1: one pass)",
+            vc(True, 1),
             plain_person,
             "drop_duplicates+value_counts",
             "",

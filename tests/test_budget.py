@@ -395,29 +395,29 @@ STATISTICS: dict[str, tuple[Release, tuple[str, str]]] = {
     },
     "argmax": (
         lambda df, eps: df.dp.argmax_exp("dept", candidates=KEYS, epsilon=eps),
-        ("select", "candidate_counts"),
+        ("argmax", "candidate_counts"),
     ),
     "argmax_value": (
         lambda df, eps: df.dp.argmax_exp(
             "dept", candidates=KEYS, value="salary", clip=CLIP, epsilon=eps
         ),
-        ("select", "sum_utilities"),
+        ("argmax", "sum_utilities"),
     ),
     "groupby_argmax": (
         lambda df, eps: df.dp.groupby("dept", keys=KEYS).argmax_exp(
             "age", candidates=[30, 40], epsilon=eps
         ),
-        ("select", "count_utilities"),
+        ("argmax", "count_utilities"),
     ),
     "median": (
         lambda df, eps: df.dp.median("age", candidates=[20, 40, 60], epsilon=eps),
-        ("select", "quantile_table"),
+        ("quantile", "quantile_table"),
     ),
     "groupby_median": (
         lambda df, eps: df.dp.groupby("dept", keys=KEYS).median(
             "age", candidates=[20, 40, 60], epsilon=eps
         ),
-        ("select", "quantile_table"),
+        ("quantile", "quantile_table"),
     ),
 }
 for _kind in ("count", "count_column", "groupby_count"):
@@ -425,9 +425,10 @@ for _kind in ("count", "count_column", "groupby_count"):
 
 
 def _patch_statistics(monkeypatch: pytest.MonkeyPatch, where: tuple[str, str], fn: Any) -> None:
-    from pandas_dp.kinds import count, select, sums
+    from pandas_dp.kinds import argmax, count, quantile, sums
 
-    module = {"sums": sums, "count": count, "select": select}[where[0]]
+    modules = {"sums": sums, "count": count, "argmax": argmax, "quantile": quantile}
+    module = modules[where[0]]
     monkeypatch.setattr(module, where[1], fn)
 
 

@@ -55,7 +55,14 @@ RECIPES: dict[str, Callable[[Any], Any]] = {
     "quantile": lambda d: d.dp.quantile(
         "salary", 0.9, candidates=np.linspace(0, 3e5, 31), epsilon=0.5
     ),
+    "quantiles": lambda d: d.dp.quantile(
+        "salary", [0.25, 0.5, 0.75], candidates=np.linspace(0, 3e5, 31), epsilon=0.5
+    ),
     "bounds": lambda d: d.dp.bounds("salary", epsilon=0.5),
+    "cov": lambda d: d.dp.cov("age", "salary", clip={"age": (18, 70), "salary": CLIP}, epsilon=0.5),
+    "grouped_corr": lambda d: d.dp.groupby("dept", keys=DEPTS).corr(
+        "age", "salary", clip={"age": (18, 70), "salary": CLIP}, epsilon=0.5, ci=0.9
+    ),
     "grouped_bounds": lambda d: d.dp.groupby("dept", keys=DEPTS).bounds("age", epsilon=0.5),
     "clipped_share": lambda d: d.dp.clipped_share("salary", clip=CLIP, epsilon=0.5),
     "grouped_count": lambda d: d.dp.groupby("dept", keys=DEPTS).count(epsilon=0.5),

@@ -424,13 +424,13 @@ def test_arrow_floats_are_keys_as_pandas_compares_them() -> None:
 def tables_built(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The number of keys of every quantile table built from now on (``quantile_table`` spied)."""
     built: list[int] = []
-    table = pandas_dp.kinds.select.quantile_table
+    table = pandas_dp.kinds.quantile.quantile_table
 
     def spy(values: Any, codes: Any, n_keys: int, grid: Any) -> Any:
         built.append(n_keys)
         return table(values, codes, n_keys, grid)
 
-    monkeypatch.setattr(pandas_dp.kinds.select, "quantile_table", spy)
+    monkeypatch.setattr(pandas_dp.kinds.quantile, "quantile_table", spy)
     return built
 
 
@@ -467,7 +467,7 @@ def test_a_keyless_median_keeps_at_most_its_cap_of_keys_the_most_crowded(
     # More chosen keys than MAX_CELLS // candidates: those of the highest noisy person
     # counts are kept (post-processing of the selection), and no table is larger. Under ε
     # the selection is the truncated geometric, which has no noisy count: any 3 are kept.
-    monkeypatch.setattr(pandas_dp.kinds.select, "MAX_CELLS", 3 * 10)
+    monkeypatch.setattr(pandas_dp.kinds.quantile, "MAX_CELLS", 3 * 10)
     sizes = {"a": 900, "b": 800, "c": 700, "d": 300, "e": 200}
     df = pd.DataFrame({"k": [k for k, n in sizes.items() for _ in range(n)], "x": 2.0})
     df.dp.set_budget(**{accountant: 1000.0}, delta=1e-3, seed=0)

@@ -28,14 +28,15 @@ import pandas_dp.kinds
 from pandas_dp.accounting.ledger import LedgerEntry
 from pandas_dp.core import noise
 from pandas_dp.core.noise import SeededSource
+from pandas_dp.kinds.argmax import Argmax, SelectPlan
 from pandas_dp.kinds.base import DEPENDS_ON_N, Kind, Neighbours
 from pandas_dp.kinds.clip_bounds import BoundsPlan, ClipBounds, ClippedShare, SharePlan
 from pandas_dp.kinds.count import Count, CountPlan, Histogram
 from pandas_dp.kinds.describe import Describe
 from pandas_dp.kinds.nunique import Nunique
-from pandas_dp.kinds.select import Argmax, Quantile, SelectPlan
+from pandas_dp.kinds.quantile import Quantile, Quantiles
 from pandas_dp.kinds.sums import GridPlan, Mean, MeanPlan, Sum
-from pandas_dp.kinds.variance import Var, VarPlan
+from pandas_dp.kinds.variance import Corr, Cov, Var, VarPlan
 from pandas_dp.mechanisms.keys import Grouping
 from pandas_dp.pipeline import run as release
 
@@ -65,11 +66,16 @@ EXAMPLES: dict[type[Kind[Any, Any]], list[Kind[Any, Any]]] = {
         Quantile.of(EPS, "age", 0.5, GRID, "median"),
         Quantile.of(EPS, "salary", 0.9, np.linspace(0, 3e5, 31), "quantile"),
     ],
+    Quantiles: [
+        Quantiles(EPS, "age", (Fraction(1, 4), Fraction(1, 2), Fraction(9, 10)), GRID),
+    ],
     Var: [
         Var.of(EPS, "salary", CLIP, std=False),
         Var.of(EPS, "age", (18.0, 70.0), std=True),
     ],
     Histogram: [Histogram(EPS, "age")],
+    Cov: [Cov.of(EPS, "age", "salary", {"age": (18.0, 70.0), "salary": CLIP})],
+    Corr: [Corr.of(EPS, "salary", "bonus", {"salary": CLIP, "bonus": (0.0, 8e3)}, ci=0.9)],
     Nunique: [Nunique(EPS, "age"), Nunique(EPS, "dept")],
     ClipBounds: [ClipBounds(EPS, "salary"), ClipBounds(EPS, "age", pooled=True)],
     ClippedShare: [ClippedShare(EPS, "salary", CLIP)],
@@ -234,6 +240,9 @@ CALLS: dict[str, Call] = {
         "dept", candidates=DEPTS, k=2, value="salary", clip=(-1e4, 1e5), epsilon=SPLIT_EPS
     ),
     "quantile": lambda df: df.dp.quantile("age", 0.9, candidates=AGE_GRID, epsilon=SPLIT_EPS),
+    "quantiles": lambda df: df.dp.quantile(
+        "age", [0.1, 0.5, 0.9], candidates=AGE_GRID, epsilon=SPLIT_EPS
+    ),
     "median": lambda df: df.dp.median("salary", candidates=SALARY_GRID, epsilon=SPLIT_EPS),
     "describe": lambda df: df.dp.describe(
         "age", clip={"age": (18, 70)}, candidates={"age": AGE_GRID}, epsilon=SPLIT_EPS
@@ -245,6 +254,12 @@ CALLS: dict[str, Call] = {
         epsilon=SPLIT_EPS,
     ),
     "nunique": lambda df: df.dp.nunique("age", epsilon=SPLIT_EPS),
+    "cov": lambda df: df.dp.cov(
+        "age", "salary", clip={"age": (18, 70), "salary": CLIP}, epsilon=SPLIT_EPS
+    ),
+    "groupby.corr-ci": lambda df: _grouped(df).corr(
+        "age", "salary", clip={"age": (18, 70), "salary": CLIP}, epsilon=SPLIT_EPS, ci=0.9
+    ),
     "bounds": lambda df: df.dp.bounds("salary", epsilon=SPLIT_EPS),
     "groupby.bounds": lambda df: _grouped(df).bounds("age", epsilon=SPLIT_EPS),
     "clipped_share": lambda df: df.dp.clipped_share("salary", clip=CLIP, epsilon=SPLIT_EPS),

@@ -371,16 +371,22 @@ class ExampleColumns(NamedTuple):
 
 @dataclass(frozen=True)
 class Rows:
-    """The row-aligned inputs of a release's statistics: ``n`` rows, numpy arrays or Series."""
+    """The row-aligned inputs of a release's statistics: ``n`` rows, numpy arrays or Series.
+
+    ``splits``: for a composite release, how many of ``arrays`` each of its
+    parts reads, in order (:meth:`parts`); empty for any other release.
+    """
 
     n: int
     arrays: tuple[Any, ...] = ()
+    splits: tuple[int, ...] = ()
 
     def take(self, keep: Bools) -> Rows:
         """The rows where ``keep`` is True (what contribution bounding keeps)."""
         return Rows(
             int(np.count_nonzero(keep)),
             tuple(a[keep] for a in self.arrays),
+            self.splits,
         )
 
     def slice(self, start: int, stop: int) -> Rows:
@@ -392,7 +398,16 @@ class Rows:
                 a.iloc[start:stop] if isinstance(a, pd.Series) else a[start:stop]
                 for a in self.arrays
             ),
+            self.splits,
         )
+
+    def parts(self) -> list[Rows]:
+        """The rows of each part of a composite release (``splits``), in order."""
+        out, start = [], 0
+        for width in self.splits:
+            out.append(Rows(self.n, self.arrays[start : start + width]))
+            start += width
+        return out
 
 
 class Kind(ABC, Generic[One, Many]):

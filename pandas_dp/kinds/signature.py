@@ -105,9 +105,9 @@ class Form:
     ``returns``: ``(ungrouped, grouped)`` return annotations (keyless is
     grouped); ``given``: parameters whose annotation (and default) differ in
     this form from the implementation's, as ``(annotation, default)``, or
-    :data:`OMIT` to leave one out.  ``epsilon`` is ``float`` in every form;
-    the generator adds one ``rho=`` form per scope that accepts what any form
-    does and returns the union of their returns.
+    :data:`OMIT` to leave one out.  The generator writes each form twice per
+    scope: given ``epsilon: float``, and given ``rho: float`` (``epsilon``
+    then ``None``).
     """
 
     returns: tuple[str, str]

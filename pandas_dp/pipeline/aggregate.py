@@ -30,7 +30,7 @@ import pandas as pd
 from ..core.validation import check_loss, check_readable
 from ..kinds.count import COUNT
 from ..kinds.nunique import NUNIQUE
-from ..kinds.select import MEDIAN
+from ..kinds.quantile import MEDIAN
 from ..kinds.signature import MAX_GROUPS, Signature
 from ..kinds.sums import MEAN, SUM
 from ..kinds.variance import STD, VAR

@@ -58,7 +58,7 @@ from ..core.validation import check_loss, check_readable, loss_fields, selection
 from ..kinds.base import Kind, Neighbours
 from ..kinds.clip_bounds import ClipBounds, ClippedShare, plan_bounds
 from ..kinds.count import Count
-from ..kinds.select import Quantile
+from ..kinds.quantile import Quantile
 from ..mechanisms.key_selection import ChosenKeys, KeySelection
 from ..mechanisms.keys import Grouping
 from .policy import POLICY_SHARE, select_by_policy, uses_policy
@@ -817,13 +817,18 @@ def with_cut(
 
 def _with(answer: Any, fields: Mapping[Hashable, Mapping[str, Any]]) -> Any:
     """``answer`` with named ``fields`` of each column where it has room (else as it is)."""
-    if isinstance(answer, pd.Series) and "estimate" in answer.index:
-        ((named),) = fields.values()
-        extra = pd.Series([float(v) for v in named.values()], index=list(named), name=answer.name)
+    if "estimate" in (answer.index if isinstance(answer, pd.Series) else ()) or (
+        isinstance(answer, pd.DataFrame) and "estimate" in answer.columns
+    ):  # an interval: one column's fields by their names, several columns' as field[column]
+        flat = {
+            (field if len(fields) == 1 else f"{field}[{column}]"): value
+            for column, values in fields.items()
+            for field, value in values.items()
+        }
+        if isinstance(answer, pd.DataFrame):
+            return answer.assign(**flat)
+        extra = pd.Series([float(v) for v in flat.values()], index=list(flat), name=answer.name)
         return pd.concat([answer.astype("float64"), extra])
-    if isinstance(answer, pd.DataFrame) and "estimate" in answer.columns:
-        ((named),) = fields.values()
-        return answer.assign(**named)
     if isinstance(answer, pd.DataFrame) and isinstance(answer.columns, pd.MultiIndex):
         out = answer.copy()
         for column, named in fields.items():

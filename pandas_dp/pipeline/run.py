@@ -32,7 +32,7 @@ keys × candidates) tallies only the persons in the reservation, and its own
 statistics after the selection over the chosen keys
 (:class:`~pandas_dp.mechanisms.key_selection.ChosenKeys`), as with public keys.
 What is particular to a kind lives in its class (:mod:`pandas_dp.kinds.sums`,
-:mod:`pandas_dp.kinds.select`, :mod:`pandas_dp.kinds.describe`); :data:`KINDS`, the
+:mod:`pandas_dp.kinds.argmax`, :mod:`pandas_dp.kinds.describe`); :data:`KINDS`, the
 registry, is every concrete subclass of :class:`~pandas_dp.kinds.base.Kind` defined
 by the modules below this one: a kind is registered by existing.
 """
@@ -124,11 +124,13 @@ def registry(base: type[Kind[Any, Any]] = Kind) -> dict[str, type[Kind[Any, Any]
     """The concrete kinds defined in :mod:`pandas_dp.kinds` by name; TypeError if two share one.
 
     Importing that room imports each of its modules, so a kind defined in
-    any of them is here; a kind defined elsewhere (a test's) is not.
+    any of them is here; a kind defined elsewhere (a test's) is not.  In the
+    order of the modules' names, then of definition: the same in every process.
     """
     room = kinds.__name__ + "."
     found: dict[str, type[Kind[Any, Any]]] = {}
-    for kind in _concrete(base):
+    ordered = sorted(_concrete(base), key=lambda kind: kind.__module__)  # stable: definitions
+    for kind in ordered:
         if not kind.__module__.startswith(room):
             continue
         name = getattr(kind, "name", None)

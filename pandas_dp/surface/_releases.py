@@ -81,8 +81,10 @@ class Releases(Typed[S]):
             Each column to a statistic's name or a list of them: ``"count"``,
             ``"sum"``, ``"mean"``, ``"var"``, ``"std"``, ``"median"``, ``"nunique"``.
         epsilon : float
-            Privacy cost of the whole call, split equally over the statistics
-            (``rho``: the same, under a zCDP budget); held at once.
+            Privacy cost of the whole call, split equally over the statistics;
+            held at once.
+        rho : float
+            Instead of ``epsilon``, under a zCDP budget: split the same way.
         clip : (lower, upper), "auto", or a mapping of them by column
             The public bounds of ``sum``, ``mean``, ``var`` and ``std``.
         candidates : grid, or a mapping of grids by column
@@ -109,7 +111,9 @@ class Releases(Typed[S]):
         -----
         One release per (column, statistic), each at ``epsilon / k`` for ``k``
         statistics, a ledger entry each (release ``agg``); the sensitivity and
-        noise of each are those of the statistic (see its method).
+        noise of each are those of the statistic under the budget's adjacency
+        (add_remove or substitute; see its method). Public: the clip bounds,
+        the grids, the keys, ``epsilon``.
         """
         given = {
             "epsilon": epsilon,

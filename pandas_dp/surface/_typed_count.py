@@ -51,10 +51,22 @@ class CountReleases(Generic[S]):
         *,
         epsilon: None = None,
         rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> int: ...
+
+    @overload
+    def count(
+        self: CountReleases[Ungrouped],
+        column: Hashable | None = None,
+        *,
+        epsilon: None = None,
+        rho: float,
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-    ) -> int | pd.Series: ...
+    ) -> pd.Series: ...
 
     @overload
     def count(
@@ -87,11 +99,24 @@ class CountReleases(Generic[S]):
         *,
         epsilon: None = None,
         rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def count(
+        self: CountReleases[Grouped],
+        column: Hashable | None = None,
+        *,
+        epsilon: None = None,
+        rho: float,
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | Literal["auto"] | None = None,
-    ) -> pd.Series | pd.DataFrame: ...
+    ) -> pd.DataFrame: ...
 
     @overload
     def count(
@@ -126,12 +151,26 @@ class CountReleases(Generic[S]):
         *,
         epsilon: None = None,
         rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.Series: ...
+
+    @overload
+    def count(
+        self: CountReleases[Keyless],
+        column: Hashable | None = None,
+        *,
+        epsilon: None = None,
+        rho: float,
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | Literal["auto"] | None = None,
         delta: float,
-    ) -> pd.Series | pd.DataFrame: ...
+    ) -> pd.DataFrame: ...
 
     def count(
         self,

@@ -61,15 +61,40 @@ class SumsReleases(Generic[S]):
     @overload
     def sum(
         self: SumsReleases[Ungrouped],
-        column: Hashable | None = None,
+        column: None = None,
         *,
-        clip: Any,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def sum(
+        self: SumsReleases[Ungrouped],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float: ...
+
+    @overload
+    def sum(
+        self: SumsReleases[Ungrouped],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
         epsilon: None = None,
         rho: float,
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-    ) -> pd.Series | float: ...
+    ) -> pd.Series: ...
 
     @overload
     def sum(
@@ -112,16 +137,43 @@ class SumsReleases(Generic[S]):
     @overload
     def sum(
         self: SumsReleases[Grouped],
-        column: Hashable | None = None,
+        column: None = None,
         *,
-        clip: Any,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def sum(
+        self: SumsReleases[Grouped],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def sum(
+        self: SumsReleases[Grouped],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
         epsilon: None = None,
         rho: float,
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | Literal["auto"] | None = None,
-    ) -> pd.DataFrame | pd.Series: ...
+    ) -> pd.DataFrame: ...
 
     @overload
     def sum(
@@ -167,9 +219,38 @@ class SumsReleases(Generic[S]):
     @overload
     def sum(
         self: SumsReleases[Keyless],
-        column: Hashable | None = None,
+        column: None = None,
         *,
-        clip: Any,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def sum(
+        self: SumsReleases[Keyless],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.Series: ...
+
+    @overload
+    def sum(
+        self: SumsReleases[Keyless],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
         epsilon: None = None,
         rho: float,
         ci: float | None = None,
@@ -177,7 +258,7 @@ class SumsReleases(Generic[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | Literal["auto"] | None = None,
         delta: float,
-    ) -> pd.DataFrame | pd.Series: ...
+    ) -> pd.DataFrame: ...
 
     def sum(
         self,
@@ -243,15 +324,40 @@ class SumsReleases(Generic[S]):
     @overload
     def mean(
         self: SumsReleases[Ungrouped],
-        column: Hashable | None = None,
+        column: None = None,
         *,
-        clip: Any,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def mean(
+        self: SumsReleases[Ungrouped],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float: ...
+
+    @overload
+    def mean(
+        self: SumsReleases[Ungrouped],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
         epsilon: None = None,
         rho: float,
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-    ) -> pd.Series | float: ...
+    ) -> pd.Series: ...
 
     @overload
     def mean(
@@ -294,16 +400,43 @@ class SumsReleases(Generic[S]):
     @overload
     def mean(
         self: SumsReleases[Grouped],
-        column: Hashable | None = None,
+        column: None = None,
         *,
-        clip: Any,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def mean(
+        self: SumsReleases[Grouped],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def mean(
+        self: SumsReleases[Grouped],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
         epsilon: None = None,
         rho: float,
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | Literal["auto"] | None = None,
-    ) -> pd.DataFrame | pd.Series: ...
+    ) -> pd.DataFrame: ...
 
     @overload
     def mean(
@@ -349,9 +482,38 @@ class SumsReleases(Generic[S]):
     @overload
     def mean(
         self: SumsReleases[Keyless],
-        column: Hashable | None = None,
+        column: None = None,
         *,
-        clip: Any,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def mean(
+        self: SumsReleases[Keyless],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.Series: ...
+
+    @overload
+    def mean(
+        self: SumsReleases[Keyless],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
         epsilon: None = None,
         rho: float,
         ci: float | None = None,
@@ -359,7 +521,7 @@ class SumsReleases(Generic[S]):
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | Literal["auto"] | None = None,
         delta: float,
-    ) -> pd.DataFrame | pd.Series: ...
+    ) -> pd.DataFrame: ...
 
     def mean(
         self,

@@ -10,13 +10,13 @@ from typing import Any, Generic, Literal, TypeVar, overload
 import pandas as pd
 
 from ..kinds.signature import Grouped, Keyless, Signature, Ungrouped
-from ..kinds.variance import STD, VAR
+from ..kinds.variance import CORR, COV, STD, VAR
 
 S = TypeVar("S")
 
 
 class VarianceReleases(Generic[S]):
-    """var, std: overloads per form and scope."""
+    """var, std, cov, corr: overloads per form and scope."""
 
     def _call(self, signature: Signature, /, **args: Any) -> Any:
         """Release ``signature`` with the call's ``args`` (the surface runs it)."""
@@ -54,10 +54,23 @@ class VarianceReleases(Generic[S]):
         clip: Any,
         epsilon: None = None,
         rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float: ...
+
+    @overload
+    def var(
+        self: VarianceReleases[Ungrouped],
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-    ) -> float | pd.Series: ...
+    ) -> pd.Series: ...
 
     @overload
     def var(
@@ -93,11 +106,25 @@ class VarianceReleases(Generic[S]):
         clip: Any,
         epsilon: None = None,
         rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def var(
+        self: VarianceReleases[Grouped],
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | Literal["auto"] | None = None,
-    ) -> pd.Series | pd.DataFrame: ...
+    ) -> pd.DataFrame: ...
 
     @overload
     def var(
@@ -135,12 +162,27 @@ class VarianceReleases(Generic[S]):
         clip: Any,
         epsilon: None = None,
         rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.Series: ...
+
+    @overload
+    def var(
+        self: VarianceReleases[Keyless],
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | Literal["auto"] | None = None,
         delta: float,
-    ) -> pd.Series | pd.DataFrame: ...
+    ) -> pd.DataFrame: ...
 
     def var(
         self,
@@ -200,10 +242,23 @@ class VarianceReleases(Generic[S]):
         clip: Any,
         epsilon: None = None,
         rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float: ...
+
+    @overload
+    def std(
+        self: VarianceReleases[Ungrouped],
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-    ) -> float | pd.Series: ...
+    ) -> pd.Series: ...
 
     @overload
     def std(
@@ -239,11 +294,25 @@ class VarianceReleases(Generic[S]):
         clip: Any,
         epsilon: None = None,
         rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def std(
+        self: VarianceReleases[Grouped],
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | Literal["auto"] | None = None,
-    ) -> pd.Series | pd.DataFrame: ...
+    ) -> pd.DataFrame: ...
 
     @overload
     def std(
@@ -281,12 +350,27 @@ class VarianceReleases(Generic[S]):
         clip: Any,
         epsilon: None = None,
         rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.Series: ...
+
+    @overload
+    def std(
+        self: VarianceReleases[Keyless],
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
         max_groups: int | Literal["auto"] | None = None,
         delta: float,
-    ) -> pd.Series | pd.DataFrame: ...
+    ) -> pd.DataFrame: ...
 
     def std(
         self,
@@ -309,6 +393,382 @@ class VarianceReleases(Generic[S]):
             rho=rho,
             ci=ci,
             cut=cut,
+            max_rows=max_rows,
+            max_groups=max_groups,
+            delta=delta,
+        )
+
+    @overload
+    def cov(
+        self: VarianceReleases[Ungrouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float: ...
+
+    @overload
+    def cov(
+        self: VarianceReleases[Ungrouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def cov(
+        self: VarianceReleases[Ungrouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float: ...
+
+    @overload
+    def cov(
+        self: VarianceReleases[Ungrouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def cov(
+        self: VarianceReleases[Grouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def cov(
+        self: VarianceReleases[Grouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def cov(
+        self: VarianceReleases[Grouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def cov(
+        self: VarianceReleases[Grouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def cov(
+        self: VarianceReleases[Keyless],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.Series: ...
+
+    @overload
+    def cov(
+        self: VarianceReleases[Keyless],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def cov(
+        self: VarianceReleases[Keyless],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.Series: ...
+
+    @overload
+    def cov(
+        self: VarianceReleases[Keyless],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.DataFrame: ...
+
+    def cov(
+        self,
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float | None = None,
+        rho: float | None = None,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float | None = None,
+    ) -> Any:
+        return self._call(
+            COV,
+            a=a,
+            b=b,
+            clip=clip,
+            epsilon=epsilon,
+            rho=rho,
+            ci=ci,
+            max_rows=max_rows,
+            max_groups=max_groups,
+            delta=delta,
+        )
+
+    @overload
+    def corr(
+        self: VarianceReleases[Ungrouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float: ...
+
+    @overload
+    def corr(
+        self: VarianceReleases[Ungrouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def corr(
+        self: VarianceReleases[Ungrouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float: ...
+
+    @overload
+    def corr(
+        self: VarianceReleases[Ungrouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def corr(
+        self: VarianceReleases[Grouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def corr(
+        self: VarianceReleases[Grouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def corr(
+        self: VarianceReleases[Grouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def corr(
+        self: VarianceReleases[Grouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def corr(
+        self: VarianceReleases[Keyless],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.Series: ...
+
+    @overload
+    def corr(
+        self: VarianceReleases[Keyless],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def corr(
+        self: VarianceReleases[Keyless],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.Series: ...
+
+    @overload
+    def corr(
+        self: VarianceReleases[Keyless],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.DataFrame: ...
+
+    def corr(
+        self,
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float | None = None,
+        rho: float | None = None,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float | None = None,
+    ) -> Any:
+        return self._call(
+            CORR,
+            a=a,
+            b=b,
+            clip=clip,
+            epsilon=epsilon,
+            rho=rho,
+            ci=ci,
             max_rows=max_rows,
             max_groups=max_groups,
             delta=delta,

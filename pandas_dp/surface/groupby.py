@@ -123,8 +123,38 @@ class DPGroupedReleases(Releases[G], scope="grouped"):
     ) -> pd.Series | pd.DataFrame:
         """Noisy rows per key, like pandas' ``groupby(...).size()``: ``count()`` of rows.
 
-        The release of :meth:`count` without a column (its cost, noise and
-        interval), its Series unnamed as pandas names ``size()``'s.
+        Parameters
+        ----------
+        epsilon : float
+            Privacy cost, charged once for all keys.
+        rho : float
+            Instead of ``epsilon``, under a zCDP budget.
+        ci : float, optional
+            A confidence level: each key's count with its noise interval.
+        delta : float
+            Without ``keys=``, required: as for :meth:`count`.
+        max_rows : int or "auto", optional
+            With a privacy unit: rows of one person kept per key.
+        max_groups : int or "auto", optional
+            With a privacy unit: keys of one person kept.
+
+        Returns
+        -------
+        pandas.Series or pandas.DataFrame
+            The counts, unnamed as pandas names ``size()``'s (with ``ci``: a
+            DataFrame ``estimate``, ``lower``, ``upper``).
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+            Refused before anything is spent.
+
+        Notes
+        -----
+        The release of :meth:`count` without a column: its cost (``epsilon``
+        once for all keys), sensitivity (1 under add_remove, 2 under
+        substitute; times the bounds with a privacy unit) and noise. Public:
+        the keys, ``epsilon``.
         """
         counted = self._call(
             COUNT,
