@@ -87,6 +87,9 @@ BUDGET_DETAILS = (
 )
 HISTORY_LINE = ("time", "operation", "state", "epsilon", "spent", "process")
 HISTORY_DETAILS = (
+    "release",
+    "grouping",
+    "parameters",
     "rho",
     "delta",
     "columns",

@@ -1,4 +1,4 @@
-"""Every exception of pandas_dp, at its public path: ``from pandas_dp.errors import ...``.
+"""Every exception and warning of pandas_dp, at its public path: ``from pandas_dp.errors ...``.
 
 Defined in :mod:`pandas_dp.core.errors`; this module is where users import them from.
 """
@@ -17,6 +17,7 @@ from .core.errors import (
     MissingColumnError,
     NotALedgerError,
     PandasDPError,
+    PoorAnswerWarning,
     ReservationError,
     UnknownBudgetError,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "MissingColumnError",
     "NotALedgerError",
     "PandasDPError",
+    "PoorAnswerWarning",
     "ReservationError",
     "UnknownBudgetError",
 ]

@@ -165,6 +165,7 @@ def run_workload(df: pd.DataFrame, seed: int) -> list[Pld]:
     return plds
 
 
+@pytest.mark.filterwarnings("ignore::pandas_dp.errors.PoorAnswerWarning")  # tiny ε: no key
 @pytest.mark.parametrize("seed", range(20))
 def test_the_reported_epsilon_and_delta_are_never_below_the_exact_ones(
     people: pd.DataFrame, seed: int
@@ -297,6 +298,7 @@ def test_100_counts_under_1_and_1e_minus_6() -> None:
 # --------------------------------------------------------------------- the ledger
 
 
+@pytest.mark.filterwarnings("ignore::pandas_dp.errors.PoorAnswerWarning")  # tiny ε: no key
 def test_events_are_recorded_exactly_and_parse_back(people: pd.DataFrame) -> None:
     budget = people.dp.set_budget(epsilon=2, delta=1e-6, accountant="pld", seed=3)
     people.dp.count(epsilon=0.1)

@@ -454,9 +454,10 @@ SELECTION = release.KeySelection(("k",), pd.Index([]), Fraction(1, 10**5))
     [
         (Count(Fraction(1)), None, None, None, "laplace", 13, True),
         (Count(Fraction(1)), "u", 1, 3, "laplace", 38, True),
-        (Count(Fraction(1)), "u", 2, 1, "laplace", 24, False),
-        (Count(Fraction(1), ci=0.9), None, None, None, "laplace", 24, False),
-        (Mean(Fraction(1), "x", (0.0, 1.0)), None, None, None, "laplace", 24, False),
+        # one key per person, pure ε, not the selection's own counts: the truncated geometric
+        (Count(Fraction(1)), "u", 2, 1, "truncated_geometric", 0, False),
+        (Count(Fraction(1), ci=0.9), None, None, None, "truncated_geometric", 0, False),
+        (Mean(Fraction(1), "x", (0.0, 1.0)), None, None, None, "truncated_geometric", 0, False),
         (Mean(Fraction(1), "x", (0.0, 1.0)), "u", 5, 3, "laplace", 73, False),
         (Count(None, rho=Fraction(1, 2)), None, None, None, "gaussian", 6, True),
         (
@@ -490,10 +491,10 @@ def test_the_selection_plan_is_exact(
     one_pass: bool,
 ) -> None:
     """A row count whose persons count once per key is the selection's (all of ε, one pass);
-    anything else gives the selection half of ε (or ρ) and the statistic the rest; δ: all."""
-    budget = (
-        _selection_budget(epsilon=None, rho=10.0) if method != "laplace" else _selection_budget()
-    )
+    anything else gives the selection half of ε (or ρ) and the statistic the rest; δ: all.
+    Under ε with one key per person that half goes to the optimal truncated geometric."""
+    pure = method in ("laplace", "truncated_geometric")
+    budget = _selection_budget() if pure else _selection_budget(epsilon=None, rho=10.0)
     planned = release.plan_selection(kind, SELECTION, budget, unit, max_rows, max_groups)
     assert (planned.plan.method, planned.plan.threshold, planned.one_pass) == (
         method,
@@ -502,7 +503,7 @@ def test_the_selection_plan_is_exact(
     )
     assert planned.plan.delta == SELECTION.delta
     assert planned.plan.max_groups == (1 if unit is None else max_groups)
-    loss = "rho" if method != "laplace" else "epsilon"
+    loss = "epsilon" if pure else "rho"
     whole = getattr(kind, loss)
     share = whole if one_pass else whole / 2
     assert getattr(planned.plan, loss) == share

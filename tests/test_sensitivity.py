@@ -555,11 +555,12 @@ def test_one_person_moves_the_key_selection_no_further_than_its_noise_covers(
 ) -> None:
     """Every person of up to four keys (two rows in one), added to random frames of persons.
 
-    Laplace covers an L1 change of ``scale·ε``, the Gaussians an L2² change of
-    ``2ρσ²``, the truncated geometric a change of at most 1 in each of at most
-    ``max_groups`` keys; the bounding's choice of keys: the worst of four seeds.
+    Laplace covers an L1 change of ``scale·ε`` (weighted: a person's weights),
+    the Gaussians an L2² change of ``2ρσ²``, the truncated geometric a change of
+    at most 1 in each of at most ``max_groups`` keys; the bounding's choice of
+    keys: the worst of four seeds.
     """
-    pure = method in ("laplace", "truncated_geometric")
+    pure = method in ("laplace", "truncated_geometric", "weighted_laplace")
     loss = {"epsilon": Fraction(1)} if pure else {"rho": Fraction(1, 2)}
     plan = selection_plan(**loss, delta=Fraction(1, 10**6), max_groups=max_groups, method=method)
     rng = np.random.default_rng(seed_of(method, max_groups))
@@ -583,7 +584,7 @@ def test_one_person_moves_the_key_selection_no_further_than_its_noise_covers(
                     SeededSource(seed),
                 )
                 change = (stats - without).astype(object)
-                if method == "laplace":
+                if method in ("laplace", "weighted_laplace"):
                     assert sum(abs(change)) <= plan.scale * plan.epsilon
                 elif method == "truncated_geometric":
                     assert max(abs(change)) <= 1

@@ -6,7 +6,8 @@ person only, the root frame's row count (public by that adjacency); per
 entry: time, operation, column names, clip bounds, number of public keys,
 epsilon, mechanism, adjacency, sensitivity, noise scale, the budget's total
 after the entry and the process id, and (schema 9) the events it ran with
-their exact parameters and a plan's half-widths.  Never a data value, a
+their exact parameters, a plan's half-widths, and what was asked (the release's
+own name, its grouping columns, its public parameters).  Never a data value, a
 released value or a key.  Every epsilon is stored exactly, as the text
 ``"numerator/denominator"`` of a Fraction, never as a float.
 
@@ -175,7 +176,10 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     # say), and for a release of a plan its planned and realised intervals; per budget how
     # it composes ('sum': its accountant's amounts add up; 'pld': an (epsilon, delta) budget
     # whose events compose by privacy loss distributions; its accountant stays 'epsilon'
-    # and its spent '0/1'); per hold what it stands for under PLD.
+    # and its spent '0/1'); per hold what it stands for under PLD. And what was asked
+    # (issue 34): the release's own name as the caller wrote it (value_counts, crosstab,
+    # describe, ...), the columns it was grouped by (JSON list) and its other public
+    # parameters (text). Entries written before version 9 read them blank.
     (
         "ALTER TABLE entries ADD COLUMN events TEXT",
         "ALTER TABLE entries ADD COLUMN planned TEXT",
@@ -183,6 +187,9 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "ALTER TABLE budgets ADD COLUMN composition TEXT NOT NULL DEFAULT 'sum' "
         "CHECK (composition IN ('sum', 'pld'))",
         "ALTER TABLE holds ADD COLUMN events TEXT",
+        "ALTER TABLE entries ADD COLUMN release TEXT",
+        "ALTER TABLE entries ADD COLUMN grouping TEXT",
+        "ALTER TABLE entries ADD COLUMN parameters TEXT",
     ),
 )
 assert len(MIGRATIONS) == SCHEMA_VERSION
@@ -209,6 +216,9 @@ BUDGET_COLUMNS = [
 HISTORY_COLUMNS = [
     "time",
     "operation",
+    "release",
+    "grouping",
+    "parameters",
     "state",
     "columns",
     "clip",
@@ -320,6 +330,9 @@ def column_sql(name: str, version: int, table: str = "") -> str:
         "planned": (9, "NULL"),
         "realised": (9, "NULL"),
         "composition": (9, "'sum'"),
+        "release": (9, "NULL"),
+        "grouping": (9, "NULL"),
+        "parameters": (9, "NULL"),
     }
     added, default = missing.get(name, (0, ""))
     if version < added:
@@ -490,8 +503,9 @@ CHARGE_PLD: Final = f"CASE WHEN b.composition = 'pld' THEN '0/1' ELSE {CHARGE} E
 INSERT_ENTRY: Final = (
     "INSERT INTO entries (budget, time, operation, columns, clip, keys, epsilon, "
     "mechanism, adjacency, sensitivity, noise_scale, total, process, state, "
-    "privacy_unit, max_rows, max_groups, half_width_95, rho, delta, events, planned, realised) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "privacy_unit, max_rows, max_groups, half_width_95, rho, delta, events, planned, realised, "
+    "release, grouping, parameters) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+    "?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -531,6 +545,9 @@ def entry_row(name: str, entry: LedgerEntry, total: Fraction, state: str) -> tup
         events_text(entry.privacy_events),
         entry.planned,
         entry.realised,
+        entry.release,
+        json.dumps(list(entry.grouping)),
+        entry.parameters,
     )
 
 
@@ -548,6 +565,7 @@ def stored_entry(row: tuple[object, ...]) -> StoredEntry:
     time, operation, columns, clip, keys, epsilon, mechanism, adjacency = row[:8]
     sensitivity, noise_scale, total, process, state, unit, max_rows, max_groups = row[8:16]
     half_width, rho, delta, events, planned, realised = row[16:22]
+    release, grouping, parameters = row[22:25]
     try:
         entry = LedgerEntry(
             operation=str(operation),
@@ -569,6 +587,9 @@ def stored_entry(row: tuple[object, ...]) -> StoredEntry:
             events=parse_events("" if events is None else str(events)),
             planned="" if planned is None else str(planned),
             realised="" if realised is None else str(realised),
+            release="" if release is None else str(release),
+            grouping=() if grouping is None else tuple(str(c) for c in json.loads(str(grouping))),
+            parameters="" if parameters is None else str(parameters),
         )
     except (ValueError, TypeError) as err:  # json.JSONDecodeError is a ValueError
         raise CorruptLedgerError(

@@ -21,6 +21,7 @@ from .ledger import LedgerEntry
 
 __all__ = [
     "LAST",
+    "columns_label",
     "epsilon_figure",
     "half_width_figure",
     "html_view",
@@ -70,6 +71,15 @@ def half_width_figure(entry: LedgerEntry) -> str:
     return labelled_figures(entry.columns, entry.half_width_95)
 
 
+def columns_label(entry: LedgerEntry) -> str:
+    """The columns a release read, and those it was grouped by (``salary by dept``)."""
+    read = ", ".join(entry.columns)
+    by = [column for column in entry.grouping if column not in entry.columns]
+    if not by:
+        return read or "—"
+    return f"{read} by {', '.join(by)}".lstrip()
+
+
 def _cost(entry: LedgerEntry, accountant: str) -> str:
     """The cost cell: the entry's charge; under PLD its own ε, or its ρ (``ρ 0.01``)."""
     if accountant != "pld":
@@ -104,8 +114,8 @@ def _release_rows(
     return planned, [
         (
             str(number),
-            entry.operation,
-            ", ".join(entry.columns) or "—",
+            entry.label,
+            columns_label(entry),
             _cost(entry, accountant),
             half_width_figure(entry),
             *((planned_figure(entry) or "—",) if planned else ()),

@@ -131,6 +131,15 @@ class LedgerEntry:
     #: intervals, as text (``"±50 at 95%"``, ``"±49 at 95%"``); empty otherwise.
     planned: str = ""
     realised: str = ""
+    #: What was asked: the release's own name as the caller wrote it (``value_counts``,
+    #: ``crosstab``, ``describe``, ``mean``: also on each step of a composite release such
+    #: as ``clip="auto"``'s bounds, whose ``operation`` is the step's), the columns it was
+    #: grouped by, and its other public parameters as text (``max_groups=auto, dropna=True``;
+    #: never a key, candidate or bin: those are counted in ``keys``). Empty for an entry of
+    #: an older ledger.
+    release: str = ""
+    grouping: tuple[str, ...] = ()
+    parameters: str = ""
 
     def __post_init__(self) -> None:
         for name in ("epsilon", "rho"):
@@ -158,6 +167,21 @@ class LedgerEntry:
     def marked(self, mark: str) -> LedgerEntry:
         """This entry with ``mark`` appended to its mechanism (e.g. :data:`SEEDED`)."""
         return dataclasses.replace(self, mechanism=f"{self.mechanism} {mark}".lstrip())
+
+    def asked(self, release: str, grouping: tuple[str, ...], parameters: str) -> LedgerEntry:
+        """This entry recording what the caller asked: release name, grouping, parameters."""
+        return dataclasses.replace(self, release=release, grouping=grouping, parameters=parameters)
+
+    @property
+    def label(self) -> str:
+        """How the views name this release: its operation, after the call's name if they differ.
+
+        ``value_counts: groupby.count`` and ``crosstab: groupby.count`` tell apart two
+        grouped counts; ``mean: bounds`` is a step of ``mean(clip="auto")``.
+        """
+        if not self.release or self.operation.rpartition(".")[2].startswith(self.release):
+            return self.operation
+        return f"{self.release}: {self.operation}"
 
     def charged(self, accountant: str) -> LedgerEntry:
         """This entry as a budget of ``accountant`` (``"epsilon"``, ``"rho"``, ``"pld"``) takes it.
@@ -191,6 +215,9 @@ class LedgerEntry:
         return {
             "time": self.time,
             "operation": self.operation,
+            "release": self.release,
+            "grouping": ", ".join(self.grouping),
+            "parameters": self.parameters,
             "columns": ", ".join(self.columns),
             "epsilon": math.nan if self.epsilon is None else float(self.epsilon),
             "rho": math.nan if self.rho is None else float(self.rho),

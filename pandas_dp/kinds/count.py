@@ -57,7 +57,7 @@ from .base import (
     interval_one,
     ledger_entry,
 )
-from .signature import CI, EPSILON, MAX_ROWS, REQUIRED, RHO, Form, Param, Signature
+from .signature import CI, CUT_UNIT, EPSILON, MAX_ROWS, RHO, Form, Param, Signature
 
 __all__ = [
     "COUNT",
@@ -320,17 +320,19 @@ COUNT = Signature(
         EPSILON,
         RHO,
         CI,
+        CUT_UNIT,
         MAX_ROWS,
     ),
     (
-        Form(("int", "pd.Series"), {"ci": ("None", "None")}),
-        Form(("pd.Series", "pd.DataFrame"), {"ci": ("float", REQUIRED)}),
+        Form(("int", "pd.Series"), {"ci": ("None", "None"), "cut": ("Literal[False]", "False")}),
+        Form(("pd.Series", "pd.DataFrame"), {}),
     ),
     _count,
     summary="Noisy number of rows$per_key, or of non-missing values of ``column``.",
     returns="""\
         The exact count plus discrete Laplace noise$per_key; may be negative when
-        tiny. $indexed With ``ci``: $interval.""",
+        tiny. $indexed With ``ci``: $interval. With ``cut``: the shares of persons the
+        bounds cut, beside the estimate (see ``cut``).""",
     notes="""\
         Costs ``epsilon``. Sensitivity 1 under add_remove. Under substitute the
         row count of the frame the budget was set on is public: ``count()`` is

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Hashable, Iterable
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 import numpy as np
 import pandas as pd
@@ -47,13 +47,12 @@ from ..core.validation import (
     check_seed,
     loss,
 )
-from ..kinds.base import Kind
 from ..kinds.count import Histogram
 from ..kinds.signature import Grouped, Keyless, Ungrouped
 from ..mechanisms.key_selection import KeySelection
-from ..mechanisms.keys import Bins, Grouping
+from ..mechanisms.keys import Bins
 from ..pipeline.recipes import rows_per_unit
-from ..pipeline.run import ContributionBounds, PandasFrame, run
+from ..pipeline.run import PandasFrame
 from ..pipeline.workload import entries_for
 from ._docs import doc
 from ._plans import PlanReleases
@@ -63,10 +62,36 @@ from .relational import DPRelational
 from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values, row_mask
 from .tables import TableReleases
 
-__all__ = ["DPAccessor", "DPReleases"]
+__all__ = ["DPAccessor", "DPFrame", "DPReleases", "typed"]
 
 One = TypeVar("One")
 Many = TypeVar("Many")
+
+if TYPE_CHECKING:
+
+    class DPFrame(pd.DataFrame):
+        """A DataFrame whose ``.dp`` a type checker sees: what :func:`typed` returns.
+
+        pandas-stubs type every attribute a DataFrame does not declare as a
+        column (a Series), so pyright (which takes no plugin) reads ``df.dp``
+        as one; this subclass, for type checkers only, declares it.
+        """
+
+        dp: DPAccessor
+
+else:
+    DPFrame = pd.DataFrame  # at run time, the frame itself
+
+
+def typed(df: pd.DataFrame) -> DPFrame:
+    """``df`` itself, typed as :class:`DPFrame` so that ``df.dp`` is typed without a plugin.
+
+    ``df = pandas_dp.typed(pd.read_csv(...))``: one line, for pyright and
+    other checkers without mypy's plugin; the frames ``df.dp`` derives
+    (``query``, ``filter``, ``assign``, ``select``, ``per_unit``) are typed
+    so too.  Returns the same object: nothing is copied, bound or checked.
+    """
+    return cast("DPFrame", df)
 
 
 class DPReleases(PlanReleases, TableReleases, Releases[Ungrouped], scope="ungrouped"):
@@ -76,8 +101,8 @@ class DPReleases(PlanReleases, TableReleases, Releases[Ungrouped], scope="ungrou
     :meth:`histogram`, :meth:`rows_per_unit` and :meth:`set_budget`; ``value_counts``
     and ``crosstab`` from :class:`pandas_dp.surface.tables.TableReleases`. A subclass binds
     the surface to one backend through three hooks:
-    :meth:`_release` runs a built kind (grouped by a :class:`~pandas_dp.mechanisms.keys.Grouping`
-    or not) and spends from the frame's budget, and :meth:`_schema` gives the
+    :meth:`_frame` gives the backend every release runs over (and spends from the
+    frame's budget), and :meth:`_schema` gives the
     empty or full frame whose columns and dtypes the bins of :meth:`histogram`
     and the keys of :meth:`crosstab` are checked against (never its data);
     :meth:`_people` gives the one-row-per-person surface of :meth:`rows_per_unit`.
@@ -88,20 +113,6 @@ class DPReleases(PlanReleases, TableReleases, Releases[Ungrouped], scope="ungrou
 
     def _grouping(self) -> None:
         return None
-
-    @overload
-    def _release(self, kind: Kind[One, Many], group: None, bounds: ContributionBounds) -> One: ...
-
-    @overload
-    def _release(
-        self, kind: Kind[One, Many], group: Grouping, bounds: ContributionBounds
-    ) -> Many: ...
-
-    def _release(
-        self, kind: Kind[One, Many], group: Grouping | None, bounds: ContributionBounds
-    ) -> One | Many:
-        """Release ``kind`` (grouped by ``group``), spending from the frame's budget."""
-        return run(self._frame(), kind, group, bounds)
 
     def _budget(self) -> PrivacyBudget:
         """The budget this surface's releases spend (MissingBudgetError if none)."""
@@ -313,8 +324,8 @@ class DPReleases(PlanReleases, TableReleases, Releases[Ungrouped], scope="ungrou
         ci: None = None,
         right: bool = True,
         include_lowest: bool = False,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -328,8 +339,8 @@ class DPReleases(PlanReleases, TableReleases, Releases[Ungrouped], scope="ungrou
         ci: None = None,
         right: bool = True,
         include_lowest: bool = False,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -342,8 +353,8 @@ class DPReleases(PlanReleases, TableReleases, Releases[Ungrouped], scope="ungrou
         ci: float,
         right: bool = True,
         include_lowest: bool = False,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -357,8 +368,8 @@ class DPReleases(PlanReleases, TableReleases, Releases[Ungrouped], scope="ungrou
         ci: float,
         right: bool = True,
         include_lowest: bool = False,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @doc()
@@ -372,8 +383,8 @@ class DPReleases(PlanReleases, TableReleases, Releases[Ungrouped], scope="ungrou
         ci: float | None = None,
         right: bool = True,
         include_lowest: bool = False,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series | pd.DataFrame:
         """Noisy counts of ``column`` over public bin edges, like ``pd.cut(...).value_counts()``.
 
@@ -423,7 +434,20 @@ class DPReleases(PlanReleases, TableReleases, Releases[Ungrouped], scope="ungrou
             self._schema(), column, bins, right=right, include_lowest=include_lowest
         )
         kind = Histogram(column=column, ci=ci, **loss(epsilon, rho))
-        return self._release(kind, group, ContributionBounds(max_rows, max_groups))
+        return self._table(  # type: ignore[no-any-return]
+            "histogram",
+            kind,
+            group,
+            column=column,
+            bins=bins,
+            epsilon=epsilon,
+            rho=rho,
+            ci=ci,
+            right=right,
+            include_lowest=include_lowest,
+            max_rows=max_rows,
+            max_groups=max_groups,
+        )
 
     @doc()
     def rows_per_unit(
@@ -591,7 +615,7 @@ class DPAccessor(DPReleases, DPRelational):
 
     # ------------------------------------------------ row-wise derived frames
 
-    def _derive(self, result: pd.DataFrame, *, same_rows: bool) -> pd.DataFrame:
+    def _derive(self, result: pd.DataFrame, *, same_rows: bool) -> DPFrame:
         binding = require_binding(self._df)
         if result is self._df:
             result = result.copy(deep=False)
@@ -604,13 +628,13 @@ class DPAccessor(DPReleases, DPRelational):
             defaults=binding.defaults,
             lineage=binding.lineage,
         )
-        return result
+        return typed(result)
 
     def _unit(self) -> Hashable | None:
         binding = binding_of(self._df)
         return None if binding is None else binding.unit
 
-    def filter(self, mask: Any) -> pd.DataFrame:
+    def filter(self, mask: Any) -> DPFrame:
         """The rows where ``mask`` is True, spending from this frame's budget.
 
         Parameters
@@ -662,7 +686,7 @@ class DPAccessor(DPReleases, DPRelational):
         array = row_mask(mask, self._df.index)
         return self._derive(self._df[array], same_rows=False)
 
-    def query(self, expr: str, **kwargs: Any) -> pd.DataFrame:
+    def query(self, expr: str, **kwargs: Any) -> DPFrame:
         """The rows where the row-wise boolean expression ``expr`` holds.
 
         Parameters
@@ -752,7 +776,7 @@ class DPAccessor(DPReleases, DPRelational):
             raise TypeError(f"`expr` must evaluate to a boolean per row, got {expr!r}.")
         return self.filter(mask)
 
-    def assign(self, **columns: Any) -> pd.DataFrame:
+    def assign(self, **columns: Any) -> DPFrame:
         """A frame with new or replaced columns; same rows, same budget.
 
         Parameters
@@ -817,7 +841,7 @@ class DPAccessor(DPReleases, DPRelational):
             raise ValueError("assigned columns must keep the frame's rows (same index).")
         return self._derive(result, same_rows=True)
 
-    def select(self, columns: Iterable[Hashable]) -> pd.DataFrame:
+    def select(self, columns: Iterable[Hashable]) -> DPFrame:
         """A frame with only ``columns``; same rows, same budget."""
         if isinstance(columns, str) or not isinstance(columns, Iterable):
             raise TypeError(f"`columns` must be a list of column labels, got {columns!r}.")
@@ -834,7 +858,7 @@ class DPAccessor(DPReleases, DPRelational):
             )
         return self._derive(self._df[labels], same_rows=True)
 
-    def per_unit(self, **aggregations: Any) -> pd.DataFrame:
+    def per_unit(self, **aggregations: Any) -> DPFrame:
         """One row per person: pandas named aggregation over the privacy unit.
 
         ``tx.dp.per_unit(spend=("amount", "sum"), orders=("amount", "size"))``
@@ -891,9 +915,9 @@ class DPAccessor(DPReleases, DPRelational):
         result: pd.DataFrame = persons.agg(**checked)
         check_per_person(result.index.equals(persons.size().index))
         bind(result, binding.budget, root=binding.is_root(self._df), unit=None)
-        return result
+        return typed(result)
 
-    def inherit(self, source: pd.DataFrame | None = None) -> pd.DataFrame:
+    def inherit(self, source: pd.DataFrame | None = None) -> DPFrame:
         """Bind this frame to ``source``'s budget; returns this frame.
 
         Call it only when this frame still has at most one row per person of
@@ -934,7 +958,7 @@ class DPAccessor(DPReleases, DPRelational):
                 if own.budget is not budget:
                     raise PandasDPError("This frame already spends another privacy budget.")
                 if own.index is self._df.index and own.unit_unchanged(self._df):
-                    return self._df  # nothing changed in place: keep what it was
+                    return typed(self._df)  # nothing changed in place: keep what it was
                 unit, defaults = own.unit, own.defaults
             if unit is not None:
                 check_column(self._df, unit)
@@ -945,7 +969,7 @@ class DPAccessor(DPReleases, DPRelational):
                     "This frame was derived from a frame with another live privacy budget."
                 )
             bind(self._df, budget, root=False, unit=unit, defaults=defaults)
-        return self._df
+        return typed(self._df)
 
     # ------------------------------------------------------------------- hooks
 
