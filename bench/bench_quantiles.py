@@ -58,8 +58,7 @@ def errors(levels: list[float], epsilon: float, runs_: int, seed: int) -> tuple[
         joint += [rank_error(x, q, v) for q, v in got.items()]
         each = float(Fraction(repr(epsilon)) / len(levels))
         split += [
-            rank_error(x, q, df.dp.quantile("x", q, candidates=GRID, epsilon=each))
-            for q in levels
+            rank_error(x, q, df.dp.quantile("x", q, candidates=GRID, epsilon=each)) for q in levels
         ]
     return float(np.mean(joint)), float(np.mean(split))
 
@@ -96,7 +95,8 @@ def main() -> None:
     print()
     for n, repeats in ((1_000, 20), (10_000_000, 2)):
         tally, sample = timings(n, repeats)
-        print(f"19 levels, n = {n:,}: histogram {1e3 * tally:.1f} ms, sampling {1e3 * sample:.1f} ms")
+        ms = f"histogram {1e3 * tally:.1f} ms, sampling {1e3 * sample:.1f} ms"
+        print(f"19 levels, n = {n:,}: {ms}")
     df = pd.DataFrame({"x": np.random.default_rng(1).normal(0, 5, 1_000)})
     df.dp.set_budget(epsilon=1e6)
     best = float("inf")

@@ -28,7 +28,7 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-import pandas_dp  # noqa: F401  (registers df.dp)
+import pandas_dp
 from pandas_dp.core.noise import SeededSource
 from pandas_dp.kinds import _joint, quantile
 from pandas_dp.kinds._joint import forward, joint_sample, kernel, runs
@@ -364,3 +364,45 @@ def test_describes_quartiles_at_half_of_epsilon_one_are_within_the_target() -> N
 
 def test_nineteen_levels_at_epsilon_one_are_within_the_target() -> None:
     assert mean_rank_error([j / 20 for j in range(1, 20)], 1.0, runs_=12, seed=200) <= 9
+
+
+# ------------------------------------------------ keyless, Dask, and the planned interval
+
+
+@pytest.mark.parametrize("engine", ["pandas", "dask"])
+def test_a_keyless_joint_release_answers_each_chosen_key_at_its_epsilon(engine: str) -> None:
+    df: Any = pd.DataFrame({"k": np.repeat(["a", "b"], 400), "x": np.tile(np.arange(400.0), 2)})
+    if engine == "dask":
+        pytest.importorskip("pandas_dp.dask")  # registers ddf.dp
+        df = pytest.importorskip("dask.dataframe").from_pandas(df, npartitions=3)
+    budget = df.dp.set_budget(epsilon=100, delta=1e-3, seed=3)
+    grid = np.arange(0.0, 401.0, 4.0)
+    got = df.dp.groupby("k").quantile("x", [0.75, 0.25], candidates=grid, epsilon=40, delta=1e-6)
+    assert list(got.index) == ["a", "b"]
+    assert list(got.columns) == [0.75, 0.25]
+    assert np.abs(got.to_numpy() - [[300.0, 100.0]] * 2).max() <= 8
+    assert budget.spent == 40  # the selection's share and the joint release's: exactly ε
+    assert budget.entries[-1].operation == "groupby.quantiles"
+
+
+def test_the_joint_half_width_is_the_union_bound_over_the_outputs() -> None:
+    """t = ln(C(P + m − 1, m)/(1 − level))/c rows, for P virtual points: one grid point, one
+    level is ln(1/0.05)·2Δ/ε; the planner reads it (half_width/epsilon_for)."""
+    one = plan_joint((Fraction(1, 2),), Fraction(1), ADD, sub=1)
+    assert quantile.joint_rank_half_width(one, 1, 0.95) == pytest.approx(
+        math.log(2 / 0.05) / float(one.rate) / 2, rel=1e-12
+    )
+    plan = plan_joint(QUARTILES, Fraction(1), ADD)
+    width = quantile.joint_rank_half_width(plan, 101, 0.95)
+    outputs = math.log(math.comb(101 * (plan.sub + 1) + 2, 3))
+    expected = (outputs - math.log(0.05)) / float(plan.rate) / (plan.sub * plan.scale)
+    assert width == pytest.approx(expected, rel=1e-12)
+    assert width >= expected
+    planned = pandas_dp.half_width(
+        "quantile", epsilon=1, q=[0.25, 0.5, 0.75], candidates=np.linspace(0, 1, 101)
+    )
+    assert planned.tolist() == pytest.approx([width] * 3, rel=1e-12)
+    again = pandas_dp.epsilon_for(
+        "quantile", half_width=width, q=[0.25, 0.5, 0.75], candidates=np.linspace(0, 1, 101)
+    )
+    assert again == pytest.approx(1.0, rel=1e-6)

@@ -37,6 +37,7 @@ from pandas_dp.kinds.extremes import Extreme
 from pandas_dp.kinds.nunique import Nunique
 from pandas_dp.kinds.quantile import JointPlan, Quantile, Quantiles
 from pandas_dp.kinds.sums import GridPlan, Mean, MeanPlan, Sum
+from pandas_dp.kinds.truncation import CapPlan, RowsCap
 from pandas_dp.kinds.variance import Corr, Cov, Var, VarPlan
 from pandas_dp.mechanisms.keys import Grouping
 from pandas_dp.pipeline import run as release
@@ -88,6 +89,7 @@ EXAMPLES: dict[type[Kind[Any, Any]], list[Kind[Any, Any]]] = {
         Extreme(EPS, "age", "min", start=70.0),
     ],
     ClippedShare: [ClippedShare(EPS, "salary", CLIP)],
+    RowsCap: [RowsCap(EPS, "age", ("epsilon", Fraction(1)))],
     Describe: [
         Describe.of(
             EPS,
@@ -172,8 +174,10 @@ def test_every_entry_records_the_half_width_its_plan_gives(
     group = Grouping.of(pd.DataFrame({"dept": DEPTS}), "dept", DEPTS) if grouped else None
     planned = release.plan_release(kind, group, "add_remove", root=False)
     widths = kind.half_width(planned.plan, 0.95)
-    if isinstance(widths, tuple):  # a number per column
-        assert planned.entry.half_width_95 == "; ".join(repr(w).removesuffix(".0") for w in widths)
+    if isinstance(widths, tuple):  # a number per column (a quantile's: in ranks)
+        figures = "; ".join(repr(w).removesuffix(".0") for w in widths)
+        unit = kind_type.interval_unit
+        assert planned.entry.half_width_95 == (f"±{figures} {unit}" if unit else figures)
         assert all(w > 0 for w in widths)
     else:  # depends on n (planned with an assumed n), or a selection: none
         assert planned.entry.half_width_95 == widths in (DEPENDS_ON_N, "")
@@ -332,6 +336,8 @@ def realised_epsilon(plan: object) -> Fraction:
         return plan.sensitivity / plan.rho_scale + c * plan.sensitivity / plan.nu_scale
     if isinstance(plan, JointPlan):  # the exponential mechanism: 2·c·Δ
         return 2 * plan.rate * plan.sensitivity
+    if isinstance(plan, CapPlan):
+        return realised_epsilon(plan.select)
     if isinstance(plan, SelectPlan):
         rate = Fraction(plan.rate.num, 2**plan.rate.shift)
         return plan.rounds * (1 if plan.monotone else 2) * plan.sensitivity * rate
@@ -389,6 +395,9 @@ def test_the_split_table_reaches_every_kind(
     planned = _planned(monkeypatch)
     for call in CALLS.values():
         call(split_frame)
+    people = pd.DataFrame({"pid": np.arange(len(split_frame)) % 50})
+    people.dp.set_budget(epsilon=100, privacy_unit="pid", seed=3)
+    people.dp.count(epsilon=SPLIT_EPS, max_rows="auto")  # the cap of a total: RowsCap
     assert {type(kind) for kind, _ in planned} >= set(release.KINDS.values())
 
 
@@ -458,9 +467,10 @@ SELECTION = release.KeySelection(("k",), pd.Index([]), Fraction(1, 10**5))
     [
         (Count(Fraction(1)), None, None, None, "laplace", 13, True),
         (Count(Fraction(1)), "u", 1, 3, "laplace", 38, True),
-        (Count(Fraction(1)), "u", 2, 1, "laplace", 24, False),
-        (Count(Fraction(1), ci=0.9), None, None, None, "laplace", 24, False),
-        (Mean(Fraction(1), "x", (0.0, 1.0)), None, None, None, "laplace", 24, False),
+        # one key per person, pure ε, not the selection's own counts: the truncated geometric
+        (Count(Fraction(1)), "u", 2, 1, "truncated_geometric", 0, False),
+        (Count(Fraction(1), ci=0.9), None, None, None, "truncated_geometric", 0, False),
+        (Mean(Fraction(1), "x", (0.0, 1.0)), None, None, None, "truncated_geometric", 0, False),
         (Mean(Fraction(1), "x", (0.0, 1.0)), "u", 5, 3, "laplace", 73, False),
         (Count(None, rho=Fraction(1, 2)), None, None, None, "gaussian", 6, True),
         (
@@ -494,10 +504,10 @@ def test_the_selection_plan_is_exact(
     one_pass: bool,
 ) -> None:
     """A row count whose persons count once per key is the selection's (all of ε, one pass);
-    anything else gives the selection half of ε (or ρ) and the statistic the rest; δ: all."""
-    budget = (
-        _selection_budget(epsilon=None, rho=10.0) if method != "laplace" else _selection_budget()
-    )
+    anything else gives the selection half of ε (or ρ) and the statistic the rest; δ: all.
+    Under ε with one key per person that half goes to the optimal truncated geometric."""
+    pure = method in ("laplace", "truncated_geometric")
+    budget = _selection_budget() if pure else _selection_budget(epsilon=None, rho=10.0)
     planned = release.plan_selection(kind, SELECTION, budget, unit, max_rows, max_groups)
     assert (planned.plan.method, planned.plan.threshold, planned.one_pass) == (
         method,
@@ -506,7 +516,7 @@ def test_the_selection_plan_is_exact(
     )
     assert planned.plan.delta == SELECTION.delta
     assert planned.plan.max_groups == (1 if unit is None else max_groups)
-    loss = "rho" if method != "laplace" else "epsilon"
+    loss = "epsilon" if pure else "rho"
     whole = getattr(kind, loss)
     share = whole if one_pass else whole / 2
     assert getattr(planned.plan, loss) == share

@@ -11,6 +11,7 @@ a lower room); a leading ``_`` marks a module used only inside this room.
 ========================  ====================================================
 ``describe``              describe: count/mean/std, min/max and quartiles of columns, one kind
 ``extremes``              min / max: unbounded private extremes (AboveThreshold), a kind
+``truncation``            max_rows="auto" of a total: the cap that balances cut and noise, a kind
 ``clip_bounds``           bounds / clip="auto": private clip bounds (AboveThreshold), a kind
 ``quantile``              quantile / median / several levels (jointly), kinds
 ``_joint``                joint quantiles: JointExp sampled exactly

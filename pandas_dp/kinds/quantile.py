@@ -48,10 +48,13 @@ __all__ = [
     "Quantiles",
     "evenly_spaced",
     "grid_cells",
+    "joint_rank_half_width",
+    "persons_needed",
     "plan_joint",
     "plan_quantile",
     "quantile_scores",
     "quantile_table",
+    "rank_half_width",
 ]
 
 
@@ -193,6 +196,50 @@ def quantile_scores(table: I64, q: Fraction) -> I64:
     return utility
 
 
+def rank_half_width(plan: SelectPlan, candidates: int, level: float) -> float:
+    """How many rows beyond the best grid point's a quantile's answer may miss ``q·n`` by.
+
+    Each key's answer is a candidate whose score, its distance in rows from
+    ``q·n`` to its ranks (times ``q``'s denominator), exceeds the best
+    candidate's by more than ``t`` with probability at most ``1 − level``:
+    permute-and-flip accepts a candidate ``g`` score units behind with
+    probability ``exp(−c·g)`` and returns one it accepted, so the ``m − 1``
+    others of ``m`` candidates fall more than ``k`` units behind with
+    probability at most ``(m − 1)·exp(−c·(k + 1))`` (scores are integers).
+    ``t`` is the smallest such ``k``, in rows.  Data-free.
+    """
+    others, rate = candidates - 1, plan.rate.value
+    if others == 0:
+        return 0.0
+    if rate == 0:
+        return math.inf
+    miss = 1 - Fraction(repr(level))
+    k = max(0, math.ceil(math.log(others / float(miss)) / float(rate)) - 1)
+    while others * math.exp(-float(rate) * (k + 1)) > miss:  # float rounding: never narrower
+        k += 1
+    return float(k * plan.unit)
+
+
+#: :func:`persons_needed`: the candidates beyond the data together win with chance below this.
+PERSONS_MISS = 0.05
+
+
+def persons_needed(epsilon: Fraction, q: Fraction, candidates: int) -> float:
+    """The rows (persons, for rows per person) a ``q``-quantile at ``epsilon`` needs (data-free).
+
+    Permute-and-flip at rate ``ε/(2·max(q, 1 − q))`` per row scores every
+    candidate beyond the data ``min(q, 1 − q)·n`` below the best, so the
+    ``candidates`` of them win together with chance below ``candidates·exp(−rate·
+    min(q, 1 − q)·n)``: at most :data:`PERSONS_MISS` from this ``n`` on, which
+    falls as 1/ε.  (At ``epsilon=0.1``, q = 0.9 and 100 candidates: 1,368.2.)
+    0 at q = 0 or 1 (no candidate is beyond the data there).
+    """
+    near = min(q, 1 - q)
+    if near == 0:
+        return 0.0
+    return math.log(candidates / PERSONS_MISS) / float(epsilon * near / (2 * max(q, 1 - q)))
+
+
 @dataclass(frozen=True, eq=False)
 class Quantile(Kind[float, pd.Series]):
     """A grid point close to the ``q``-quantile of ``column``: permute-and-flip on scores."""
@@ -207,6 +254,8 @@ class Quantile(Kind[float, pd.Series]):
     rho: Fraction | None = None
 
     name: ClassVar[str] = "quantile"
+    plannable: ClassVar[bool] = True
+    interval_unit: ClassVar[str] = "ranks"
 
     @classmethod
     def of(
@@ -235,6 +284,10 @@ class Quantile(Kind[float, pd.Series]):
 
     def plan(self, neighbours: Neighbours) -> SelectPlan:
         return plan_quantile(self.q, self.epsilon, neighbours)
+
+    def half_width(self, plan: SelectPlan, level: float, n: int | None = None) -> tuple[float, ...]:
+        """By rank (see :func:`rank_half_width`); ``n`` plays no part."""
+        return (rank_half_width(plan, self.grid.size, level),)
 
     def entry(self, plan: SelectPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         return ledger_entry(
@@ -378,6 +431,28 @@ def plan_joint(
     return JointPlan(epsilon, levels, scale, sub, sensitivity, rate)
 
 
+def joint_rank_half_width(plan: JointPlan, candidates: int, level: float) -> float:
+    """How many rows beyond the best vector's a joint release may miss each ``q_j·n`` by.
+
+    The exponential mechanism weighs an output ``t`` utility units behind the
+    best by ``exp(−c·t)`` relative to it, so the outputs more than ``t``
+    behind win together with probability at most ``N·exp(−c·t)``, over the
+    ``N = C(P + m − 1, m)`` non-decreasing vectors of ``m`` levels among the
+    ``P = candidates·(sub + 1)`` virtual points: ``t = log(N/(1 − level))/c``.
+    Each level's rank error, a partial sum of the gaps' errors, is at most the
+    utility's distance from zero, so it misses by at most that of the best
+    vector plus ``t`` (in rows: ``t/(sub·scale)``).  A union bound (the
+    typical error is far smaller: ``bench/bench_quantiles.py``).  Data-free.
+    """
+    m, points = len(plan.levels), candidates * (plan.sub + 1)
+    if plan.rate == 0:
+        return math.inf
+    outputs = math.lgamma(points + m) - math.lgamma(m + 1) - math.lgamma(points)
+    miss = float(1 - Fraction(repr(level)))
+    t = (outputs - math.log(miss)) / float(plan.rate)
+    return float(math.nextafter(t / (plan.sub * plan.scale), math.inf))  # never narrower
+
+
 def _virtual_positions(table: I64, plan: JointPlan) -> I64:
     """Every virtual point's position, per key: shape ``(n_keys, len(grid)·(sub + 1))``."""
     m = table.shape[2] - 1
@@ -420,6 +495,8 @@ class Quantiles(Kind[pd.Series, pd.DataFrame]):
 
     name: ClassVar[str] = "quantiles"
     planners: ClassVar = (plan_joint,)
+    plannable: ClassVar[bool] = True
+    interval_unit: ClassVar[str] = "ranks"
 
     def levels(self) -> tuple[Fraction, ...]:
         """The levels in increasing order (the release answers them in the order given)."""
@@ -439,6 +516,11 @@ class Quantiles(Kind[pd.Series, pd.DataFrame]):
 
     def plan(self, neighbours: Neighbours) -> JointPlan:
         return plan_joint(self.levels(), self.epsilon, neighbours, self.sub)
+
+    def half_width(self, plan: JointPlan, level: float, n: int | None = None) -> tuple[float, ...]:
+        """Each level's by rank (see :func:`joint_rank_half_width`), the same bound for all."""
+        width = joint_rank_half_width(plan, self.grid.size, level)
+        return tuple([width] * len(self.qs))
 
     def entry(self, plan: JointPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         return ledger_entry(

@@ -25,7 +25,7 @@ from ..core.noise import F64, I64, Gauss, RandomSource, draw_noise, gaussian_sca
 from ..core.text import column_names, figures
 from ..core.validation import Clip, check_clip, check_column, given, loss_fields, numeric_values
 from ..core.zcdp import gaussian_rho
-from ..mechanisms.accuracy import check_ci, variance_interval
+from ..mechanisms.accuracy import check_ci, units_half_width, var_miss, variance_interval
 from .base import (
     DEPENDS_ON_N,
     EXAMPLE_LOSSES,
@@ -317,6 +317,7 @@ class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
 
     name: ClassVar[str] = "var"
     planners: ClassVar = (plan_mean, plan_variance, plan_mean_rho, plan_variance_rho)
+    plannable: ClassVar[bool] = True
 
     epsilon: Fraction | None
     column: Hashable
@@ -361,8 +362,50 @@ class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
         assert self.epsilon is not None
         return plan_variance(self.clip, self.epsilon, neighbours)
 
-    def half_width(self, plan: VarPlan, level: float, n: int | None = None) -> str:
-        return DEPENDS_ON_N
+    def half_width(
+        self, plan: VarPlan, level: float, n: int | None = None
+    ) -> tuple[float, ...] | str:
+        """At ``n`` rows per key: how far the answer may be from the clipped sample variance (std).
+
+        Whatever the data.  With probability ``level`` the three noises are
+        within ``t``, ``t`` and ``t₃`` (:func:`~pandas_dp.mechanisms.accuracy.var_miss`).
+        In grid units, with ``Q = q_hi``, ``o`` the offset, ``N = n`` and the
+        estimator's ``N′ = (a + b)/Q`` within ``2t/Q`` of N (see
+        :func:`variance_estimates` and
+        :func:`~pandas_dp.mechanisms.accuracy.variance_interval`): the sum of
+        squares over Q, ``M = AB/(A + B) − C − N·o + e`` with ``|e| <= N/2``,
+        moves by at most ``t + t₃ + 2t·o/Q + N/2`` (``AB/(A + B)`` has partial
+        derivatives in [0, 1] summing to at most 1), and ``M <= QN/4``; so the
+        variance ``Q·M/(N − 1)``, divided by ``N′ − 1`` instead, moves by at
+        most ``Q·((t + t₃ + 2t·o/Q + N/2) + N·t/(2(N − 1)))/(N − 1 − 2t/Q)``,
+        the clamp to the largest variance by at most ``Q·t/(2(N − 1)²)`` more,
+        and rounding each row to the grid by ``step·(U − L)·N/(2(N − 1))``
+        (data units).  Never more than the largest variance of values in the
+        clip, ``(U − L)²/4·N/(N − 1)``.  The std: the square root of the
+        variance's (``|√x − √y| <= √|x − y|``), so it holds for data of any
+        spread, and is wide for data of little.
+        """
+        if n is None:
+            return DEPENDS_ON_N
+        grid = plan.grid
+        lower, upper = self.clip
+        width = upper - lower
+        rows = max(int(n), 2)
+        widest = width * width / 4 * rows / (rows - 1)
+        top = grid.q_hi
+        miss = var_miss(level)
+        t = float(units_half_width(grid.scale, miss)) if grid.scale else math.inf
+        t3 = float(units_half_width(plan.scale3, miss)) if plan.scale3 else 0.0
+        spare = rows - 1 - 2 * t / top if top else -1.0
+        if n < 2 or spare <= 0:
+            variance = widest
+        else:
+            moved = t + t3 + 2 * t * plan.offset / top + rows / 2 + rows * t / (2 * (rows - 1))
+            units = top * (moved / spare + t / (2 * (rows - 1) ** 2))
+            rounding = grid.step * width * rows / (2 * (rows - 1))
+            variance = math.ldexp(units, 2 * grid.exponent) + rounding
+            variance = min(variance * (1 + 1e-12), widest)  # float slack
+        return (math.sqrt(variance) if self.std else variance,)
 
     def entry(self, plan: VarPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         return ledger_entry(

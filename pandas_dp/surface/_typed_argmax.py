@@ -142,7 +142,7 @@ class ArgmaxReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -156,7 +156,7 @@ class ArgmaxReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -170,7 +170,7 @@ class ArgmaxReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -184,7 +184,7 @@ class ArgmaxReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -199,7 +199,7 @@ class ArgmaxReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -214,7 +214,7 @@ class ArgmaxReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -229,7 +229,7 @@ class ArgmaxReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -244,7 +244,7 @@ class ArgmaxReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -258,7 +258,7 @@ class ArgmaxReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -273,7 +273,7 @@ class ArgmaxReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -288,7 +288,7 @@ class ArgmaxReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -303,7 +303,7 @@ class ArgmaxReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -319,7 +319,7 @@ class ArgmaxReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -335,7 +335,7 @@ class ArgmaxReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -351,7 +351,7 @@ class ArgmaxReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -367,7 +367,7 @@ class ArgmaxReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -382,7 +382,7 @@ class ArgmaxReleases(Generic[S]):
         value: Hashable | None = None,
         clip: Any = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(

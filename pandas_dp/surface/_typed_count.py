@@ -29,6 +29,7 @@ class CountReleases(Generic[S]):
         *,
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> int: ...
 
@@ -38,7 +39,8 @@ class CountReleases(Generic[S]):
         column: Hashable | None = None,
         *,
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
@@ -50,6 +52,7 @@ class CountReleases(Generic[S]):
         epsilon: None = None,
         rho: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> int: ...
 
@@ -60,7 +63,8 @@ class CountReleases(Generic[S]):
         *,
         epsilon: None = None,
         rho: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
@@ -71,8 +75,9 @@ class CountReleases(Generic[S]):
         *,
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -81,9 +86,10 @@ class CountReleases(Generic[S]):
         column: Hashable | None = None,
         *,
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -94,8 +100,9 @@ class CountReleases(Generic[S]):
         epsilon: None = None,
         rho: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -105,9 +112,10 @@ class CountReleases(Generic[S]):
         *,
         epsilon: None = None,
         rho: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -117,8 +125,9 @@ class CountReleases(Generic[S]):
         *,
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -128,9 +137,10 @@ class CountReleases(Generic[S]):
         column: Hashable | None = None,
         *,
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -142,8 +152,9 @@ class CountReleases(Generic[S]):
         epsilon: None = None,
         rho: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -154,9 +165,10 @@ class CountReleases(Generic[S]):
         *,
         epsilon: None = None,
         rho: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -167,8 +179,9 @@ class CountReleases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(
@@ -177,6 +190,7 @@ class CountReleases(Generic[S]):
             epsilon=epsilon,
             rho=rho,
             ci=ci,
+            cut=cut,
             max_rows=max_rows,
             max_groups=max_groups,
             delta=delta,

@@ -48,7 +48,7 @@ class ExtremesReleases(Generic[S]):
         *,
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -59,7 +59,7 @@ class ExtremesReleases(Generic[S]):
         epsilon: None = None,
         rho: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -69,7 +69,7 @@ class ExtremesReleases(Generic[S]):
         *,
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -81,7 +81,7 @@ class ExtremesReleases(Generic[S]):
         epsilon: None = None,
         rho: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -92,7 +92,7 @@ class ExtremesReleases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(
@@ -131,7 +131,7 @@ class ExtremesReleases(Generic[S]):
         *,
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -142,7 +142,7 @@ class ExtremesReleases(Generic[S]):
         epsilon: None = None,
         rho: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -152,7 +152,7 @@ class ExtremesReleases(Generic[S]):
         *,
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -164,7 +164,7 @@ class ExtremesReleases(Generic[S]):
         epsilon: None = None,
         rho: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -175,7 +175,7 @@ class ExtremesReleases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(

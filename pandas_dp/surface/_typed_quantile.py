@@ -77,7 +77,7 @@ class QuantileReleases(Generic[S]):
         candidates: Any = None,
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -89,7 +89,7 @@ class QuantileReleases(Generic[S]):
         candidates: Any = None,
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -102,7 +102,7 @@ class QuantileReleases(Generic[S]):
         epsilon: None = None,
         rho: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -115,7 +115,7 @@ class QuantileReleases(Generic[S]):
         epsilon: None = None,
         rho: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -127,7 +127,7 @@ class QuantileReleases(Generic[S]):
         candidates: Any = None,
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -140,7 +140,7 @@ class QuantileReleases(Generic[S]):
         candidates: Any = None,
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -154,7 +154,7 @@ class QuantileReleases(Generic[S]):
         epsilon: None = None,
         rho: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -168,7 +168,7 @@ class QuantileReleases(Generic[S]):
         epsilon: None = None,
         rho: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -181,7 +181,7 @@ class QuantileReleases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(
@@ -225,7 +225,7 @@ class QuantileReleases(Generic[S]):
         candidates: Any = None,
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -237,7 +237,7 @@ class QuantileReleases(Generic[S]):
         epsilon: None = None,
         rho: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -248,7 +248,7 @@ class QuantileReleases(Generic[S]):
         candidates: Any = None,
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -261,7 +261,7 @@ class QuantileReleases(Generic[S]):
         epsilon: None = None,
         rho: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -273,7 +273,7 @@ class QuantileReleases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(

@@ -105,7 +105,7 @@ class SumsReleases(Generic[S]):
         epsilon: float,
         ci: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -118,7 +118,7 @@ class SumsReleases(Generic[S]):
         ci: None = None,
         cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -131,7 +131,7 @@ class SumsReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -144,7 +144,7 @@ class SumsReleases(Generic[S]):
         rho: float,
         ci: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -158,7 +158,7 @@ class SumsReleases(Generic[S]):
         ci: None = None,
         cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -172,7 +172,7 @@ class SumsReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -184,7 +184,7 @@ class SumsReleases(Generic[S]):
         epsilon: float,
         ci: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -198,7 +198,7 @@ class SumsReleases(Generic[S]):
         ci: None = None,
         cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -212,7 +212,7 @@ class SumsReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -226,7 +226,7 @@ class SumsReleases(Generic[S]):
         rho: float,
         ci: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -241,7 +241,7 @@ class SumsReleases(Generic[S]):
         ci: None = None,
         cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -256,7 +256,7 @@ class SumsReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -270,7 +270,7 @@ class SumsReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(
@@ -368,7 +368,7 @@ class SumsReleases(Generic[S]):
         epsilon: float,
         ci: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -381,7 +381,7 @@ class SumsReleases(Generic[S]):
         ci: None = None,
         cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -394,7 +394,7 @@ class SumsReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -407,7 +407,7 @@ class SumsReleases(Generic[S]):
         rho: float,
         ci: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -421,7 +421,7 @@ class SumsReleases(Generic[S]):
         ci: None = None,
         cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -435,7 +435,7 @@ class SumsReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -447,7 +447,7 @@ class SumsReleases(Generic[S]):
         epsilon: float,
         ci: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -461,7 +461,7 @@ class SumsReleases(Generic[S]):
         ci: None = None,
         cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -475,7 +475,7 @@ class SumsReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -489,7 +489,7 @@ class SumsReleases(Generic[S]):
         rho: float,
         ci: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -504,7 +504,7 @@ class SumsReleases(Generic[S]):
         ci: None = None,
         cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -519,7 +519,7 @@ class SumsReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -533,7 +533,7 @@ class SumsReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(

@@ -82,7 +82,7 @@ class VarianceReleases(Generic[S]):
         ci: None = None,
         cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -95,7 +95,7 @@ class VarianceReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -109,7 +109,7 @@ class VarianceReleases(Generic[S]):
         ci: None = None,
         cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -123,7 +123,7 @@ class VarianceReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -136,7 +136,7 @@ class VarianceReleases(Generic[S]):
         ci: None = None,
         cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -150,7 +150,7 @@ class VarianceReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -165,7 +165,7 @@ class VarianceReleases(Generic[S]):
         ci: None = None,
         cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -180,7 +180,7 @@ class VarianceReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -194,7 +194,7 @@ class VarianceReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(
@@ -270,7 +270,7 @@ class VarianceReleases(Generic[S]):
         ci: None = None,
         cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -283,7 +283,7 @@ class VarianceReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -297,7 +297,7 @@ class VarianceReleases(Generic[S]):
         ci: None = None,
         cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -311,7 +311,7 @@ class VarianceReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -324,7 +324,7 @@ class VarianceReleases(Generic[S]):
         ci: None = None,
         cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -338,7 +338,7 @@ class VarianceReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -353,7 +353,7 @@ class VarianceReleases(Generic[S]):
         ci: None = None,
         cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -368,7 +368,7 @@ class VarianceReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -382,7 +382,7 @@ class VarianceReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(
@@ -458,7 +458,7 @@ class VarianceReleases(Generic[S]):
         epsilon: float,
         ci: None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -471,7 +471,7 @@ class VarianceReleases(Generic[S]):
         epsilon: float,
         ci: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -485,7 +485,7 @@ class VarianceReleases(Generic[S]):
         rho: float,
         ci: None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -499,7 +499,7 @@ class VarianceReleases(Generic[S]):
         rho: float,
         ci: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -512,7 +512,7 @@ class VarianceReleases(Generic[S]):
         epsilon: float,
         ci: None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -526,7 +526,7 @@ class VarianceReleases(Generic[S]):
         epsilon: float,
         ci: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -541,7 +541,7 @@ class VarianceReleases(Generic[S]):
         rho: float,
         ci: None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -556,7 +556,7 @@ class VarianceReleases(Generic[S]):
         rho: float,
         ci: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -570,7 +570,7 @@ class VarianceReleases(Generic[S]):
         rho: float | None = None,
         ci: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(
@@ -646,7 +646,7 @@ class VarianceReleases(Generic[S]):
         epsilon: float,
         ci: None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -659,7 +659,7 @@ class VarianceReleases(Generic[S]):
         epsilon: float,
         ci: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -673,7 +673,7 @@ class VarianceReleases(Generic[S]):
         rho: float,
         ci: None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -687,7 +687,7 @@ class VarianceReleases(Generic[S]):
         rho: float,
         ci: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -700,7 +700,7 @@ class VarianceReleases(Generic[S]):
         epsilon: float,
         ci: None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -714,7 +714,7 @@ class VarianceReleases(Generic[S]):
         epsilon: float,
         ci: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -729,7 +729,7 @@ class VarianceReleases(Generic[S]):
         rho: float,
         ci: None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -744,7 +744,7 @@ class VarianceReleases(Generic[S]):
         rho: float,
         ci: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -758,7 +758,7 @@ class VarianceReleases(Generic[S]):
         rho: float | None = None,
         ci: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(
