@@ -99,12 +99,16 @@ def main() -> None:
         print(f"19 levels, n = {n:,}: {ms}")
     df = pd.DataFrame({"x": np.random.default_rng(1).normal(0, 5, 1_000)})
     df.dp.set_budget(epsilon=1e6)
-    best = float("inf")
+    best = cpu = float("inf")
     for _ in range(20):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         df.dp.quantile("x", [j / 20 for j in range(1, 20)], candidates=GRID, epsilon=1)
         best = min(best, time.perf_counter() - start)
-    print(f"the whole call, 19 levels, n = 1,000: {1e3 * best:.1f} ms (best of 20)")
+        cpu = min(cpu, time.process_time() - start_cpu)
+    print(
+        f"the whole call, 19 levels, n = 1,000: {1e3 * best:.1f} ms wall, {1e3 * cpu:.1f} ms CPU "
+        "(best of 20; CPU time is what a loaded machine does not inflate)"
+    )
 
 
 if __name__ == "__main__":
