@@ -12,10 +12,10 @@ points the released value is from being a q-quantile (0 when it is one).
 Settings: describe's quartiles at ½ of ε = 1 (the issue's targets: joint at
 most 5.5 points, split 7.5), and 19 levels (5 %..95 %) at ε = 1 (at most 9;
 split 39).  Then the time of one joint release of 19 levels at n = 1,000
-(the sampling alone, and the whole call), and of 10 million rows (one
-histogram pass, then the same sampling).
+(the sampling alone, and the whole call), and of ``--large`` rows (one
+histogram pass, then the same sampling; 10 million is the issue's target).
 
-Run ``python bench/bench_quantiles.py [--runs 200] [--seed 5]``.
+Run ``python bench/bench_quantiles.py [--runs 200] [--seed 5] [--large 10000]``.
 """
 
 from __future__ import annotations
@@ -86,6 +86,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument(
+        "--large",
+        type=int,
+        default=10_000,
+        help="rows of the second timing (10_000_000: the "
+        "issue's target, which the sampler does not reach yet: bench/README.md)",
+    )
     args = parser.parse_args()
     print("| levels | ε | joint: mean rank error | split: mean rank error | ratio |")
     print("|---|---|---|---|---|")
@@ -93,7 +100,7 @@ def main() -> None:
         joint, split = errors(levels, epsilon, args.runs, args.seed)
         print(f"| {name} | {epsilon:g} | {joint:.1f} | {split:.1f} | {split / joint:.1f}x |")
     print()
-    for n, repeats in ((1_000, 20), (10_000_000, 2)):
+    for n, repeats in ((1_000, 20), (args.large, 2)):
         tally, sample = timings(n, repeats)
         ms = f"histogram {1e3 * tally:.1f} ms, sampling {1e3 * sample:.1f} ms"
         print(f"19 levels, n = {n:,}: {ms}")
