@@ -478,9 +478,10 @@ def test_grouped_describe_at_huge_epsilon_matches_pandas_groupby_describe(
             n = ranked.size
             for stat, q in [("25%", 0.25), ("50%", 0.5), ("75%", 0.75)]:
                 # scores count rows, so every grid point in the gaps next to the order
-                # statistics at q·n scores alike: the pick is in them, up to the grid
-                lo = ranked[max(math.ceil(q * n) - 2, 0)] - step
-                hi = ranked[min(math.floor(q * n) + 1, n - 1)] + step
+                # statistics at q·n scores alike; the joint rate is at most 2 per row of
+                # error (quantile.MAX_RATE), so a pick a few rows off is not rare
+                lo = ranked[max(math.ceil(q * n) - 6, 0)] - step
+                hi = ranked[min(math.floor(q * n) + 5, n - 1)] + step
                 assert lo <= got.loc[key, (col, stat)] <= hi
             assert_extremes(ranked, got.loc[key, (col, "min")], got.loc[key, (col, "max")])
     (entry,) = exact.dp.budget.entries
