@@ -41,18 +41,28 @@ virtual points at one position, ``w_b`` points at ``R_b``), with states
 ``(b, k)``: the sequence so far ends with ``k`` outputs in run ``b`` (a stay
 of ``k`` outputs in a run of ``w`` points is ``C(w + k − 1, k)`` sequences).
 The pass is computed in floating point as *upper bounds* ``Â`` of the exact
-sums (every term non-negative, so each sum's relative error is at most its
-number of roundings times 2**-53, far inside the margin ``1 + 2**-24`` every
-value is multiplied by; the cross-run sums use a geometric envelope of κ over a
-segment tree: :func:`_cross`).  A proposal is drawn backwards from them with
-exact integer weights, and accepted with the exact probability
-``Π [ω·Â_prev·2**t / g] · Π [G·2**-t / Â]`` (:func:`_accept`: each factor is
-at most 1 because ``Â`` bounds what it stands for), computed in Python
-integers.  An accepted proposal is distributed exactly as the mechanism:
-``q(o)·a(o)`` is proportional to the weight of ``o``, whatever the rounding of
-the floating-point pass.  Then each stay's virtual points are a uniform
-multiset of its run.  One forward pass per key, ``O(B·m²)`` with ``B`` runs
-and ``m`` levels; a proposal is accepted with probability ``1 − O(2**-20)``.
+sums, each value a float64 mantissa with an integer exponent of its own (the
+weights of the states span thousands of binary orders: at 10**6 rows a gap
+is missed by up to 2,000 rows, hundreds of nats, and the likely vectors'
+states weigh far less than the best state of their layer).  Every term is
+non-negative; a sum aligns its terms to its largest and raises those below
+``2**-1000`` of it to that (upward), so each sum's relative error is at most
+its number of roundings times 2**-53, far inside the margin ``1 + 2**-24``
+every value is multiplied by.  Into a run, ``κ(d) <= 2**900·g(|d|) + A + 1``
+(the geometric part 0 from the cap on): the constant part is ``A + 1`` times
+a prefix sum, the geometric part an envelope of ``g`` over a segment tree
+(:func:`_cross`), both within ``1 + 1/A`` of the exact sum.  A proposal is
+drawn backwards from them with exact integer weights, and accepted with the
+exact probability ``Π [ω·Â_prev·T / (g·Â)]`` over its steps (:func:`_propose`:
+``g/T`` the step's proposal probability, each factor at most 1 because ``Â``
+bounds the sum it stands for, with the margin to spare for the integers'
+rounding up), computed in Python integers.  An accepted proposal is
+distributed exactly as the mechanism: ``q(o)·a(o)`` is proportional to the
+weight of ``o``, whatever the rounding of the floating-point pass.  Then each
+stay's virtual points are a uniform multiset of its run.  One forward pass
+per key, ``O(B·m² + B·m·log B)`` with ``B`` runs and ``m`` levels; a proposal
+is accepted with probability at least about ``(1 + 1/A)**−2m``, in practice
+``1 − O(2**-20)``.
 """
 
 from __future__ import annotations
@@ -75,10 +85,10 @@ SUB = 16
 MARGIN = 2.0**-24
 #: The kernel's peak is ``2**PEAK_BITS``: its range, about e**620, before the floor.
 PEAK_BITS = 900
-#: Values of a pass below this share of its largest are raised to it (no underflow).
-FLOOR = 2.0**-60
-#: Up to this many runs, the forward pass sums the kernel term by term (else over a tree).
-DIRECT = 96
+#: The exponent of zero in the forward pass's values (below every other).
+ZERO = -(1 << 40)
+#: A term of a sum below ``2**LOW`` of the sum's largest is raised to it (no underflow).
+LOW = -1000
 #: The smallest rate per unit (smaller: the kernel's rounding would not be covered).
 MIN_RATE = Fraction(1, 2**36)
 _U = 2.0**-53
@@ -110,8 +120,6 @@ class Kernel:
     tables: tuple[F64, ...]
     floor: int
     cap: int
-    #: From here on ``2**900·g(k) <= A + 1``: the envelope's geometric part may stop.
-    tail: int
 
     def geo(self, k: I64) -> F64:
         """``g(k)`` for ``0 <= k < cap`` (table lookups and ``len(tables) − 1`` products)."""
@@ -141,15 +149,15 @@ class Kernel:
         return math.ceil(math.ldexp(g, PEAK_BITS)) + self.floor
 
     def envelope(self, k: I64) -> F64:
-        """Upper bounds of ``g(k)`` that survive products, 0 from :attr:`tail` on.
+        """Upper bounds of ``g(k)`` that survive products, 0 from :attr:`cap` on.
 
         ``g(k)·(1 + 2048·2**-53)``: a product of r of them bounds ``g`` of the
         sum of their arguments for r up to 2 per level of :func:`_cross`'s
-        tree.  Beyond ``tail``, ``κ <= 2·(A + 1)``: the floor part of the
-        envelope (twice ``A + 1``) covers it, so nothing there can underflow.
+        tree (a sum at or beyond ``cap`` needs no bound: κ is ``A + 1`` there,
+        the forward pass's constant part).
         """
         k = np.asarray(k, dtype=np.int64)
-        inside = k < self.tail
+        inside = k < self.cap
         g = self.geo(np.where(inside, k, 0)) * (1 + 2048 * _U)
         out: F64 = np.where(inside, g, 0.0)
         return out
@@ -189,8 +197,6 @@ def kernel(rate: Fraction) -> Kernel:
             powers.append(_float_above(value))
             value = value * value  # rounded up (ROUND_CEILING)
     floor = math.ceil(2 / min(rate, Fraction(1)))
-    # the envelope's geometric part stops where 2**900·ρ**k <= A + 1 (a bound from below)
-    tail = min(cap, math.floor((PEAK_BITS - math.log2(floor + 1) + 1) * math.log(2) / float(rate)))
     levels = (len(powers) + LEVEL_BITS - 1) // LEVEL_BITS
     powers += [1.0] * (levels * LEVEL_BITS - len(powers))
     index = np.arange(1 << LEVEL_BITS, dtype=np.int64)
@@ -201,7 +207,7 @@ def kernel(rate: Fraction) -> Kernel:
             bit = ((index >> i) & 1).astype(np.bool_)
             table = np.where(bit, table * powers[level * LEVEL_BITS + i], table)
         tables.append(table)
-    return Kernel(rate, tuple(tables), floor, cap, max(tail, 0))
+    return Kernel(rate, tuple(tables), floor, cap)
 
 
 def _float_above(value: Decimal) -> float:
@@ -251,41 +257,91 @@ def runs(below: I64, equal: I64, scale: int, sub: int = SUB) -> Runs:
 
 
 # --------------------------------------------------------------- forward pass
+#
+# The weights of the states span thousands of binary orders (a gap missed by
+# a thousand rows weighs e**-260 at a quarter per row, and the likely vectors
+# of a large table miss every gap by hundreds of rows): each value is kept as
+# a float64 mantissa in [1/2, 1) and its own integer exponent, ``f·2**e``
+# (zero: ``f = 0``, ``e = ZERO``).  A sum aligns its terms to its largest; a
+# term below ``2**LOW`` of it is raised to that (an upper bound, and a
+# relative excess of at most ``2**(LOW + 1)`` per term).
 
 
-def _geometric(kern: Kernel, d: I64) -> F64:
-    return kern.envelope(d)
+def _split(x: F64, e: I64) -> tuple[F64, I64]:
+    """``x·2**e`` (``x >= 0``, finite) as mantissas and exponents, exactly."""
+    f, d = np.frexp(x)
+    return f, np.where(f > 0, e + d, ZERO)
 
 
-def _cross(kern: Kernel, pos: I64, src: F64, anchor: I64) -> F64:
-    """``Σ_{a < b} src[a]·2**52·g(|pos[a] − anchor[b]|)`` bounded above, for every run ``b``.
+def _align(f: F64, e: I64, top: I64) -> F64:
+    """``f·2**(e − top)`` for ``e <= top``: exact, or ``2**LOW`` where that is smaller."""
+    d = np.maximum(e - top, LOW)
+    out: F64 = np.where(f > 0, np.ldexp(f, d), 0.0)
+    return out
 
-    A segment tree over the runs holds, per node, its sources' sum decayed to
-    its first position (``right``: for anchors before the node) and to its
-    last (``left``: anchors after it); each query adds ``O(log B)`` nodes times
-    the decay from the node to the anchor.  Sums of non-negative terms only.
+
+def _add(f: F64, e: I64, g: F64, h: I64) -> tuple[F64, I64]:
+    """``f·2**e + g·2**h``, one rounding (and the raise of :func:`_align`)."""
+    top = np.maximum(e, h)
+    return _split(_align(f, e, top) + _align(g, h, top), top)
+
+
+def _mul(f: F64, e: I64, c: F64) -> tuple[F64, I64]:
+    """``f·2**e·c`` (``0 <= c``, finite), one rounding."""
+    return _split(f * c, e)
+
+
+def _total(f: F64, e: I64) -> tuple[F64, I64]:
+    """The sum along the last axis: at most its length of roundings."""
+    top = e.max(axis=-1)
+    return _split(_align(f, e, top[..., None]).sum(axis=-1), top)
+
+
+def _prefix(f: F64, e: I64) -> tuple[F64, I64]:
+    """``Σ_{a < b}`` for every ``b`` (a doubling scan: ``log2(B) + 1`` roundings each)."""
+    f = np.concatenate([[0.0], f[:-1]])
+    e = np.concatenate([[ZERO], e[:-1]])
+    step = 1
+    while step < f.size:
+        g, h = _add(f[step:], e[step:], f[:-step], e[:-step])
+        f, e = np.concatenate([f[:step], g]), np.concatenate([e[:step], h])
+        step *= 2
+    return f, e
+
+
+def _cross(kern: Kernel, pos: I64, sf: F64, se: I64, anchor: I64) -> tuple[F64, I64]:
+    """``Σ_{a < b} src[a]·2**900·g(|pos[a] − anchor[b]|)`` bounded above, for every run ``b``.
+
+    ``src = sf·2**se``.  A segment tree over the runs holds, per node, its
+    sources' sum decayed to its first position (``right``: for anchors before
+    the node) and to its last (``left``: anchors after it); each query adds
+    ``O(log B)`` nodes times the decay from the node to the anchor, by the
+    envelope of ``g`` (0 from the cap on, where κ is its constant).  Sums of
+    non-negative terms only.
     """
     size = pos.size
     width = 1 << max(size - 1, 0).bit_length()
     first = np.full(2 * width, pos[-1], dtype=np.int64)
     last = first.copy()
-    right = np.zeros(2 * width)
-    left = np.zeros(2 * width)
+    zf, ze = np.zeros(2 * width), np.full(2 * width, ZERO, dtype=np.int64)
+    rf, re_, lf, le = zf.copy(), ze.copy(), zf.copy(), ze.copy()
     first[width : width + size] = pos
     last[width : width + size] = pos
-    right[width : width + size] = src
-    left[width : width + size] = src
+    rf[width : width + size], re_[width : width + size] = sf, se
+    lf[width : width + size], le[width : width + size] = sf, se
     level = width
     while level > 1:
         parent = np.arange(level // 2, level)
         lc, rc = 2 * parent, 2 * parent + 1
         first[parent], last[parent] = first[lc], last[rc]
-        right[parent] = right[lc] + right[rc] * _geometric(kern, first[rc] - first[lc])
-        left[parent] = left[lc] * _geometric(kern, last[rc] - last[lc]) + left[rc]
+        decayed = _mul(rf[rc], re_[rc], kern.envelope(first[rc] - first[lc]))
+        rf[parent], re_[parent] = _add(rf[lc], re_[lc], *decayed)
+        decayed = _mul(lf[lc], le[lc], kern.envelope(last[rc] - last[lc]))
+        lf[parent], le[parent] = _add(lf[rc], le[rc], *decayed)
         level //= 2
     split = np.searchsorted(pos, anchor, side="right")  # sources at or before the anchor
     b = np.arange(size)
-    out = np.zeros(size)
+    of, oe = np.zeros(size), np.full(size, ZERO, dtype=np.int64)
     for lo_, hi_, before in ((0, np.minimum(split, b), True), (np.minimum(split, b), b, False)):
         lo = np.broadcast_to(np.asarray(lo_, dtype=np.int64), (size,)) + width
         hi = hi_.astype(np.int64) + width
@@ -296,61 +352,58 @@ def _cross(kern: Kernel, pos: I64, src: F64, anchor: I64) -> F64:
             for node, take in ((lo, active & (lo & 1 == 1)), (hi - 1, active & (hi & 1 == 1))):
                 picked = node[take]
                 if before:  # anchor after every source of the node
-                    add = left[picked] * _geometric(kern, anchor[take] - last[picked])
+                    add = _mul(lf[picked], le[picked], kern.envelope(anchor[take] - last[picked]))
                 else:
-                    add = right[picked] * _geometric(kern, first[picked] - anchor[take])
-                out[take] += add
+                    add = _mul(rf[picked], re_[picked], kern.envelope(first[picked] - anchor[take]))
+                of[take], oe[take] = _add(of[take], oe[take], *add)
             lo = (lo + (active & (lo & 1 == 1))) >> 1
             hi = (hi - (active & (hi & 1 == 1))) >> 1
-    return np.ldexp(out, PEAK_BITS)
+    return of, oe + PEAK_BITS
 
 
 @dataclass
 class Forward:
-    """Upper bounds ``bound[j, b, k − 1]`` of the weight of states ``(b, k)`` after output j.
+    """Upper bounds ``mant[j, b, k − 1]·2**expo[j, b, k − 1]`` of the weight of states ``(b, k)``.
 
-    Each layer is stored divided by ``2**shift[j]``; see :func:`forward`.
+    After output j; see :func:`forward`.
     """
 
-    bound: F64
-    shift: list[int]
+    mant: F64
+    expo: I64
+
+    def exact(self, j: int, b: int, k: int) -> Fraction:
+        """The bound of state ``(b, k + 1)`` after output ``j``, exactly."""
+        f = Fraction(float(self.mant[j, b, k]))
+        return f * _TWO ** int(self.expo[j, b, k]) if f else f
 
 
 def forward(kern: Kernel, r: Runs, targets: I64) -> Forward:
-    """The forward pass over ``m = len(targets) − 1`` outputs (upper bounds, scaled)."""
+    """The forward pass over ``m = len(targets) − 1`` outputs (upper bounds).
+
+    Into run ``b`` from the runs ``a < b``: ``κ(d) <= 2**900·g(|d|)`` (0 from
+    the cap on) ``+ A + 1``, so the sum is bounded by ``(A + 1)·Σ_{a < b}
+    src[a]`` (:func:`_prefix`) plus the geometric part (:func:`_cross`).
+    """
     m = targets.size - 1
     pos, w = r.position, r.size.astype(np.float64)
-    bound = np.zeros((m, pos.size, m))
-    shift: list[int] = []
+    mant = np.zeros((m, pos.size, m))
+    expo = np.full((m, pos.size, m), ZERO, dtype=np.int64)
     up = 1 + MARGIN
+    zero = np.zeros(pos.size, dtype=np.int64)
     for j in range(m):
         if j == 0:
-            layer = w * kern.values(pos - targets[0]) * up
-            bound[0, :, 0] = layer
-        else:
-            prev = bound[j - 1]
-            src = prev.sum(axis=1)
-            if pos.size <= DIRECT:  # Σ_{a < b} src[a]·κ(|R_b − R_a − G_j|) term by term
-                kv = kern.values(pos[None, :] - pos[:, None] - targets[j])
-                summed = (np.triu(kv, 1) * src[:, None]).sum(axis=0)
-            else:  # the envelope: the floor's part, and the geometric part over the tree
-                below = np.concatenate([[0.0], np.cumsum(src)[:-1]])  # Σ_{a < b} src[a]
-                floor = 2.0 * (
-                    kern.floor + 1
-                )  # κ <= 2**900·g + A + 1, and <= 2·(A + 1) at the tail
-                summed = below * floor + _cross(kern, pos, src, pos - targets[j])
-            bound[j, :, 0] = w * summed * up
-            stay = float(kern.values(np.array([targets[j]]))[0])
-            k = np.arange(2, j + 2, dtype=np.float64)
-            factor = (w[:, None] + k[None, :] - 1) / k[None, :]  # C(w + k − 1, k) step by step
-            bound[j, :, 1 : j + 1] = prev[:, :j] * stay * factor * up
-        top = float(bound[j].max())
-        e = math.frexp(top)[1] if top > 0 else 0
-        bound[j] = np.ldexp(bound[j], -e)
-        reach = bound[j, :, : j + 1]  # a state with no way in stays 0; others at least FLOOR
-        reach[:] = np.where(reach > 0, np.maximum(reach, FLOOR), 0.0)
-        shift.append(e)
-    return Forward(bound, shift)
+            mant[0, :, 0], expo[0, :, 0] = _split(w * kern.values(pos - targets[0]) * up, zero)
+            continue
+        sf, se = _total(mant[j - 1], expo[j - 1])  # each run's states, summed
+        flat = _mul(*_prefix(sf, se), np.full(pos.size, float(kern.floor + 1)))
+        summed = _add(*flat, *_cross(kern, pos, sf, se, pos - targets[j]))
+        mant[j, :, 0], expo[j, :, 0] = _mul(*summed, w * up)
+        stay = float(kern.values(np.array([targets[j]]))[0])
+        k = np.arange(2, j + 2, dtype=np.float64)
+        factor = (w[:, None] + k[None, :] - 1) / k[None, :]  # C(w + k − 1, k) step by step
+        stays = _mul(mant[j - 1, :, :j], expo[j - 1, :, :j], stay * factor * up)
+        mant[j, :, 1 : j + 1], expo[j, :, 1 : j + 1] = stays
+    return Forward(mant, expo)
 
 
 # ----------------------------------------------------------------- backward
@@ -508,6 +561,17 @@ def joint_sample(
     return virtual // (sub + 1)
 
 
+def _ints(f: F64, e: I64) -> tuple[I64, int]:
+    """Integers ``g >= f·2**e·2**s`` (at least 1 where ``f > 0``) and ``s``: the largest near 2**61.
+
+    The terms below ``2**-1000`` of the largest are raised to it first (:func:`_align`).
+    """
+    top = int(e.max())
+    x = _align(f, e, np.asarray(top))
+    s = _scale_for(x, x.size)
+    return _up_int(x, s), s - top
+
+
 def _propose(
     src: _Stream,
     kern: Kernel,
@@ -521,19 +585,19 @@ def _propose(
     """A path drawn backwards from the upper bounds, and its exact acceptance probability.
 
     Returns the stays ``[(run, length), ...]`` in order.  With edge weights
-    ``ω'`` (the mechanism's, each layer's divided by ``2**shift``: one factor
-    for every path) and stored bounds ``Â``, the acceptance is
-    ``Π_steps ω'·Â_prev·2**t/g · Π_layers G·2**−t/Â``, each factor at most 1.
+    ``ω`` (the mechanism's) and stored bounds ``Â``, the acceptance is
+    ``Π_steps ω·Â_prev·T/g · 1/Â``, each factor at most 1 (``g/T``: the
+    step's proposal probability, ``g >= ω·Â_prev·2**s`` and ``T <=
+    2**s·Â``).
     """
     m = targets.size - 1
-    bound, shift = fw.bound, fw.shift
-    weights = bound[m - 1] * end[:, None]
-    e = _scale_for(weights, weights.size)
-    g = _up_int(weights, e)
+    mant, expo = fw.mant, fw.expo
+    g, s = _ints(*_mul(mant[m - 1], expo[m - 1], end[:, None]))
     flat = _pick(src, g.reshape(-1), first=True)
     b, k1 = divmod(flat, m)
     last = kern.exact(int(r_total - pos[b] - targets[m]))
-    accept = Ratio([last, float(bound[m - 1, b, k1])], [int(g.flat[flat])], e)
+    here = float(mant[m - 1, b, k1])
+    accept = Ratio([last, here], [int(g.flat[flat])], s + int(expo[m - 1, b, k1]))
     k = k1 + 1  # arrived at layer m − 1 in run b, its stay k outputs long
     stays: list[tuple[int, int]] = []
     j = m - 1
@@ -541,33 +605,30 @@ def _propose(
         stays.append((b, k))
         for _ in range(k - 1):  # down the stay: layer j in (b, k) from layer j − 1 in (b, k − 1)
             stay = kern.exact(int(targets[j]))
-            accept.nums += [stay, int(w[b]) + k - 1, float(bound[j - 1, b, k - 2])]
-            accept.dens += [k, float(bound[j, b, k - 1])]
-            accept.power -= shift[j]
+            accept.nums += [stay, int(w[b]) + k - 1, float(mant[j - 1, b, k - 2])]
+            accept.dens += [k, float(mant[j, b, k - 1])]
+            accept.power += int(expo[j - 1, b, k - 2]) - int(expo[j, b, k - 1])
             j, k = j - 1, k - 1
-        here = float(bound[j, b, 0])
+        here, here_e = float(mant[j, b, 0]), int(expo[j, b, 0])
         if j == 0:
             start_kernel = kern.exact(int(pos[b] - targets[0]))
             accept.nums += [int(w[b]), start_kernel]
             accept.dens += [here]
-            accept.power -= shift[0]
+            accept.power -= here_e
             break
-        prev = bound[j - 1, :b, :j]
         kv = kern.values(pos[b] - pos[:b] - targets[j])
-        weights = prev * (kv * float(w[b]))[:, None]
-        e = _scale_for(weights, weights.size)
-        g = _up_int(weights, e)
+        g, _ = _ints(*_mul(mant[j - 1, :b, :j], expo[j - 1, :b, :j], (kv * float(w[b]))[:, None]))
         total = int(g.sum())
         flat = _pick(src, g.reshape(-1))
         a, ka = divmod(flat, j)
         accept.nums += [
             int(w[b]),
             kern.exact(int(pos[b] - pos[a] - targets[j])),
-            float(prev[a, ka]),
+            float(mant[j - 1, a, ka]),
+            total,
         ]
-        accept.nums += [total]
         accept.dens += [int(g.flat[flat]), here]
-        accept.power -= shift[j]
+        accept.power += int(expo[j - 1, a, ka]) - here_e
         b, k = a, ka + 1
         j -= 1
     return stays[::-1], accept

@@ -378,9 +378,8 @@ class JointPlan:
 #: The largest common denominator of the levels of one joint release.
 MAX_SCALE = 1 << 20
 #: The largest rate, per row of error: an error of a row already weighs e**-2 less (a
-#: larger ε changes no answer of note).  At 8 per row the exact sampler's proposals were
-#: rejected for minutes on a 13-point grid with 598 rows (a hundred rows of error weigh
-#: e**-800, beyond the forward bounds' floor); at 2 it draws at once.
+#: larger ε changes no answer of note; it also keeps the kernel's range, e**620, for
+#: errors of hundreds of rows).
 MAX_RATE = 2
 
 
