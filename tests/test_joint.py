@@ -231,6 +231,18 @@ def test_the_forward_bounds_hold_every_state_exactly() -> None:
                     assert stay <= fw.exact(j, b, k) <= stay * (1 + Fraction(1, 10**6))
 
 
+def test_every_state_with_weight_keeps_a_chance_of_being_proposed() -> None:
+    """Integer proposal weights bound the values, and stay positive 6,000 binary orders down."""
+    f = np.array([0.5, 0.75, 0.0, 0.5, 0.99])
+    e = np.array([4_000, 1_000, _joint.ZERO, -2_000, 3_990], dtype=np.int64)
+    g, s = _joint._ints(f, e)
+    assert (g[[0, 1, 3, 4]] >= 1).all()
+    assert g[2] == 0
+    for i in (0, 1, 3, 4):
+        assert Fraction(int(g[i])) >= Fraction(float(f[i])) * Fraction(2) ** (int(e[i]) + s)
+    assert 2**56 < g.sum() < 2**63
+
+
 # ----------------------------------------------------------------- privacy, exactly
 
 
