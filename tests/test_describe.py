@@ -69,8 +69,8 @@ def _high_picks(epsilon: Fraction, rows: int) -> np.ndarray:
     triples = np.array(list(itertools.combinations_with_replacement(range(position.size), 3)))
     ends = np.full((len(triples), 1), unit * rows)
     pos = np.hstack([np.zeros_like(ends), position[triples], ends])
-    logs = np.log(kern.values(np.diff(pos, axis=1) - plan.targets(rows))).sum(axis=1)
-    weight = np.exp(logs - logs.max())  # kernel values reach 2**900: their products, in logs
+    logs = kern.log(np.diff(pos, axis=1) - plan.targets(rows)).sum(axis=1)
+    weight = np.exp(logs - logs.max())  # kernel values span any range: their products, in logs
     law = np.bincount(high[triples].sum(axis=1), weights=weight, minlength=4)
     return law / law.sum()
 

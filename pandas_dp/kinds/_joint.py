@@ -28,8 +28,9 @@ along the virtual points (0 below the row, ``D·SUB`` above it, ``t·D`` at its
 own point), and every target by ``D·SUB·(q_j − q_{j−1})``; so the gaps'
 counts move by a non-negative vector of sum ``D·SUB`` and the utility ``−Σ_j
 |gap_j − G_j|`` by at most ``2·D·SUB·(1 − min_j (q_j − q_{j−1}))`` (the
-``Δ`` of :func:`pandas_dp.kinds.quantile.plan_joint`).  The kernel κ is an
-integer function with ``e^{−c} <= κ(k+1)/κ(k) <= e^{c}`` for every ``k``
+``Δ`` of :func:`pandas_dp.kinds.quantile.plan_joint`).  The kernel κ maps
+to exact dyadic numbers (float64 mantissas, exponents of any size), with
+``e^{−c} <= κ(k+1)/κ(k) <= e^{c}`` for every ``k``
 (:class:`Kernel`), so the mechanism is ``2·c·Δ``-DP, as the exponential
 mechanism: each output's weight moves by at most ``e^{cΔ}``, and so does the
 sum of the weights.
@@ -48,20 +49,22 @@ states weigh far less than the best state of their layer).  Every term is
 non-negative; a sum aligns its terms to its largest and raises those below
 ``2**-1000`` of it to that (upward), so each sum's relative error is at most
 its number of roundings times 2**-53, far inside the margin ``1 + 2**-24``
-every value is multiplied by.  Into a run, ``κ(d) <= 2**900·g(|d|) + A + 1``
-(the geometric part 0 from the cap on): the constant part is ``A + 1`` times
-a prefix sum, the geometric part an envelope of ``g`` over a segment tree
-(:func:`_cross`), both within ``1 + 1/A`` of the exact sum.  A proposal is
+(or more, :func:`margin`) every value is multiplied by.  Into a run, the
+sum over the runs before it is an envelope of κ over a segment tree
+(:func:`_cross`), within ``1 + 2**-30`` of the exact sum.  The kernel has no
+floor: an error of 10**6 rows weighs e**-10**6 and is told from one of
+10**6 + 1 rows, so a large table's vectors are weighed as the mechanism
+says, however far every vector misses.  A proposal is
 drawn backwards from them with exact integer weights, and accepted with the
 exact probability ``Π [ω·Â_prev·T / (g·Â)]`` over its steps (:func:`_propose`:
 ``g/T`` the step's proposal probability, each factor at most 1 because ``Â``
 bounds the sum it stands for, with the margin to spare for the integers'
-rounding up), computed in Python integers.  An accepted proposal is
+rounding up), computed exactly (Python integers, powers of two).  An accepted proposal is
 distributed exactly as the mechanism: ``q(o)·a(o)`` is proportional to the
 weight of ``o``, whatever the rounding of the floating-point pass.  Then each
 stay's virtual points are a uniform multiset of its run.  One forward pass
 per key, ``O(B·m² + B·m·log B)`` with ``B`` runs and ``m`` levels; a proposal
-is accepted with probability at least about ``(1 + 1/A)**−2m``, in practice
+is accepted with probability at least about ``(1 + margin)**−2m``, in practice
 ``1 − O(2**-20)``.
 """
 
@@ -70,7 +73,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
+from decimal import ROUND_FLOOR, Decimal, localcontext
 from fractions import Fraction
 
 import numpy as np
@@ -81,12 +84,13 @@ __all__ = ["SUB", "Forward", "Kernel", "Runs", "forward", "joint_sample", "kerne
 
 #: Virtual points per grid point, beyond the first (the tie resolution: 1/SUB of a tie).
 SUB = 16
-#: Every computed upper bound is multiplied by ``1 + MARGIN``.
+#: Every computed upper bound is multiplied by at least ``1 + MARGIN`` (:func:`margin`).
 MARGIN = 2.0**-24
-#: The kernel's peak is ``2**PEAK_BITS``: its range, about e**620, before the floor.
-PEAK_BITS = 900
+#: The kernel's argument has at most this many bits: positions below ``2**BITS``
+#: (:func:`runs`; 2**47 units is 2·10**12 rows for the quartiles).
+BITS = 48
 #: The exponent of zero in the forward pass's values (below every other).
-ZERO = -(1 << 40)
+ZERO = -(1 << 62)
 #: A term of a sum below ``2**LOW`` of the sum's largest is raised to it (no underflow).
 LOW = -1000
 #: The smallest rate per unit (smaller: the kernel's rounding would not be covered).
@@ -101,117 +105,109 @@ LEVEL_BITS = 12
 
 @dataclass(frozen=True, eq=False)
 class Kernel:
-    """``κ(k) = ⌈2**900·g(k)⌉ + A`` for ``k < cap``, ``A + 1`` beyond: integers.
+    """``κ(k) = g(k)``, a float64 mantissa times a power of two of any size: exact dyadics.
 
-    ``g(k)`` is the float64 product, in order, of ``tables[l][(k >> 12·l) &
-    4095]``, each entry the float64 product (over the set bits ``i`` of its
-    index, in increasing order) of ``powers[i + 12·l]``, an upper bound of
-    ``ρ**(2**(i + 12·l))`` within two roundings, ``ρ`` an upper bound of
-    ``e**−rate·(1 + 2**-40)``.  So ``g(k)`` is within ``1 ± 1000·2**-53`` of
-    ``ρ**k``, and ``e**−rate <= g(k+1)/g(k) <= 1``: the factor ``1 + 2**-40``
-    absorbs the roundings *relatively*, so the kernel keeps 900 bits of
-    range (about e**620) and ``e**−rate <= κ(k+1)/κ(k) <= e**rate`` for every
-    ``k`` (proof in :func:`kernel`).  ``cap``: where ``2**900·ρ**k`` falls
-    below 1/8.  :meth:`exact` gives the integers (Python ints), :meth:`values`
-    their float64 roundings.
+    ``g(k)`` is the product, in order, of ``tables[l][(k >> 12·l) & 4095]``
+    (mantissas in [1/2, 1) with exponents of their own), each entry the
+    float64 product (over the set bits ``i`` of its index, in increasing
+    order) of ``powers[i + 12·l]``, an upper bound of ``ρ**(2**i)`` within
+    an ulp, ``ρ = 2**L`` for ``L`` a decimal upper bound of
+    ``log2(e**−rate·(1 + 2**-40))``.  So ``g(k)`` is within ``1 − 60·2**-53``
+    and ``1 + 160·2**-53`` of ``ρ**k``, and ``e**−rate <= g(k+1)/g(k) <= 1``
+    for every ``k`` (proof in :func:`kernel`): the factor ``1 + 2**-40``
+    absorbs the roundings *relatively*, and the exponents keep every value,
+    however far down (an error of 10**6 rows weighs e**-10**6, and is still
+    told from one of 10**6 + 1).  :meth:`values` gives mantissas and exponents,
+    :meth:`parts` one value's.
     """
 
     rate: Fraction
-    tables: tuple[F64, ...]
-    floor: int
-    cap: int
+    mants: tuple[F64, ...]
+    exps: tuple[I64, ...]
 
-    def geo(self, k: I64) -> F64:
-        """``g(k)`` for ``0 <= k < cap`` (table lookups and ``len(tables) − 1`` products)."""
-        k = np.asarray(k, dtype=np.int64)
-        mask = (1 << LEVEL_BITS) - 1
-        out: F64 = self.tables[0][k & mask]
-        for level, table in enumerate(self.tables[1:], start=1):
-            out = out * table[(k >> (LEVEL_BITS * level)) & mask]
-        return out
-
-    def values(self, k: I64) -> F64:
-        """``κ(|k|)`` rounded to float64 (within an ulp: the forward pass's margin covers it)."""
+    def values(self, k: I64) -> tuple[F64, I64]:
+        """``κ(|k|)`` as mantissas in [1/2, 1) and exponents: exact (``|k| < 2**BITS``)."""
         k = np.abs(np.asarray(k, dtype=np.int64))
-        inside = k < self.cap
-        g = self.geo(np.where(inside, k, 0))
-        out: F64 = np.where(
-            inside, np.ceil(np.ldexp(g, PEAK_BITS)) + float(self.floor), float(self.floor + 1)
-        )
+        mask = (1 << LEVEL_BITS) - 1
+        f: F64 = self.mants[0][k & mask]
+        e: I64 = self.exps[0][k & mask]
+        for level in range(1, len(self.mants)):
+            index = (k >> (LEVEL_BITS * level)) & mask
+            f = f * self.mants[level][index]
+            e = e + self.exps[level][index]
+        return _split(f, e)
+
+    def log(self, k: I64) -> F64:
+        """``ln κ(|k|)`` in float64 (a product of kernels is a sum of these)."""
+        f, e = self.values(k)
+        out: F64 = np.log(f) + e * math.log(2)
         return out
 
-    def exact(self, k: int) -> int:
-        """``κ(|k|)``, exactly."""
-        k = abs(int(k))
-        if k >= self.cap:
-            return self.floor + 1
-        g = float(self.geo(np.array([k]))[0])
-        return math.ceil(math.ldexp(g, PEAK_BITS)) + self.floor
+    def parts(self, k: int) -> tuple[float, int]:
+        """``κ(|k|)`` as one mantissa and its exponent (exact)."""
+        f, e = self.values(np.array([k]))
+        return float(f[0]), int(e[0])
 
-    def envelope(self, k: I64) -> F64:
-        """Upper bounds of ``g(k)`` that survive products, 0 from :attr:`cap` on.
+    def envelope(self, k: I64) -> tuple[F64, I64]:
+        """Upper bounds of ``g(k)`` that survive products: ``g(k)·(1 + 2048·2**-53)``.
 
-        ``g(k)·(1 + 2048·2**-53)``: a product of r of them bounds ``g`` of the
-        sum of their arguments for r up to 2 per level of :func:`_cross`'s
-        tree (a sum at or beyond ``cap`` needs no bound: κ is ``A + 1`` there,
-        the forward pass's constant part).
+        A product of ``r >= 1`` of them (each product rounded once) bounds
+        ``g`` of the sum of their arguments: ``g(a) >= ρ**a·(1 − 60u)``, so each
+        is at least ``ρ**a·(1 + 1980u)``, and ``g(Σ) <= ρ**Σ·(1 + 160u)``.
         """
-        k = np.asarray(k, dtype=np.int64)
-        inside = k < self.cap
-        g = self.geo(np.where(inside, k, 0)) * (1 + 2048 * _U)
-        out: F64 = np.where(inside, g, 0.0)
-        return out
+        f, e = self.values(k)
+        return f * (1 + 2048 * _U), e
 
 
 @functools.lru_cache(maxsize=256)
 def kernel(rate: Fraction) -> Kernel:
     """The kernel of ``rate`` (per unit of the utility): data-free, cached.
 
-    ``ρ``: ``e**−rate·(1 + 2**-40)`` rounded up (Decimal, 60 digits; the
-    division rounded down, the correctly rounded exp raised by an ulp);
-    ``powers[i]``: ``ρ**(2**i)`` by squaring with upward rounding, each
-    converted to the float64 above it.  Proof of the ratio bounds, with
-    ``x_k = 2**900·g(k)``, ``β = e**−rate`` and ``u = 2**-53``: ``g`` is
-    within ``1 ± 1000u`` of ``ρ**k``, so ``g(k+1)/g(k) >= ρ·(1 − 2001u) >= β``
-    (as ``2**-40 > 2001u``) and ``<= ρ·(1 + 2001u) <= 1`` (as ``rate >=
-    2**-36``).  Then ``κ(k+1) >= x_{k+1} + A >= β·x_k + A >= β·(κ(k) − 1 −
-    A) + A >= β·κ(k)`` once ``A·(1 − β) >= β``, true for ``A >= 2/min(rate,
-    1)`` since ``1 − β >= min(rate, 1)/2``; and ``κ(k+1) <= x_k + 1 + A <=
-    κ(k) + 1``, so ``κ(k+1)/κ(k) <= 1 + 1/A <= e**rate``.  At ``cap``,
-    ``x_{cap}`` is at most 1/8 and the formula still holds there; beyond, κ is
-    constant.
+    ``L``: ``(ln(1 + 2**-40) − rate)/ln 2 + 10**-90`` in 110 decimal digits,
+    at least ``log2(e**−rate·(1 + 2**-40))`` (each decimal operation is within
+    ``10**-108`` of its value); ``powers[i]``: ``2**(2**i·L)`` as ``2**e`` times
+    ``2**(f + 10**-80)`` (``e`` the floor, ``f`` the fraction, the exponential
+    within ``10**-100``), converted to the float64 above it.  Proof of the
+    ratio bounds, with ``β = e**−rate``, ``ρ = 2**L`` (so ``ρ >= β·(1 +
+    2**-40)``) and ``u = 2**-53``: ``g(k)`` is a product of at most 48 powers,
+    each within ``1 + 2u`` above ``ρ**(2**i)``, by 15 float64 products, each
+    within ``1 ± u``: ``ρ**k·(1 − 60u) <= g(k) <= ρ**k·(1 + 160u)``.  So
+    ``g(k+1)/g(k) >= ρ·(1 − 221u) >= β`` (``2**-40 = 8192u``) and ``<= ρ·(1 +
+    221u) <= 1`` (``rate >= 2**-36``, ``rate <= 1``): ``e**−rate <=
+    κ(k+1)/κ(k) <= 1 <= e**rate``, the exponential mechanism's condition.
     """
-    if rate < MIN_RATE:
+    if not MIN_RATE <= rate <= 1:
         raise ValueError("the rate is too small for the joint quantiles' kernel")
     with localcontext() as ctx:
-        ctx.prec = 60
-        ctx.rounding = ROUND_FLOOR
-        low = Decimal(rate.numerator) / Decimal(rate.denominator)  # <= rate
+        ctx.prec = 110
         ln2 = Decimal(2).ln()
-        cap = int(((PEAK_BITS + 3) * ln2 / low).to_integral_value(ROUND_CEILING))
-        ctx.rounding = ROUND_CEILING
-        rho = (-low).exp() * (1 + Decimal(2) ** -40) + Decimal(10) ** -58
-        powers: list[float] = []
-        value = rho
-        for _ in range(max(cap.bit_length() + 1, 1)):
-            powers.append(_float_above(value))
-            value = value * value  # rounded up (ROUND_CEILING)
-    floor = math.ceil(2 / min(rate, Fraction(1)))
-    levels = (len(powers) + LEVEL_BITS - 1) // LEVEL_BITS
-    powers += [1.0] * (levels * LEVEL_BITS - len(powers))
+        low = Decimal(rate.numerator) / Decimal(rate.denominator)
+        top = ((1 + Decimal(2) ** -40).ln() - low) / ln2 + Decimal(10) ** -90
+        mants: list[float] = []
+        exps: list[int] = []
+        for i in range(BITS):
+            x = top * (1 << i)
+            whole = int(x.to_integral_value(ROUND_FLOOR))
+            f = ((x - whole + Decimal(10) ** -80) * ln2).exp()  # in [1, 2], up to 10**-79
+            mants.append(_float_above(f / 2))
+            exps.append(whole + 1)
+    levels = BITS // LEVEL_BITS
     index = np.arange(1 << LEVEL_BITS, dtype=np.int64)
-    tables = []
+    tables_f, tables_e = [], []
     for level in range(levels):
-        table = np.ones(index.size)
+        table_f, table_e = np.ones(index.size), np.zeros(index.size, dtype=np.int64)
         for i in range(LEVEL_BITS):
             bit = ((index >> i) & 1).astype(np.bool_)
-            table = np.where(bit, table * powers[level * LEVEL_BITS + i], table)
-        tables.append(table)
-    return Kernel(rate, tuple(tables), floor, cap)
+            table_f = np.where(bit, table_f * mants[level * LEVEL_BITS + i], table_f)
+            table_e = np.where(bit, table_e + exps[level * LEVEL_BITS + i], table_e)
+        f_, d_ = np.frexp(table_f)  # exact
+        tables_f.append(f_)
+        tables_e.append(table_e + d_)
+    return Kernel(rate, tuple(tables_f), tuple(tables_e))
 
 
 def _float_above(value: Decimal) -> float:
-    """The smallest float64 >= ``value`` (``value`` in (0, 1])."""
+    """The smallest float64 >= ``value`` (``value`` positive, at most about 1)."""
     out = float(value)
     if Fraction(out) < Fraction(value):
         out = float(np.nextafter(out, np.inf))
@@ -253,6 +249,11 @@ def runs(below: I64, equal: I64, scale: int, sub: int = SUB) -> Runs:
     new = np.concatenate([[True], pos[1:] != pos[:-1]])
     heads = np.flatnonzero(new)
     sizes = np.add.reduceat(size, heads) if pos.size else size
+    if scale * sub * n >= 1 << (BITS - 1):
+        raise ValueError(
+            f"joint quantiles take fewer than {(1 << (BITS - 1)) // (scale * sub):,} rows per "
+            "key at these levels: release fewer levels, or levels with a smaller denominator."
+        )
     return Runs(pos[heads], sizes.astype(np.int64), first[heads], scale * sub * n)
 
 
@@ -286,9 +287,9 @@ def _add(f: F64, e: I64, g: F64, h: I64) -> tuple[F64, I64]:
     return _split(_align(f, e, top) + _align(g, h, top), top)
 
 
-def _mul(f: F64, e: I64, c: F64) -> tuple[F64, I64]:
-    """``f·2**e·c`` (``0 <= c``, finite), one rounding."""
-    return _split(f * c, e)
+def _mul(f: F64, e: I64, c: F64, d: I64 | int = 0) -> tuple[F64, I64]:
+    """``f·2**e·c·2**d`` (``0 <= c``, finite), one rounding."""
+    return _split(f * c, e + d)
 
 
 def _total(f: F64, e: I64) -> tuple[F64, I64]:
@@ -297,26 +298,15 @@ def _total(f: F64, e: I64) -> tuple[F64, I64]:
     return _split(_align(f, e, top[..., None]).sum(axis=-1), top)
 
 
-def _prefix(f: F64, e: I64) -> tuple[F64, I64]:
-    """``Σ_{a < b}`` for every ``b`` (a doubling scan: ``log2(B) + 1`` roundings each)."""
-    f = np.concatenate([[0.0], f[:-1]])
-    e = np.concatenate([[ZERO], e[:-1]])
-    step = 1
-    while step < f.size:
-        g, h = _add(f[step:], e[step:], f[:-step], e[:-step])
-        f, e = np.concatenate([f[:step], g]), np.concatenate([e[:step], h])
-        step *= 2
-    return f, e
-
-
 def _cross(kern: Kernel, pos: I64, sf: F64, se: I64, anchor: I64) -> tuple[F64, I64]:
-    """``Σ_{a < b} src[a]·2**900·g(|pos[a] − anchor[b]|)`` bounded above, for every run ``b``.
+    """``Σ_{a < b} src[a]·κ(|pos[a] − anchor[b]|)`` bounded above, for every run ``b``.
 
     ``src = sf·2**se``.  A segment tree over the runs holds, per node, its
     sources' sum decayed to its first position (``right``: for anchors before
     the node) and to its last (``left``: anchors after it); each query adds
     ``O(log B)`` nodes times the decay from the node to the anchor, by the
-    envelope of ``g`` (0 from the cap on, where κ is its constant).  Sums of
+    envelope of κ (:meth:`Kernel.envelope`: at most ``2·log2(B) + 1`` of them
+    per term, within ``1 + 2**-30`` of κ together).  Sums of
     non-negative terms only.
     """
     size = pos.size
@@ -334,9 +324,9 @@ def _cross(kern: Kernel, pos: I64, sf: F64, se: I64, anchor: I64) -> tuple[F64, 
         parent = np.arange(level // 2, level)
         lc, rc = 2 * parent, 2 * parent + 1
         first[parent], last[parent] = first[lc], last[rc]
-        decayed = _mul(rf[rc], re_[rc], kern.envelope(first[rc] - first[lc]))
+        decayed = _mul(rf[rc], re_[rc], *kern.envelope(first[rc] - first[lc]))
         rf[parent], re_[parent] = _add(rf[lc], re_[lc], *decayed)
-        decayed = _mul(lf[lc], le[lc], kern.envelope(last[rc] - last[lc]))
+        decayed = _mul(lf[lc], le[lc], *kern.envelope(last[rc] - last[lc]))
         lf[parent], le[parent] = _add(lf[rc], le[rc], *decayed)
         level //= 2
     split = np.searchsorted(pos, anchor, side="right")  # sources at or before the anchor
@@ -352,13 +342,15 @@ def _cross(kern: Kernel, pos: I64, sf: F64, se: I64, anchor: I64) -> tuple[F64, 
             for node, take in ((lo, active & (lo & 1 == 1)), (hi - 1, active & (hi & 1 == 1))):
                 picked = node[take]
                 if before:  # anchor after every source of the node
-                    add = _mul(lf[picked], le[picked], kern.envelope(anchor[take] - last[picked]))
+                    decay = kern.envelope(anchor[take] - last[picked])
+                    add = _mul(lf[picked], le[picked], *decay)
                 else:
-                    add = _mul(rf[picked], re_[picked], kern.envelope(first[picked] - anchor[take]))
+                    decay = kern.envelope(first[picked] - anchor[take])
+                    add = _mul(rf[picked], re_[picked], *decay)
                 of[take], oe[take] = _add(of[take], oe[take], *add)
             lo = (lo + (active & (lo & 1 == 1))) >> 1
             hi = (hi - (active & (hi & 1 == 1))) >> 1
-    return of, oe + PEAK_BITS
+    return of, oe
 
 
 @dataclass
@@ -371,46 +363,50 @@ class Forward:
     mant: F64
     expo: I64
 
-    def exact(self, j: int, b: int, k: int) -> Fraction:
-        """The bound of state ``(b, k + 1)`` after output ``j``, exactly."""
-        f = Fraction(float(self.mant[j, b, k]))
-        return f * _TWO ** int(self.expo[j, b, k]) if f else f
+
+def margin(count: int) -> float:
+    """The relative margin of the forward bounds for proposals among ``count`` states.
+
+    A proposal step draws among at most ``count`` integer weights, the largest
+    at least ``2**59/count`` (:func:`_ints`), each rounded up by less than 1 (and
+    by ``4u`` relatively): their total exceeds the sum they stand for by at
+    most ``count**2·2**-59`` relatively, which the margin must cover with the
+    forward pass's own roundings (``2**-24``, far above them): a step's
+    acceptance factor stays at most 1.  A proposal is accepted with probability
+    at least about ``(1 + margin)**-2m``.
+    """
+    return MARGIN + float(count) ** 2 * 2.0**-56
 
 
 def forward(kern: Kernel, r: Runs, targets: I64) -> Forward:
     """The forward pass over ``m = len(targets) − 1`` outputs (upper bounds).
 
-    Into run ``b`` from the runs ``a < b``: ``κ(d) <= 2**900·g(|d|)`` (0 from
-    the cap on) ``+ A + 1``, so the sum is bounded by ``(A + 1)·Σ_{a < b}
-    src[a]`` (:func:`_prefix`) plus the geometric part (:func:`_cross`).
+    Into run ``b`` from the runs ``a < b``: ``Σ_a src[a]·κ(pos[b] − pos[a] −
+    target)``, bounded by :func:`_cross`; every value then multiplied by
+    ``1 + margin(B·m)`` (:func:`margin`).
     """
     m = targets.size - 1
     pos, w = r.position, r.size.astype(np.float64)
     mant = np.zeros((m, pos.size, m))
     expo = np.full((m, pos.size, m), ZERO, dtype=np.int64)
-    up = 1 + MARGIN
-    zero = np.zeros(pos.size, dtype=np.int64)
+    up = 1 + margin(pos.size * m)
     for j in range(m):
         if j == 0:
-            mant[0, :, 0], expo[0, :, 0] = _split(w * kern.values(pos - targets[0]) * up, zero)
+            kf, ke = kern.values(pos - targets[0])
+            mant[0, :, 0], expo[0, :, 0] = _mul(kf, ke, w * up)
             continue
         sf, se = _total(mant[j - 1], expo[j - 1])  # each run's states, summed
-        flat = _mul(*_prefix(sf, se), np.full(pos.size, float(kern.floor + 1)))
-        summed = _add(*flat, *_cross(kern, pos, sf, se, pos - targets[j]))
+        summed = _cross(kern, pos, sf, se, pos - targets[j])
         mant[j, :, 0], expo[j, :, 0] = _mul(*summed, w * up)
-        stay = float(kern.values(np.array([targets[j]]))[0])
+        stay, stay_e = kern.parts(int(targets[j]))
         k = np.arange(2, j + 2, dtype=np.float64)
         factor = (w[:, None] + k[None, :] - 1) / k[None, :]  # C(w + k − 1, k) step by step
-        stays = _mul(mant[j - 1, :, :j], expo[j - 1, :, :j], stay * factor * up)
+        stays = _mul(mant[j - 1, :, :j], expo[j - 1, :, :j], stay * factor * up, stay_e)
         mant[j, :, 1 : j + 1], expo[j, :, 1 : j + 1] = stays
     return Forward(mant, expo)
 
 
 # ----------------------------------------------------------------- backward
-
-
-def _exact(x: float) -> Fraction:
-    return Fraction(x)
 
 
 def _up_int(x: F64, e: int) -> I64:
@@ -579,7 +575,7 @@ def _propose(
     pos: I64,
     w: I64,
     targets: I64,
-    end: F64,
+    end: tuple[F64, I64],
     r_total: int,
 ) -> tuple[list[tuple[int, int]], Ratio]:
     """A path drawn backwards from the upper bounds, and its exact acceptance probability.
@@ -592,43 +588,41 @@ def _propose(
     """
     m = targets.size - 1
     mant, expo = fw.mant, fw.expo
-    g, s = _ints(*_mul(mant[m - 1], expo[m - 1], end[:, None]))
+    g, s = _ints(*_mul(mant[m - 1], expo[m - 1], end[0][:, None], end[1][:, None]))
     flat = _pick(src, g.reshape(-1), first=True)
     b, k1 = divmod(flat, m)
-    last = kern.exact(int(r_total - pos[b] - targets[m]))
+    last, last_e = kern.parts(int(r_total - pos[b] - targets[m]))
     here = float(mant[m - 1, b, k1])
-    accept = Ratio([last, here], [int(g.flat[flat])], s + int(expo[m - 1, b, k1]))
+    accept = Ratio([last, here], [int(g.flat[flat])], s + int(expo[m - 1, b, k1]) + last_e)
     k = k1 + 1  # arrived at layer m − 1 in run b, its stay k outputs long
     stays: list[tuple[int, int]] = []
     j = m - 1
     while True:
         stays.append((b, k))
         for _ in range(k - 1):  # down the stay: layer j in (b, k) from layer j − 1 in (b, k − 1)
-            stay = kern.exact(int(targets[j]))
+            stay, stay_e = kern.parts(int(targets[j]))
             accept.nums += [stay, int(w[b]) + k - 1, float(mant[j - 1, b, k - 2])]
             accept.dens += [k, float(mant[j, b, k - 1])]
-            accept.power += int(expo[j - 1, b, k - 2]) - int(expo[j, b, k - 1])
+            accept.power += int(expo[j - 1, b, k - 2]) - int(expo[j, b, k - 1]) + stay_e
             j, k = j - 1, k - 1
         here, here_e = float(mant[j, b, 0]), int(expo[j, b, 0])
         if j == 0:
-            start_kernel = kern.exact(int(pos[b] - targets[0]))
-            accept.nums += [int(w[b]), start_kernel]
+            start, start_e = kern.parts(int(pos[b] - targets[0]))
+            accept.nums += [int(w[b]), start]
             accept.dens += [here]
-            accept.power -= here_e
+            accept.power += start_e - here_e
             break
-        kv = kern.values(pos[b] - pos[:b] - targets[j])
-        g, _ = _ints(*_mul(mant[j - 1, :b, :j], expo[j - 1, :b, :j], (kv * float(w[b]))[:, None]))
+        kf, ke = kern.values(pos[b] - pos[:b] - targets[j])
+        kf = kf * float(w[b])
+        weighed = _mul(mant[j - 1, :b, :j], expo[j - 1, :b, :j], kf[:, None], ke[:, None])
+        g, _ = _ints(*weighed)
         total = int(g.sum())
         flat = _pick(src, g.reshape(-1))
         a, ka = divmod(flat, j)
-        accept.nums += [
-            int(w[b]),
-            kern.exact(int(pos[b] - pos[a] - targets[j])),
-            float(mant[j - 1, a, ka]),
-            total,
-        ]
+        step, step_e = kern.parts(int(pos[b] - pos[a] - targets[j]))
+        accept.nums += [int(w[b]), step, float(mant[j - 1, a, ka]), total]
         accept.dens += [int(g.flat[flat]), here]
-        accept.power += int(expo[j - 1, a, ka]) - here_e
+        accept.power += int(expo[j - 1, a, ka]) - here_e + step_e
         b, k = a, ka + 1
         j -= 1
     return stays[::-1], accept
