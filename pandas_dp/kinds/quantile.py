@@ -378,8 +378,7 @@ class JointPlan:
 #: The largest common denominator of the levels of one joint release.
 MAX_SCALE = 1 << 20
 #: The largest rate, per row of error: an error of a row already weighs e**-2 less (a
-#: larger ε changes no answer of note; it also keeps the kernel's range, e**620, for
-#: errors of hundreds of rows).
+#: larger ε changes no answer of note).
 MAX_RATE = 2
 
 
