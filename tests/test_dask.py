@@ -980,8 +980,8 @@ def test_only_what_the_bounding_reads_moves_to_a_persons_bucket(
     ddf.dp.set_budget(epsilon=1e12, privacy_unit="customer", seed=1)
     split, seen = pdd.split_by_unit, []
 
-    def spy(part: pd.DataFrame, task: Any, buckets: int) -> Any:
-        seen.append((part, split(part, task, buckets)))
+    def spy(part: pd.DataFrame, task: Any, buckets: int, *span: int) -> Any:
+        seen.append((part, split(part, task, buckets, *span)))
         return seen[-1][1]
 
     monkeypatch.setattr(pdd, "split_by_unit", spy)

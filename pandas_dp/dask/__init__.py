@@ -131,8 +131,12 @@ from ._units import (
     MAX_BUCKETS,
     KeyedWords,
     Partial,
+    Selected,
+    bucket_rounds,
     chooses,
     split_by_unit,
+    unit_selected,
+    unit_selected_of_splits,
     unit_statistics,
     unit_statistics_of_splits,
 )
@@ -275,24 +279,24 @@ def partition_statistics(part: pd.DataFrame, task: Task) -> Partial:
     return len(part), stats
 
 
-Selected = tuple[int, pd.Index, Stats]
-
-
-def partition_selected(part: pd.DataFrame, task: Task, key: bytes | None = None) -> Selected:
+def partition_selected(part: pd.DataFrame, task: Task) -> Selected:
     """One partition's row count, observed keys and :func:`~pandas_dp.pipeline.run.selection_tally`.
 
     As :func:`partition_statistics`, for a grouping whose keys are chosen
-    from the data; the keys are this partition's (joined by value after).
+    from the data (one row per person: with a privacy unit, :func:`unit_selected`
+    tallies buckets of persons); the keys are this partition's (joined by
+    value after).  A row count reads pandas' ``value_counts`` of the key
+    where it can, as on pandas (:meth:`~pandas_dp.mechanisms.key_selection.KeySelection.counted`).
     """
     assert isinstance(task.group, KeySelection)
-    if task.unit is not None:  # the choice of a person's keys depends on the rows' order
-        hashes = pd.util.hash_pandas_object(part, index=False).to_numpy()
-        part = part.iloc[np.argsort(hashes, kind="stable")]
-    rows = task.kind.read(part, 0)
-    codes, keys = task.group.observe(part)
-    units = None if task.unit is None else part[task.unit]
-    source = None if key is None else KeyedWords(key)
-    stats = selection_tally(task, rows, codes, keys, units, source)
+    assert task.selection is not None
+    counted = task.group.counted(part) if task.kind.counts_kept() else None
+    if counted is not None:  # each row a person: its counts are both statistics
+        keys, counts = counted
+        stats = (task.selection.weight(1) * counts, *task.kind.from_counts(counts))
+    else:
+        codes, keys = task.group.observe(part)
+        stats = selection_tally(task, task.kind.read(part, 0), codes, keys, None, None)
     TALLIES.add()  # before the exact statistics leave this function (see _compute)
     return len(part), keys, stats
 
@@ -335,18 +339,23 @@ def _tree(kind: Kind[Any, Any], parts: list[Any], add: Callable[..., Any] = add_
     return parts[0]
 
 
-def _compute(lazy: Any, exact: Callable[[Any], Any] = _exact) -> Any:
+def _compute(
+    lazy: Any, exact: Callable[[Any], Any] = _exact, join: Callable[..., Any] | None = None
+) -> Any:
     """Compute the exact statistics; an error once any tally has returned keeps ε spent.
 
     Tallies are counted in this process (synchronous and threaded schedulers;
     any release's: a concurrent one can only keep more spent); elsewhere none
     can be shown not to have returned, so ε stays spent once this started.
+    ``lazy`` may be a list of rounds (:func:`bucket_rounds`): each computed
+    after the one before, their partials joined by ``join`` before ``exact``.
     """
-    counted = runs_here(lazy)
+    rounds = lazy if isinstance(lazy, list) else [lazy]
+    counted = runs_here(rounds[0])
     before = TALLIES.value
     try:
-        (partial,) = dask.compute(lazy)
-        return exact(partial)
+        partials = [dask.compute(one)[0] for one in rounds]
+        return exact(partials[0] if join is None else join(*partials))
     except BaseException as error:
         if not counted or TALLIES.value != before:
             keep_spent(error)
@@ -417,10 +426,7 @@ class DaskFrame:
 
         inputs = projected.to_delayed()
         buckets = min(BUCKETS_PER_PARTITION * len(inputs), MAX_BUCKETS)
-        split = dask.delayed(split_by_unit, pure=False)
-        splits = [split(p, task, buckets) for p in inputs]
-        tally = dask.delayed(unit_statistics, pure=False)
-        gather = dask.delayed(unit_statistics_of_splits, pure=False)
+        rounds = bucket_rounds(projected, task, buckets)
 
         def bounded_statistics(source: RandomSource) -> Stats:
             # Inside the reservation: the bounding's keys come from the budget's source, here.
@@ -428,11 +434,10 @@ class DaskFrame:
             if chooses(task):
                 words = source.words(KEY_WORDS * buckets).astype("<u8").reshape(buckets, -1)
                 keys = [k.tobytes() for k in words]
-            if runs_here(projected):  # threads share the splits: no task per piece
-                tallies = [gather(task, k, b, *splits) for b, k in enumerate(keys)]
-            else:  # each piece moves alone, from its partition's worker to its bucket's
-                tallies = [tally(task, k, *[s[b] for s in splits]) for b, k in enumerate(keys)]
-            stats: Stats = _compute(_tree(task.kind, tallies))
+            lazy = [
+                _tree(task.kind, _buckets(inputs, task, buckets, keys, *span)) for span in rounds
+            ]
+            stats: Stats = _compute(lazy, join=functools.partial(add_statistics, task.kind))
             return stats
 
         return bounded_statistics
@@ -452,14 +457,43 @@ class DaskFrame:
 
             return statistics
 
-        parts = list(projected.shuffle(on=task.unit, shuffle_method="tasks").to_delayed())
+        inputs = projected.to_delayed()
+        buckets = min(BUCKETS_PER_PARTITION * len(inputs), MAX_BUCKETS)
+        rounds = bucket_rounds(projected, task, buckets)
 
         def bounded_statistics(source: RandomSource) -> tuple[pd.Index, Stats]:
-            keys = source.words(KEY_WORDS * len(parts)).astype("<u8").reshape(len(parts), -1)
-            chunks = [chunk(p, task, k.tobytes()) for p, k in zip(parts, keys, strict=True)]
-            return _compute(_tree(task.kind, chunks, add_selected), exact)  # type: ignore[no-any-return]
+            words = source.words(KEY_WORDS * buckets).astype("<u8").reshape(buckets, -1)
+            keys: list[bytes | None] = [k.tobytes() for k in words]
+            lazy = [
+                _tree(task.kind, _buckets(inputs, task, buckets, keys, *span), add_selected)
+                for span in rounds
+            ]
+            join = functools.partial(add_selected, task.kind)
+            return _compute(lazy, exact, join)  # type: ignore[no-any-return]
 
         return bounded_statistics
+
+
+def _buckets(
+    inputs: list[Any], task: Task, buckets: int, keys: list[bytes | None], first: int, last: int
+) -> list[Any]:
+    """The lazy statistics of buckets ``first`` to ``last`` (excluded) of a person-level release.
+
+    Every input partition is split (:func:`split_by_unit`, only these
+    buckets' rows); each bucket then bounds and tallies its pieces
+    (:func:`unit_statistics`, or :func:`unit_selected` when the keys are
+    chosen from the data) with its key.
+    """
+    selecting = isinstance(task.group, KeySelection)
+    split = dask.delayed(split_by_unit, pure=False)
+    splits = [split(p, task, buckets, first, last) for p in inputs]
+    if runs_here(inputs[0]):  # threads share the splits: no task per piece
+        gather = unit_selected_of_splits if selecting else unit_statistics_of_splits
+        tally = dask.delayed(gather, pure=False)
+        return [tally(task, keys[b], b - first, *splits) for b in range(first, last)]
+    # each piece moves alone, from its partition's worker to its bucket's
+    tally = dask.delayed(unit_selected if selecting else unit_statistics, pure=False)
+    return [tally(task, keys[b], *[s[b - first] for s in splits]) for b in range(first, last)]
 
 
 # ---------------------------------------------------------------- surfaces

@@ -5,12 +5,21 @@ runs, for every input partition, :func:`split_by_unit` (only what the release
 reads, split into buckets by a hash of the unit), then for every bucket
 :func:`unit_statistics` (its pieces from every partition, in the data's order,
 bounded and tallied as on pandas, with the random words of :class:`KeyedWords`
-keyed from the budget's source).  A plain task graph: no Dask shuffle.
+keyed from the budget's source), or :func:`unit_selected` when the keys are
+chosen from the data.  A plain task graph: no Dask shuffle.
+
+On a ``distributed`` cluster the moved rows of all buckets wait in the
+workers' memory until the last partition is split; when they would not fit
+in a share of the workers' memory limits (:func:`bucket_rounds`), the buckets
+are taken in rounds, one ``compute()`` each, every round reading the data
+again and moving only its own buckets' rows.  A bucket's rows, its key and
+its statistics are the same in any round, so the release is too.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 from typing import Any
 
 import numpy as np
@@ -19,18 +28,24 @@ from numpy.typing import NDArray
 
 from ..core.noise import I64, U64
 from ..kinds.base import Stats
-from ..pipeline.run import Task, bounded_tally
-from ._graph import TALLIES
+from ..mechanisms.key_selection import KeySelection
+from ..pipeline.run import Task, bounded_tally, selection_tally
+from ._graph import TALLIES, memory_limits, rows_known
 
 __all__ = [
     "BUCKETS_PER_PARTITION",
     "KEY_WORDS",
     "MAX_BUCKETS",
+    "ROUND_SHARE",
     "KeyedWords",
     "Partial",
     "Piece",
+    "Selected",
+    "bucket_rounds",
     "chooses",
     "split_by_unit",
+    "unit_selected",
+    "unit_selected_of_splits",
     "unit_statistics",
     "unit_statistics_of_splits",
 ]
@@ -42,12 +57,21 @@ KEY_WORDS = 4
 #: partition and bucket moves a piece; in this process a bucket reads the splits directly).
 BUCKETS_PER_PARTITION = 4
 MAX_BUCKETS = 256
+#: The share of the workers' memory limits (added up) that one round's moved rows may fill
+#: (:func:`bucket_rounds`): below Dask's 60 % at which workers spill, with room for
+#: their own memory, the partitions being read and the buckets' temporaries.
+ROUND_SHARE = 0.2
+#: Bytes a moved value of a dtype without a fixed width (strings, ...) is counted as.
+WIDE_VALUE = 16
 
 #: A row count and the exact statistics of those rows (a partition's, a bucket's, or added up).
 Partial = tuple[int, Stats]
 #: One input partition's rows of one bucket: its input rows (kept or dropped), the rows
-#: kept (the unit and the columns the kind reads), and their key codes (None: ungrouped).
+#: kept (the unit and the columns the kind reads), and their key codes (None: ungrouped,
+#: or keys chosen from the data, whose columns are then among the rows kept).
 Piece = tuple[int, pd.DataFrame, NDArray[np.signedinteger[Any]] | None]
+#: Rows, the keys observed (never shown) and :func:`~pandas_dp.pipeline.run.selection_tally`.
+Selected = tuple[int, pd.Index, Stats]
 
 
 class KeyedWords:
@@ -108,31 +132,43 @@ def _take(column: pd.Series, order: I64) -> Any:
     return values[order] if isinstance(values, np.ndarray) else values.take(order)
 
 
-def split_by_unit(part: pd.DataFrame, task: Task, buckets: int) -> list[Piece]:
+def split_by_unit(
+    part: pd.DataFrame, task: Task, buckets: int, first: int = 0, last: int | None = None
+) -> list[Piece]:
     """One partition's rows of a person-level release, split into ``buckets`` by unit.
 
     Every row of one person goes to the same bucket, whatever its partition
     (:func:`_buckets_of`).  Only what the bounding and the tally read moves: the
     unit and the kind's columns, the key columns replaced by each row's key code
-    (the narrowest signed integers that hold it); rows the bounding drops anyway
-    (a missing unit id, a key outside the public ones) are dropped here.  Rows
-    keep their order within a bucket, so a bucket's rows come in the order of
-    the data (input partition, then row) on any scheduler: the same seed and
-    partitioning keep the same rows.
+    (the narrowest signed integers that hold it; keys chosen from the data move
+    as they are); rows the bounding drops anyway (a missing unit id, a key
+    outside the public ones) are dropped here.  Rows keep their order within a
+    bucket, so a bucket's rows come in the order of the data (input partition,
+    then row) on any scheduler: the same seed and partitioning keep the same
+    rows.  Only the pieces of buckets ``first`` to ``last`` (excluded; all by
+    default) are returned, one round of :func:`bucket_rounds`; the input rows
+    dropped are counted once, in bucket 0's piece.
     """
     assert task.unit is not None
+    last = buckets if last is None else last
     units = part[task.unit]
     keep = units.notna().to_numpy()
-    codes = None if task.group is None else task.group.codes(part)
+    selecting = isinstance(task.group, KeySelection)
+    codes = None if task.group is None or selecting else task.group.codes(part)
     if codes is not None:
         keep = keep & (codes >= 0)
-    read = {*task.kind.columns(), task.unit}
+    read = {*task.kind.columns(), task.unit, *(task.group.by if selecting else ())}  # type: ignore[union-attr]
     frame = part[[label for label in part.columns if label in read]]
+    dropped = len(part) - int(np.count_nonzero(keep))
     bucket = _buckets_of(units, buckets)
-    order = np.argsort(bucket, kind="stable")
-    if not keep.all():
-        order = order[keep[order]]
-    sizes = np.bincount(bucket[order], minlength=buckets)
+    if first > 0 or last < buckets:
+        keep = keep & (bucket >= first) & (bucket < last)
+    if keep.all():
+        order = np.argsort(bucket, kind="stable")
+    else:  # the rows kept only: a round's few, in the data's order within each bucket
+        index = np.flatnonzero(keep)
+        order = index[np.argsort(bucket[index], kind="stable")]
+    sizes = np.bincount(bucket[order], minlength=buckets)[first:last]
     ordered = pd.DataFrame(
         {label: _take(frame[label], order) for label in frame.columns}, copy=False
     )
@@ -141,15 +177,54 @@ def split_by_unit(part: pd.DataFrame, task: Task, buckets: int) -> list[Piece]:
     ends = np.cumsum(sizes)
     pieces: list[Piece] = []
     for b, (start, end) in enumerate(zip((ends - sizes).tolist(), ends.tolist(), strict=True)):
-        dropped = len(part) - int(ends[-1]) if b == 0 else 0  # counted once, in bucket 0
         pieces.append(
             (
-                end - start + dropped,
+                end - start + (dropped if b + first == 0 else 0),  # counted once, in bucket 0
                 ordered.iloc[start:end],
                 None if ordered_codes is None else ordered_codes[start:end],
             )
         )
     return pieces
+
+
+def _moved_bytes(schema: pd.DataFrame, task: Task) -> int:
+    """The bytes one row of a person-level release moves (:func:`split_by_unit`), about.
+
+    From the dtypes alone: a fixed-width value its width, any other
+    :data:`WIDE_VALUE`; a key code the width :func:`split_by_unit` gives it.
+    """
+    assert task.unit is not None
+    selecting = isinstance(task.group, KeySelection)
+    read = {*task.kind.columns(), task.unit, *(task.group.by if selecting else ())}  # type: ignore[union-attr]
+    total = 0 if task.group is None or selecting else np.min_scalar_type(-task.n_keys).itemsize
+    for label, dtype in schema.dtypes.items():
+        if label in read:
+            width = dtype.itemsize if isinstance(dtype, np.dtype) else 0
+            total += width if width and dtype.kind in "iufbmM" else WIDE_VALUE
+    return total
+
+
+def bucket_rounds(projected: Any, task: Task, buckets: int) -> list[tuple[int, int]]:
+    """The rounds a person-level release takes its buckets in: ``(first, last)`` ranges.
+
+    One round (all buckets, one ``compute()``) unless a ``distributed`` cluster
+    runs the release and its moved rows, estimated from the rows Dask knows
+    without computing (parquet metadata, ``from_pandas``; else the rows of a
+    collection it derives from row-wise) and the dtypes
+    (:func:`_moved_bytes`), would exceed :data:`ROUND_SHARE` of the workers'
+    memory limits added up; then as many rounds as that takes, each reading
+    the data again.  Where Dask does not know the rows, or the workers have no
+    memory limit, one round.  The rounds change time and memory only: no
+    number of a release depends on them.
+    """
+    limits = memory_limits(projected)
+    rows = None if not limits else rows_known(projected)
+    if not limits or rows is None:
+        return [(0, buckets)]
+    moved = rows * _moved_bytes(projected._meta, task)
+    rounds = min(buckets, max(1, -(-moved // max(int(ROUND_SHARE * sum(limits)), 1))))
+    edges = [buckets * r // rounds for r in range(rounds + 1)]
+    return list(itertools.pairwise(edges))
 
 
 def chooses(task: Task) -> bool:
@@ -202,3 +277,27 @@ def unit_statistics_of_splits(
     copied): one task per bucket instead of one per partition and bucket.
     """
     return unit_statistics(task, key, *[split[bucket] for split in splits])
+
+
+def unit_selected(task: Task, key: bytes, *pieces: Piece) -> Selected:
+    """One bucket's rows, keys observed and selection tally, when the keys are chosen from the data.
+
+    As :func:`unit_statistics`, for a grouping whose keys are chosen privately:
+    the pieces carry the key columns, the keys are this bucket's (joined by
+    value after), and each person's keys and rows are chosen with the words
+    of ``key`` (:func:`~pandas_dp.pipeline.run.selection_tally`, as on pandas).
+    """
+    assert isinstance(task.group, KeySelection)
+    assert task.unit is not None
+    frames = [piece[1] for piece in pieces]
+    part = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    rows = task.kind.read(part, 0)
+    codes, keys = task.group.observe(part)
+    stats = selection_tally(task, rows, codes, keys, part[task.unit], KeyedWords(key))
+    TALLIES.add()  # before the exact statistics leave this function (see _compute)
+    return sum(piece[0] for piece in pieces), keys, stats
+
+
+def unit_selected_of_splits(task: Task, key: bytes, bucket: int, *splits: list[Piece]) -> Selected:
+    """:func:`unit_selected` of bucket ``bucket``, from every partition's whole split (threads)."""
+    return unit_selected(task, key, *[split[bucket] for split in splits])
