@@ -22,8 +22,24 @@ from pandas_dp.kinds.clip_bounds import (
     ClippedShare,
     above_threshold,
     plan_bounds,
+    positions,
     tail_counts,
 )
+
+
+def test_positions_are_the_search_among_the_candidates() -> None:
+    """Read off the binary exponent: the count of candidates below each value, exactly.
+
+    Every candidate, its neighbours on both sides and its negation, zeros,
+    infinities, subnormals and the largest floats, and random values over the
+    whole range of exponents.
+    """
+    rng = np.random.Generator(np.random.PCG64(3))
+    near = [np.nextafter(CANDIDATES, np.inf), np.nextafter(CANDIDATES, -np.inf)]
+    extremes = [np.inf, -np.inf, 0.0, -0.0, 5e-324, -5e-324, np.finfo(float).max, 2.0**-1022]
+    scaled = np.ldexp(rng.uniform(0.5, 1.0, 20_000), rng.integers(-1074, 1024, 20_000))
+    values = np.concatenate([CANDIDATES, -CANDIDATES, *near, extremes, scaled, -scaled])
+    assert np.array_equal(positions(values), np.searchsorted(CANDIDATES, values, side="left"))
 
 
 def column(sign: str, n: int = 3_000) -> pd.DataFrame:

@@ -133,12 +133,8 @@ from ._units import (
     Partial,
     Selected,
     bucket_rounds,
+    bucket_tallies,
     chooses,
-    split_by_unit,
-    unit_selected,
-    unit_selected_of_splits,
-    unit_statistics,
-    unit_statistics_of_splits,
 )
 
 __all__ = ["DaskDPAccessor", "DaskDPGroupBy", "DaskFrame", "KeyedWords"]
@@ -435,7 +431,8 @@ class DaskFrame:
                 words = source.words(KEY_WORDS * buckets).astype("<u8").reshape(buckets, -1)
                 keys = [k.tobytes() for k in words]
             lazy = [
-                _tree(task.kind, _buckets(inputs, task, buckets, keys, *span)) for span in rounds
+                _tree(task.kind, bucket_tallies(inputs, task, buckets, keys, tasks))
+                for tasks in rounds
             ]
             stats: Stats = _compute(lazy, join=functools.partial(add_statistics, task.kind))
             return stats
@@ -465,35 +462,13 @@ class DaskFrame:
             words = source.words(KEY_WORDS * buckets).astype("<u8").reshape(buckets, -1)
             keys: list[bytes | None] = [k.tobytes() for k in words]
             lazy = [
-                _tree(task.kind, _buckets(inputs, task, buckets, keys, *span), add_selected)
-                for span in rounds
+                _tree(task.kind, bucket_tallies(inputs, task, buckets, keys, tasks), add_selected)
+                for tasks in rounds
             ]
             join = functools.partial(add_selected, task.kind)
             return _compute(lazy, exact, join)  # type: ignore[no-any-return]
 
         return bounded_statistics
-
-
-def _buckets(
-    inputs: list[Any], task: Task, buckets: int, keys: list[bytes | None], first: int, last: int
-) -> list[Any]:
-    """The lazy statistics of buckets ``first`` to ``last`` (excluded) of a person-level release.
-
-    Every input partition is split (:func:`split_by_unit`, only these
-    buckets' rows); each bucket then bounds and tallies its pieces
-    (:func:`unit_statistics`, or :func:`unit_selected` when the keys are
-    chosen from the data) with its key.
-    """
-    selecting = isinstance(task.group, KeySelection)
-    split = dask.delayed(split_by_unit, pure=False)
-    splits = [split(p, task, buckets, first, last) for p in inputs]
-    if runs_here(inputs[0]):  # threads share the splits: no task per piece
-        gather = unit_selected_of_splits if selecting else unit_statistics_of_splits
-        tally = dask.delayed(gather, pure=False)
-        return [tally(task, keys[b], b - first, *splits) for b in range(first, last)]
-    # each piece moves alone, from its partition's worker to its bucket's
-    tally = dask.delayed(unit_selected if selecting else unit_statistics, pure=False)
-    return [tally(task, keys[b], *[s[b - first] for s in splits]) for b in range(first, last)]
 
 
 # ---------------------------------------------------------------- surfaces

@@ -8,7 +8,7 @@ The checks :mod:`pandas_dp.dask` makes before anything runs or is spent:
   rows (only row-wise expressions between them);
 - :func:`runs_here`: whether a computation's tasks run in this process, where
   the tallies that returned can be counted (:data:`TALLIES`);
-- :func:`memory_limits` and :func:`rows_known`: the memory of the workers of
+- :func:`cluster_workers` and :func:`rows_known`: the workers of
   a ``distributed`` cluster, and the rows Dask knows without computing, from
   which person-level releases plan their rounds (time and memory only);
 - :func:`check_unit_sources`: whether a privacy unit's ids are of one type,
@@ -38,7 +38,7 @@ __all__ = [
     "TALLIES",
     "Count",
     "check_unit_sources",
-    "memory_limits",
+    "cluster_workers",
     "pandas_parts",
     "rows_known",
     "runs_here",
@@ -188,18 +188,17 @@ def runs_here(lazy: Any) -> bool:
     return scheduler is threaded_get and (pool is None or isinstance(pool, ThreadPoolExecutor))
 
 
-def memory_limits(lazy: Any) -> list[int]:
-    """The memory limit of each worker of the ``distributed`` cluster that would run ``lazy``.
+def cluster_workers(lazy: Any) -> list[tuple[int, int]]:
+    """Each worker's ``(memory_limit, nthreads)`` on the ``distributed`` cluster running ``lazy``.
 
-    Empty when another scheduler runs it, or when a worker has no limit: a
-    cluster's configuration, never the data.
+    Empty when another scheduler runs it; a limit 0 where a worker has none:
+    the cluster's configuration, never the data.
     """
     client = getattr(get_scheduler(collections=[lazy]), "__self__", None)
     if client is None or not type(client).__module__.startswith("distributed."):
         return []
-    workers = client.scheduler_info().get("workers", {})
-    limits = [int(worker.get("memory_limit") or 0) for worker in workers.values()]
-    return limits if limits and min(limits) > 0 else []
+    workers = client.scheduler_info().get("workers", {}).values()
+    return [(int(w.get("memory_limit") or 0), int(w.get("nthreads") or 1)) for w in workers]
 
 
 def rows_known(ddf: dd.DataFrame) -> int | None:

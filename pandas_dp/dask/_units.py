@@ -18,10 +18,12 @@ its statistics are the same in any round, so the release is too.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 from typing import Any
 
+import dask
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
@@ -29,8 +31,8 @@ from numpy.typing import NDArray
 from ..core.noise import I64, U64
 from ..kinds.base import Stats
 from ..mechanisms.key_selection import KeySelection
-from ..pipeline.run import Task, bounded_tally, selection_tally
-from ._graph import TALLIES, memory_limits, rows_known
+from ..pipeline.run import Task, bounded_tally, combine_selected, selection_tally
+from ._graph import TALLIES, cluster_workers, rows_known, runs_here
 
 __all__ = [
     "BUCKETS_PER_PARTITION",
@@ -40,14 +42,15 @@ __all__ = [
     "KeyedWords",
     "Partial",
     "Piece",
+    "Round",
     "Selected",
     "bucket_rounds",
+    "bucket_tallies",
+    "buckets_statistics",
     "chooses",
     "split_by_unit",
     "unit_selected",
-    "unit_selected_of_splits",
     "unit_statistics",
-    "unit_statistics_of_splits",
 ]
 
 #: Words of the budget's source drawn per bucket for its bounding (a 256-bit key).
@@ -204,27 +207,89 @@ def _moved_bytes(schema: pd.DataFrame, task: Task) -> int:
     return total
 
 
-def bucket_rounds(projected: Any, task: Task, buckets: int) -> list[tuple[int, int]]:
-    """The rounds a person-level release takes its buckets in: ``(first, last)`` ranges.
+#: A round: the ranges ``(first, last)`` of buckets that one task each bounds and tallies.
+Round = list[tuple[int, int]]
 
-    One round (all buckets, one ``compute()``) unless a ``distributed`` cluster
-    runs the release and its moved rows, estimated from the rows Dask knows
+
+def bucket_rounds(projected: Any, task: Task, buckets: int) -> list[Round]:
+    """The rounds a person-level release takes its buckets in, and the tasks of each round.
+
+    One round of one task per bucket on the schedulers of this process (the
+    splits are shared, nothing moves).  On a ``distributed`` cluster, one task
+    per group of buckets, two groups per worker thread (a task per piece
+    would be one per partition and bucket, too many for the scheduler), and
+    more rounds when the moved rows, estimated from the rows Dask knows
     without computing (parquet metadata, ``from_pandas``; else the rows of a
-    collection it derives from row-wise) and the dtypes
-    (:func:`_moved_bytes`), would exceed :data:`ROUND_SHARE` of the workers'
-    memory limits added up; then as many rounds as that takes, each reading
-    the data again.  Where Dask does not know the rows, or the workers have no
-    memory limit, one round.  The rounds change time and memory only: no
-    number of a release depends on them.
+    collection it derives from row-wise) and the dtypes (:func:`_moved_bytes`),
+    would exceed :data:`ROUND_SHARE` of the workers' memory limits added up:
+    each round reads the data again.  Where Dask does not know the rows, or a
+    worker has no memory limit, one round.  Rounds and groups change time and
+    memory only: no number of a release depends on them.
     """
-    limits = memory_limits(projected)
-    rows = None if not limits else rows_known(projected)
-    if not limits or rows is None:
-        return [(0, buckets)]
-    moved = rows * _moved_bytes(projected._meta, task)
-    rounds = min(buckets, max(1, -(-moved // max(int(ROUND_SHARE * sum(limits)), 1))))
-    edges = [buckets * r // rounds for r in range(rounds + 1)]
-    return list(itertools.pairwise(edges))
+    workers = cluster_workers(projected)
+    if not workers:
+        return [[(b, b + 1) for b in range(buckets)]]
+    limits = [limit for limit, _ in workers]
+    rows = rows_known(projected) if min(limits) > 0 else None
+    rounds = 1
+    if rows is not None:
+        moved = rows * _moved_bytes(projected._meta, task)
+        rounds = min(buckets, max(1, -(-moved // max(int(ROUND_SHARE * sum(limits)), 1))))
+    groups = 2 * sum(threads for _, threads in workers)
+    out = []
+    for first, last in itertools.pairwise([buckets * r // rounds for r in range(rounds + 1)]):
+        tasks = min(groups, last - first)
+        edges = [first + (last - first) * g // tasks for g in range(tasks + 1)]
+        out.append(list(itertools.pairwise(edges)))
+    return out
+
+
+def bucket_tallies(
+    inputs: list[Any], task: Task, buckets: int, keys: list[bytes | None], tasks: Round
+) -> list[Any]:
+    """The lazy statistics of one round of a person-level release: one per range of ``tasks``.
+
+    Every input partition is split (:func:`split_by_unit`, only this round's
+    buckets' rows); each range of buckets then bounds and tallies each of its
+    buckets' pieces (:func:`unit_statistics`, or :func:`unit_selected` when the
+    keys are chosen from the data) with the bucket's key, and adds them up.
+    """
+    first, last = tasks[0][0], tasks[-1][1]
+    split = dask.delayed(split_by_unit, pure=False)
+    splits = [split(p, task, buckets, first, last) for p in inputs]
+    tally = dask.delayed(buckets_statistics, pure=False)
+    if runs_here(inputs[0]):  # threads share the splits: no task per piece
+        return [tally(task, keys[a:b], a - first, *splits) for a, b in tasks]
+    # each range's pieces move alone, from its partition's worker to the range's
+    return [
+        tally(task, keys[a:b], 0, *[s[a - first : b - first] for s in splits]) for a, b in tasks
+    ]
+
+
+def buckets_statistics(
+    task: Task, keys: list[bytes | None], offset: int, *splits: list[Piece]
+) -> Partial | Selected:
+    """The buckets ``offset``, ``offset + 1``, ... of ``splits`` (one per input partition), added.
+
+    Each bucket is bounded and tallied alone, with its key: :func:`unit_statistics`,
+    or :func:`unit_selected` when the keys are chosen from the data.
+    """
+    if isinstance(task.group, KeySelection):
+        chosen = [
+            unit_selected(task, key, *[split[offset + i] for split in splits])  # type: ignore[arg-type]
+            for i, key in enumerate(keys)
+        ]
+        keys_seen, stats = functools.reduce(
+            lambda a, b: combine_selected(task.kind, a, b), [(c[1], c[2]) for c in chosen]
+        )
+        return sum(c[0] for c in chosen), keys_seen, stats
+    partials = [
+        unit_statistics(task, key, *[split[offset + i] for split in splits])
+        for i, key in enumerate(keys)
+    ]
+    return sum(p[0] for p in partials), functools.reduce(
+        task.kind.combine, [p[1] for p in partials]
+    )
 
 
 def chooses(task: Task) -> bool:
@@ -268,17 +333,6 @@ def unit_statistics(task: Task, key: bytes | None, *pieces: Piece) -> Partial:
     return sum(piece[0] for piece in pieces), stats
 
 
-def unit_statistics_of_splits(
-    task: Task, key: bytes | None, bucket: int, *splits: list[Piece]
-) -> Partial:
-    """:func:`unit_statistics` of bucket ``bucket``, taken from every partition's whole split.
-
-    For the schedulers of this process (threads share the splits, nothing is
-    copied): one task per bucket instead of one per partition and bucket.
-    """
-    return unit_statistics(task, key, *[split[bucket] for split in splits])
-
-
 def unit_selected(task: Task, key: bytes, *pieces: Piece) -> Selected:
     """One bucket's rows, keys observed and selection tally, when the keys are chosen from the data.
 
@@ -296,8 +350,3 @@ def unit_selected(task: Task, key: bytes, *pieces: Piece) -> Selected:
     stats = selection_tally(task, rows, codes, keys, part[task.unit], KeyedWords(key))
     TALLIES.add()  # before the exact statistics leave this function (see _compute)
     return sum(piece[0] for piece in pieces), keys, stats
-
-
-def unit_selected_of_splits(task: Task, key: bytes, bucket: int, *splits: list[Piece]) -> Selected:
-    """:func:`unit_selected` of bucket ``bucket``, from every partition's whole split (threads)."""
-    return unit_selected(task, key, *[split[bucket] for split in splits])

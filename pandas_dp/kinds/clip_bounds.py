@@ -83,6 +83,7 @@ __all__ = [
     "ClipBounds",
     "ClippedShare",
     "SharePlan",
+    "positions",
     "tail_counts",
 ]
 
@@ -136,8 +137,21 @@ def plan_bounds(epsilon: Fraction, neighbours: Neighbours) -> BoundsPlan:
 
 
 def positions(values: F64) -> I64:
-    """Each row's position in :data:`CANDIDATES`: how many candidates lie strictly below it."""
-    out: I64 = np.searchsorted(CANDIDATES, values, side="left").astype(np.int64)
+    """Each row's position in :data:`CANDIDATES`: how many candidates lie strictly below it.
+
+    ``np.searchsorted(CANDIDATES, values)`` (NaN excluded), read off the binary
+    exponent instead of searched (several times faster): ``v = m·2**e`` with
+    ``0.5 <= m < 1`` lies above ``2**j`` for ``j <= e - 1``, or ``j <= e - 2``
+    when ``v`` is the power of two ``2**(e - 1)``; above 0 when positive.
+    """
+    mantissa, exponent = np.frexp(values)
+    out: I64 = exponent.astype(np.int64)
+    out -= J0
+    out -= mantissa == 0.5  # a power of two: not above itself
+    np.clip(out, 0, J1 - J0 + 1, out=out)
+    out += 1  # 0 is below every positive value
+    out[~(values > 0)] = 0
+    out[np.isposinf(values)] = CANDIDATES.size
     return out
 
 
