@@ -23,16 +23,20 @@ without privacy (Dask's own), alternately, ``--repeat`` times:
   ``product.value_counts()``.
 - ``auto``: ``mean("x", clip="auto")`` (a count, the bounds, the mean: three
   passes); Dask: ``x.mean()`` (one).
-- ``count``: the person count, ``max_rows=5``; Dask:
-  ``pid.value_counts(split_out=True).clip(upper=5).sum()``.
+- ``count``: the person count, ``max_rows=5``; Dask: ``[["pid"]].shuffle("pid")``
+  (each person's rows brought together, Dask's way), then in each partition
+  the rows per person capped at 5, summed.
 - ``grouped_count``: ``groupby("k", keys=...).count(max_rows=1, max_groups=5)``;
-  Dask: ``[["pid", "k"]].drop_duplicates(split_out=True).k.value_counts()``.
+  Dask: ``[["pid", "k"]].shuffle("pid")``, then in each partition the distinct
+  (person, key) pairs counted per key, added up over the partitions.
 - ``sum``: ``sum("x", clip=(0, 200_000), max_rows=5)``; Dask:
   ``[["pid", "x"]].shuffle("pid")``, then in each partition the first 5 rows
   of each person, clipped, summed.
 - ``unit_value_counts``: ``value_counts("product", max_rows=1, max_groups=5)``;
-  Dask: ``[["pid", "product"]].drop_duplicates(split_out=True)``, then
-  ``product.value_counts()``.
+  Dask: as ``grouped_count``, per product.
+
+A run that fails (Dask's own computation killing its workers, say) is
+reported and the script goes on.
 
 The first three read a collection whose budget has one row per person, the
 last four one with ``privacy_unit="pid"``; each release reads a collection
@@ -42,8 +46,8 @@ worker (sampled every 50 ms), the bytes the workers sent (to one another and
 to this process: ``transfer_outgoing_bytes_total``), the bytes they spilled
 to disk (their ``SpillBuffer``'s, not a P2P shuffle's own files), and whether
 a worker died or was restarted.  Last, unless ``--no-threads``, the releases
-run once more on the threaded scheduler in a fresh process, with the same
-seeds: the script checks that every release (first run) is the same number
+and Dask's own run once more on the threaded scheduler in a fresh process,
+with the same seeds: the script checks that every release (first run) is the same number
 on every cluster and on threads, and reports the ratios ``ddf.dp`` / Dask's
 own (medians), the time on threads, and the figures per worker.
 """
@@ -126,8 +130,22 @@ def write(folder: Path, rows: int) -> None:
 # ---------------------------------------------------------------- the child
 
 
-def _first_rows_sum(part: pd.DataFrame) -> float:
-    return float(part.groupby("pid").x.head(5).clip(0, 200_000).sum())
+def _first_rows_sum(part: pd.DataFrame) -> pd.Series:
+    return pd.Series([part.groupby("pid").x.head(5).clip(0, 200_000).sum()])
+
+
+def _capped_rows(part: pd.DataFrame) -> pd.Series:
+    return pd.Series([part.pid.value_counts().clip(upper=5).sum()])
+
+
+def _distinct(part: pd.DataFrame, key: str) -> pd.DataFrame:
+    return part.drop_duplicates()[key].value_counts().rename("n").reset_index()
+
+
+def _per_key(ddf: Any, key: str) -> Any:
+    """Persons per key: each person's rows brought together (Dask's shuffle), then counted."""
+    meta = pd.DataFrame({key: ddf._meta[key].iloc[:0], "n": pd.Series([], dtype="int64")})
+    return ddf.shuffle("pid").map_partitions(_distinct, key, meta=meta).groupby(key).n.sum()
 
 
 def releases(path: str) -> dict[str, tuple[Callable[[], Any], Callable[[], Any]]]:
@@ -158,7 +176,7 @@ def releases(path: str) -> dict[str, tuple[Callable[[], Any], Callable[[], Any]]
         ),
         "count": (
             lambda: d["count"].dp.count(epsilon=0.5, max_rows=5),
-            lambda: d["count"].pid.value_counts(split_out=True).clip(upper=5).sum(),
+            lambda: d["count"].shuffle("pid").map_partitions(_capped_rows, meta=(None, "i8")).sum(),
         ),
         "grouped_count": (
             lambda: (
@@ -166,19 +184,19 @@ def releases(path: str) -> dict[str, tuple[Callable[[], Any], Callable[[], Any]]
                 .dp.groupby("k", keys=keys)
                 .count(epsilon=0.5, max_rows=1, max_groups=5)
             ),
-            lambda: d["grouped_count"].drop_duplicates(split_out=True).k.value_counts(),
+            lambda: _per_key(d["grouped_count"], "k"),
         ),
         "sum": (
             lambda: d["sum"].dp.sum("x", clip=(0, 200_000), epsilon=0.5, max_rows=5),
-            lambda: d["sum"].shuffle("pid").map_partitions(_first_rows_sum, meta=("x", "f8")).sum(),
+            lambda: (
+                d["sum"].shuffle("pid").map_partitions(_first_rows_sum, meta=(None, "f8")).sum()
+            ),
         ),
         "unit_value_counts": (
             lambda: d["unit_value_counts"].dp.value_counts(
                 "product", epsilon=0.5, delta=1e-7, max_rows=1, max_groups=5
             ),
-            lambda: (
-                d["unit_value_counts"].drop_duplicates(split_out=True)["product"].value_counts()
-            ),
+            lambda: _per_key(d["unit_value_counts"], "product"),
         ),
     }
 
@@ -216,6 +234,7 @@ class Watch:
 
     def run(self, function: Callable[[], Any]) -> tuple[Any, dict[str, Any]]:
         before = self._counters()
+        self.stop.clear()
         sampler = threading.Thread(target=self._sample)
         sampler.start()
         start = time.perf_counter()
@@ -250,9 +269,22 @@ def child(path: str, workers: int, limit: str, names: list[str], repeat: int) ->
         dask.config.set(scheduler="threads")
         work = releases(path)
         for name in names:
-            start = time.perf_counter()
-            result = work[name][0]()
-            emit(name=name, engine="dp", wall=time.perf_counter() - start, digest=digest(result))
+            for engine, function in (("dask", work[name][1]), ("dp", work[name][0])):
+                start = time.perf_counter()
+                try:
+                    result = function()
+                    if dask.is_dask_collection(result):
+                        result = result.compute()
+                except Exception as error:
+                    emit(name=name, engine=engine, digest=None, failed=type(error).__name__)
+                    continue
+                wall = time.perf_counter() - start
+                emit(
+                    name=name,
+                    engine=engine,
+                    wall=wall,
+                    digest=digest(result) if engine == "dp" else None,
+                )
         return
     with (
         distributed.LocalCluster(
@@ -265,10 +297,15 @@ def child(path: str, workers: int, limit: str, names: list[str], repeat: int) ->
             for i in range(repeat):
                 for engine, function in (("dask", work[name][1]), ("dp", work[name][0])):
                     watch = Watch(client)
-                    result, figures = watch.run(function)
+                    try:
+                        result, figures = watch.run(function)
+                    except Exception as error:  # Dask's own may not fit: say so, go on
+                        emit(name=name, engine=engine, digest=None, failed=type(error).__name__)
+                        client.wait_for_workers(workers, timeout=120)
+                        continue
                     text = digest(result) if engine == "dp" and i == 0 else None
                     emit(name=name, engine=engine, digest=text, **figures)
-                    client.wait_for_workers(workers)
+                    client.wait_for_workers(workers, timeout=120)
 
 
 # --------------------------------------------------------------- the parent
@@ -292,6 +329,8 @@ def run_child(args: argparse.Namespace, workers: int, names: list[str]) -> list[
 
 def _line(workers: int, line: dict[str, Any]) -> str:
     where = f"{workers} worker{'s' * (workers > 1)}" if workers else "threads"
+    if "failed" in line:
+        return f"{where:9s} {line['name']:17s} {line['engine']:4s} FAILED: {line['failed']}"
     text = f"{where:9s} {line['name']:17s} {line['engine']:4s} {line['wall']:7.2f} s"
     if "peak" in line:
         text += (
@@ -348,21 +387,28 @@ def report(runs: dict[int, list[dict[str, Any]]], names: list[str]) -> None:
     print("\nmedians: ddf.dp / Dask's own (wall), ddf.dp peak per worker, sent, spilled")
     for name in names:
         digests = {
-            w: next(r["digest"] for r in lines if r["name"] == name and r["digest"] is not None)
+            w: next((r["digest"] for r in lines if r["name"] == name and r["digest"]), None)
             for w, lines in runs.items()
         }
         same = len(set(digests.values())) == 1
         cells = []
         for workers, lines in runs.items():
-            mine = [r for r in lines if r["name"] == name]
-            dp = statistics.median(r["wall"] for r in mine if r["engine"] == "dp")
-            if workers == 0:
-                cells.append(f"threads {dp:6.2f} s")
-                continue
-            own = statistics.median(r["wall"] for r in mine if r["engine"] == "dask")
+            mine = [r for r in lines if r["name"] == name and "failed" not in r]
             dps = [r for r in mine if r["engine"] == "dp"]
+            owns = [r["wall"] for r in mine if r["engine"] == "dask"]
+            if not dps:
+                cells.append(f"{workers}w ddf.dp FAILED")
+                continue
+            dp = statistics.median(r["wall"] for r in dps)
+            vs = f"{dp:6.2f}/Dask's own failed"
+            if owns:
+                own = statistics.median(owns)
+                vs = f"{dp:6.2f}/{own:6.2f} s = {dp / own:4.2f}x"
+            if workers == 0:
+                cells.append(f"threads {vs}")
+                continue
             cells.append(
-                f"{workers}w {dp:6.2f}/{own:6.2f} s = {dp / own:4.2f}x"
+                f"{workers}w {vs}"
                 f" {max(r['peak'] for r in dps) / 2**30:4.2f} GiB"
                 f" {statistics.median(r['moved'] for r in dps) / 2**20:6.1f} MiB"
                 f" {max(r['spilled'] for r in dps) / 2**20:4.0f}"
