@@ -142,8 +142,8 @@ def test_rounds_of_buckets_give_the_release_of_one_round(
 
 
 def test_bucket_rounds_cover_every_bucket_once_in_order(client: Any, orders: pd.DataFrame) -> None:
-    """On the cluster: one round here (3,000 rows fit), two tasks per worker thread; on
-    the threaded scheduler one task per bucket."""
+    """On the cluster: one round here (3,000 rows fit), TASKS_PER_THREAD tasks per worker
+    thread (at most one per bucket); on the threaded scheduler one task per bucket."""
     captured: list[tuple[int, list[Any], list[Any]]] = []
     plan = units.bucket_rounds
 
@@ -162,7 +162,7 @@ def test_bucket_rounds_cover_every_bucket_once_in_order(client: Any, orders: pd.
     assert ranges[-1][1] == buckets
     assert all(a < b for a, b in ranges)
     assert len(cluster) == 1
-    assert len(cluster[0]) == 4
+    assert len(cluster[0]) == min(2 * units.TASKS_PER_THREAD, buckets)
     assert threads == [[(b, b + 1) for b in range(buckets)]]
 
 

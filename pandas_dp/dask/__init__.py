@@ -54,16 +54,21 @@ narrowest integers) and splits its rows into buckets by a hash of the unit
 (:func:`split_by_unit`); each bucket gathers its pieces from every partition,
 in the data's order, bounds each person's contribution
 (:func:`pandas_dp.pipeline.run.bounded_tally`, as on pandas) and tallies
-(:func:`unit_statistics`).  A plain task graph of one ``compute()`` (one
-progress bar), never a Dask shuffle: distributed's P2P shuffle logs two
-WARNING lines per run that users would read as warnings of their release.
-There are ``BUCKETS_PER_PARTITION`` buckets per input partition (at most
-``MAX_BUCKETS``), so a bucket is smaller than a partition and its bounding's
-temporaries stay small; what waits for the last partition is about 17 bytes
-per row for a grouped mean (the unit, the value, an int8 key code), 8 for a
-person count.  The bounding's random choices come from the budget's source:
-inside the reservation, the client draws four words of it per bucket (a
-256-bit key), and each task expands its key with SHAKE-256
+(:func:`unit_statistics`; :func:`unit_selected` when the keys are chosen
+from the data).  A plain task graph, never a Dask shuffle: distributed's P2P
+shuffle logs two WARNING lines per run that users would read as warnings of
+their release.  There are ``BUCKETS_PER_PARTITION`` buckets per input
+partition (at most ``MAX_BUCKETS``), so a bucket is smaller than a partition
+and its bounding's temporaries stay small; what waits for the last partition
+is about 17 bytes per row for a grouped mean (the unit, the value, an int8
+key code), 8 for a person count.  On the schedulers of this process that is
+one ``compute()`` (one progress bar); on a ``distributed`` cluster a task
+takes a range of buckets, and when the workers' memory could not hold what
+waits, the buckets are taken in rounds, each reading the data again
+(:func:`bucket_rounds`): no number depends on the rounds.  The bounding's
+random choices come from the budget's source: inside the reservation, the
+client draws four words of it per bucket (a 256-bit key), and each task
+expands its key with SHAKE-256
 (:class:`KeyedWords`), so no worker uses a random generator of its own.  A
 release whose bounding chooses nothing (a person count: ``min(rows,
 max_rows)`` per person) draws no key, so it is the pandas release bit for
@@ -370,7 +375,7 @@ class DaskFrame:
     are first split into buckets by unit (:func:`split_by_unit`: every person's
     rows land in one bucket, whatever the input partitioning), and each bucket
     bounds its persons with a key drawn, inside the reservation, from the
-    budget's source (:func:`unit_statistics`).
+    budget's source (:func:`bucket_tallies`), in the rounds of :func:`bucket_rounds`.
     """
 
     ddf: dd.DataFrame

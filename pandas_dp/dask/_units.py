@@ -39,6 +39,7 @@ __all__ = [
     "KEY_WORDS",
     "MAX_BUCKETS",
     "ROUND_SHARE",
+    "TASKS_PER_THREAD",
     "KeyedWords",
     "Partial",
     "Piece",
@@ -62,8 +63,12 @@ BUCKETS_PER_PARTITION = 4
 MAX_BUCKETS = 256
 #: The share of the workers' memory limits (added up) that one round's moved rows may fill
 #: (:func:`bucket_rounds`): below Dask's 60 % at which workers spill, with room for
-#: their own memory, the partitions being read and the buckets' temporaries.
-ROUND_SHARE = 0.2
+#: their own memory (a quarter of a 1 GiB worker), the partitions being read, the
+#: pieces fetched for the next tasks and the buckets' temporaries.
+ROUND_SHARE = 0.15
+#: Tasks per worker thread in each round (:func:`bucket_rounds`): each holds its share
+#: of the round's moved rows while it runs.
+TASKS_PER_THREAD = 8
 #: Bytes a moved value of a dtype without a fixed width (strings, ...) is counted as.
 WIDE_VALUE = 16
 
@@ -216,8 +221,9 @@ def bucket_rounds(projected: Any, task: Task, buckets: int) -> list[Round]:
 
     One round of one task per bucket on the schedulers of this process (the
     splits are shared, nothing moves).  On a ``distributed`` cluster, one task
-    per group of buckets, two groups per worker thread (a task per piece
-    would be one per partition and bucket, too many for the scheduler), and
+    per group of buckets, :data:`TASKS_PER_THREAD` groups per worker thread (a
+    task per piece would be one per partition and bucket, too many for the
+    scheduler), and
     more rounds when the moved rows, estimated from the rows Dask knows
     without computing (parquet metadata, ``from_pandas``; else the rows of a
     collection it derives from row-wise) and the dtypes (:func:`_moved_bytes`),
@@ -235,7 +241,7 @@ def bucket_rounds(projected: Any, task: Task, buckets: int) -> list[Round]:
     if rows is not None:
         moved = rows * _moved_bytes(projected._meta, task)
         rounds = min(buckets, max(1, -(-moved // max(int(ROUND_SHARE * sum(limits)), 1))))
-    groups = 2 * sum(threads for _, threads in workers)
+    groups = TASKS_PER_THREAD * sum(threads for _, threads in workers)
     out = []
     for first, last in itertools.pairwise([buckets * r // rounds for r in range(rounds + 1)]):
         tasks = min(groups, last - first)
