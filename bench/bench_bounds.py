@@ -16,7 +16,8 @@ run is one public call (or two, for the recipe) on a seeded budget, spending
 
 Run ``python bench/bench_bounds.py [--runs 300] [--seed 19]``: it prints the
 table of the README's "How accurate is this?" (median relative error, share of
-runs more than 50% off, share refused, per statistic, ε and method);
+runs more than 50% off, share refused, share that warned with
+:class:`pandas_dp.PoorAnswerWarning`, per statistic, ε and method);
 ``tests/test_readme.py`` runs :func:`table` and checks that the README shows
 exactly this table, and ``tests/test_clipbounds.py`` the ``auto`` mean's
 targets at ε = 1 and 0.5.
@@ -25,6 +26,7 @@ targets at ε = 1 and 0.5.
 from __future__ import annotations
 
 import argparse
+import warnings
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
@@ -33,14 +35,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-import pandas_dp  # noqa: F401  (registers df.dp)
+import pandas_dp
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "pums_1000.csv"
 GRID = np.concatenate([[0.0], np.geomspace(1, 1e7, 400)])
 EPSILONS = (1.0, 0.5, 0.25, 0.1)
 HEADER = (
-    "| statistic | ε | method | median error | runs > 50% off | refused |",
-    "|---|---|---|---|---|---|",
+    "| statistic | ε | method | median error | runs > 50% off | refused | warned |",
+    "|---|---|---|---|---|---|---|",
 )
 
 Run = Callable[[pd.DataFrame, float], Any]
@@ -75,28 +77,41 @@ METHODS: dict[tuple[str, str], Run] = {
 }
 
 
-def answers(df: pd.DataFrame, run: Run, epsilon: float, runs: int, seed: int) -> list[Any]:
-    """``runs`` separate calls of ``run`` on one seeded budget; None for a refused call."""
+def answers(
+    df: pd.DataFrame, run: Run, epsilon: float, runs: int, seed: int
+) -> list[tuple[Any, bool]]:
+    """``runs`` separate calls of ``run`` on one seeded budget: (answer, whether it warned).
+
+    The answer is None for a refused call; a call warns
+    (:class:`pandas_dp.PoorAnswerWarning`) when ``clip="auto"`` found few values.
+    """
     frame = df.copy()
     frame.dp.set_budget(epsilon=float(Fraction(repr(epsilon)) * runs), seed=seed)
-    out: list[Any] = []
+    out: list[tuple[Any, bool]] = []
     for _ in range(runs):
-        try:
-            out.append(run(frame, epsilon))
-        except ValueError:  # clip="auto" with too few values for epsilon: only the check spent
-            out.append(None)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", pandas_dp.PoorAnswerWarning)
+            try:
+                got = run(frame, epsilon)
+            except ValueError:  # clip="auto" with too few values for epsilon: only the check spent
+                got = None
+        poor = any(issubclass(w.category, pandas_dp.PoorAnswerWarning) for w in caught)
+        out.append((got, poor))
     return out
 
 
-def _row(statistic: str, epsilon: float, method: str, got: list[Any], truth: float) -> str:
-    done = np.array([g for g in got if g is not None], dtype=np.float64)
+def _row(
+    statistic: str, epsilon: float, method: str, got: list[tuple[Any, bool]], truth: float
+) -> str:
+    done = np.array([g for g, _ in got if g is not None], dtype=np.float64)
     refused = 1 - done.size / len(got)
+    warned = np.mean([poor for _, poor in got])
     if done.size == 0:
-        return f"| {statistic} | {epsilon:g} | {method} | — | — | {refused:.0%} |"
+        return f"| {statistic} | {epsilon:g} | {method} | — | — | {refused:.0%} | {warned:.0%} |"
     errors = np.abs(done / truth - 1)
     return (
         f"| {statistic} | {epsilon:g} | {method} | {np.median(errors):.1%} | "
-        f"{np.mean(errors > 0.5):.1%} | {refused:.0%} |"
+        f"{np.mean(errors > 0.5):.1%} | {refused:.0%} | {warned:.0%} |"
     )
 
 
@@ -112,7 +127,7 @@ def table(df: pd.DataFrame, runs: int = 300, seed: int = 19) -> list[str]:
     for epsilon in EPSILONS[:2]:
         got = answers(df, _described, epsilon, runs, seed)
         for row in ("mean", "std"):
-            picked = [None if g is None else g[row] for g in got]
+            picked = [(None if g is None else g[row], poor) for g, poor in got]
             lines.append(_row(f"describe {row}", epsilon, "auto", picked, truth[row]))
     return lines
 

@@ -178,8 +178,9 @@ def describe_figure(fig: Figure) -> dict[str, Any]:
 def seen(nb: Any) -> list[list[Any]]:
     """Per code cell, what a reader sees of its outputs, in the form the test compares.
 
-    Printed text by stream; for each result or display, its ``text/plain``,
-    ``text/html`` and figure data (:data:`FIGURE_MIME`), and whether it has a PNG.
+    Printed text by stream (consecutive pieces of one stream joined); for each
+    result or display, its ``text/plain``, ``text/html`` and figure data
+    (:data:`FIGURE_MIME`), and whether it has a PNG.
     """
     cells = []
     for cell in nb.cells:
@@ -188,7 +189,13 @@ def seen(nb: Any) -> list[list[Any]]:
         outputs: list[Any] = []
         for out in cell["outputs"]:
             if out["output_type"] == "stream":
-                outputs.append([out["name"], out["text"]])
+                # The kernel may flush one cell's printing in several pieces
+                # (timing decides where): join consecutive pieces of one stream.
+                text = "".join(out["text"]) if isinstance(out["text"], list) else out["text"]
+                if outputs and outputs[-1][0] == out["name"]:
+                    outputs[-1][1] += text
+                else:
+                    outputs.append([out["name"], text])
             elif out["output_type"] == "error":
                 outputs.append(["error", out["ename"], out["evalue"]])
             else:

@@ -25,6 +25,7 @@ inside its room.  Each room's ``__init__`` holds the map of its modules.
 ``mypy``                  mypy plugin: ``df.dp`` typed (mypy loads it; never imported here)
 ``errors``                every exception type, at its public path
 ``datasets``              synthetic example frames (demo, notebooks, benchmarks)
+``plotting``              an answer's error bars, a budget's spending (imports matplotlib)
 ``dask/``                 ``ddf.dp`` on Dask (``import pandas_dp.dask``; never imported here)
 ``surface/``              ``df.dp``, its groupby (public or private keys), row-wise derivations
 ``pipeline/``             every release over a backend, composite releases, planning
@@ -34,7 +35,8 @@ inside its room.  Each room's ``__init__`` holds the map of its modules.
 ``core/``                 errors, numbers as text, exact noise, zCDP, argument checks
 ========================  ====================================================
 
-:func:`dp` is the accessor as a typed function, for mypy and pyright users.
+:func:`dp` is the accessor as a typed function, and :func:`typed` a frame whose ``.dp``
+pyright (no plugins) types: ``df = pandas_dp.typed(df)``.
 """
 
 from __future__ import annotations
@@ -51,15 +53,16 @@ if int(pd.__version__.split(".", 1)[0]) < 3:
 from .accounting.budget import PrivacyBudget
 from .accounting.ledger import LedgerEntry
 from .accounting.sqlite import Ledger, open_ledger
-from .core.errors import BudgetExceededError, MissingBudgetError, PandasDPError
+from .core.errors import BudgetExceededError, MissingBudgetError, PandasDPError, PoorAnswerWarning
 from .kinds.signature import Grouped, Keyless
 from .pipeline.planning import epsilon_for, half_width, rho_for
-from .surface.accessor import DPAccessor
+from .surface.accessor import DPAccessor, DPFrame, typed
 from .surface.groupby import DPGroupBy, DPSelectedGroupBy
 
 __all__ = [
     "BudgetExceededError",
     "DPAccessor",
+    "DPFrame",
     "DPGroupBy",
     "DPSelectedGroupBy",
     "Grouped",
@@ -68,12 +71,14 @@ __all__ = [
     "LedgerEntry",
     "MissingBudgetError",
     "PandasDPError",
+    "PoorAnswerWarning",
     "PrivacyBudget",
     "dp",
     "epsilon_for",
     "half_width",
     "open_ledger",
     "rho_for",
+    "typed",
 ]
 
 __version__ = "0.1.0"

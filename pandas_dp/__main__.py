@@ -87,6 +87,9 @@ BUDGET_DETAILS = (
 )
 HISTORY_LINE = ("time", "operation", "state", "epsilon", "spent", "process")
 HISTORY_DETAILS = (
+    "release",
+    "grouping",
+    "parameters",
     "rho",
     "delta",
     "columns",
@@ -97,6 +100,9 @@ HISTORY_DETAILS = (
     "sensitivity",
     "noise_scale",
     "half_width_95",
+    "planned",
+    "realised",
+    "events",
     "privacy_unit",
     "max_rows",
     "max_groups",
@@ -108,6 +114,8 @@ LABELS = {
     "total": "total after",
     "epsilon_at": "spent as ε",
     "at_delta": "at δ",
+    "planned": "planned ±",
+    "realised": "realised ±",
 }
 
 
@@ -205,6 +213,19 @@ def show_ledger(path: str, name: str | None) -> int:
             f"Releases marked {SEEDED} were drawn from seeded, reproducible noise "
             "(set_budget(..., seed=...)): they are NOT private, whatever epsilon they spent."
         )
+    composed = frame["accountant"] == "pld" if name is None else pd.Series([_composed(path, name)])
+    if composed.any():
+        notes.append(
+            "A budget whose accountant is pld composes its releases by their privacy loss "
+            "distributions (dp_accounting): its spent is the ε at its δ of all of them, "
+            "recomputed from the events each entry records"
+            + (
+                "."
+                if frame["spent"].notna().all()
+                else "; without dp_accounting installed it "
+                'cannot be computed here (pip install "pandas-dp[pld]").'
+            )
+        )
     if pending.any():
         notes.append(
             "Pending reservations belong to a release still being computed, or to a process "
@@ -214,6 +235,12 @@ def show_ledger(path: str, name: str | None) -> int:
         print()
         print(textwrap.fill(f"Note: {note}", WIDTH, subsequent_indent="      "))
     return 0
+
+
+def _composed(path: str, name: str) -> bool:
+    """Whether budget ``name`` of the ledger at ``path`` composes by PLD."""
+    with open_ledger(path, read_only=True) as ledger:
+        return bool((ledger.budgets().set_index("name").accountant == "pld").get(name, False))
 
 
 DESCRIPTION = """\

@@ -1,9 +1,10 @@
-"""Every exception of pandas_dp, at its public path: ``from pandas_dp.errors import ...``.
+"""Every exception and warning of pandas_dp, at its public path: ``from pandas_dp.errors ...``.
 
 Defined in :mod:`pandas_dp.core.errors`; this module is where users import them from.
 """
 
 from .core.errors import (
+    AccountingWarning,
     BudgetExceededError,
     BudgetMismatchError,
     BudgetProcessError,
@@ -16,11 +17,13 @@ from .core.errors import (
     MissingColumnError,
     NotALedgerError,
     PandasDPError,
+    PoorAnswerWarning,
     ReservationError,
     UnknownBudgetError,
 )
 
 __all__ = [
+    "AccountingWarning",
     "BudgetExceededError",
     "BudgetMismatchError",
     "BudgetProcessError",
@@ -33,6 +36,7 @@ __all__ = [
     "MissingColumnError",
     "NotALedgerError",
     "PandasDPError",
+    "PoorAnswerWarning",
     "ReservationError",
     "UnknownBudgetError",
 ]

@@ -14,6 +14,7 @@ import scipy.stats
 
 import pandas_dp  # noqa: F401  (registers df.dp)
 from pandas_dp.core.zcdp import pure_epsilon
+from pandas_dp.errors import PoorAnswerWarning
 from pandas_dp.kinds.base import Neighbours
 from pandas_dp.kinds.clip_bounds import plan_bounds
 from pandas_dp.pipeline.recipes import AUTO_CHECK_SHARE, AUTO_MIN_RATIO, CUT_SHARE, auto_minimum
@@ -118,6 +119,7 @@ def _below(accountant: str, loss: float, m: int) -> float:
 
 @pytest.mark.parametrize("accountant", ["epsilon", "rho"])
 @pytest.mark.parametrize("n_columns", [1, 2, 3])
+@pytest.mark.filterwarnings("ignore::pandas_dp.errors.PoorAnswerWarning")  # few values, by design
 def test_auto_counts_each_of_k_columns_at_a_twentieth_of_its_share(
     accountant: str, n_columns: int
 ) -> None:
@@ -173,7 +175,8 @@ def test_cut_shows_the_share_clipped_beside_the_answer(
     df.dp.set_budget(epsilon=2, seed=4)
     clip = (0.0, float(df["x"].quantile(0.8)))
     surface = df.dp.groupby("g", keys=["a", "b"]) if grouped else df.dp
-    answer = RELEASES[name](surface, {"clip": clip, "epsilon": 1, "ci": ci, "cut": True})
+    with pytest.warns(PoorAnswerWarning, match=r"^A large share was cut \(clipped_share at 5%"):
+        answer = RELEASES[name](surface, {"clip": clip, "epsilon": 1, "ci": ci, "cut": True})
     fields = ["estimate"] + (["lower", "upper"] if ci else []) + ["clipped_share"]
     assert list(answer.columns if grouped else answer.index) == fields
     assert np.all(np.abs(clipped_share(answer, grouped) - 0.2) < 0.02)
@@ -190,7 +193,8 @@ def test_cut_of_describe_is_a_row_per_column(grouped: bool) -> None:
     surface = df.dp.groupby("g", keys=["a", "b"]) if grouped else df.dp
     clip = {"x": (0, float(df["x"].quantile(0.8))), "y": (0, float(df["y"].quantile(0.9)))}
     grid = {c: np.linspace(0, 2e5, 201) for c in ("x", "y")}
-    table = surface.describe(["x", "y"], clip=clip, candidates=grid, epsilon=1, cut=True)
+    with pytest.warns(PoorAnswerWarning, match="clipped_share"):
+        table = surface.describe(["x", "y"], clip=clip, candidates=grid, epsilon=1, cut=True)
     if grouped:
         shares = table[[("x", "clipped_share"), ("y", "clipped_share")]].to_numpy()
         assert np.all(np.abs(shares - [0.2, 0.1]) < 0.02)
@@ -203,7 +207,14 @@ def test_cut_with_auto_clip_shows_the_bounds_and_the_share() -> None:
     df = incomes(n=5_000)
     df.dp.set_budget(epsilon=1, seed=4)
     answer = df.dp.mean("x", clip="auto", epsilon=1, cut=True)
-    assert list(answer.index) == ["estimate", "clip_lower", "clip_upper", "clipped_share"]
+    assert list(answer.index) == [
+        "estimate",
+        "clip_lower",
+        "clip_upper",
+        "clip_count",
+        "clipped_share",
+    ]
+    assert abs(answer["clip_count"] - len(df)) < 200  # the check's count, at ε/20
     outside = (df["x"] > answer["clip_upper"]).mean()
     assert abs(answer["clipped_share"] - outside) < 0.02
     assert [e.epsilon for e in df.dp.budget.entries] == [
@@ -232,14 +243,21 @@ def test_cut_with_a_privacy_unit_shows_the_share_of_persons_truncated(
 ) -> None:
     surface = orders.dp.groupby("k", keys=["a", "b"]) if grouped else orders.dp
     extra = {"max_groups": 1} if grouped else {}
-    answer = surface.sum("amount", clip=(0, 400), epsilon=2, max_rows=5, cut=True, **extra)
+    with pytest.warns(PoorAnswerWarning, match=r", truncated_share at 5%.* Raise max_rows="):
+        answer = surface.sum("amount", clip=(0, 400), epsilon=2, max_rows=5, cut=True, **extra)
     truth = (orders.groupby("cid").size() > 5).mean()
     truncated = answer["truncated_share"]
     assert np.all(np.abs(np.asarray(truncated) - truth) < 0.02)
     entries = orders.dp.budget.entries
+    if grouped:  # each person is in one key: max_groups=1 cuts nobody (noise around 0)
+        assert np.all(np.abs(answer["truncated_keys_share"]) < 0.02)
+        assert entries[-1].operation == "truncated_keys_share"
+        assert entries[-1].clip == ((0, 1),)
+        entries = entries[:-1]
     assert entries[-1].operation == "truncated_share"
     assert entries[-1].clip == ((0, 5),)
-    assert [e.epsilon for e in entries] == [Fraction(8, 5), Fraction(1, 5), Fraction(1, 5)]
+    fifth = Fraction(1, 5)
+    assert [e.epsilon for e in entries] == [Fraction(7 if grouped else 8, 5), fifth, fifth]
 
 
 def test_cut_takes_the_bound_max_rows_auto_chose(orders: pd.DataFrame) -> None:
@@ -259,7 +277,8 @@ def test_cut_refuses_a_mapping_clip_before_any_spend() -> None:
 def test_cut_under_rho_splits_rho_and_runs_the_shares_at_epsilon_sqrt_2rho() -> None:
     df = incomes()
     df.dp.set_budget(rho=1, seed=4)
-    got = df.dp.mean("x", clip=(0, 1e5), rho=0.5, cut=True)
+    with pytest.warns(PoorAnswerWarning, match="clipped_share"):
+        got = df.dp.mean("x", clip=(0, 1e5), rho=0.5, cut=True)
     assert list(got.index) == ["estimate", "clipped_share"]
     statistic, share = df.dp.budget.entries
     assert (statistic.rho, statistic.epsilon) == (Fraction(9, 20), None)  # Gaussian

@@ -21,7 +21,7 @@ import scipy.stats
 
 from pandas_dp.core.noise import SeededSource
 from pandas_dp.errors import BudgetMismatchError
-from pandas_dp.kinds import count, select, sums
+from pandas_dp.kinds import argmax, count, quantile, sums
 from pandas_dp.kinds.base import Neighbours
 from pandas_dp.mechanisms.contributions import (
     bound_contributions,
@@ -354,7 +354,7 @@ def test_unit_sensitivities_are_the_one_row_figures_times_the_bounds(
     mean = sums.plan_mean((-4.0, 10.0), eps, relation).grid
     assert mean.delta == expected * mean.q_hi
     q = Fraction(9, 10)
-    assert select.plan_quantile(q, eps, relation).sensitivity == expected * 9
+    assert quantile.plan_quantile(q, eps, relation).sensitivity == expected * 9
 
 
 def test_one_row_per_person_keeps_the_one_row_figures() -> None:
@@ -377,17 +377,17 @@ def test_selection_needs_only_max_rows_and_halves_where_not_monotone(
     clip: tuple[float, float] | None, adjacency: str, monotone: bool
 ) -> None:
     eps = Fraction(1)
-    plan = select.plan_argmax(eps, _unit(adjacency, rows=4), clip=clip)
-    one_row = select.plan_argmax(eps, Neighbours(adjacency), clip=clip)
+    plan = argmax.plan_argmax(eps, _unit(adjacency, rows=4), clip=clip)
+    one_row = argmax.plan_argmax(eps, Neighbours(adjacency), clip=clip)
     assert plan.sensitivity == 4 * one_row.sensitivity
     assert plan.monotone is monotone
     factor = 1 if monotone else 2
-    assert plan.rate == select.Rate.at_most(eps / (factor * plan.sensitivity))
-    grouped = select.plan_argmax(eps, _unit(adjacency, True, rows=4, groups=3), clip=clip)
+    assert plan.rate == argmax.Rate.at_most(eps / (factor * plan.sensitivity))
+    grouped = argmax.plan_argmax(eps, _unit(adjacency, True, rows=4, groups=3), clip=clip)
     touched = 3 if adjacency == "add_remove" else 6  # keys one person reaches
-    per_key = select.plan_argmax(eps / touched, Neighbours(adjacency), clip=clip)
+    per_key = argmax.plan_argmax(eps / touched, Neighbours(adjacency), clip=clip)
     assert grouped.sensitivity == 4 * per_key.sensitivity
-    assert grouped.rate == select.Rate.at_most(eps / touched / (factor * grouped.sensitivity))
+    assert grouped.rate == argmax.Rate.at_most(eps / touched / (factor * grouped.sensitivity))
 
 
 # ------------------------------------------------------------------ releases

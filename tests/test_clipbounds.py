@@ -296,12 +296,22 @@ def orders() -> pd.DataFrame:
 def test_auto_rows_spends_a_quarter_on_rows_per_unit_and_records_the_bound(
     orders: pd.DataFrame,
 ) -> None:
-    answer = orders.dp.sum("amount", clip=(0, 500), epsilon=1, max_rows="auto", ci=0.9)
+    answer = orders.dp.mean("amount", clip=(0, 500), epsilon=1, max_rows="auto", ci=0.9)
     first, second = orders.dp.budget.entries
     assert first.operation.startswith("rows_per_unit")
     assert (first.epsilon, second.epsilon) == (Fraction(1, 4), Fraction(3, 4))
     assert second.max_rows == answer["max_rows"]
     assert 5 <= answer["max_rows"] <= 12  # about the 0.9-quantile of rows per person (8)
+
+
+def test_auto_rows_of_a_sum_balances_truncation_against_noise(orders: pd.DataFrame) -> None:
+    # a total keeps all but about t = ⌈√2/(3/4)⌉ = 2 persons whole: near the heaviest (14 rows)
+    answer = orders.dp.sum("amount", clip=(0, 500), epsilon=1, max_rows="auto", ci=0.9)
+    first, second = orders.dp.budget.entries
+    assert first.operation == "max_rows(t=2)"
+    assert (first.epsilon, second.epsilon) == (Fraction(1, 4), Fraction(3, 4))
+    assert second.max_rows == answer["max_rows"]
+    assert 11 <= answer["max_rows"] <= 23
 
 
 def test_auto_rows_and_auto_clip_share_epsilon(orders: pd.DataFrame) -> None:

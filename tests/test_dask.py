@@ -32,6 +32,7 @@ import pandas_dp  # noqa: E402
 import pandas_dp.dask as pdd  # noqa: E402  (after the skip: it imports dask)
 import pandas_dp.dask._units as units  # noqa: E402
 from pandas_dp import BudgetExceededError, MissingBudgetError, PandasDPError  # noqa: E402
+from pandas_dp.errors import PoorAnswerWarning  # noqa: E402
 from pandas_dp.kinds.count import Count  # noqa: E402
 from pandas_dp.pipeline.run import KINDS  # noqa: E402
 
@@ -55,7 +56,14 @@ RECIPES: dict[str, Callable[[Any], Any]] = {
     "quantile": lambda d: d.dp.quantile(
         "salary", 0.9, candidates=np.linspace(0, 3e5, 31), epsilon=0.5
     ),
+    "quantiles": lambda d: d.dp.quantile(
+        "salary", [0.25, 0.5, 0.75], candidates=np.linspace(0, 3e5, 31), epsilon=0.5
+    ),
     "bounds": lambda d: d.dp.bounds("salary", epsilon=0.5),
+    "cov": lambda d: d.dp.cov("age", "salary", clip={"age": (18, 70), "salary": CLIP}, epsilon=0.5),
+    "grouped_corr": lambda d: d.dp.groupby("dept", keys=DEPTS).corr(
+        "age", "salary", clip={"age": (18, 70), "salary": CLIP}, epsilon=0.5, ci=0.9
+    ),
     "grouped_bounds": lambda d: d.dp.groupby("dept", keys=DEPTS).bounds("age", epsilon=0.5),
     "clipped_share": lambda d: d.dp.clipped_share("salary", clip=CLIP, epsilon=0.5),
     "grouped_count": lambda d: d.dp.groupby("dept", keys=DEPTS).count(epsilon=0.5),
@@ -221,7 +229,8 @@ def test_cut_gives_the_pandas_answer_and_spends_epsilon(frame: pd.DataFrame, gro
     for data in (frame.copy(), fresh(frame, 4)):
         data.dp.set_budget(epsilon=1, seed=9)
         surface = data.dp.groupby("dept", keys=DEPTS) if grouped else data.dp
-        answers.append(surface.mean("salary", clip=(0, 80_000), epsilon=0.8, ci=0.9, cut=True))
+        with pytest.warns(PoorAnswerWarning, match="clipped_share"):  # on both engines
+            answers.append(surface.mean("salary", clip=(0, 80_000), epsilon=0.8, ci=0.9, cut=True))
         assert data.dp.budget.spent == Fraction(4, 5)
     assert same(*answers)
     assert "clipped_share" in (answers[0].columns if grouped else answers[0].index)
@@ -233,7 +242,12 @@ def test_the_recipes_release_every_kind_of_the_registry(frame: pd.DataFrame) -> 
     df.dp.set_budget(epsilon=1_000, seed=5)
     for recipe in RECIPES.values():
         recipe(df)
-    recorded = df.dp.budget.ledger["operation"]
+    # the cap of max_rows="auto" on a total runs on a frame with a privacy unit (on Dask:
+    # test_max_rows_auto_gives_the_pandas_answer)
+    people = frame.assign(pid=np.arange(len(frame)) % 300)
+    people.dp.set_budget(epsilon=1_000, privacy_unit="pid", seed=5)
+    people.dp.count(epsilon=1, max_rows="auto")
+    recorded = [*df.dp.budget.ledger["operation"], *people.dp.budget.ledger["operation"]]
     assert set(KINDS) <= {op.removeprefix("groupby.").split("(")[0] for op in recorded}
 
 
@@ -1457,7 +1471,7 @@ def test_rho_releases_are_the_pandas_ones_bit_for_bit(
 
 @pytest.mark.parametrize("grouped", [False, True])
 def test_max_rows_auto_gives_the_pandas_answer(orders: pd.DataFrame, grouped: bool) -> None:
-    """max_rows="auto": rows_per_unit chooses the same bound on both engines, then the release.
+    """max_rows="auto": the cap of a count is the same on both engines, then the release.
 
     (The rows a person keeps are drawn per engine: the counts themselves differ.)
     """
@@ -1478,16 +1492,24 @@ def test_cut_with_a_privacy_unit_gives_the_pandas_truncated_share(
     orders: pd.DataFrame, grouped: bool
 ) -> None:
     """The share of persons max_rows cuts comes from the rows per person: the same on Dask."""
-    shares = []
+    shares: list[np.ndarray] = []
+    keys: list[float] = []
     for data in (orders.copy(), fresh(orders, 3)):
         data.dp.set_budget(epsilon=4, privacy_unit="customer", seed=11)
         surface = data.dp.groupby("region", keys=["N", "S", "E", "W"]) if grouped else data.dp
         extra = {"max_groups": 2} if grouped else {}
-        answer = surface.sum("amount", clip=(0, 600), epsilon=4, max_rows=8, cut=True, **extra)
+        with pytest.warns(PoorAnswerWarning, match="truncated_share"):
+            answer = surface.sum("amount", clip=(0, 600), epsilon=4, max_rows=8, cut=True, **extra)
         shares.append(np.unique(answer["truncated_share"]))
-        assert data.dp.budget.entries[-1].operation == "truncated_share"
+        if grouped:  # and the share of persons over max_groups keys, from the keys per person
+            keys.append(float(answer["truncated_keys_share"].iloc[0]))
+        last = "truncated_keys_share" if grouped else "truncated_share"
+        assert data.dp.budget.entries[-1].operation == last
     truth = (orders.groupby("customer").size() > 8).mean()
     assert all(abs(float(s[0]) - truth) < 0.05 for s in shares)
+    public = orders[orders["region"] != "X"]  # X is not a public key: not among their keys
+    over = (public.groupby("customer")["region"].nunique() > 2).mean()
+    assert all(abs(k - over) < 0.05 for k in keys)
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ import pytest
 
 import pandas_dp
 from pandas_dp.errors import BudgetExceededError
+from pandas_dp.mechanisms import policy
 from pandas_dp.mechanisms.key_selection import SelectionPlan, one_form
 from pandas_dp.pipeline import run as release
 
@@ -423,13 +424,13 @@ def test_arrow_floats_are_keys_as_pandas_compares_them() -> None:
 def tables_built(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The number of keys of every quantile table built from now on (``quantile_table`` spied)."""
     built: list[int] = []
-    table = pandas_dp.kinds.select.quantile_table
+    table = pandas_dp.kinds.quantile.quantile_table
 
     def spy(values: Any, codes: Any, n_keys: int, grid: Any) -> Any:
         built.append(n_keys)
         return table(values, codes, n_keys, grid)
 
-    monkeypatch.setattr(pandas_dp.kinds.select, "quantile_table", spy)
+    monkeypatch.setattr(pandas_dp.kinds.quantile, "quantile_table", spy)
     return built
 
 
@@ -459,22 +460,30 @@ def test_a_keyless_median_builds_its_table_for_the_chosen_keys_only(
     assert set(built) == {1}
 
 
+@pytest.mark.parametrize("accountant", ["epsilon", "rho"])
 def test_a_keyless_median_keeps_at_most_its_cap_of_keys_the_most_crowded(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, accountant: str
 ) -> None:
     # More chosen keys than MAX_CELLS // candidates: those of the highest noisy person
-    # counts are kept (post-processing of the selection), and no table is larger.
-    monkeypatch.setattr(pandas_dp.kinds.select, "MAX_CELLS", 3 * 10)
+    # counts are kept (post-processing of the selection), and no table is larger. Under ε
+    # the selection is the truncated geometric, which has no noisy count: any 3 are kept.
+    monkeypatch.setattr(pandas_dp.kinds.quantile, "MAX_CELLS", 3 * 10)
     sizes = {"a": 900, "b": 800, "c": 700, "d": 300, "e": 200}
     df = pd.DataFrame({"k": [k for k, n in sizes.items() for _ in range(n)], "x": 2.0})
-    df.dp.set_budget(epsilon=1000.0, delta=1e-3, seed=0)
+    df.dp.set_budget(**{accountant: 1000.0}, delta=1e-3, seed=0)
     built = tables_built(monkeypatch)
-    released = df.dp.groupby("k").median("x", candidates=list(range(10)), epsilon=100.0, delta=1e-6)
-    assert list(released.index) == ["a", "b", "c"]
+    released = df.dp.groupby("k").median(
+        "x", candidates=list(range(10)), **{accountant: 100.0}, delta=1e-6
+    )
+    if accountant == "rho":
+        assert list(released.index) == ["a", "b", "c"]
+    else:
+        assert len(released) == 3
+        assert set(released.index) <= set(sizes)
     assert (released == 2.0).all()
     assert built == [3]
     (entry,) = df.dp.budget.entries
-    assert (entry.epsilon, entry.delta) == (Fraction(100), Fraction(1, 10**6))
+    assert (entry.charge(accountant), entry.delta) == (Fraction(100), Fraction(1, 10**6))
 
 
 def test_value_counts_is_most_frequent_first_and_normalize_sums_to_one() -> None:
@@ -767,4 +776,5 @@ def test_the_audit_catches_a_selection_that_ignores_delta(
         )
 
     monkeypatch.setattr(release, "selection_plan", careless)
+    monkeypatch.setattr(policy, "selection_plan", careless)  # each round of the policy's
     assert selection_audit(epsilon_lower_bound) > AUDIT_EPSILON

@@ -236,6 +236,24 @@ def test_the_budget_ledger_view_reads_the_file(frame: pd.DataFrame, path: Path) 
     assert (budget.total, budget.spent, budget.remaining) == (4, Fraction(3, 4), Fraction(13, 4))
 
 
+def test_the_file_records_what_was_asked_and_no_key(path: Path) -> None:
+    # value_counts and crosstab are both grouped counts: the file tells them apart by the
+    # release's own name, its grouping columns and its parameters, and holds no key.
+    df = pd.DataFrame({"who": ["secret-a"] * 30 + ["secret-b"] * 30, "x": np.arange(60.0)})
+    df.dp.set_budget(epsilon=3, delta=1e-6, ledger=path, name="hr", seed=1)
+    df.dp.value_counts("who", epsilon=2, delta=1e-7, normalize=True)
+    df.dp.crosstab("who", "x", keys=(["secret-a", "secret-b"], [0.0, 1.0]), epsilon=0.5)
+    df.dp.groupby("who", keys=["secret-a"]).mean("x", clip=(0, 60), epsilon=0.25, ci=0.9)
+    history = releases(open_ledger(path, read_only=True).history("hr"))
+    assert list(history.operation) == ["groupby.count", "groupby.count", "groupby.mean"]
+    assert list(history.release) == ["value_counts", "crosstab", "mean"]
+    assert list(history.grouping) == ["who", "who, x", "who"]
+    assert list(history.parameters) == ["normalize=True, dropna=True", "", "ci=0.9"]
+    with raw(path) as conn:
+        dumped = "\n".join(conn.iterdump())
+    assert "secret" not in dumped  # neither a key chosen privately nor a public one
+
+
 # ------------------------------------------------------------- re-attaching
 
 
@@ -467,7 +485,7 @@ def test_the_file_is_a_versioned_wal_ledger(path: Path) -> None:
 
 
 def write_old_ledger(path: Path, version: int) -> None:
-    """A ledger as schema ``version`` (1 to 6) wrote it, with one budget and one release."""
+    """A ledger as schema ``version`` (1 to 8) wrote it, with one budget and one release."""
     conn = sqlite3.connect(path)
     for step in MIGRATIONS[:version]:
         for statement in step:
@@ -493,7 +511,7 @@ def write_old_ledger(path: Path, version: int) -> None:
     conn.close()
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6])
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6, 7, 8])
 def test_an_old_ledger_is_migrated_without_loss(path: Path, version: int) -> None:
     write_old_ledger(path, version)
     ledger = open_ledger(path)
@@ -510,10 +528,15 @@ def test_an_old_ledger_is_migrated_without_loss(path: Path, version: int) -> Non
     assert list(history.half_width_95) == ["", ""]  # the column version 7 added: blank
     assert history.rho.isna().all()  # version 8: an epsilon budget's entries have no rho
     assert list(history.delta) == [0, 0]
+    # the columns version 9 added: what was asked, blank for older entries
+    assert history[["release", "grouping", "parameters"]].eq("").all().all()
     assert ledger.budgets().accountant.tolist() == ["epsilon"]
     assert ledger.store("hr").spent() == Fraction(3, 10)
+    # version 9: an entry written before events has those its epsilon guarantees
+    assert list(history.events) == ["", "pure(epsilon=3/10)"]
+    assert list(history.planned) == list(history.realised) == ["", ""]
     with raw(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
     ledger.store("hr").charge(entry(Fraction(1, 10)))
     assert ledger.history("hr").process.iloc[-1] == os.getpid()
     token = ledger.store("hr").reserve(entry(Fraction(1, 10)))
@@ -1234,7 +1257,7 @@ def test_reading_only_sees_a_change_made_after_it_opened(path: Path) -> None:
         assert reader.store("hr").spent() == Fraction(1, 4)  # the file changed: read afresh
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 8])
 def test_reading_only_reads_an_old_ledger_without_upgrading_it(
     path: Path, version: int, capsys: pytest.CaptureFixture[str]
 ) -> None:

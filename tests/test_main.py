@@ -90,6 +90,32 @@ def test_the_history_shows_each_field_labelled_with_readable_figures(
     assert "2396585" not in out  # no raw float
 
 
+def test_a_pld_budget_shows_its_accountant_spent_and_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("dp_accounting")
+    path = tmp_path / "ledger.sqlite"
+    df = datasets.salaries(300, seed=1)
+    budget = df.dp.set_budget(
+        epsilon=1, delta=1e-6, accountant="pld", ledger=path, name="hr", seed=3
+    )
+    df.dp.plan([("count",), ("median", "salary", {"candidates": list(range(0, 300_000, 1_000))})],
+               half_width=[30, 20], level=0.9).run()  # fmt: skip
+    df.dp.count(rho=0.001)
+    assert main(["ledger", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"hr\s+1\s+" + f"{float(budget.spent):.6g}".replace(".", r"\."), out)
+    assert "accountant pld" in out
+    assert "privacy loss distributions" in out
+    assert main(["ledger", str(path), "--name", "hr"]) == 0
+    out = capsys.readouterr().out
+    assert "planned ± ±30 at 90%" in out
+    assert "realised ± ±" in out
+    assert "events discrete_laplace(scale=" in out
+    assert "events discrete_gaussian(sigma2=500, sensitivity=1)" in out
+    assert max(len(line) for line in out.splitlines()[1:]) <= 100
+
+
 @pytest.mark.parametrize("argv", [["--help"], ["ledger", "--help"], ["demo", "--help"]])
 def test_help_is_plain_text(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as done:

@@ -106,7 +106,8 @@ def mypy_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[Path]]
     folder = tmp_path_factory.mktemp("mypy")
     (folder / "mypy.ini").write_text(MYPY_CONFIG, encoding="utf-8")
     readme = _write_sections(folder, list(_readme_sections()))
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MYPYPATH": str(ROOT)}
+    # pandas_dp as installed (pip install -e ".[test]"): no path given, none in the folder
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MYPYPATH")}
     command = [sys.executable, "-m", "mypy", "--config-file", str(folder / "mypy.ini")]
     command += ["--cache-dir", str(folder / "cache"), "--no-error-summary", "--show-absolute-path"]
     out = subprocess.run(
@@ -162,10 +163,8 @@ def test_pyright_types_the_typed_path_and_flags_mistakes(tmp_path: Path) -> None
     if not _has_stubs():
         pytest.skip("needs pandas-stubs (pip install -e '.[test]')")
     (section,) = _write_sections(tmp_path, [TYPING_SECTION])
-    (tmp_path / "pyrightconfig.json").write_text(
-        '{"typeCheckingMode": "strict", "pythonVersion": "3.11", '
-        f'"extraPaths": [{str(ROOT)!r}]}}'.replace("'", '"'),
-        encoding="utf-8",
+    (tmp_path / "pyrightconfig.json").write_text(  # pandas_dp as installed: no extra path
+        '{"typeCheckingMode": "strict", "pythonVersion": "3.11"}', encoding="utf-8"
     )
     out = subprocess.run(
         [command, "--pythonpath", sys.executable, "-p", str(tmp_path), section, TYPED, MISTAKES],
@@ -185,6 +184,26 @@ def test_pyright_types_the_typed_path_and_flags_mistakes(tmp_path: Path) -> None
 def _line_of(path: Path, text: str) -> int:
     lines = path.read_text(encoding="utf-8").splitlines()
     return next(number for number, line in enumerate(lines, start=1) if text in line)
+
+
+def test_the_install_puts_the_package_on_a_path_type_checkers_read() -> None:
+    """An editable install is a path in a ``.pth`` file, never an import hook; else a wheel.
+
+    setuptools' editable finder (an import hook) hides the package from mypy
+    and pyright; ``package-dir = {"" = "."}`` in pyproject.toml makes the
+    editable install a plain path to this folder.  A regular install
+    (``pip install .``) ships ``py.typed`` beside the package.
+    """
+    dist = importlib.metadata.distribution("pandas-dp")
+    files = [str(f) for f in dist.files or []]
+    pth = [f for f in files if f.endswith(".pth")]
+    if pth:  # editable
+        assert not [f for f in files if "_finder" in f], files
+        (path,) = pth
+        lines = Path(str(dist.locate_file(path))).read_text(encoding="utf-8").splitlines()
+        assert [Path(line).resolve() for line in lines if line.strip()] == [ROOT.resolve()]
+    else:
+        assert any(f.replace("\\", "/").endswith("pandas_dp/py.typed") for f in files), files
 
 
 def test_import_pandas_dp_never_imports_mypy() -> None:

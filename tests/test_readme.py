@@ -201,8 +201,14 @@ def test_the_key_selection_table_is_what_release_probability_gives() -> None:
         cells = row.strip("| ").split(" | ")
         label = cells[0].strip("`")
         arguments = {name: float(value) for name, value in re.findall(r"(\w+)=([\d.]+)", label)}
+        method = re.findall(r"method=(\w+)", label)
         groups = int(arguments.pop("max_groups", 1))
-        plan = partition.selection_plan(**arguments, delta=1e-6, max_groups=groups)  # type: ignore[arg-type]
+        plan = partition.selection_plan(  # type: ignore[misc]
+            **arguments,  # type: ignore[arg-type]
+            delta=1e-6,
+            max_groups=groups,
+            method=method[0] if method else None,
+        )
         wanted = [_percent(partition.release_probability(plan, n)) for n in people]
         assert cells[1:-1] == wanted, label
         assert int(cells[-1]) == partition.people_for_half(plan), label

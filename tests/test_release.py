@@ -28,14 +28,16 @@ import pandas_dp.kinds
 from pandas_dp.accounting.ledger import LedgerEntry
 from pandas_dp.core import noise
 from pandas_dp.core.noise import SeededSource
+from pandas_dp.kinds.argmax import Argmax, SelectPlan
 from pandas_dp.kinds.base import DEPENDS_ON_N, Kind, Neighbours
 from pandas_dp.kinds.clip_bounds import BoundsPlan, ClipBounds, ClippedShare, SharePlan
 from pandas_dp.kinds.count import Count, CountPlan, Histogram
 from pandas_dp.kinds.describe import Describe
 from pandas_dp.kinds.nunique import Nunique
-from pandas_dp.kinds.select import Argmax, Quantile, SelectPlan
+from pandas_dp.kinds.quantile import Quantile, Quantiles
 from pandas_dp.kinds.sums import GridPlan, Mean, MeanPlan, Sum
-from pandas_dp.kinds.variance import Var, VarPlan
+from pandas_dp.kinds.truncation import CapPlan, RowsCap
+from pandas_dp.kinds.variance import Corr, Cov, Var, VarPlan
 from pandas_dp.mechanisms.keys import Grouping
 from pandas_dp.pipeline import run as release
 
@@ -65,14 +67,20 @@ EXAMPLES: dict[type[Kind[Any, Any]], list[Kind[Any, Any]]] = {
         Quantile.of(EPS, "age", 0.5, GRID, "median"),
         Quantile.of(EPS, "salary", 0.9, np.linspace(0, 3e5, 31), "quantile"),
     ],
+    Quantiles: [
+        Quantiles(EPS, "age", (Fraction(1, 4), Fraction(1, 2), Fraction(9, 10)), GRID),
+    ],
     Var: [
         Var.of(EPS, "salary", CLIP, std=False),
         Var.of(EPS, "age", (18.0, 70.0), std=True),
     ],
     Histogram: [Histogram(EPS, "age")],
+    Cov: [Cov.of(EPS, "age", "salary", {"age": (18.0, 70.0), "salary": CLIP})],
+    Corr: [Corr.of(EPS, "salary", "bonus", {"salary": CLIP, "bonus": (0.0, 8e3)}, ci=0.9)],
     Nunique: [Nunique(EPS, "age"), Nunique(EPS, "dept")],
     ClipBounds: [ClipBounds(EPS, "salary"), ClipBounds(EPS, "age", pooled=True)],
     ClippedShare: [ClippedShare(EPS, "salary", CLIP)],
+    RowsCap: [RowsCap(EPS, "age", ("epsilon", Fraction(1)))],
     Describe: [
         Describe.of(
             EPS,
@@ -157,8 +165,10 @@ def test_every_entry_records_the_half_width_its_plan_gives(
     group = Grouping.of(pd.DataFrame({"dept": DEPTS}), "dept", DEPTS) if grouped else None
     planned = release.plan_release(kind, group, "add_remove", root=False)
     widths = kind.half_width(planned.plan, 0.95)
-    if isinstance(widths, tuple):  # a number per column
-        assert planned.entry.half_width_95 == "; ".join(repr(w).removesuffix(".0") for w in widths)
+    if isinstance(widths, tuple):  # a number per column (a quantile's: in ranks)
+        figures = "; ".join(repr(w).removesuffix(".0") for w in widths)
+        unit = kind_type.interval_unit
+        assert planned.entry.half_width_95 == (f"±{figures} {unit}" if unit else figures)
         assert all(w > 0 for w in widths)
     else:  # depends on n (planned with an assumed n), or a selection: none
         assert planned.entry.half_width_95 == widths in (DEPENDS_ON_N, "")
@@ -234,6 +244,9 @@ CALLS: dict[str, Call] = {
         "dept", candidates=DEPTS, k=2, value="salary", clip=(-1e4, 1e5), epsilon=SPLIT_EPS
     ),
     "quantile": lambda df: df.dp.quantile("age", 0.9, candidates=AGE_GRID, epsilon=SPLIT_EPS),
+    "quantiles": lambda df: df.dp.quantile(
+        "age", [0.1, 0.5, 0.9], candidates=AGE_GRID, epsilon=SPLIT_EPS
+    ),
     "median": lambda df: df.dp.median("salary", candidates=SALARY_GRID, epsilon=SPLIT_EPS),
     "describe": lambda df: df.dp.describe(
         "age", clip={"age": (18, 70)}, candidates={"age": AGE_GRID}, epsilon=SPLIT_EPS
@@ -245,6 +258,12 @@ CALLS: dict[str, Call] = {
         epsilon=SPLIT_EPS,
     ),
     "nunique": lambda df: df.dp.nunique("age", epsilon=SPLIT_EPS),
+    "cov": lambda df: df.dp.cov(
+        "age", "salary", clip={"age": (18, 70), "salary": CLIP}, epsilon=SPLIT_EPS
+    ),
+    "groupby.corr-ci": lambda df: _grouped(df).corr(
+        "age", "salary", clip={"age": (18, 70), "salary": CLIP}, epsilon=SPLIT_EPS, ci=0.9
+    ),
     "bounds": lambda df: df.dp.bounds("salary", epsilon=SPLIT_EPS),
     "groupby.bounds": lambda df: _grouped(df).bounds("age", epsilon=SPLIT_EPS),
     "clipped_share": lambda df: df.dp.clipped_share("salary", clip=CLIP, epsilon=SPLIT_EPS),
@@ -304,6 +323,8 @@ def realised_epsilon(plan: object) -> Fraction:
     if isinstance(plan, BoundsPlan):  # AboveThreshold on each side: ε₁ + ε₂ (Lyu et al.)
         c = 1 if plan.monotone else 2
         return 2 * (plan.sensitivity / plan.rho_scale + c * plan.sensitivity / plan.nu_scale)
+    if isinstance(plan, CapPlan):
+        return realised_epsilon(plan.select)
     if isinstance(plan, SelectPlan):
         rate = Fraction(plan.rate.num, 2**plan.rate.shift)
         return plan.rounds * (1 if plan.monotone else 2) * plan.sensitivity * rate
@@ -361,6 +382,9 @@ def test_the_split_table_reaches_every_kind(
     planned = _planned(monkeypatch)
     for call in CALLS.values():
         call(split_frame)
+    people = pd.DataFrame({"pid": np.arange(len(split_frame)) % 50})
+    people.dp.set_budget(epsilon=100, privacy_unit="pid", seed=3)
+    people.dp.count(epsilon=SPLIT_EPS, max_rows="auto")  # the cap of a total: RowsCap
     assert {type(kind) for kind, _ in planned} >= set(release.KINDS.values())
 
 
@@ -430,9 +454,10 @@ SELECTION = release.KeySelection(("k",), pd.Index([]), Fraction(1, 10**5))
     [
         (Count(Fraction(1)), None, None, None, "laplace", 13, True),
         (Count(Fraction(1)), "u", 1, 3, "laplace", 38, True),
-        (Count(Fraction(1)), "u", 2, 1, "laplace", 24, False),
-        (Count(Fraction(1), ci=0.9), None, None, None, "laplace", 24, False),
-        (Mean(Fraction(1), "x", (0.0, 1.0)), None, None, None, "laplace", 24, False),
+        # one key per person, pure ε, not the selection's own counts: the truncated geometric
+        (Count(Fraction(1)), "u", 2, 1, "truncated_geometric", 0, False),
+        (Count(Fraction(1), ci=0.9), None, None, None, "truncated_geometric", 0, False),
+        (Mean(Fraction(1), "x", (0.0, 1.0)), None, None, None, "truncated_geometric", 0, False),
         (Mean(Fraction(1), "x", (0.0, 1.0)), "u", 5, 3, "laplace", 73, False),
         (Count(None, rho=Fraction(1, 2)), None, None, None, "gaussian", 6, True),
         (
@@ -466,10 +491,10 @@ def test_the_selection_plan_is_exact(
     one_pass: bool,
 ) -> None:
     """A row count whose persons count once per key is the selection's (all of ε, one pass);
-    anything else gives the selection half of ε (or ρ) and the statistic the rest; δ: all."""
-    budget = (
-        _selection_budget(epsilon=None, rho=10.0) if method != "laplace" else _selection_budget()
-    )
+    anything else gives the selection half of ε (or ρ) and the statistic the rest; δ: all.
+    Under ε with one key per person that half goes to the optimal truncated geometric."""
+    pure = method in ("laplace", "truncated_geometric")
+    budget = _selection_budget() if pure else _selection_budget(epsilon=None, rho=10.0)
     planned = release.plan_selection(kind, SELECTION, budget, unit, max_rows, max_groups)
     assert (planned.plan.method, planned.plan.threshold, planned.one_pass) == (
         method,
@@ -478,7 +503,7 @@ def test_the_selection_plan_is_exact(
     )
     assert planned.plan.delta == SELECTION.delta
     assert planned.plan.max_groups == (1 if unit is None else max_groups)
-    loss = "rho" if method != "laplace" else "epsilon"
+    loss = "epsilon" if pure else "rho"
     whole = getattr(kind, loss)
     share = whole if one_pass else whole / 2
     assert getattr(planned.plan, loss) == share

@@ -1,4 +1,4 @@
-"""argmax_exp, top-k and quantiles (pandas_dp.kinds.select).
+"""argmax_exp, top-k and quantiles (pandas_dp.kinds.argmax, pandas_dp.kinds.quantile).
 
 Exact tests of the privacy maps and of the 96-bit rate arithmetic; chi-square
 tests of the selection frequencies against exact permute-and-flip
@@ -22,11 +22,12 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-import pandas_dp.kinds.select as select
+import pandas_dp.kinds.argmax as argmax
+import pandas_dp.kinds.quantile as quantile
 from pandas_dp.core.noise import SeededSource
 from pandas_dp.errors import BudgetExceededError
+from pandas_dp.kinds.argmax import GAMMA_CAP, Rate
 from pandas_dp.kinds.base import Neighbours
-from pandas_dp.kinds.select import GAMMA_CAP, Rate
 
 #: A chi-square p-value below this fails; at the true rate a fixed seed passes
 #: (Tumult's threshold, as in conftest.py).
@@ -82,12 +83,13 @@ def scaled_rate(monkeypatch: pytest.MonkeyPatch, factor: float) -> None:
     """Make every plan use ``factor`` times the true rate c."""
     if factor == 1:
         return
-    real = select.rate_for
+    real = argmax.rate_for
 
     def wrong(epsilon: Fraction, sensitivity: int, monotone: bool) -> Rate:
         return real(epsilon * Fraction(factor), sensitivity, monotone)
 
-    monkeypatch.setattr(select, "rate_for", wrong)
+    for module in (argmax, quantile):  # the argmax's plans, and the quantiles'
+        monkeypatch.setattr(module, "rate_for", wrong)
 
 
 def shop_frame() -> pd.DataFrame:
@@ -156,7 +158,7 @@ def test_rate_is_capped_at_the_extremes(c: Fraction, expected: Rate) -> None:
     ],
 )
 def test_argmax_count_rate(adjacency: str, k: int, expected_rate: Fraction) -> None:
-    plan = select.plan_argmax(Fraction(1, 2), Neighbours(adjacency), k=k)
+    plan = argmax.plan_argmax(Fraction(1, 2), Neighbours(adjacency), k=k)
     assert plan.sensitivity == 1
     assert plan.rate.value == expected_rate
     assert plan.realised_epsilon == Fraction(1, 2)
@@ -166,17 +168,17 @@ def test_argmax_count_rate(adjacency: str, k: int, expected_rate: Fraction) -> N
 @pytest.mark.parametrize("epsilon", [Fraction(3, 10), Fraction(1, 1000), Fraction(10)])
 def test_realised_epsilon_never_exceeds_the_charge(adjacency: str, epsilon: Fraction) -> None:
     for plan in (
-        select.plan_argmax(epsilon, Neighbours(adjacency), k=3),
-        select.plan_argmax(epsilon, Neighbours(adjacency), k=2, clip=(-100.0, 500.0)),
-        select.plan_quantile(Fraction(9, 10), epsilon, Neighbours(adjacency)),
-        select.plan_quantile(Fraction(1, 3), epsilon, Neighbours(adjacency, grouped=True)),
+        argmax.plan_argmax(epsilon, Neighbours(adjacency), k=3),
+        argmax.plan_argmax(epsilon, Neighbours(adjacency), k=2, clip=(-100.0, 500.0)),
+        quantile.plan_quantile(Fraction(9, 10), epsilon, Neighbours(adjacency)),
+        quantile.plan_quantile(Fraction(1, 3), epsilon, Neighbours(adjacency, grouped=True)),
     ):
         assert epsilon * (1 - Fraction(1, 2**30)) <= plan.realised_epsilon <= epsilon
 
 
 @pytest.mark.parametrize(("adjacency", "monotone"), [("add_remove", True), ("substitute", False)])
 def test_argmax_sum_sensitivity_on_the_grid(adjacency: str, monotone: bool) -> None:
-    plan = select.plan_argmax(Fraction(1), Neighbours(adjacency), clip=(-100.0, 500.0))
+    plan = argmax.plan_argmax(Fraction(1), Neighbours(adjacency), clip=(-100.0, 500.0))
     grid = plan.grid
     assert grid is not None
     assert grid.q_lo < 0 < grid.q_hi
@@ -200,7 +202,7 @@ def test_argmax_sum_sensitivity_on_the_grid(adjacency: str, monotone: bool) -> N
     ],
 )
 def test_quantile_sensitivity(q: Fraction, adjacency: str, grouped: bool, sensitivity: int) -> None:
-    plan = select.plan_quantile(q, Fraction(1), Neighbours(adjacency, grouped=grouped))
+    plan = quantile.plan_quantile(q, Fraction(1), Neighbours(adjacency, grouped=grouped))
     assert plan.sensitivity == sensitivity
     assert plan.monotone is False
     assert plan.unit == Fraction(1, q.denominator)
@@ -222,7 +224,7 @@ def test_quantile_substitute_sensitivity_is_exhaustively_tight() -> None:
             worst = max(worst, abs(score(list(data)) - score(changed)))
     assert (
         worst
-        == select.plan_quantile(Fraction(a, d), Fraction(1), Neighbours("substitute")).sensitivity
+        == quantile.plan_quantile(Fraction(a, d), Fraction(1), Neighbours("substitute")).sensitivity
     )
 
 
@@ -238,7 +240,7 @@ def _exact_quantile_losses(q: Fraction, adjacency: str, factor: float) -> tuple[
     domain = (0.0, 1.0, 2.0, 3.0, 4.0)
     rates = [
         factor
-        * float(select.plan_quantile(q, Fraction(1), Neighbours(adjacency, grouped=g)).rate.value)
+        * float(quantile.plan_quantile(q, Fraction(1), Neighbours(adjacency, grouped=g)).rate.value)
         for g in (False, True)
     ]
     cache: dict[tuple[tuple[float, ...], float], np.ndarray] = {}
@@ -246,8 +248,8 @@ def _exact_quantile_losses(q: Fraction, adjacency: str, factor: float) -> tuple[
     def log_probs(rows: tuple[float, ...], c: float) -> np.ndarray:
         key = (tuple(sorted(rows)), c)
         if key not in cache:
-            table = select.quantile_table(np.array(rows, dtype=float), None, 1, grid)
-            u = select.quantile_scores(table, q)[0]
+            table = quantile.quantile_table(np.array(rows, dtype=float), None, 1, grid)
+            u = quantile.quantile_scores(table, q)[0]
             cache[key] = np.log(pf_probabilities(u, c))
         return cache[key]
 
@@ -319,7 +321,7 @@ def test_gamma_parts_is_exact_96_bit_arithmetic(rate: Rate) -> None:
         bits == 64, raw, raw & ((np.uint64(1) << bits.astype(np.uint64)) - np.uint64(1))
     )
     gaps = np.concatenate([gaps, np.array([0, 1, 2**32, 2**64 - 1], dtype=np.uint64)])
-    whole, num, den = select.gamma_parts(gaps, rate)
+    whole, num, den = argmax.gamma_parts(gaps, rate)
     assert (den == 1 << rate.shift).all()
     for gap, w, f in zip(gaps.tolist(), whole.tolist(), num.tolist(), strict=True):
         product = rate.num * gap
@@ -434,8 +436,8 @@ def test_huge_counts_neither_overflow_nor_bias(epsilon: float) -> None:
     """Counts near 10**9 (the textbook exp(ε·u/2Δ) overflows near u = 1,400)."""
     top = 10**9
     utility = np.tile(np.array([top, top, top - 1, top - 3, 0], dtype=np.int64), (GROUPS, 1))
-    plan = select.plan_argmax(Fraction(repr(epsilon)), Neighbours("add_remove"))
-    winners = select.permute_and_flip(SeededSource(8), utility, plan.rate)
+    plan = argmax.plan_argmax(Fraction(repr(epsilon)), Neighbours("add_remove"))
+    winners = argmax.permute_and_flip(SeededSource(8), utility, plan.rate)
     observed = np.bincount(winners, minlength=5)
     expected = pf_probabilities([3, 3, 2, 0, -top + 3], epsilon)
     assert observed[4] == 0
@@ -450,11 +452,11 @@ def test_huge_counts_neither_overflow_nor_bias(epsilon: float) -> None:
 
 def test_huge_clipped_sums_on_the_grid() -> None:
     """Scores near 2**62 grid units: the gaps need 96-bit products, still exact."""
-    plan = select.plan_argmax(Fraction(1), Neighbours("add_remove"), clip=(0.0, 1.0))
+    plan = argmax.plan_argmax(Fraction(1), Neighbours("add_remove"), clip=(0.0, 1.0))
     step = int(1 / plan.unit)  # grid units per data unit
     base = 2**62
     utility = np.tile(np.array([base, base - step, -base], dtype=np.int64), (GROUPS, 1))
-    winners = select.permute_and_flip(SeededSource(9), utility, plan.rate)
+    winners = argmax.permute_and_flip(SeededSource(9), utility, plan.rate)
     observed = np.bincount(winners, minlength=3)
     assert observed[2] == 0
     assert chi2_pvalue(observed[:2], pf_probabilities([1, 0], 1.0)[:2]) > P_THRESHOLD
@@ -524,9 +526,9 @@ def test_median_of_heavily_tied_data_is_the_tied_value() -> None:
     # |(1 - q)·#(x < c) - q·#(x > c)| ignored the rows equal to c and preferred 18.
     values = np.repeat([10.0, 17.0, 18.0, 30.0], [100, 380, 10, 454])
     grid = np.array([16.0, 17.0, 18.0, 19.0])
-    utility = select.quantile_scores(select.quantile_table(values, None, 1, grid), Fraction(1, 2))[
-        0
-    ]
+    utility = quantile.quantile_scores(
+        quantile.quantile_table(values, None, 1, grid), Fraction(1, 2)
+    )[0]
     assert utility.tolist() == [-2 * 372, 0, -2 * 8, -2 * 18]  # d·distance, d = 2
     assert float(np.median(values)) == 17.0
     df = pd.DataFrame({"x": values})
@@ -540,7 +542,7 @@ def test_grouped_quantile_scores_match_a_loop_over_keys() -> None:
     values = rng.choice([-2.0, -1.0, 0.0, 0.25, 0.5, 2.0, 9.0, np.nan, np.inf, -np.inf], size=500)
     codes = rng.integers(-1, 7, size=500)
     q = Fraction(3, 10)
-    got = select.quantile_scores(select.quantile_table(values, codes, 7, grid), q)
+    got = quantile.quantile_scores(quantile.quantile_table(values, codes, 7, grid), q)
     for key in range(7):
         xs = values[(codes == key) & ~np.isnan(values)]
         for j, c in enumerate(grid):
@@ -583,8 +585,8 @@ def test_ungrouped_counts_match_the_grouped_encoding(values: Any, candidates: li
     df = pd.DataFrame({"c": values})
     cands = pd.Index(candidates)
     cells = encode_keys(df, ["c"], cands)
-    expected = select.count_utilities(cells, 1, len(cands))
-    np.testing.assert_array_equal(select.candidate_counts(df["c"], cands), expected)
+    expected = argmax.count_utilities(cells, 1, len(cands))
+    np.testing.assert_array_equal(argmax.candidate_counts(df["c"], cands), expected)
 
 
 def test_categorical_column_and_candidates_match_plain_strings(shop: pd.DataFrame) -> None:

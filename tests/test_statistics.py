@@ -14,7 +14,7 @@ from pandas_dp.core.noise import Gauss, SeededSource
 from pandas_dp.errors import BudgetExceededError
 from pandas_dp.kinds import sums, variance
 from pandas_dp.kinds.base import Neighbours
-from pandas_dp.kinds.select import evenly_spaced, grid_cells, quantile_table
+from pandas_dp.kinds.quantile import evenly_spaced, grid_cells, quantile_table
 from pandas_dp.kinds.variance import (
     grid_triples,
     noisy_triples,

@@ -34,7 +34,7 @@ def test_a_release_signature_reads_as_before() -> None:
     got = inspect.signature(pandas_dp.DPAccessor.count)
     assert str(got) == (
         "(self, column: 'Hashable | None' = None, *, epsilon: 'float | None' = None, "
-        "rho: 'float | None' = None, ci: 'float | None' = None, "
+        "rho: 'float | None' = None, ci: 'float | None' = None, cut: 'bool' = False, "
         "max_rows: \"int | Literal['auto'] | None\" = None) -> 'int | pd.Series'"
     )
 

@@ -27,11 +27,20 @@ import socket
 import sqlite3
 from fractions import Fraction
 
-from ..core.errors import ReservationError
+from ..core.errors import CorruptLedgerError, ReservationError
 from ._sqlite_format import fraction_text, parse_fraction
-from .ledger import check_fits
+from .events import Event, events_text, parse_events
+from .ledger import Accountant, Taken
 
-__all__ = ["close_hold", "dead_holds", "draw", "held", "open_hold", "process_alive"]
+__all__ = [
+    "close_hold",
+    "dead_holds",
+    "draw",
+    "held",
+    "held_events",
+    "open_hold",
+    "process_alive",
+]
 
 
 def held(conn: sqlite3.Connection, name: str, version: int) -> Fraction:
@@ -42,23 +51,37 @@ def held(conn: sqlite3.Connection, name: str, version: int) -> Fraction:
     return sum((parse_fraction(row[0], "a hold") for row in rows), Fraction(0))
 
 
+def held_events(
+    conn: sqlite3.Connection, name: str, version: int, skip: int | None = None
+) -> tuple[tuple[Event, ...], ...]:
+    """What the open holds of ``name`` (but ``skip``) stand for, to a composing accountant."""
+    if version < 9:
+        return ()
+    rows = conn.execute("SELECT id, events FROM holds WHERE budget = ?", (name,)).fetchall()
+    try:
+        return tuple(parse_events(str(text or "")) for token, text in rows if token != skip)
+    except ValueError as err:
+        raise CorruptLedgerError(f"The ledger is damaged: a hold cannot be read ({err}).") from err
+
+
 def open_hold(
     conn: sqlite3.Connection,
     name: str,
     epsilon: Fraction,
-    total: Fraction,
-    spent: Fraction,
-    accountant: str = "epsilon",
+    taken: Taken,
+    rule: Accountant,
+    events: tuple[Event, ...] = (),
 ) -> int:
     """Record a hold of ``epsilon`` on ``name`` for this process if it fits; its row id.
 
-    ``accountant``: the unit of the budget's total (``"rho"``: every amount is ρ).
+    ``taken``: what the budget's entries and open holds have taken; ``rule``:
+    its accountant (``events``: what the hold stands for, when it composes).
     """
-    check_fits(total, spent + held(conn, name, 6), epsilon, accountant)
+    rule.check(taken, epsilon, Fraction(0), events)
     cursor = conn.execute(
-        "INSERT INTO holds (budget, epsilon, process, host, time) "
-        "VALUES (?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
-        (name, fraction_text(epsilon), os.getpid(), socket.gethostname()),
+        "INSERT INTO holds (budget, epsilon, process, host, time, events) "
+        "VALUES (?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?)",
+        (name, fraction_text(epsilon), os.getpid(), socket.gethostname(), events_text(events)),
     )
     assert cursor.lastrowid is not None
     return cursor.lastrowid

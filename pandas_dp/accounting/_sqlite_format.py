@@ -5,7 +5,9 @@ adjacency, the privacy unit's column and, under substitute with one row per
 person only, the root frame's row count (public by that adjacency); per
 entry: time, operation, column names, clip bounds, number of public keys,
 epsilon, mechanism, adjacency, sensitivity, noise scale, the budget's total
-after the entry and the process id.  Never a data value, a
+after the entry and the process id, and (schema 9) the events it ran with
+their exact parameters, a plan's half-widths, and what was asked (the release's
+own name, its grouping columns, its public parameters).  Never a data value, a
 released value or a key.  Every epsilon is stored exactly, as the text
 ``"numerator/denominator"`` of a Fraction, never as a float.
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
+import math
 import os
 import re
 import sqlite3
@@ -38,7 +41,9 @@ from ..core.errors import (
     NotALedgerError,
 )
 from ..core.text import clip_text, epsilon_text
-from .ledger import LedgerEntry
+from . import _pld
+from .events import events_text, parse_events
+from .ledger import PLD, LedgerEntry, Taken, spent_after
 
 __all__ = [
     "APPLICATION_ID",
@@ -66,14 +71,16 @@ __all__ = [
     "history_frame",
     "mark_entry",
     "parse_fraction",
+    "pld_figures",
     "stored_entry",
+    "taken_entries",
     "timestamp",
 ]
 
 #: ``PRAGMA application_id`` of a pandas_dp ledger (the bytes ``pdLg``).
 APPLICATION_ID: Final = 0x70644C67
 #: The schema version this code writes (``PRAGMA user_version``).
-SCHEMA_VERSION: Final = 8
+SCHEMA_VERSION: Final = 9
 
 #: Operations of the entries that are not releases (they spend nothing).
 CREATE: Final = "create"
@@ -164,6 +171,26 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "ALTER TABLE entries ADD COLUMN rho TEXT",
         "ALTER TABLE entries ADD COLUMN delta TEXT NOT NULL DEFAULT '0/1'",
     ),
+    # 8 -> 9: events and PLD (issue 32). Per entry the mechanisms it ran, with their exact
+    # parameters (pandas_dp.accounting.events; NULL before: what its epsilon, rho and delta
+    # say), and for a release of a plan its planned and realised intervals; per budget how
+    # it composes ('sum': its accountant's amounts add up; 'pld': an (epsilon, delta) budget
+    # whose events compose by privacy loss distributions; its accountant stays 'epsilon'
+    # and its spent '0/1'); per hold what it stands for under PLD. And what was asked
+    # (issue 34): the release's own name as the caller wrote it (value_counts, crosstab,
+    # describe, ...), the columns it was grouped by (JSON list) and its other public
+    # parameters (text). Entries written before version 9 read them blank.
+    (
+        "ALTER TABLE entries ADD COLUMN events TEXT",
+        "ALTER TABLE entries ADD COLUMN planned TEXT",
+        "ALTER TABLE entries ADD COLUMN realised TEXT",
+        "ALTER TABLE budgets ADD COLUMN composition TEXT NOT NULL DEFAULT 'sum' "
+        "CHECK (composition IN ('sum', 'pld'))",
+        "ALTER TABLE holds ADD COLUMN events TEXT",
+        "ALTER TABLE entries ADD COLUMN release TEXT",
+        "ALTER TABLE entries ADD COLUMN grouping TEXT",
+        "ALTER TABLE entries ADD COLUMN parameters TEXT",
+    ),
 )
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
@@ -189,6 +216,9 @@ BUDGET_COLUMNS = [
 HISTORY_COLUMNS = [
     "time",
     "operation",
+    "release",
+    "grouping",
+    "parameters",
     "state",
     "columns",
     "clip",
@@ -204,6 +234,9 @@ HISTORY_COLUMNS = [
     "sensitivity",
     "noise_scale",
     "half_width_95",
+    "planned",
+    "realised",
+    "events",
     "privacy_unit",
     "max_rows",
     "max_groups",
@@ -259,7 +292,7 @@ def check_spent(conn: sqlite3.Connection, path: Path, version: int = SCHEMA_VERS
     The sum of their ε, or of their ρ for a ρ budget (``version`` 8 on).  One
     statement, so one consistent snapshot, even while others write.
     """
-    charge = "e.epsilon" if version < 8 else CHARGE
+    charge = "e.epsilon" if version < 8 else CHARGE if version < 9 else CHARGE_PLD
     rows = conn.execute(
         f"SELECT b.name, b.spent, {charge} AS c, count(e.id) FROM budgets AS b "
         "LEFT JOIN entries AS e ON e.budget = b.name GROUP BY b.name, c"
@@ -293,19 +326,29 @@ def column_sql(name: str, version: int, table: str = "") -> str:
         "accountant": (8, "'epsilon'"),
         "rho": (8, "NULL"),
         "delta": (8, "'0/1'"),
+        "events": (9, "NULL"),
+        "planned": (9, "NULL"),
+        "realised": (9, "NULL"),
+        "composition": (9, "'sum'"),
+        "release": (9, "NULL"),
+        "grouping": (9, "NULL"),
+        "parameters": (9, "NULL"),
     }
     added, default = missing.get(name, (0, ""))
     if version < added:
         return default
-    return f"{table}.{name}" if table else name
+    at = f"{table}." if table else ""
+    if name == "accountant" and version >= 9:  # a PLD budget stores 'epsilon', composition 'pld'
+        return f"CASE WHEN {at}composition = 'pld' THEN 'pld' ELSE {at}accountant END"
+    return f"{at}{name}"
 
 
 def check_new_budget(
     adjacency: str, privacy_unit: str | None, public_rows: object, accountant: str
 ) -> None:
     """Refuse the settings of an attach that no budget may have (ValueError)."""
-    if accountant not in ("epsilon", "rho"):
-        raise ValueError(f'`accountant` must be "epsilon" or "rho", got {accountant!r}.')
+    if accountant not in ("epsilon", "rho", "pld"):
+        raise ValueError(f'`accountant` must be "epsilon", "rho" or "pld", got {accountant!r}.')
     if public_rows is not None and (adjacency != "substitute" or privacy_unit is not None):
         raise ValueError(
             "`public_rows` is stored only where a frame's row count is public: "
@@ -334,6 +377,11 @@ def check_same_budget(
     """
     where = f"The budget {name!r} in {str(path)!r}"
     stored, kept = parse_fraction(row[0], "a total"), str(row[4])
+    if kept == "pld" and accountant != "pld":
+        raise BudgetMismatchError(
+            f"{where} composes its releases by privacy loss distributions: attach it with "
+            'accountant="pld" (which needs dp_accounting: pip install "pandas-dp[pld]").'
+        )
     if kept != accountant or stored != total:
         given = epsilon_text(total)
         if kept != accountant:
@@ -384,6 +432,38 @@ def delta_spent(
     return total, sum((parse_fraction(d, "a delta") for (d,) in spent), Fraction(0))
 
 
+def taken_entries(
+    conn: sqlite3.Connection, name: str, version: int = SCHEMA_VERSION
+) -> tuple[LedgerEntry, ...]:
+    """The releases and reservations of budget ``name``, as an accountant composes them.
+
+    Each with its ε, ρ, δ and events only (the rest of an entry plays no
+    part in what it cost), oldest first; read inside the transaction that
+    checks a new charge, so the check is atomic across processes.
+    """
+    columns = ", ".join(column_sql(c, version) for c in ("rho", "delta", "events"))
+    rows = conn.execute(
+        f"SELECT epsilon, {columns} FROM entries WHERE budget = ? "
+        "AND operation NOT IN (?, ?) ORDER BY id",
+        (name, CREATE, RAISE_TOTAL),
+    ).fetchall()
+    try:
+        return tuple(
+            LedgerEntry(
+                "release",
+                parse_optional(epsilon, "an epsilon"),
+                rho=parse_optional(rho, "a rho"),
+                delta=parse_fraction(delta, "a delta"),
+                events=parse_events("" if events is None else str(events)),
+            )
+            for epsilon, rho, delta, events in rows
+        )
+    except ValueError as err:
+        raise CorruptLedgerError(
+            f"The ledger is damaged: an entry cannot be read ({err})."
+        ) from err
+
+
 def mark_entry(operation: str, accountant: str, adjacency: str, time: dt.datetime) -> LedgerEntry:
     """A budget's creation or a raised total: an entry that spends nothing, in its accountant."""
     rho = Fraction(0) if accountant == "rho" else None
@@ -416,13 +496,16 @@ FACT_DELTA: Final = Fraction(1, 10**6)
 
 #: What entry ``e`` of budget ``b`` charged, in SQL: its ρ under a ρ budget, else its ε.
 CHARGE: Final = "CASE WHEN b.accountant = 'rho' THEN e.rho ELSE e.epsilon END"
+#: :data:`CHARGE` from schema 9: nothing under PLD (a PLD budget's spent stays 0/1).
+CHARGE_PLD: Final = f"CASE WHEN b.composition = 'pld' THEN '0/1' ELSE {CHARGE} END"
 
 #: Writes one entry; its values are :func:`entry_row`.
 INSERT_ENTRY: Final = (
     "INSERT INTO entries (budget, time, operation, columns, clip, keys, epsilon, "
     "mechanism, adjacency, sensitivity, noise_scale, total, process, state, "
-    "privacy_unit, max_rows, max_groups, half_width_95, rho, delta) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "privacy_unit, max_rows, max_groups, half_width_95, rho, delta, events, planned, realised, "
+    "release, grouping, parameters) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+    "?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -459,6 +542,12 @@ def entry_row(name: str, entry: LedgerEntry, total: Fraction, state: str) -> tup
         entry.half_width_95,
         None if entry.rho is None else fraction_text(entry.rho),
         fraction_text(entry.delta),
+        events_text(entry.privacy_events),
+        entry.planned,
+        entry.realised,
+        entry.release,
+        json.dumps(list(entry.grouping)),
+        entry.parameters,
     )
 
 
@@ -475,7 +564,8 @@ def stored_entry(row: tuple[object, ...]) -> StoredEntry:
     """The entry stored in ``row`` (the columns that ``Ledger._entries`` selects)."""
     time, operation, columns, clip, keys, epsilon, mechanism, adjacency = row[:8]
     sensitivity, noise_scale, total, process, state, unit, max_rows, max_groups = row[8:16]
-    half_width, rho, delta = row[16:19]
+    half_width, rho, delta, events, planned, realised = row[16:22]
+    release, grouping, parameters = row[22:25]
     try:
         entry = LedgerEntry(
             operation=str(operation),
@@ -494,6 +584,12 @@ def stored_entry(row: tuple[object, ...]) -> StoredEntry:
             max_rows=None if max_rows is None else int(str(max_rows)),
             max_groups=None if max_groups is None else int(str(max_groups)),
             half_width_95="" if half_width is None else str(half_width),
+            events=parse_events("" if events is None else str(events)),
+            planned="" if planned is None else str(planned),
+            realised="" if realised is None else str(realised),
+            release="" if release is None else str(release),
+            grouping=() if grouping is None else tuple(str(c) for c in json.loads(str(grouping))),
+            parameters="" if parameters is None else str(parameters),
         )
     except (ValueError, TypeError) as err:  # json.JSONDecodeError is a ValueError
         raise CorruptLedgerError(
@@ -516,7 +612,10 @@ def timestamp(text: object) -> dt.datetime:
 
 
 def budgets_frame(
-    rows: list[tuple[object, ...]], holds: dict[str, Fraction], deltas: dict[str, Fraction]
+    rows: list[tuple[object, ...]],
+    holds: dict[str, Fraction],
+    deltas: dict[str, Fraction],
+    composed: dict[str, Taken] | None = None,
 ) -> pd.DataFrame:
     """:meth:`~pandas_dp.accounting.sqlite.Ledger.budgets` from the rows of its query.
 
@@ -526,7 +625,8 @@ def budgets_frame(
     at ``at_delta``: the δ spent plus, under ρ, the conversion's (the
     budget's δ, else :data:`FACT_DELTA`; under ε, ``epsilon_at`` is the ε spent);
     ``holds``: what the open holds of each budget set aside; ``deltas``: the
-    δ each budget's entries spent.
+    δ each budget's entries spent; ``composed``: what each budget composed by
+    PLD has taken, whose spent is the ε at its δ (NaN without ``dp_accounting``).
     """
     records = []
     for row in rows:
@@ -540,16 +640,21 @@ def budgets_frame(
         used = deltas.get(str(name), Fraction(0))
         held = holds.get(str(name), Fraction(0))
         released, pending, seeded = (int(str(count)) for count in counts)
+        figures = {
+            "spent": float(spent),
+            "remaining": float(total - spent - held),
+            "held": float(held),
+            "epsilon_at": zcdp.epsilon_at(spent, at) if rho else float(spent),
+            "at_delta": float(at + used),
+        }
+        if str(name) in (composed or {}):
+            figures = pld_figures((composed or {})[str(name)])
         records.append(
             {
                 "name": name,
                 "total": float(total),
-                "spent": float(spent),
-                "remaining": float(total - spent - held),
-                "held": float(held),
+                **figures,
                 "accountant": accountant,
-                "epsilon_at": zcdp.epsilon_at(spent, at) if rho else float(spent),
-                "at_delta": float(at + used),
                 "delta": float(delta),
                 "delta_spent": float(used),
                 "adjacency": adjacency,
@@ -567,13 +672,51 @@ def budgets_frame(
     return frame
 
 
-def history_frame(rows: list[StoredEntry], accountant: str = "epsilon") -> pd.DataFrame:
+def pld_figures(taken: Taken) -> dict[str, float]:
+    """A PLD budget's spent (the ε at its δ), remaining, held, epsilon_at and at_delta.
+
+    NaN where ``dp_accounting`` is not installed (nothing can compose its events).
+    """
+    if not _pld.available():
+        spent = with_holds = math.nan
+    else:
+        spent, with_holds = float(PLD.spent(taken)), float(PLD.with_holds(taken))
+    return {
+        "spent": spent,
+        "remaining": max(float(taken.total) - with_holds, 0.0),
+        "held": max(with_holds - spent, 0.0),
+        "epsilon_at": spent,
+        "at_delta": float(taken.delta),
+    }
+
+
+def history_frame(
+    rows: list[StoredEntry], accountant: str = "epsilon", delta: Fraction = Fraction(0)
+) -> pd.DataFrame:
     """:meth:`~pandas_dp.accounting.sqlite.Ledger.history` from a budget's stored entries.
 
-    ``spent`` accumulates each entry's charge under the budget's ``accountant``.
+    ``spent`` accumulates each entry's charge under the budget's ``accountant``
+    (under PLD: the ε at the budget's ``delta`` of the releases so far, NaN
+    without ``dp_accounting``; the create and raise_total entries spend nothing).
     """
     records = []
-    spent = itertools.accumulate(row.entry.charge(accountant) for row in rows)
+    releases = [row.entry for row in rows if row.entry.operation not in (CREATE, RAISE_TOTAL)]
+    if accountant != "pld":
+        spent: list[float] = [
+            float(s) for s in itertools.accumulate(row.entry.charge(accountant) for row in rows)
+        ]
+    else:
+        after = iter(
+            spent_after(releases, accountant, Fraction(1), delta)
+            if _pld.available()
+            else [Fraction(0)] * len(releases)
+        )
+        last = 0.0
+        spent = []
+        for row in rows:
+            if row.entry.operation not in (CREATE, RAISE_TOTAL):
+                last = float(next(after)) if _pld.available() else math.nan
+            spent.append(last)
     for row, cumulative in zip(rows, spent, strict=True):
         entry = row.entry
         record = entry.as_record()
@@ -584,7 +727,7 @@ def history_frame(rows: list[StoredEntry], accountant: str = "epsilon") -> pd.Da
             rho_exact=entry.rho,
             delta_exact=entry.delta,
             total=float(row.total),
-            spent=float(cumulative),
+            spent=cumulative,
             process=row.process,
         )
         records.append(record)

@@ -21,9 +21,11 @@ from .ledger import LedgerEntry
 
 __all__ = [
     "LAST",
+    "columns_label",
     "epsilon_figure",
     "half_width_figure",
     "html_view",
+    "planned_figure",
     "release_headers",
     "text_view",
 ]
@@ -37,13 +39,26 @@ _HALF_WIDTH_TITLE = (
     "depends on the number of rows: pandas_dp.half_width)"
 )
 RELEASE_HEADERS = ("#", "release", "columns", "ε", "± at 95%", "spent after")
-#: The cost column's header under each accountant (a ρ budget lists each release's ρ).
-COST_HEADER = {"epsilon": "ε", "rho": "ρ"}
+#: The cost column's header under each accountant (a ρ budget lists each release's ρ; a
+#: budget composed by PLD each release's ε, or ρ for a Gaussian one).
+COST_HEADER = {"epsilon": "ε", "rho": "ρ", "pld": "ε or ρ"}
+#: The column of a release of a plan: its planned and realised half-widths.
+PLANNED_HEADER = "planned → realised"
 
 
-def release_headers(accountant: str) -> tuple[str, ...]:
-    """:data:`RELEASE_HEADERS`, the cost column named for the budget's ``accountant``."""
-    return (*RELEASE_HEADERS[:3], COST_HEADER[accountant], *RELEASE_HEADERS[4:])
+def release_headers(accountant: str, planned: bool = False) -> tuple[str, ...]:
+    """:data:`RELEASE_HEADERS`, the cost column named for the budget's ``accountant``.
+
+    ``planned``: with :data:`PLANNED_HEADER` before the spend (some release was planned).
+    """
+    extra = (PLANNED_HEADER,) if planned else ()
+    return (
+        *RELEASE_HEADERS[:3],
+        COST_HEADER[accountant],
+        *RELEASE_HEADERS[4:5],
+        *extra,
+        "spent after",
+    )
 
 
 def epsilon_figure(x: Fraction) -> str:
@@ -56,17 +71,54 @@ def half_width_figure(entry: LedgerEntry) -> str:
     return labelled_figures(entry.columns, entry.half_width_95)
 
 
-def _release_rows(entries: Sequence[LedgerEntry], accountant: str) -> list[tuple[str, ...]]:
-    """The latest :data:`LAST` releases, newest first, as the cells of :func:`release_headers`."""
-    after = itertools.accumulate(e.charge(accountant) for e in entries)
+def columns_label(entry: LedgerEntry) -> str:
+    """The columns a release read, and those it was grouped by (``salary by dept``)."""
+    read = ", ".join(entry.columns)
+    by = [column for column in entry.grouping if column not in entry.columns]
+    if not by:
+        return read or "—"
+    return f"{read} by {', '.join(by)}".lstrip()
+
+
+def _cost(entry: LedgerEntry, accountant: str) -> str:
+    """The cost cell: the entry's charge; under PLD its own ε, or its ρ (``ρ 0.01``)."""
+    if accountant != "pld":
+        return epsilon_figure(entry.charge(accountant))
+    if entry.epsilon is not None:
+        return epsilon_figure(entry.epsilon)
+    return f"ρ {epsilon_figure(entry.rho or Fraction(0))}"
+
+
+def planned_figure(entry: LedgerEntry) -> str:
+    """A planned release's ``"±50 → ±49 at 95%"`` (its target, then what its noise gives)."""
+    if not entry.planned:
+        return ""
+    planned, _, level = entry.planned.partition(" at ")
+    realised = entry.realised.partition(" at ")[0]
+    return f"{planned} → {realised} at {level}"
+
+
+def _release_rows(
+    entries: Sequence[LedgerEntry], accountant: str, spent: Sequence[Fraction] | None = None
+) -> tuple[bool, list[tuple[str, ...]]]:
+    """The latest :data:`LAST` releases, newest first, as the cells of :func:`release_headers`.
+
+    ``spent``: what was spent after each entry (by default the running sum of the
+    charges); the first value says whether a shown release was planned.
+    """
+    after = (
+        spent if spent is not None else itertools.accumulate(e.charge(accountant) for e in entries)
+    )
     numbered = list(enumerate(zip(entries, after, strict=True), start=1))[-LAST:]
-    return [
+    planned = any(entry.planned for _, (entry, _) in numbered)
+    return planned, [
         (
             str(number),
-            entry.operation,
-            ", ".join(entry.columns) or "—",
-            epsilon_figure(entry.charge(accountant)),
+            entry.label,
+            columns_label(entry),
+            _cost(entry, accountant),
             half_width_figure(entry),
+            *((planned_figure(entry) or "—",) if planned else ()),
             epsilon_figure(spent_after),
         )
         for number, (entry, spent_after) in reversed(numbered)
@@ -85,10 +137,12 @@ def html_view(
     entries: Sequence[LedgerEntry],
     share: float,
     accountant: str = "epsilon",
+    spent: Sequence[Fraction] | None = None,
 ) -> str:
     """The HTML view: a title, a bar of the share spent, the facts and the latest releases.
 
-    ``share`` is the part of the total spent or held (0 to 1).  Every cell
+    ``share`` is the part of the total spent or held (0 to 1); ``spent`` what
+    was spent after each entry (see :func:`_release_rows`).  Every cell
     carries its padding and alignment inline.
     """
     colour = "#3a8f5c" if share < 0.8 else "#d98a00" if share < 1 else "#c0392b"
@@ -97,18 +151,18 @@ def html_view(
         f"<td style='{_CELL}'>{html.escape(value)}</td></tr>"
         for label, value in facts
     )
-    rows = _release_rows(entries, accountant)
+    planned, rows = _release_rows(entries, accountant, spent)
     if rows:
         head = "".join(
-            f"<th style='{_NUMBER if i in (0, 3, 4, 5) else _CELL}'"
+            f"<th style='{_NUMBER if i != 1 and i != 2 else _CELL}'"
             + (f" title='{_HALF_WIDTH_TITLE}'" if i == 4 else "")
             + f">{html.escape(name)}</th>"
-            for i, name in enumerate(release_headers(accountant))
+            for i, name in enumerate(release_headers(accountant, planned))
         )
         body = "".join(
             "<tr>"
             + "".join(
-                f"<td style='{_NUMBER if i in (0, 3, 4, 5) else _CELL}'>{html.escape(cell)}</td>"
+                f"<td style='{_NUMBER if i != 1 and i != 2 else _CELL}'>{html.escape(cell)}</td>"
                 for i, cell in enumerate(row)
             )
             + "</tr>"
@@ -141,19 +195,20 @@ def text_view(
     facts: Sequence[tuple[str, str]],
     entries: Sequence[LedgerEntry],
     accountant: str = "epsilon",
+    spent: Sequence[Fraction] | None = None,
 ) -> str:
     """The text view (``print(budget)``): the facts, aligned, then the latest releases."""
     width = max((len(label) for label, _ in facts), default=0)
     lines = [title, *(f"  {label:<{width}}  {value}" for label, value in facts)]
-    rows = _release_rows(entries, accountant)
+    planned, rows = _release_rows(entries, accountant, spent)
     if not rows:
         return "\n".join([*lines, "  no releases yet"])
-    table = [release_headers(accountant), *rows]
-    widths = [max(len(row[i]) for row in table) for i in range(len(RELEASE_HEADERS))]
+    table = [release_headers(accountant, planned), *rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     lines.append(f"  {_caption(len(rows), len(entries))}:")
     for row in table:
         cells = [
-            cell.rjust(w) if i in (0, 3, 4, 5) else cell.ljust(w)
+            cell.rjust(w) if i not in (1, 2) else cell.ljust(w)
             for i, (cell, w) in enumerate(zip(row, widths, strict=True))
         ]
         lines.append("    " + "  ".join(cells).rstrip())

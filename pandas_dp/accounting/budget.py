@@ -15,15 +15,17 @@ so that a derived frame can say where it came from and how to fix it.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import itertools
 import json
 import threading
 import uuid
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from types import TracebackType
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 import pandas as pd
 
@@ -32,20 +34,28 @@ from ..core.errors import BudgetMismatchError, MissingBudgetError, PandasDPError
 from ..core.noise import RandomSource
 from ..core.text import epsilon_text, number_text
 from ..core.validation import check_delta
+from . import _pld
 from ._view import epsilon_figure, html_view, text_view
+from .events import Event
 from .ledger import (
+    ACCOUNTANTS,
     LEDGER_COLUMNS,
+    PLD,
     RHO_NEEDS_ZCDP,
     SEEDED,
     BudgetStore,
     LedgerEntry,
     MemoryStore,
+    how_many,
+    spent_after,
 )
 
 __all__ = [
     "Epsilon",
+    "Fitter",
     "FrameBinding",
     "Hold",
+    "Lineage",
     "PrivacyBudget",
     "attach",
     "bind",
@@ -56,11 +66,14 @@ __all__ = [
     "marker_of",
     "named_memory_store",
     "require_binding",
+    "same_budget",
 ]
 
 MARKER_KEY = "pandas_dp"
 #: The δ at which a ρ budget's views state the (ε, δ) it means, unless it holds a δ.
 FACT_DELTA = Fraction(1, 10**6)
+#: How the views name the PLD accountant.
+PLD_FACT = "PLD (privacy loss distributions composed by dp_accounting, pessimistic)"
 _BINDING_ATTR = "_pandas_dp_binding"
 
 
@@ -104,6 +117,22 @@ _NAMED: dict[str, tuple[MemoryStore, str, str | None]] = {}
 # Held while a frame's binding is checked and set, so that two threads calling
 # set_budget on one frame cannot both succeed.
 _BINDING_LOCK = threading.RLock()
+
+
+class Fitter(Protocol):
+    """Plans ``release`` to ``half_width``: its cheapest ledger entry of each noise it may take.
+
+    What :meth:`PrivacyBudget.fits` counts (``pandas_dp.pipeline.workload.entries_for``).
+    """
+
+    def __call__(
+        self,
+        budget: PrivacyBudget,
+        release: object,
+        half_width: object,
+        level: float,
+        n: int | None,
+    ) -> tuple[LedgerEntry, ...]: ...
 
 
 def named_memory_store(
@@ -219,10 +248,13 @@ class Hold:
     ValueError (hold the whole report's share once).
     """
 
-    __slots__ = ("_budget", "_token", "epsilon", "returned")
+    __slots__ = ("_budget", "_events", "_token", "epsilon", "returned")
 
-    def __init__(self, budget: PrivacyBudget, epsilon: Fraction) -> None:
+    def __init__(
+        self, budget: PrivacyBudget, epsilon: Fraction, events: tuple[Event, ...] = ()
+    ) -> None:
         self._budget = budget
+        self._events = events
         self._token: int | None = None
         #: The share held, and (after the block) what was left of it and returned.
         self.epsilon = Epsilon(epsilon)
@@ -237,7 +269,7 @@ class Hold:
             )
         if self._token is not None:
             raise ValueError("This reservation was already used; call df.dp.reserve(...) again.")
-        self._token = self._budget.store.hold(self.epsilon)
+        self._token = self._budget.store.hold(self.epsilon, self._events)
         local.token = self._token
         return self
 
@@ -275,8 +307,15 @@ class PrivacyBudget:
         max_rows: int | None = None,
         max_groups: int | None = None,
         delta: Fraction = Fraction(0),
+        note: str = "",
+        fitter: Fitter | None = None,
     ) -> None:
         self._store = store
+        #: Plans a release from its target accuracy, for :meth:`fits` (given by ``set_budget``).
+        self._fitter = fitter
+        #: What the views say about how the budget composes, when it is not what was asked
+        #: (``accountant="pld"`` without ``dp_accounting``: it adds ε and δ up instead).
+        self.note = note
         #: The δ releases of this budget may spend (0: none; see :meth:`reserve`).
         self.delta = delta
         self.adjacency = adjacency
@@ -291,12 +330,26 @@ class PrivacyBudget:
         self.id = uuid.uuid4().hex
         # The open hold of each thread (Hold): its releases draw on it first.
         self._holding = threading.local()
+        # The planned and realised intervals of this thread's release of a plan (Plan.run).
+        self._noting = threading.local()
         _LIVE[self.id] = self
 
     @property
     def accountant(self) -> str:
-        """``"epsilon"`` (pure ε: total, spent and remaining are ε) or ``"rho"`` (zCDP: ρ)."""
+        """How the releases compose: ``"epsilon"`` (pure ε: total, spent and remaining are ε),
+        ``"rho"`` (zCDP: ρ) or ``"pld"`` (an (ε, δ) budget: ``spent`` is the ε at its δ of
+        every release's privacy loss distribution composed, see ``set_budget(accountant=)``)."""
         return self._store.accountant
+
+    @property
+    def composed(self) -> bool:
+        """Whether the releases compose by privacy loss distributions (``accountant="pld"``)."""
+        return ACCOUNTANTS[self.accountant].composes
+
+    def _taken_epsilons(self) -> tuple[Fraction, Fraction]:
+        """Under PLD: the ε at the budget's δ of the entries, and of the entries and holds."""
+        taken = self._store.taken()
+        return PLD.spent(taken), PLD.with_holds(taken)
 
     @property
     def total(self) -> Epsilon:
@@ -338,6 +391,8 @@ class PrivacyBudget:
         """
         if of not in ("spent", "total"):
             raise ValueError(f'`of` must be "spent" or "total", got {of!r}.')
+        if self.composed:
+            return self._pld_epsilon_at(delta, of)
         amount = self._store.spent() if of == "spent" else self._store.total
         used = self.delta_spent if of == "spent" else self.delta
         zcdp.epsilon_at(Fraction(1), delta)  # checks delta
@@ -352,18 +407,51 @@ class PrivacyBudget:
             )
         return zcdp.epsilon_at(amount, left) if rho else float(amount)
 
+    def _pld_epsilon_at(self, delta: float | Fraction, of: str) -> float:
+        """:meth:`epsilon_at` under PLD: the composition's ε at ``delta`` (the total's at its δ)."""
+        wanted = check_delta(delta)
+        if not 0 < wanted < 1:
+            raise ValueError(f"`delta` must be strictly between 0 and 1, got {delta!r}.")
+        if of == "total":
+            if wanted < self.delta:
+                raise ValueError(
+                    f"`delta` must be at least the budget's delta ({float(self.delta):g}): its "
+                    f"total promises (epsilon, delta) = ({self.total}, {float(self.delta):g})."
+                )
+            return float(self.total)
+        events = self._store.taken().events(holds=False)
+        return _pld.epsilon_at(events, wanted, self.delta)
+
     @property
     def spent(self) -> Epsilon:
+        """What the releases spent (and reservations hold), in the unit of the :attr:`accountant`.
+
+        Under PLD: the ε at the budget's δ of their privacy loss distributions
+        composed, rounded up (never below the true ε, see ``set_budget``).
+        """
         return Epsilon(self._store.spent())
 
     @property
     def held(self) -> Epsilon:
-        """Epsilon set aside by open ``reserve`` blocks (of every thread, and process)."""
+        """Epsilon set aside by open ``reserve`` blocks (of every thread, and process).
+
+        Under PLD: what the holds add to the ε spent at the budget's δ.
+        """
+        if self.composed:
+            spent, with_holds = self._taken_epsilons()
+            return Epsilon(max(with_holds - spent, Fraction(0)))
         return Epsilon(self._store.held())
 
     @property
     def remaining(self) -> Epsilon:
-        """What a new reservation may still take: the total less what is spent and held."""
+        """What a new reservation may still take: the total less what is spent and held.
+
+        Under PLD the ε still free at the budget's δ: releases compose below
+        their sum, so more than ``remaining`` worth of ε may still fit (ask
+        :meth:`fits`).
+        """
+        if self.composed:
+            return Epsilon(max(self._store.total - self._taken_epsilons()[1], Fraction(0)))
         return Epsilon(self._store.total - self._store.spent() - self._store.held())
 
     @property
@@ -392,13 +480,15 @@ class PrivacyBudget:
         frame = pd.DataFrame([e.as_record() for e in entries], columns=LEDGER_COLUMNS)
         for column in ("keys", "max_rows", "max_groups"):
             frame[column] = frame[column].astype("Int64")
-        spent = list(itertools.accumulate(e.charge(self.accountant) for e in entries))
+        spent = spent_after(entries, self.accountant, self._store.total, self.delta)
         deltas = itertools.accumulate((e.delta for e in entries), initial=Fraction(0))
         rho = self.accountant == "rho"
         at = (self.delta or FACT_DELTA) if rho else Fraction(0)  # the conversion's δ
         frame["spent"] = [float(s) for s in spent]
         frame["epsilon_at"] = [zcdp.epsilon_at(s, at) if rho else float(s) for s in spent]
         frame["at_delta"] = [float(at + d) for d in list(deltas)[1:]]
+        if self.composed:  # the ε at the budget's δ, every release composed by PLD
+            frame["at_delta"] = float(self.delta)
         return frame
 
     def reserve(self, entry: LedgerEntry) -> Reservation:
@@ -413,8 +503,49 @@ class PrivacyBudget:
         entry = entry.charged(self.accountant)  # a ρ budget charges ε²/2; an ε one refuses ρ
         if self.seed is not None:  # reproducible noise: the ledger must say it is not private
             entry = entry.marked(SEEDED)
+        planned = getattr(self._noting, "intervals", None)
+        if planned is not None:  # a release of a plan: the ledger shows what was planned
+            entry = dataclasses.replace(entry, planned=planned[0], realised=planned[1])
         hold = getattr(self._holding, "token", None)  # the store checks ε (ρ) and δ at once
         return Reservation(self._store, self._store.reserve(entry, hold))
+
+    @contextlib.contextmanager
+    def planned(self, planned: str, realised: str) -> Iterator[None]:
+        """Record ``planned`` and ``realised`` intervals with this thread's releases in the block.
+
+        ``df.dp.plan(...).run()`` wraps each release so: its ledger entry says
+        the half-width it was planned for and the one its noise gives.
+        """
+        self._noting.intervals = (planned, realised)
+        try:
+            yield
+        finally:
+            self._noting.intervals = None
+
+    def fits(
+        self, release: object, /, *, half_width: object, level: float = 0.95, n: int | None = None
+    ) -> int:
+        """How many more releases of ``release`` at ``half_width`` fit in what is left.
+
+        ``release`` as a plan takes it (``"count"``, ``("mean", "salary",
+        {"clip": (0, 2e5)})``, ``("groupby.count", "dept", {"keys": DEPTS})``);
+        each is planned to the smallest loss whose ``level`` interval is at
+        most ``half_width`` (see ``df.dp.plan``), on a frame of this budget
+        that is not its root, and counted under the budget's accountant with
+        what is spent and held: under PLD, the most that compose within its
+        (ε, δ), of whichever noise lets the most fit.  Reads no data.
+
+        Returns
+        -------
+        int
+            0 when not even one fits (at most 10**6).
+        """
+        if self._fitter is None:
+            raise TypeError("this budget was made without a planner; attach one with set_budget.")
+        taken = self._store.taken()
+        entries = self._fitter(self, release, half_width, level, n)
+        counts = (how_many(self.accountant, taken, e.charged(self.accountant)) for e in entries)
+        return max(counts, default=0)
 
     @property
     def holding(self) -> bool:
@@ -432,7 +563,7 @@ class PrivacyBudget:
             amount = zcdp.pure_rho(amount)
         elif self.accountant == "epsilon" and accountant == "rho":
             raise ValueError(RHO_NEEDS_ZCDP)
-        return Hold(self, amount)
+        return Hold(self, amount, ACCOUNTANTS[self.accountant].hold_events(amount, accountant))
 
     def spend(self, entry: LedgerEntry) -> None:
         """Charge ``entry.epsilon`` at once (a reservation with nothing to compute)."""
@@ -464,7 +595,7 @@ class PrivacyBudget:
         seeded = f", seed={self.seed} (NOT PRIVATE)" if self.seed is not None else ""
         named = f", name={self.name!r}" if self.name else ""
         unit = "" if self.privacy_unit is None else f", privacy_unit={self.privacy_unit!r}"
-        rho = ", accountant='rho'" if self.accountant == "rho" else ""
+        rho = f", accountant={self.accountant!r}" if self.accountant != "epsilon" else ""
         delta = f", delta={number_text(self.delta)}" if self.delta else ""
         return (
             f"PrivacyBudget(total={self.total}, spent={self.spent}, "
@@ -487,21 +618,35 @@ class PrivacyBudget:
         )
         rho = self.accountant == "rho"
         at = FACT_DELTA if not self.delta else self.delta
+        if self.composed:
+            totals: list[tuple[str, str] | None] = [
+                ("total (ε, δ)", f"({epsilon_figure(self.total)}, {number_text(self.delta)})"),
+                (f"spent (ε at δ={number_text(self.delta)})", epsilon_figure(self.spent)),
+                ("held (reserve)", epsilon_figure(held)) if held else None,
+                ("remaining", epsilon_figure(self.remaining)),
+                ("accountant", PLD_FACT),
+            ]
+        else:
+            pure = "ε (pure; ε and δ add up)" if self.delta else "ε (pure)"
+            totals = [
+                ("total ρ" if rho else "total ε", epsilon_figure(self.total)),
+                ("spent", epsilon_figure(self.spent)),
+                ("held (reserve)", epsilon_figure(held)) if held else None,
+                ("remaining", epsilon_figure(self.remaining)),
+                ("accountant", "ρ (zCDP)" if rho else pure),
+                (
+                    f"spent as (ε, δ={number_text(at + self.delta_spent)})",
+                    epsilon_figure(Fraction(self.epsilon_at(at + self.delta_spent))),
+                )
+                if rho
+                else None,
+                ("δ spent / total", f"{number_text(self.delta_spent)} / {number_text(self.delta)}")
+                if self.delta
+                else None,
+            ]
         facts = [
-            ("total ρ" if rho else "total ε", epsilon_figure(self.total)),
-            ("spent", epsilon_figure(self.spent)),
-            ("held (reserve)", epsilon_figure(held)) if held else None,
-            ("remaining", epsilon_figure(self.remaining)),
-            ("accountant", "ρ (zCDP)" if rho else "ε (pure)"),
-            (
-                f"spent as (ε, δ={number_text(at + self.delta_spent)})",
-                epsilon_figure(Fraction(self.epsilon_at(at + self.delta_spent))),
-            )
-            if rho
-            else None,
-            ("δ spent / total", f"{number_text(self.delta_spent)} / {number_text(self.delta)}")
-            if self.delta
-            else None,
+            *totals,
+            ("note", self.note) if self.note else None,
             ("adjacency", self.adjacency),
             ("privacy unit", unit),
             ("bounds", bounds) if bounds else None,
@@ -514,7 +659,14 @@ class PrivacyBudget:
 
     def __str__(self) -> str:
         """Several lines: the facts and the latest releases (``print(budget)``)."""
-        return text_view(self._title(), self.facts(), self.entries, self.accountant)
+        entries = self.entries
+        return text_view(
+            self._title(), self.facts(), entries, self.accountant, self._spent_after(entries)
+        )
+
+    def _spent_after(self, entries: list[LedgerEntry]) -> list[Fraction]:
+        """What was spent after each entry (the views' running figure)."""
+        return spent_after(entries, self.accountant, self._store.total, self.delta)
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the share spent as a bar, the facts, and the latest releases.
@@ -525,7 +677,15 @@ class PrivacyBudget:
         """
         total, spent = self.total, self.spent
         share = min(float(spent / total), 1.0) if total else 1.0
-        return html_view(self._title(), self.facts(), self.entries, share, self.accountant)
+        entries = self.entries
+        return html_view(
+            self._title(),
+            self.facts(),
+            entries,
+            share,
+            self.accountant,
+            self._spent_after(entries),
+        )
 
 
 # ---------------------------------------------------------------------- frame binding
@@ -560,6 +720,14 @@ class FrameBinding:
     unit: Hashable | None = None
     #: The identity of the unit column's values when bound (see :func:`column_token`).
     unit_token: ColumnToken | None = None
+    #: This frame's default ``(max_rows, max_groups)`` where they are not the budget's: a
+    #: frame made by a merge, a concat or an explode (:mod:`pandas_dp.surface.relational`),
+    #: whose unit may hold more rows than the budget's defaults were set for.  None: the
+    #: budget's.
+    defaults: tuple[int | None, int | None] | None = None
+    #: Where this frame's rows come from, when known (see :class:`Lineage`): None unless
+    #: the budget has no privacy unit.
+    lineage: Lineage | None = None
 
     def is_root(self, df: pd.DataFrame) -> bool:
         """Whether ``df`` (the bound frame) still has the rows the budget was set on."""
@@ -573,6 +741,43 @@ class FrameBinding:
         if self.unit_token is None or now is None:
             return self.unit_token is now
         return self.unit_token.same(now)
+
+
+class Lineage:
+    """The rows of one frame attached to a budget without a privacy unit, by their labels.
+
+    A frame attached with a ``RangeIndex`` (what ``read_csv`` gives: unique
+    labels, known from the index's type alone) gets one; the row-wise
+    derivations (``filter``, ``query``, ``assign``, ``select``) keep its
+    rows' labels and pass it on, and a merge, concat or explode that makes
+    several rows of one original row names them by those labels in a unit
+    column of the same lineage.  Frames of one lineage can then be stacked
+    (``df.dp.concat``) and each original row bounded, wherever its rows are.
+    ``inherit()`` and ``per_unit`` start no lineage: their labels are not
+    known to name the original rows.  Compared by identity, never by value.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "Lineage(...)"
+
+
+def same_budget(a: PrivacyBudget, b: PrivacyBudget) -> bool:
+    """Whether ``a`` and ``b`` account in one store: the same budget, or one named budget.
+
+    Two frames attached to one named budget (in this process's memory, or
+    in one ledger file) get two :class:`PrivacyBudget` objects on one store:
+    their spends add up in one place, and the store holds their privacy unit
+    and adjacency, so they are tables of the same people.
+    """
+    if a is b or a.store is b.store:
+        return True
+    if a.name is None or a.name != b.name:
+        return False
+    book_a, book_b = getattr(a.store, "ledger", None), getattr(b.store, "ledger", None)
+    path_a, path_b = getattr(book_a, "path", None), getattr(book_b, "path", None)
+    return path_a is not None and path_b is not None and path_a.resolve() == path_b.resolve()
 
 
 def binding_of(df: pd.DataFrame) -> FrameBinding | None:
@@ -649,15 +854,23 @@ def column_token(df: pd.DataFrame, label: Hashable) -> ColumnToken | None:
 
 
 def bind(
-    df: pd.DataFrame, budget: PrivacyBudget, *, root: bool, unit: Hashable | None = _BUDGET_UNIT
+    df: pd.DataFrame,
+    budget: PrivacyBudget,
+    *,
+    root: bool,
+    unit: Hashable | None = _BUDGET_UNIT,
+    defaults: tuple[int | None, int | None] | None = None,
+    lineage: Lineage | None = None,
 ) -> None:
     """Let ``df`` (this object only) spend ``budget``; mark its attrs.
 
-    ``unit`` is the frame's privacy-unit column: by default the budget's.
+    ``unit`` is the frame's privacy-unit column: by default the budget's;
+    ``defaults`` its default bounds when not the budget's, ``lineage`` where
+    its rows come from (see :class:`FrameBinding`).
     """
     frame_unit = budget.privacy_unit if unit is _BUDGET_UNIT else unit
     token = None if frame_unit is None else column_token(df, frame_unit)
-    binding = FrameBinding(budget, root, df.index, frame_unit, token)
+    binding = FrameBinding(budget, root, df.index, frame_unit, token, defaults, lineage)
     object.__setattr__(df, _BINDING_ATTR, binding)
     df.attrs[MARKER_KEY] = budget.marker
 
@@ -703,9 +916,12 @@ def attach(
     process's memory); whether ``df`` is the budget's root is
     :func:`claim_root`'s answer (``stored_root``: what the store says).
     """
+    # Labels of a RangeIndex are unique by its type: they name the rows (see Lineage).
+    known = budget.privacy_unit is None and isinstance(df.index, pd.RangeIndex)
     with _BINDING_LOCK:
         refuse_rebinding(df)
-        bind(df, budget, root=claim_root(budget.name, where, stored=stored_root))
+        root = claim_root(budget.name, where, stored=stored_root)
+        bind(df, budget, root=root, lineage=Lineage() if known else None)
 
 
 def require_binding(df: pd.DataFrame) -> FrameBinding:
@@ -734,12 +950,16 @@ def require_binding(df: pd.DataFrame) -> FrameBinding:
             "This frame cannot spend a privacy budget. It was derived from a protected frame by "
             "a pandas operation (copy, indexing, concat, merge, groupby, pickling, ...), which "
             "may mix or repeat people. Derive it with df.dp.filter(...) / df.dp.query(...) / "
-            "df.dp.assign(...) / df.dp.select(...), or call result.dp.inherit() if it still has "
-            "at most one row per person."
+            "df.dp.assign(...) / df.dp.select(...); join and stack with df.dp.merge(...) / "
+            "df.dp.join(...) / df.dp.concat([...]) / df.dp.explode(...), whose results bound "
+            "what one person contributes; or call result.dp.inherit() if it still has at most "
+            "one row per person."
         )
     raise MissingBudgetError(
         "This frame has no privacy budget. Attach one first, on the frame that holds one row per "
-        "person: df.dp.set_budget(epsilon=1.0)."
+        "person: df.dp.set_budget(epsilon=1.0). (A frame made from a protected one by "
+        "df.merge(...) or pd.concat(...) may have lost the mark that says so: join and stack "
+        "with df.dp.merge(...) / df.dp.concat([...]) instead.)"
     )
 
 
@@ -767,5 +987,6 @@ def refuse_rebinding(df: pd.DataFrame) -> None:
             "this process: a new budget would reset the accounting for the same people, and "
             "attaching the same budget again would treat this frame as the one it was set on. "
             "If it still has at most one row per person, continue that budget with "
-            "result.dp.inherit(); or derive it with df.dp.filter(...) / df.dp.query(...)."
+            "result.dp.inherit(); or derive it with df.dp.filter(...) / df.dp.query(...), and "
+            "join or stack with df.dp.merge(...) / df.dp.concat([...])."
         )

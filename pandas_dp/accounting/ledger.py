@@ -1,12 +1,16 @@
-"""The accounting core: ledger entries, the one fits rule, and the store interface.
+"""The accounting core: ledger entries, the accountants, and the store interface.
 
 :class:`LedgerEntry` is what is recorded of a release (public parameters
-only); :func:`check_fits` is the one accounting rule; :class:`BudgetStore` is
-the interface of reservations (reserve, commit, cancel), with two stores:
-:class:`MemoryStore` here (one process) and
-:class:`~pandas_dp.accounting.sqlite.SqliteStore` (a named budget in a ledger
-file, in :mod:`pandas_dp.accounting.sqlite`).  Kinds import this module only;
-it imports nothing of the package above it, and nothing of SQLite.
+only, its :mod:`~pandas_dp.accounting.events` included); an
+:class:`Accountant` is how a budget composes its releases, the one rule that
+says whether a charge fits (:data:`ACCOUNTANTS`: ε added up, ρ added up
+(:func:`check_fits`), or privacy loss distributions composed,
+:class:`Composed`); :class:`BudgetStore` is the interface of reservations
+(reserve, commit, cancel), with two stores: :class:`MemoryStore` here (one
+process) and :class:`~pandas_dp.accounting.sqlite.SqliteStore` (a named budget
+in a ledger file, in :mod:`pandas_dp.accounting.sqlite`); both ask the
+budget's accountant.  Kinds import this module only; it imports nothing of
+the package above it, and nothing of SQLite.
 
 The ledger's errors are importable from here too (they live in
 :mod:`pandas_dp.errors`).
@@ -20,11 +24,14 @@ import itertools
 import math
 import os
 import threading
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Final, Protocol
 
 from ..core.errors import (
+    AccountingWarning,
     BudgetExceededError,
     BudgetMismatchError,
     BudgetProcessError,
@@ -38,13 +45,21 @@ from ..core.errors import (
     UnknownBudgetError,
 )
 from ..core.text import clip_text
+from . import _pld
+from .events import Event, default_events, events_text
 
 __all__ = [
+    "ACCOUNTANTS",
     "LEDGER_COLUMNS",
+    "NO_PLD",
+    "PLD",
     "RHO_NEEDS_ZCDP",
     "SEEDED",
+    "Accountant",
+    "Additive",
     "BudgetMismatchError",
     "BudgetStore",
+    "Composed",
     "CorruptLedgerError",
     "LedgerAccessError",
     "LedgerEntry",
@@ -54,9 +69,13 @@ __all__ = [
     "MemoryStore",
     "NotALedgerError",
     "ReservationError",
+    "Taken",
     "UnknownBudgetError",
     "check_fits",
     "check_name",
+    "choose_accountant",
+    "how_many",
+    "spent_after",
 ]
 
 
@@ -105,6 +124,22 @@ class LedgerEntry:
     rho: Fraction | None = None
     #: The δ this release spends of the budget's δ (0: it needs none).
     delta: Fraction = Fraction(0)
+    #: The mechanisms it ran, with their exact parameters (:mod:`~pandas_dp.accounting.events`);
+    #: empty: what its ε (or ρ) and δ say (:attr:`privacy_events`).
+    events: tuple[Event, ...] = ()
+    #: For a release of a plan (``df.dp.plan(...).run()``): its planned and realised
+    #: intervals, as text (``"±50 at 95%"``, ``"±49 at 95%"``); empty otherwise.
+    planned: str = ""
+    realised: str = ""
+    #: What was asked: the release's own name as the caller wrote it (``value_counts``,
+    #: ``crosstab``, ``describe``, ``mean``: also on each step of a composite release such
+    #: as ``clip="auto"``'s bounds, whose ``operation`` is the step's), the columns it was
+    #: grouped by, and its other public parameters as text (``max_groups=auto, dropna=True``;
+    #: never a key, candidate or bin: those are counted in ``keys``). Empty for an entry of
+    #: an older ledger.
+    release: str = ""
+    grouping: tuple[str, ...] = ()
+    parameters: str = ""
 
     def __post_init__(self) -> None:
         for name in ("epsilon", "rho"):
@@ -121,46 +156,57 @@ class LedgerEntry:
         if not self.operation:
             raise ValueError("`operation` must be a non-empty string.")
 
+    @property
+    def privacy_events(self) -> tuple[Event, ...]:
+        """What this release ran: its :attr:`events`, else what its ε (or ρ) and δ guarantee.
+
+        The key selection's δ comes with its own event (``approx``, ``zcdp``).
+        """
+        return self.events or default_events(self.epsilon, self.rho, self.delta)
+
     def marked(self, mark: str) -> LedgerEntry:
         """This entry with ``mark`` appended to its mechanism (e.g. :data:`SEEDED`)."""
-        return LedgerEntry(
-            self.operation,
-            self.epsilon,
-            self.columns,
-            f"{self.mechanism} {mark}".lstrip(),
-            self.adjacency,
-            self.sensitivity,
-            self.noise_scale,
-            self.clip,
-            self.keys,
-            self.time,
-            self.privacy_unit,
-            self.max_rows,
-            self.max_groups,
-            self.half_width_95,
-            self.rho,
-            self.delta,
-        )
+        return dataclasses.replace(self, mechanism=f"{self.mechanism} {mark}".lstrip())
+
+    def asked(self, release: str, grouping: tuple[str, ...], parameters: str) -> LedgerEntry:
+        """This entry recording what the caller asked: release name, grouping, parameters."""
+        return dataclasses.replace(self, release=release, grouping=grouping, parameters=parameters)
+
+    @property
+    def label(self) -> str:
+        """How the views name this release: its operation, after the call's name if they differ.
+
+        ``value_counts: groupby.count`` and ``crosstab: groupby.count`` tell apart two
+        grouped counts; ``mean: bounds`` is a step of ``mean(clip="auto")``.
+        """
+        if not self.release or self.operation.rpartition(".")[2].startswith(self.release):
+            return self.operation
+        return f"{self.release}: {self.operation}"
 
     def charged(self, accountant: str) -> LedgerEntry:
-        """This entry as a budget of ``accountant`` (``"epsilon"`` or ``"rho"``) charges it.
+        """This entry as a budget of ``accountant`` (``"epsilon"``, ``"rho"``, ``"pld"``) takes it.
 
         A ρ budget charges a pure release ``ε²/2`` (Bun & Steinke 2016,
         Prop. 1.4), exactly, and a release given ``rho=`` its ρ; an ε budget
         refuses every release given ``rho=`` (ValueError: Gaussian noise is
-        not pure ε-DP, and a selection given ``rho=`` is accounted in ρ).
+        not pure ε-DP, and a selection given ``rho=`` is accounted in ρ); a
+        budget composed by PLD takes either, by its events.
         """
         if accountant == "rho":
             if self.rho is not None:
                 return self
             assert self.epsilon is not None
             return dataclasses.replace(self, rho=self.epsilon**2 / 2)
+        if accountant == "pld":
+            return self
         if self.rho is not None:  # a rho= release (Gaussian, or a selection charged ρ)
             raise ValueError(RHO_NEEDS_ZCDP)
         return self
 
     def charge(self, accountant: str) -> Fraction:
-        """What this entry costs a budget of ``accountant``: its ρ, or its ε."""
+        """What this entry adds to a budget's running sum: its ρ, or its ε (nothing under PLD)."""
+        if accountant == "pld":
+            return Fraction(0)
         value = self.rho if accountant == "rho" else self.epsilon
         assert value is not None, "charge an entry through charged() first"
         return value
@@ -169,6 +215,9 @@ class LedgerEntry:
         return {
             "time": self.time,
             "operation": self.operation,
+            "release": self.release,
+            "grouping": ", ".join(self.grouping),
+            "parameters": self.parameters,
             "columns": ", ".join(self.columns),
             "epsilon": math.nan if self.epsilon is None else float(self.epsilon),
             "rho": math.nan if self.rho is None else float(self.rho),
@@ -183,6 +232,9 @@ class LedgerEntry:
             "privacy_unit": self.privacy_unit,
             "max_rows": self.max_rows,
             "max_groups": self.max_groups,
+            "events": events_text(self.privacy_events),
+            "planned": self.planned,
+            "realised": self.realised,
         }
 
 
@@ -205,6 +257,244 @@ def check_fits(
         raise BudgetExceededError(requested, total - spent, quantity)
 
 
+@dataclass(frozen=True)
+class Taken:
+    """What a budget has taken when a charge is checked: what every accountant reads.
+
+    ``spent`` is the running sum of the entries' charges (released and
+    pending; :meth:`LedgerEntry.charge`), ``held`` what the holds counted
+    against this charge set aside (in the same unit), ``delta_spent`` the
+    entries' δ.  ``entries`` and ``holds`` (each hold's events) are given to
+    an accountant that :attr:`~Accountant.composes` only.
+    """
+
+    total: Fraction
+    delta: Fraction = Fraction(0)
+    spent: Fraction = Fraction(0)
+    held: Fraction = Fraction(0)
+    delta_spent: Fraction = Fraction(0)
+    entries: tuple[LedgerEntry, ...] = ()
+    holds: tuple[tuple[Event, ...], ...] = ()
+
+    def events(self, *, holds: bool = True) -> list[Event]:
+        """Every event of the entries (and, with ``holds``, of the holds), oldest first."""
+        found = [event for entry in self.entries for event in entry.privacy_events]
+        if holds:
+            found += [event for hold in self.holds for event in hold]
+        return found
+
+
+class Accountant(Protocol):
+    """How a budget composes its releases: the one rule that says whether a charge fits.
+
+    Every store asks its budget's accountant (:data:`ACCOUNTANTS`, by the
+    budget's ``accountant`` name), for every reservation and every hold, in
+    the same atomic step that records it.
+    """
+
+    #: ``"epsilon"``, ``"rho"`` or ``"pld"``.
+    name: str
+    #: Whether :meth:`check` composes the entries' events (they must be in ``Taken``).
+    composes: bool
+
+    def check(self, taken: Taken, cost: Fraction, delta: Fraction, events: Sequence[Event]) -> None:
+        """Refuse (BudgetExceededError) a charge that would exceed the budget; else nothing.
+
+        ``cost`` is the charge's :meth:`LedgerEntry.charge`, ``delta`` its δ,
+        ``events`` what it runs (a hold: :meth:`hold_events`).
+        """
+        ...
+
+    def spent(self, taken: Taken) -> Fraction:
+        """What the entries spent, in the total's unit (under PLD: the ε at the budget's δ)."""
+        ...
+
+    def hold_events(self, amount: Fraction, unit: str) -> tuple[Event, ...]:
+        """What a hold of ``amount`` (of ``unit``: ``"epsilon"`` or ``"rho"``) stands for."""
+        ...
+
+
+class Additive:
+    """ε (pure) or ρ (zCDP), added up exactly: :func:`check_fits` on the running sums."""
+
+    composes = False
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def check(self, taken: Taken, cost: Fraction, delta: Fraction, events: Sequence[Event]) -> None:
+        check_fits(taken.total, taken.spent + taken.held, cost, self.name)
+        if delta:
+            check_fits(taken.delta, taken.delta_spent, delta, "delta")
+
+    def spent(self, taken: Taken) -> Fraction:
+        return taken.spent
+
+    def hold_events(self, amount: Fraction, unit: str) -> tuple[Event, ...]:
+        return ()
+
+    def __repr__(self) -> str:
+        return f"Additive({self.name!r})"
+
+
+#: What a refusal under PLD adds to its error.
+PLD_NOTE: Final = (
+    "This budget composes every release by its privacy loss distribution (PLD): a release "
+    "costs the ε its composition with everything spent and held adds at the budget's delta."
+)
+
+
+def _exact(value: float) -> Fraction:
+    return Fraction(value) if math.isfinite(value) else Fraction(10**18)
+
+
+class Composed:
+    """(ε, δ) by privacy loss distributions: every event composed, pessimistically.
+
+    A charge fits when the δ at the budget's ε of all the events composed
+    (entries, holds, the charge) is at most the budget's δ
+    (:mod:`pandas_dp.accounting._pld`; needs ``dp_accounting``).  Refused,
+    :class:`BudgetExceededError` names ``"epsilon"``: what the charge adds to
+    the ε at the budget's δ, and what is left of it (``"delta"`` when the
+    key selections' δ alone no longer fits).
+    """
+
+    name = "pld"
+    composes = True
+
+    def check(self, taken: Taken, cost: Fraction, delta: Fraction, events: Sequence[Event]) -> None:
+        before = taken.events()
+        after = [*before, *events]
+        if _pld.delta_at(after, taken.total, taken.delta) <= taken.delta:
+            return
+        sure = [e.delta * e.count for e in after if e.kind in ("approx", "zcdp")]
+        if sum(sure, Fraction(0)) >= taken.delta:  # the δ of key selections alone
+            spent = sum((e.delta * e.count for e in before if e.kind in ("approx", "zcdp")), 0)
+            error = BudgetExceededError(delta, taken.delta - spent, "delta")
+        else:
+            was = _exact(_pld.epsilon_at(before, taken.delta, taken.delta))
+            now = _exact(_pld.epsilon_at(after, taken.delta, taken.delta))
+            error = BudgetExceededError(now - was, max(taken.total - was, Fraction(0)))
+        error.add_note(PLD_NOTE)
+        raise error
+
+    def spent(self, taken: Taken) -> Fraction:
+        return _exact(_pld.epsilon_at(taken.events(holds=False), taken.delta, taken.delta))
+
+    def with_holds(self, taken: Taken) -> Fraction:
+        """The ε at the budget's δ of the entries and the holds composed."""
+        return _exact(_pld.epsilon_at(taken.events(), taken.delta, taken.delta))
+
+    def hold_events(self, amount: Fraction, unit: str) -> tuple[Event, ...]:
+        if unit == "rho":
+            return (Event("zcdp", rho=amount),)
+        return (Event("pure", epsilon=amount),)
+
+    def __repr__(self) -> str:
+        return "Composed()"
+
+
+#: The accountant of the budgets composed by PLD.
+PLD: Final = Composed()
+#: The accountants, by the name a budget stores.
+ACCOUNTANTS: Final[dict[str, Accountant]] = {
+    "epsilon": Additive("epsilon"),
+    "rho": Additive("rho"),
+    "pld": PLD,
+}
+
+
+def spent_after(
+    entries: Sequence[LedgerEntry], accountant: str, total: Fraction, delta: Fraction
+) -> list[Fraction]:
+    """What was spent after each entry, under ``accountant``: the views' running figure.
+
+    The running sum of the charges (ε or ρ), or under PLD the ε at ``delta``
+    of the entries so far composed (ImportError without ``dp_accounting``).
+    """
+    rule = ACCOUNTANTS[accountant]
+    if not rule.composes:
+        return list(itertools.accumulate(e.charge(accountant) for e in entries))
+    return [
+        rule.spent(Taken(total, delta, entries=tuple(entries[: i + 1])))
+        for i in range(len(entries))
+    ]
+
+
+#: The most releases :func:`how_many` counts.
+MOST = 10**6
+
+
+def _most(fit: Callable[[int], bool]) -> int:
+    """The largest k <= :data:`MOST` with ``fit(k)`` (``fit`` true up to it, then false)."""
+    if not fit(1):
+        return 0
+    lo, hi = 1, 2
+    while hi <= MOST and fit(hi):
+        lo, hi = hi, hi * 2
+    hi = min(hi, MOST + 1)
+    while hi - lo > 1:  # fit(lo) and not fit(hi), or hi past MOST
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fit(mid) else (lo, mid)
+    return lo
+
+
+def how_many(accountant: str, taken: Taken, entry: LedgerEntry) -> int:
+    """How many more releases of ``entry`` the budget's rule lets in beside ``taken``.
+
+    ``entry`` as the budget takes it (:meth:`LedgerEntry.charged`); at most :data:`MOST`.
+    """
+    rule = ACCOUNTANTS[accountant]
+    cost, delta, events = entry.charge(accountant), entry.delta, entry.privacy_events
+
+    def fit(k: int) -> bool:
+        try:
+            rule.check(taken, k * cost, k * delta, events * k)
+        except BudgetExceededError:
+            return False
+        return True
+
+    return _most(fit)
+
+
+#: What a budget that asked for PLD composition says when it cannot have it.
+NO_PLD = (
+    'accountant="pld" was asked, but dp_accounting is not installed: this budget adds its '
+    "releases' epsilon and delta up instead (the same promise, less of it usable; rho= is "
+    'refused). pip install "pandas-dp[pld]" to compose them by privacy loss distributions.'
+)
+_WARNED: set[str] = set()
+
+
+def choose_accountant(loss: str, accountant: object, delta: Fraction) -> tuple[str, str]:
+    """The accountant of a new budget of ``loss`` (its total's unit), and what its views note.
+
+    ``accountant``: None (the loss's own: ``"epsilon"`` or ``"rho"``) or
+    ``"pld"``, for an ``epsilon=`` total with a ``delta``: every release then
+    composes by its privacy loss distribution (:class:`~pandas_dp.accounting.ledger.Composed`).
+    Without ``dp_accounting`` a PLD budget adds ε and δ up instead: an
+    :class:`~pandas_dp.errors.AccountingWarning` once per process, and a note
+    in the budget's views.
+    """
+    if accountant is None or accountant == loss:
+        return loss, ""
+    if accountant != "pld":
+        raise ValueError(
+            f'`accountant` must be "pld" (or None: the total\'s own, {loss!r}), got {accountant!r}.'
+        )
+    if loss != "epsilon" or not delta:
+        raise ValueError(
+            'accountant="pld" composes an (epsilon, delta) budget: pass epsilon= and delta=, '
+            'e.g. set_budget(epsilon=1.0, delta=1e-6, accountant="pld").'
+        )
+    if _pld.available():
+        return "pld", ""
+    if "pld" not in _WARNED:
+        _WARNED.add("pld")
+        warnings.warn(NO_PLD, AccountingWarning, stacklevel=3)
+    return "epsilon", NO_PLD
+
+
 class BudgetStore(Protocol):
     """Where a budget's accounting lives: atomic reservations, committed or returned.
 
@@ -213,9 +503,10 @@ class BudgetStore(Protocol):
     drawn, and returns it only if computing the statistics raised (nothing was
     released).
 
-    ``accountant`` is the unit of the total and of every charge
-    (:meth:`LedgerEntry.charge`): ``"epsilon"`` (pure ε, composed by
-    addition) or ``"rho"`` (zCDP, composed by addition in ρ).
+    ``accountant`` names the budget's :class:`Accountant` (:data:`ACCOUNTANTS`),
+    which every reservation and hold asks: ``"epsilon"`` (pure ε, composed by
+    addition), ``"rho"`` (zCDP, composed by addition in ρ) or ``"pld"``
+    (the total is ε, with the budget's δ: privacy loss distributions composed).
     """
 
     accountant: str
@@ -224,19 +515,24 @@ class BudgetStore(Protocol):
     def total(self) -> Fraction: ...
 
     def spent(self) -> Fraction:
-        """Released and reserved epsilon together."""
+        """Released and reserved epsilon together (under PLD: their ε at the budget's δ)."""
         ...
 
     def held(self) -> Fraction:
         """Epsilon set aside by open holds (:meth:`hold`), of every process."""
         ...
 
-    def hold(self, epsilon: Fraction) -> int:
+    def hold(self, epsilon: Fraction, events: tuple[Event, ...] = ()) -> int:
         """Set ``epsilon`` aside for one holder if it fits beside what is spent and held; a token.
 
-        Nothing else may spend it: :func:`check_fits` counts it for every other
-        reservation.  BudgetExceededError, holding nothing, if it does not fit.
+        Nothing else may spend it: the accountant counts it for every other
+        reservation (``events``: what it stands for, to an accountant that
+        composes them).  BudgetExceededError, holding nothing, if it does not fit.
         """
+        ...
+
+    def taken(self) -> Taken:
+        """What the entries and the holds have taken, as the budget's accountant reads it."""
         ...
 
     def unhold(self, token: int) -> Fraction:
@@ -284,8 +580,9 @@ class MemoryStore:
         self, total: Fraction, accountant: str = "epsilon", delta: Fraction = Fraction(0)
     ) -> None:
         self._total = total
-        #: The unit of ``total`` and of every charge: ``"epsilon"`` or ``"rho"``.
+        #: How charges compose (:data:`ACCOUNTANTS`): ``"epsilon"``, ``"rho"`` or ``"pld"``.
         self.accountant = accountant
+        self._rule = ACCOUNTANTS[accountant]
         #: The δ the releases may spend, and what they spent (checked with the charge).
         self.delta = delta
         self._delta_spent = Fraction(0)
@@ -293,6 +590,7 @@ class MemoryStore:
         self._entries: dict[int, LedgerEntry] = {}
         self._pending: set[int] = set()
         self._holds: dict[int, Fraction] = {}
+        self._hold_events: dict[int, tuple[Event, ...]] = {}
         self._tokens = itertools.count()
         self._lock = threading.Lock()
         self._pid = os.getpid()
@@ -301,9 +599,27 @@ class MemoryStore:
     def total(self) -> Fraction:
         return self._total
 
+    def _taken(self, skip: int | None = None) -> Taken:
+        """What is taken (held: every hold but ``skip``'s); call it holding the lock."""
+        composes = self._rule.composes
+        return Taken(
+            self._total,
+            self.delta,
+            self._spent,
+            sum(self._holds.values(), Fraction(0)),
+            self._delta_spent,
+            tuple(self._entries.values()) if composes else (),
+            tuple(e for t, e in self._hold_events.items() if t != skip) if composes else (),
+        )
+
+    def taken(self) -> Taken:
+        """What the entries and the holds have taken, as the accountant reads it."""
+        with self._lock:
+            return self._taken()
+
     def spent(self) -> Fraction:
         with self._lock:
-            return self._spent
+            return self._rule.spent(self._taken())
 
     def held(self) -> Fraction:
         with self._lock:
@@ -318,19 +634,20 @@ class MemoryStore:
                 "ledger='privacy-ledger.sqlite', name='...'), attached in each process."
             )
 
-    def hold(self, epsilon: Fraction) -> int:
+    def hold(self, epsilon: Fraction, events: tuple[Event, ...] = ()) -> int:
         self._check_process()
         with self._lock:
-            held = sum(self._holds.values(), Fraction(0))
-            check_fits(self._total, self._spent + held, epsilon, self.accountant)
+            self._rule.check(self._taken(), epsilon, Fraction(0), events)
             token = next(self._tokens)
             self._holds[token] = epsilon
+            self._hold_events[token] = events
         return token
 
     def unhold(self, token: int) -> Fraction:
         with self._lock:
             if token not in self._holds:
                 raise ReservationError(f"No open hold {token!r} in this budget.")
+            self._hold_events.pop(token)
             return self._holds.pop(token)
 
     def reserve(self, entry: LedgerEntry, hold: int | None = None) -> int:
@@ -341,11 +658,10 @@ class MemoryStore:
             cost = entry.charge(self.accountant)
             # What other holds keep aside is not free; this one's share is.
             drawn = Fraction(0) if hold is None else min(self._holds[hold], cost)
-            held = sum(self._holds.values(), Fraction(0))
-            check_fits(self._total, self._spent + held - drawn, cost, self.accountant)
-            if entry.delta:
-                check_fits(self.delta, self._delta_spent, entry.delta, "delta")
-            if hold is not None:  # only once both fit: a refusal leaves the hold whole
+            taken = self._taken(skip=hold)
+            taken = dataclasses.replace(taken, held=taken.held - drawn)
+            self._rule.check(taken, cost, entry.delta, entry.privacy_events)
+            if hold is not None:  # only once it fits: a refusal leaves the hold whole
                 self._holds[hold] -= drawn
             token = next(self._tokens)
             self._spent += cost

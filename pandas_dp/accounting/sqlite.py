@@ -72,7 +72,6 @@ from ._sqlite_format import (
     check_spent,
     classify,
     column_sql,
-    delta_spent,
     entry_row,
     fraction_text,
     history_frame,
@@ -80,7 +79,11 @@ from ._sqlite_format import (
     parse_fraction,
     stored_entry,
 )
-from .ledger import SEEDED, LedgerEntry, check_fits, check_name
+from ._sqlite_reads import budget_rows
+from ._sqlite_reads import taken as stored_taken
+from ._sqlite_store import SqliteStore
+from .events import Event
+from .ledger import ACCOUNTANTS, LedgerEntry, check_name
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -513,15 +516,17 @@ class Ledger:
         check_new_budget(adjacency, privacy_unit, public_rows, accountant)
         with self._transaction("attaching a budget") as conn:
             row = conn.execute(
-                "SELECT total, adjacency, privacy_unit, public_rows, accountant, delta "
-                "FROM budgets WHERE name = ?",
+                "SELECT total, adjacency, privacy_unit, public_rows, "
+                f"{self._column('accountant')}, delta FROM budgets WHERE name = ?",
                 (name,),
             ).fetchone()
             if row is None:
                 created = _now()
+                pld = accountant == "pld"  # stored as an epsilon budget that composes by PLD
                 conn.execute(
                     "INSERT INTO budgets (name, total, spent, adjacency, created, privacy_unit, "
-                    "public_rows, accountant, delta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "public_rows, accountant, delta, composition) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         name,
                         fraction_text(exact),
@@ -530,8 +535,9 @@ class Ledger:
                         created.isoformat(),
                         privacy_unit,
                         public_rows,
-                        accountant,
+                        "epsilon" if pld else accountant,
                         fraction_text(delta),
+                        "pld" if pld else "sum",
                     ),
                 )
                 self._insert(
@@ -601,9 +607,10 @@ class Ledger:
         """One row per budget: what it holds, what was spent, and how.
 
         Columns: name, total, spent, remaining, held, accountant ("rho": total
-        and spent are ρ), epsilon_at (the ε of the ρ spent at the δ at_delta:
-        the budget's δ, else 1e-6), delta (the δ it holds), delta_spent (what
-        its releases spent of it), adjacency,
+        and spent are ρ; "pld": spent is the ε at its δ of every release
+        composed, NaN without ``dp_accounting``), epsilon_at (the ε of the ρ
+        spent at the δ at_delta: the budget's δ, else 1e-6), delta (the δ it
+        holds), delta_spent (what its releases spent of it), adjacency,
         privacy_unit (empty: one row per person), public_rows (the root
         frame's row count, public under substitute only), releases, pending
         (reservations not committed: running queries, or processes that died
@@ -624,39 +631,11 @@ class Ledger:
             If a budget's stored amount spent is not the exact sum of its
             entries (the file was damaged or edited by hand).
         """
-        state = self._column("state", "e")
-        unit = self._column("privacy_unit", "b")
-        public = self._column("public_rows", "b")
-        accountant = self._column("accountant", "b")
-        delta = self._column("delta", "b")
-
-        def read(conn: sqlite3.Connection) -> list[tuple[object, ...]]:
-            conn.execute("BEGIN")  # one snapshot for the check and the table
-            try:
-                check_spent(conn, self.path, self._version)
-                return conn.execute(
-                    f"SELECT b.name, b.total, b.spent, b.adjacency, {unit}, {public}, b.created, "
-                    f"count(e.id) FILTER (WHERE {state} = ?), "
-                    f"count(e.id) FILTER (WHERE {state} = ?), "
-                    f"count(e.id) FILTER (WHERE {state} = ? AND e.mechanism LIKE ?), "
-                    f"{accountant}, {delta} "
-                    "FROM budgets AS b LEFT JOIN entries AS e "
-                    "ON e.budget = b.name AND e.operation NOT IN (?, ?) "
-                    "GROUP BY b.name ORDER BY b.name",
-                    (RELEASED, PENDING, RELEASED, f"%{SEEDED}", CREATE, RAISE_TOTAL),
-                ).fetchall()
-            finally:
-                conn.execute("COMMIT")
-
-        def read_all(
-            conn: sqlite3.Connection,
-        ) -> tuple[list[tuple[object, ...]], dict[str, Fraction], dict[str, Fraction]]:
-            rows = read(conn)
-            names = [str(row[0]) for row in rows]
-            holds = {n: held(conn, n, self._version) for n in names}
-            return rows, holds, {n: delta_spent(conn, n, self._version)[1] for n in names}
-
-        return budgets_frame(*self._read("reading the budgets", read_all))
+        return budgets_frame(
+            *self._read(
+                "reading the budgets", lambda conn: budget_rows(conn, self.path, self._version)
+            )
+        )
 
     def history(self, name: str) -> pd.DataFrame:
         """Every entry of budget ``name``, oldest first: what a privacy officer needs.
@@ -668,9 +647,10 @@ class Ledger:
         see :meth:`pandas_dp.kinds.base.Kind.half_width`; blank in entries of a
         ledger older than that), privacy_unit,
         max_rows, max_groups (the unit's column and the contribution bounds of the release; empty
-        when one row is one person), total (the budget's total after
-        the entry), spent (cumulative, pending reservations included), process
-        (id of the recording process).
+        when one row is one person), events (the mechanisms it ran, exactly), planned and
+        realised (a plan's half-widths), total (the budget's total after the entry), spent
+        (cumulative, pending reservations included; under PLD the ε at the budget's δ of the
+        releases so far), process (id of the recording process).
 
         ``state`` is ``"released"`` for a release, ``"pending"`` for a
         reservation whose release was not committed yet (a running query, or a
@@ -681,7 +661,7 @@ class Ledger:
         reproducible noise. No data value, released value or key is ever stored.
         """
         rows = self._entries(self._known(name))
-        return history_frame(rows, self._accountant(name))
+        return history_frame(rows, self._accountant(name), self.store(name).taken().delta)
 
     # ------------------------------------------------------ store operations
 
@@ -728,16 +708,17 @@ class Ledger:
 
         Returns its row id.
         With ``hold``, the entry draws on that hold first (:func:`ledger_holds.draw`).
-        ``entry`` costs its charge under the budget's ``accountant``.
+        ``entry`` costs its charge under the budget's ``accountant``, which
+        decides whether it fits (:data:`~pandas_dp.accounting.ledger.ACCOUNTANTS`).
         """
         cost = entry.charge(accountant)
         with self._transaction("recording a release") as conn:
             total, spent = self._totals(conn, name)
             if hold is not None:
                 draw(conn, name, hold, cost)  # the hold shrinks: held() counts less
-            check_fits(total, spent + held(conn, name, self._version), cost, accountant)
-            if entry.delta:  # δ too, in this transaction: atomic across processes
-                check_fits(*delta_spent(conn, name), entry.delta, "delta")
+            taken = stored_taken(conn, name, self._version, total, spent, accountant, hold)
+            # ε (ρ) and δ in this transaction: atomic across processes
+            ACCOUNTANTS[accountant].check(taken, cost, entry.delta, entry.privacy_events)
             token = self._insert(conn, name, entry, total, state=state)
             conn.execute(
                 "UPDATE budgets SET spent = ? WHERE name = ?",
@@ -751,10 +732,17 @@ class Ledger:
             raise self._vanished(name)
         return parse_fraction(row[0], "a total"), parse_fraction(row[1], "an amount spent")
 
-    def _hold(self, name: str, epsilon: Fraction, accountant: str = "epsilon") -> int:
+    def _hold(
+        self,
+        name: str,
+        epsilon: Fraction,
+        accountant: str = "epsilon",
+        events: tuple[Event, ...] = (),
+    ) -> int:
         """Set ``epsilon`` (ρ under ``accountant="rho"``) of ``name`` aside if it fits; its id."""
         with self._transaction("holding a share") as conn:
-            return open_hold(conn, name, epsilon, *self._totals(conn, name), accountant)
+            taken = stored_taken(conn, name, self._version, *self._totals(conn, name), accountant)
+            return open_hold(conn, name, epsilon, taken, ACCOUNTANTS[accountant], events)
 
     def _unhold(self, name: str, token: int) -> Fraction:
         """Close the hold ``token``; what was left of it, free again."""
@@ -817,6 +805,8 @@ class Ledger:
                 f"The budget {name!r} in {str(self.path)!r} has no reservation {token} (it was "
                 "cancelled, or it belongs to another budget or ledger)."
             )
+        if accountant == "pld":  # composed, not added up: nothing to return to a sum
+            return Fraction(0), str(row[1])
         return parse_fraction(row[0], f"a reservation's {charge}"), str(row[1])
 
     def _vanished(self, name: str) -> CorruptLedgerError:
@@ -851,6 +841,12 @@ class Ledger:
                 "half_width_95",
                 "rho",
                 "delta",
+                "events",
+                "planned",
+                "realised",
+                "release",
+                "grouping",
+                "parameters",
             )
         )
         rows = self._read(
@@ -863,92 +859,6 @@ class Ledger:
             ).fetchall(),
         )
         return [stored_entry(row) for row in rows]
-
-
-class SqliteStore:
-    """The :class:`~pandas_dp.accounting.budget.BudgetStore` of one named budget in a ledger file.
-
-    Every read goes to the file, so charges by other threads and processes
-    (and a :meth:`Ledger.raise_total`) are seen at once.  ``root`` is whether
-    the frame attached with it may be the budget's root frame (see
-    :meth:`Ledger.attach`); False for :meth:`Ledger.store`.
-    """
-
-    def __init__(
-        self, ledger: Ledger, name: str, *, root: bool = False, accountant: str = "epsilon"
-    ) -> None:
-        self.ledger = ledger
-        self.name = name
-        self.root = root
-        #: The budget's accountant, as stored with it: ``"epsilon"`` or ``"rho"``.
-        self.accountant = accountant
-
-    @property
-    def total(self) -> Fraction:
-        return self.ledger._budget_row(self.name)[0]
-
-    def spent(self) -> Fraction:
-        """What the releases and the pending reservations of every process spent."""
-        return self.ledger._budget_row(self.name)[1]
-
-    def held(self) -> Fraction:
-        """What the open holds of every process set aside (:mod:`pandas_dp.accounting._holds`)."""
-        return self.ledger._held(self.name)
-
-    def hold(self, epsilon: Fraction) -> int:
-        """Record a hold of ``epsilon`` for this process if it fits (a row every process counts)."""
-        return self.ledger._hold(self.name, epsilon, self.accountant)
-
-    def unhold(self, token: int) -> Fraction:
-        """Delete the hold ``token``; what was left of it is free again (returned)."""
-        return self.ledger._unhold(self.name, token)
-
-    def reserve(self, entry: LedgerEntry, hold: int | None = None) -> int:
-        """Record ``entry`` as a pending reservation if it fits (:func:`check_fits`); its token.
-
-        One ``BEGIN IMMEDIATE`` transaction checks what remains, inserts the
-        entry in state "pending" and updates the amount spent: the reservation
-        is on disk before the caller computes anything, and counts as spent for
-        every other query and process, even if this process dies before
-        :meth:`commit` or :meth:`cancel`. A refusal
-        (:class:`~pandas_dp.errors.BudgetExceededError`) writes nothing.
-        """
-        return self.ledger._reserve(self.name, entry, PENDING, hold, self.accountant)
-
-    def commit(self, token: int) -> None:
-        """The pending reservation ``token`` becomes a release (before any noise is drawn).
-
-        Committing it again changes nothing. Raises a :class:`LedgerError`
-        only: :class:`ReservationError` for a token this budget does not hold
-        (cancelled, or of another budget), :class:`LedgerLockedError` if the
-        file stays locked (the reservation then stays pending, and spent).
-        """
-        self.ledger._commit(self.name, token, self.accountant)
-
-    def cancel(self, token: int) -> None:
-        """Return the pending reservation ``token``: nothing was released, its epsilon is unspent.
-
-        Deletes the entry and subtracts its epsilon from the amount spent,
-        exactly, in one transaction. :class:`ReservationError` if the token is
-        unknown or was already committed (a release is never returned).
-        """
-        self.ledger._cancel(self.name, token, self.accountant)
-
-    def charge(self, entry: LedgerEntry) -> None:
-        """:meth:`reserve` and :meth:`commit` in one transaction; BudgetExceededError if over."""
-        self.ledger._reserve(self.name, entry, RELEASED, None, self.accountant)
-
-    def entries(self) -> list[LedgerEntry]:
-        """The releases and pending reservations of this budget, by any process, oldest first.
-
-        Cancelled reservations are gone. The full record, with the creation,
-        every ``raise_total`` and the state of each entry, is
-        :meth:`Ledger.history`.
-        """
-        return [row.entry for row in self.ledger._entries(self.name, releases_only=True)]
-
-    def __repr__(self) -> str:
-        return f"SqliteStore({self.ledger!r}, {self.name!r})"
 
 
 def open_ledger(

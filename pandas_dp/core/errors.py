@@ -1,18 +1,22 @@
-"""Exception types raised by pandas_dp.
+"""Exception types raised by pandas_dp, and the one warning it gives.
 
 Every exception subclasses the built-in a user would already catch, so that
 ``except LookupError`` or ``except ValueError`` keeps working in ETL scripts.
 No message ever contains a data value, a true statistic or a key observed in
-the data.
+the data.  :class:`PoorAnswerWarning` says that an answer is poor for a reason
+the library knows; :func:`warn_poor` gives it at the caller's line.
 """
 
 from __future__ import annotations
 
+import sys
+import warnings
 from fractions import Fraction
 
 from .text import epsilon_text
 
 __all__ = [
+    "AccountingWarning",
     "BudgetExceededError",
     "BudgetMismatchError",
     "BudgetProcessError",
@@ -25,8 +29,10 @@ __all__ = [
     "MissingColumnError",
     "NotALedgerError",
     "PandasDPError",
+    "PoorAnswerWarning",
     "ReservationError",
     "UnknownBudgetError",
+    "warn_poor",
 ]
 
 
@@ -50,7 +56,9 @@ class BudgetExceededError(PandasDPError):
     remaining : Fraction
         What the budget has left of :attr:`quantity` (unchanged by the refusal).
     quantity : str
-        The quantity that ran out: ``"epsilon"`` (an ε budget's total),
+        The quantity that ran out: ``"epsilon"`` (an ε budget's total; under
+        ``accountant="pld"`` the ε at the budget's δ of everything composed,
+        a note saying so),
         ``"rho"`` (a zCDP budget's total; a release given ``epsilon=`` asks
         for ``epsilon**2 / 2`` of it) or ``"delta"`` (the budget's δ, spent
         by key selections).
@@ -151,3 +159,42 @@ class UnknownBudgetError(LedgerError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+# --------------------------------------------------------------------- warnings
+
+
+class AccountingWarning(UserWarning):
+    """A budget composes otherwise than asked: ``accountant="pld"`` without ``dp_accounting``.
+
+    Issued once per process; the budget then adds its releases' ε and δ up
+    (the promise is the same (ε, δ), only less of it is usable), and says so
+    in its views.  ``pip install "pandas-dp[pld]"`` to compose by PLD.
+    """
+
+
+class PoorAnswerWarning(UserWarning):
+    """An answer is poor for a reason the library knows; the facts are in its output.
+
+    Given when a release without ``keys=`` chose no key, when a share that
+    ``cut=True`` measured (values outside the clip, persons over ``max_rows``
+    or ``max_groups``) is large, or when ``clip="auto"`` found few values.  The
+    release is made and paid for; the warning only says how to read it.  Its
+    text names the reason and what to change, never a data value or a
+    released one.  One class, so that it is filtered in one line::
+
+        warnings.simplefilter("error", pandas_dp.PoorAnswerWarning)   # stop on it
+        warnings.simplefilter("ignore", pandas_dp.PoorAnswerWarning)  # or never show it
+    """
+
+
+#: The package whose frames :func:`warn_poor` skips to reach the caller's line.
+_PACKAGE = __name__.partition(".")[0]
+
+
+def warn_poor(message: str) -> None:
+    """Give :class:`PoorAnswerWarning` with ``message`` at the first line outside this package."""
+    level, frame = 2, sys._getframe(1)  # stacklevel 2: warn_poor's caller
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] == _PACKAGE:
+        level, frame = level + 1, frame.f_back  # type: ignore[assignment]
+    warnings.warn(message, PoorAnswerWarning, stacklevel=level)

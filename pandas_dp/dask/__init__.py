@@ -4,7 +4,9 @@ This room, top to bottom (``_``: used only inside it):
 
 ========================  ====================================================
 ``_units``                Dask with a privacy unit: rows split into buckets by unit, then bounded
+``_binding``              which collections may spend which budget: bindings, lineage marks
 ``_graph``                what a Dask collection is made of: markers, row alignment, schedulers
+``_relational``           ddf.dp.merge: a public table, or a collection of the same people
 ========================  ====================================================
 
 ``import pandas_dp.dask`` registers the accessor (plain ``import pandas_dp``
@@ -81,8 +83,6 @@ hold whatever the partitioning.
 from __future__ import annotations
 
 import functools
-import threading
-import weakref
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
@@ -104,11 +104,9 @@ from ..accounting.budget import (
     bind,
     claim_root,
     keep_spent,
-    live_budget,
-    marker_of,
     require_binding,
 )
-from ..core.errors import MissingBudgetError, PandasDPError
+from ..core.errors import PandasDPError
 from ..core.noise import RandomSource
 from ..core.validation import (
     MAX_ROWS,
@@ -117,19 +115,33 @@ from ..core.validation import (
 )
 from ..kinds.base import Kind, Rows, Stats
 from ..kinds.signature import Grouped, Keyless
+from ..mechanisms.contributions import person_key_pairs
 from ..mechanisms.key_selection import KeySelection
 from ..mechanisms.keys import Grouping
 from ..pipeline.run import (
+    Pairs,
     Spender,
     Task,
     bounded_tally,
     combine_selected,
+    key_codes,
+    no_unit,
     selection_tally,
 )
 from ..surface.accessor import DPReleases
 from ..surface.groupby import DPGroupedReleases, G
+from ..surface.relational import Side, key_labels
 from ..surface.rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values
-from ._graph import TALLIES, check_unit_sources, pandas_parts, runs_here, same_rows
+from ._binding import (
+    LOCK,
+    bind_collection,
+    binding,
+    marked_by,
+    refuse_rebinding,
+    require,
+)
+from ._graph import TALLIES, check_unit_sources, runs_here, same_rows
+from ._relational import merge_private, merge_public
 from ._units import (
     BUCKETS_PER_PARTITION,
     KEY_WORDS,
@@ -150,124 +162,6 @@ Many = TypeVar("Many")
 #: How many partial statistics one task of the tree adds up.
 SPLIT_EVERY = 8
 
-# ------------------------------------------------------------------ binding
-
-
-@dataclass(frozen=True)
-class _Bound:
-    """A collection that may spend: a weak reference to it, its budget, whether it is root.
-
-    ``unit`` is its privacy-unit column (None: one row is one person).
-    ``name`` is its expression name when bound: a collection with a privacy
-    unit changed in place (``ddf["customer_id"] = ...``) has another one and
-    spends nothing until ``inherit`` (its unit column may no longer identify
-    the persons bound).
-    """
-
-    ref: weakref.ref[dd.DataFrame]
-    budget: PrivacyBudget
-    root: bool
-    unit: Hashable | None
-    #: The collection's expression name when bound: ``ddf[col] = ...`` changes it in place.
-    name: str
-
-
-# id(collection) -> its binding (the weak reference removes the entry when it dies).
-_BOUND: dict[int, _Bound] = {}
-# Expression name of every bound collection -> the id of its budget (the lineage marker).
-_MARKED: dict[str, str] = {}
-_LOCK = threading.RLock()
-
-
-def _binding(ddf: dd.DataFrame) -> _Bound | None:
-    found = _BOUND.get(id(ddf))
-    return found if found is not None and found.ref() is ddf else None
-
-
-def _forget(key: int, ref: weakref.ref[dd.DataFrame]) -> None:
-    with _LOCK:
-        found = _BOUND.get(key)
-        if found is not None and found.ref is ref:
-            del _BOUND[key]
-
-
-def _bind(ddf: dd.DataFrame, budget: PrivacyBudget, *, root: bool, unit: Hashable | None) -> None:
-    key = id(ddf)
-    ref = weakref.ref(ddf, lambda r: _forget(key, r))
-    check_unit_sources(ddf, unit)  # once bound, a unit changed in place stops the collection
-    with _LOCK:
-        _BOUND[key] = _Bound(ref, budget, root, unit, ddf._name)
-        _MARKED[ddf._name] = budget.id
-
-
-def _marked_by(ddf: dd.DataFrame) -> PrivacyBudget | None:
-    """The live budget ``ddf`` comes from: a bound collection in its graph, or a frame's marker.
-
-    The marker is in the ``attrs`` of a pandas object it is made of (``dd.from_pandas(df)``, ...).
-    """
-    for node in ddf.expr.walk():
-        budget_id = _MARKED.get(node._name)
-        if budget_id is not None:
-            found = live_budget(budget_id)
-            if found is not None:
-                return found
-        for part in pandas_parts(node):
-            if isinstance(getattr(part, "attrs", None), dict):
-                marker = marker_of(part)
-                found = None if marker is None else live_budget(str(marker["budget"]))
-                if found is not None:
-                    return found
-    return None
-
-
-def _require(ddf: dd.DataFrame) -> _Bound:
-    """The binding a release of ``ddf`` may spend, or MissingBudgetError that names the fix."""
-    found = _binding(ddf)
-    if found is not None:
-        if found.unit is not None and found.name != ddf._name:
-            raise MissingBudgetError(
-                "This Dask collection has a privacy unit and was changed in place after its "
-                "budget was attached (ddf[column] = ...): its unit column may no longer identify "
-                "the persons bound. Derive columns with ddf.dp.assign(...), or assert it still "
-                "holds the same persons with ddf.dp.inherit(ddf)."
-            )
-        return found
-    if _marked_by(ddf) is not None:
-        raise MissingBudgetError(
-            "This Dask collection cannot spend a privacy budget. It was derived from a protected "
-            "collection by a Dask operation (ddf[mask], concat, merge, map_partitions, "
-            "repartition, groupby, a re-read of the same files, ...), or made from a protected "
-            "pandas frame (dd.from_pandas(df), dd.from_delayed, parquet written from it), which "
-            "may mix or repeat people. Derive it with ddf.dp.filter(...) / ddf.dp.query(...) / "
-            "ddf.dp.assign(...) / ddf.dp.select(...) / ddf.dp.persist() / "
-            "ddf.dp.repartition(...), or call result.dp.inherit(ddf) (or "
-            "result.dp.inherit(df), the pandas frame) if it still has at most one row per person."
-        )
-    raise MissingBudgetError(
-        "This Dask collection has no privacy budget. Attach one first, on the collection that "
-        "holds one row per person: ddf.dp.set_budget(epsilon=1.0)."
-    )
-
-
-def _refuse_rebinding(ddf: dd.DataFrame) -> None:
-    if _binding(ddf) is not None:
-        raise PandasDPError(
-            "This collection already has a privacy budget; a second one would reset the "
-            "accounting for the same people. Read it with ddf.dp.budget."
-        )
-    live = _marked_by(ddf)
-    if live is not None:
-        named = f" {live.name!r}" if live.name else ""
-        raise PandasDPError(
-            "This collection reads the data of, or was derived from, a collection or pandas frame "
-            f"(dd.from_pandas(df), ...) whose privacy budget{named} was created in this process: "
-            "a new budget would reset the accounting for the same people. Continue that budget "
-            "with ddf.dp.inherit(source), where source is that collection or the pandas frame "
-            "(ddf.dp.inherit(df)); to resume a budget across sessions, use a named ledger "
-            "budget: set_budget(epsilon=..., ledger=..., name=...)."
-        )
-
-
 # ------------------------------------------------------------- statistics
 
 
@@ -278,6 +172,38 @@ def partition_statistics(part: pd.DataFrame, task: Task) -> Partial:
     stats = bounded_tally(task, rows, codes, None, None)
     TALLIES.add()  # before the exact statistics leave this function (see _compute)
     return len(part), stats
+
+
+def partition_pairs(part: pd.DataFrame, group: KeySelection, unit: Hashable) -> Pairs:
+    """One partition's distinct (person, key) pairs (persons numbered in this partition)."""
+    codes, observed = group.observe(part)
+    pairs = Pairs(observed, *person_key_pairs(part[unit], codes))
+    TALLIES.add()  # before the exact statistics leave this function (see _compute)
+    return pairs
+
+
+def add_pairs(*parts: Pairs) -> Pairs:
+    """Partitions' pairs together (each person in one partition): keys unioned by value."""
+    observed = functools.reduce(lambda a, b: a.append(b), [p.observed for p in parts])
+    codes, union = observed.factorize(use_na_sentinel=False)
+    assert isinstance(union, pd.Index)  # an Index factorizes to an Index (MultiIndex kept)
+    codes = np.asarray(codes, dtype=np.int64)
+    keys, persons, offset, start = [], [], 0, 0
+    for part in parts:
+        mapping = codes[start : start + len(part.observed)]
+        keys.append(mapping[part.keys])
+        persons.append(part.persons + offset)
+        offset += int(part.persons.max(initial=-1)) + 1
+        start += len(part.observed)
+    rows = [part.rows for part in parts]
+    return Pairs(
+        union.set_names(parts[0].observed.names), *map(np.concatenate, (keys, persons, rows))
+    )
+
+
+def rows_with_keys(part: pd.DataFrame, group: Grouping) -> pd.DataFrame:
+    """The rows of one partition whose key is one of ``group``'s (observed, or public)."""
+    return part[key_codes(group, part) >= 0]
 
 
 def partition_selected(part: pd.DataFrame, task: Task) -> Selected:
@@ -385,19 +311,34 @@ class DaskFrame:
         return meta
 
     def binding(self) -> Spender:
-        bound = _require(self.ddf)
-        return Spender(bound.budget, bound.unit, bound.root)
+        bound = require(self.ddf)
+        return Spender(bound.budget, bound.unit, bound.root, bound.defaults)
 
     def units(self, what: str) -> DaskFrame:
-        bound = _require(self.ddf)
+        bound = require(self.ddf)
         if bound.unit is None:
             raise TypeError(
                 f"{what} needs a privacy unit: this collection has one row per person. "
                 "Attach the budget with set_budget(..., privacy_unit='customer_id')."
             )
         people = self.ddf.groupby(bound.unit, dropna=True).size().rename("rows").to_frame()
-        with _LOCK:
-            _bind(people, bound.budget, root=bound.root, unit=None)
+        with LOCK:
+            bind_collection(people, bound.budget, root=bound.root, unit=None)
+        return DaskFrame(people)
+
+    def keys_per_unit(self, group: Grouping, what: str) -> DaskFrame:
+        bound = require(self.ddf)
+        if bound.unit is None:
+            raise TypeError(no_unit(what))
+        columns = [bound.unit, *group.by]
+        meta = self.ddf._meta[columns]
+        if not isinstance(group, KeySelection):
+            group.codes(meta, check=True)  # the keys against their columns' dtypes, here
+        held = self.ddf[columns].map_partitions(rows_with_keys, group, meta=meta)
+        pairs = held.drop_duplicates()  # each person once per key (by value: any partition)
+        people = pairs.groupby(bound.unit, dropna=True).size().rename("keys").to_frame()
+        with LOCK:
+            bind_collection(people, bound.budget, root=bound.root, unit=None)
         return DaskFrame(people)
 
     def _columns(self, task: Task) -> list[Hashable]:
@@ -443,6 +384,18 @@ class DaskFrame:
             return stats
 
         return bounded_statistics
+
+    def pairs(self, group: KeySelection, unit: Hashable) -> Callable[[RandomSource], Pairs]:
+        columns = [*group.by, *([] if unit in group.by else [unit])]
+        parts = list(self.ddf[columns].shuffle(on=unit, shuffle_method="tasks").to_delayed())
+        chunk = dask.delayed(partition_pairs, pure=False)
+        lazy = dask.delayed(add_pairs, pure=False)(*[chunk(p, group, unit) for p in parts])
+
+        def pairs(source: RandomSource) -> Pairs:
+            combined: Pairs = _compute(lazy, lambda found: found)
+            return combined
+
+        return pairs
 
     def selected(self, task: Task, rows: Rows) -> Callable[[RandomSource], tuple[pd.Index, Stats]]:
         projected = self.ddf[self._columns(task)]
@@ -500,7 +453,7 @@ class DaskDPAccessor(DPReleases):
     @property
     def budget(self) -> PrivacyBudget:
         """The collection's :class:`PrivacyBudget` (MissingBudgetError if it has none)."""
-        return _require(self._ddf).budget
+        return require(self._ddf).budget
 
     def _budget(self) -> PrivacyBudget:
         return self.budget
@@ -513,7 +466,7 @@ class DaskDPAccessor(DPReleases):
         return meta
 
     def _refuse_rebinding(self) -> None:
-        _refuse_rebinding(self._ddf)
+        refuse_rebinding(self._ddf)
 
     def _rows(self) -> int | None:
         return None  # not known without computing the collection
@@ -522,10 +475,10 @@ class DaskDPAccessor(DPReleases):
         check_unit_sources(self._ddf, unit)
 
     def _attach(self, budget: PrivacyBudget, where: str | None, stored_root: bool) -> None:
-        with _LOCK:
-            _refuse_rebinding(self._ddf)
+        with LOCK:
+            refuse_rebinding(self._ddf)
             root = claim_root(budget.name, where, stored=stored_root)
-            _bind(self._ddf, budget, root=root, unit=budget.privacy_unit)
+            bind_collection(self._ddf, budget, root=root, unit=budget.privacy_unit)
 
     @overload
     def groupby(
@@ -566,16 +519,19 @@ class DaskDPAccessor(DPReleases):
     # ------------------------------------------------ row-wise derived frames
 
     def _derive(self, result: dd.DataFrame, *, same_rows: bool) -> dd.DataFrame:
-        bound = _require(self._ddf)
+        bound = require(self._ddf)
         if result is self._ddf:
             result = result.copy()
-        with _LOCK:
-            _bind(result, bound.budget, root=bound.root and same_rows, unit=bound.unit)
+        with LOCK:
+            root = bound.root and same_rows
+            bind_collection(
+                result, bound.budget, root=root, unit=bound.unit, defaults=bound.defaults
+            )
         return result
 
     def _unit(self) -> Hashable | None:
         """This collection's privacy-unit column (None: one row is one person)."""
-        return _require(self._ddf).unit
+        return require(self._ddf).unit
 
     def filter(self, mask: Any) -> dd.DataFrame:
         """The rows where ``mask`` is True, spending from this collection's budget.
@@ -807,11 +763,59 @@ class DaskDPAccessor(DPReleases):
         Releases nothing and costs nothing. Dask's groupby-aggregation
         brings each person's rows together (a tree reduction or a shuffle).
         """
-        bound = _require(self._ddf)
+        bound = require(self._ddf)
         checked = check_per_unit(bound.unit, aggregations, self._ddf._meta, "dask")
         result = self._ddf.groupby(bound.unit, dropna=True).agg(**checked)
-        with _LOCK:
-            _bind(result, bound.budget, root=bound.root, unit=None)
+        with LOCK:
+            bind_collection(result, bound.budget, root=bound.root, unit=None)
+        return result
+
+    def merge(
+        self,
+        right: pd.DataFrame | dd.DataFrame,
+        *,
+        on: Hashable | list[Hashable],
+        how: str = "inner",
+        suffixes: tuple[str | None, str | None] = ("_x", "_y"),
+    ) -> dd.DataFrame:
+        """Join a public pandas table, or a collection of the same people on the unit.
+
+        As :meth:`pandas_dp.DPAccessor.merge`: a public table joins with
+        ``how="inner"`` or ``"left"``; a collection bound to this budget (the
+        same, or the same named budget; see :meth:`inherit`) joins on keys
+        that include the privacy unit. On Dask a collection without a privacy
+        unit joins only public tables with one row per key (its rows have no
+        identity across partitions to bound an original row by).
+
+        Parameters
+        ----------
+        right : pandas.DataFrame or dask.dataframe.DataFrame
+            A public table, or a private collection.
+        on : label or list of labels
+            The key columns, of one dtype in both.
+        how : str
+            ``"inner"`` or ``"left"`` (and ``"right"``, ``"outer"`` between two
+            private collections).
+        suffixes : pair of str
+            As in ``DataFrame.merge``.
+
+        Returns
+        -------
+        dask.dataframe.DataFrame
+            Bound to this budget; its releases bound each person's rows.
+        """
+        bound = require(self._ddf)
+        keys = key_labels(on)
+        mine = Side(bound.budget, bound.unit, bound.defaults)
+        if isinstance(right, dd.DataFrame):
+            other = require(right)
+            sides = (mine, Side(other.budget, other.unit, other.defaults))
+            result, unit, defaults = merge_private(self._ddf, right, sides, keys, how, suffixes)
+        else:
+            result, defaults = merge_public(self._ddf, mine, right, keys, how, suffixes)
+            unit = bound.unit
+        with LOCK:
+            bind_collection(result, bound.budget, root=False, unit=unit, defaults=defaults)
         return result
 
     def compute(self, **kwargs: Any) -> pd.DataFrame:
@@ -826,9 +830,9 @@ class DaskDPAccessor(DPReleases):
         -------
         pandas.DataFrame
         """
-        bound = _require(self._ddf)
+        bound = require(self._ddf)
         frame: pd.DataFrame = self._ddf.compute(**kwargs)
-        bind(frame, bound.budget, root=bound.root, unit=bound.unit)
+        bind(frame, bound.budget, root=bound.root, unit=bound.unit, defaults=bound.defaults)
         return frame
 
     def inherit(self, source: dd.DataFrame | pd.DataFrame) -> dd.DataFrame:
@@ -847,26 +851,28 @@ class DaskDPAccessor(DPReleases):
         dask.dataframe.DataFrame
         """
         if isinstance(source, dd.DataFrame):
-            found = _binding(source) if source is self._ddf else None
-            found = found or _require(source)
+            found = binding(source) if source is self._ddf else None
+            found = found or require(source)
             budget, unit = found.budget, found.unit
         elif isinstance(source, pd.DataFrame):
-            binding = require_binding(source)  # as other.dp.inherit(df): unchanged in place
-            budget, unit = binding.budget, binding.unit
+            attached = require_binding(source)  # as other.dp.inherit(df): unchanged in place
+            budget, unit = attached.budget, attached.unit
         else:
             raise TypeError(f"`source` must be a DataFrame, got {type(source).__name__}.")
-        with _LOCK:
-            own = _binding(self._ddf)
+        with LOCK:
+            own = binding(self._ddf)
             if own is not None and own.budget is not budget:
                 raise PandasDPError("This collection already spends another privacy budget.")
-            other = _marked_by(self._ddf)
+            other = marked_by(self._ddf)
             if other is not None and other is not budget:
                 raise PandasDPError(
                     "This collection was derived from a collection with another live privacy "
                     "budget."
                 )
             if own is None or (own.unit is not None and own.name != self._ddf._name):
-                _bind(self._ddf, budget, root=False, unit=unit if own is None else own.unit)
+                bind_collection(
+                    self._ddf, budget, root=False, unit=unit if own is None else own.unit
+                )
         return self._ddf
 
 
@@ -896,4 +902,4 @@ class DaskDPGroupBy(DPGroupedReleases[G]):
         return meta
 
     def _budget(self) -> PrivacyBudget:
-        return _require(self._ddf).budget
+        return require(self._ddf).budget

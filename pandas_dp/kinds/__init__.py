@@ -10,12 +10,15 @@ a lower room); a leading ``_`` marks a module used only inside this room.
 
 ========================  ====================================================
 ``describe``              describe: count/mean/std and quartiles of columns, one kind
+``truncation``            max_rows="auto" of a total: the cap that balances cut and noise, a kind
 ``clip_bounds``           bounds / clip="auto": private clip bounds (AboveThreshold), a kind
-``select``                argmax_exp, top-k, quantiles: plans, score tables, kinds
-``variance``              var / std: the variance's plan, statistics and kind
+``quantile``              quantile / median / several levels: score tables on a grid, kinds
+``argmax``                argmax_exp, top-k, a kind; permute-and-flip, the selections' plans
+``variance``              var / std, and cov / corr from variances: plans, statistics, kinds
 ``nunique``               nunique: distinct values (a union of hashes), a kind
 ``sums``                  clipped sums and means on a grid: plans, exact sums, kinds
 ``count``                 counts and histograms: plans, integer tallies, kinds
+``composite``             a release made of parts, in one pass (describe, cov): plan, tally, entry
 ``signature``             what a release looks like to its caller: parameters, forms, docs
 ``base``                  Neighbours (the neighbour relation), Rows, the Kind contract
 ========================  ====================================================

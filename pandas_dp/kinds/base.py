@@ -32,6 +32,7 @@ from typing import Any, ClassVar, Generic, NamedTuple, Self, TypeVar
 import numpy as np
 import pandas as pd
 
+from ..accounting.events import Event
 from ..accounting.ledger import LedgerEntry
 from ..core.noise import I64, Bools, RandomSource
 from ..core.text import numbers_text
@@ -211,6 +212,27 @@ class Neighbours:
 
     # L2 (zCDP): squared sensitivities, exact (integers or Fractions: never a square root).
 
+    def count_coordinates(self) -> tuple[int, int]:
+        """``(m, b)``: one person moves at most m counts of a grouped count, each by at most b.
+
+        What the discrete Gaussian's privacy loss distribution composes over
+        (:class:`~pandas_dp.accounting.events.Event`).  One row per person: one
+        key by 1 under add_remove; under substitute a changed row leaves one
+        key and joins another (2, 1).  With a privacy unit (``k = max_rows``,
+        ``g = max_groups``): at most g keys by at most k rows each under
+        add_remove; under substitute the person's kept rows in up to g keys
+        are replaced by up to k rows in each of up to g keys, so up to 2g keys
+        move, each by at most k (the new count less the old, both in
+        ``[0, k]``).  Ungrouped: the one count, by :meth:`count_sensitivity`.
+        """
+        if not self.grouped:
+            return 1, self.count_sensitivity()
+        touched = 1 if self.adjacency == "add_remove" else 2
+        if self.max_rows is None:
+            return touched, 1
+        assert self.max_groups is not None
+        return touched * self.max_groups, self.max_rows
+
     def count_sq_sensitivity(self) -> int:
         """``Δ₂²`` of a count (over the keys when grouped): ``k²·g`` for a privacy unit.
 
@@ -302,6 +324,10 @@ def ledger_entry(
     name = kind.name if operation is None else operation
     grouped = keys is not None and not always_grouped
     widths = kind.half_width(plan, 0.95)
+    text = widths if isinstance(widths, str) else _widths_text(widths)
+    if kind.interval_unit and not isinstance(widths, str):
+        text = f"±{text} {kind.interval_unit}"
+    fields.setdefault("events", kind.events(plan, neighbours) or ())
     return LedgerEntry(
         operation=f"groupby.{name}" if grouped else name,
         adjacency=neighbours.adjacency,
@@ -309,7 +335,7 @@ def ledger_entry(
         privacy_unit=neighbours.privacy_unit,
         max_rows=neighbours.max_rows,
         max_groups=neighbours.max_groups,
-        half_width_95=widths if isinstance(widths, str) else _widths_text(widths),
+        half_width_95=text,
         **fields,
     )
 
@@ -342,12 +368,16 @@ class Declared:
     ``weights`` marks a selection, one choice per key (a row of scores):
     Δ₁ bounds the sum over the keys of each key's largest move, times
     ``weights[0]`` if every score of the key moved the same way and
-    ``weights[1]`` otherwise (permute-and-flip: 1 and 2).
+    ``weights[1]`` otherwise (permute-and-flip: 1 and 2).  ``coordinates``
+    ``(m, b)``: at most m entries of the block move, each by at most b (what a
+    discrete Gaussian's privacy loss distribution is composed over, see
+    :meth:`Neighbours.count_coordinates`).
     """
 
     l1: int | Fraction | None = None
     sq: int | Fraction | None = None
     weights: tuple[Fraction, Fraction] | None = None
+    coordinates: tuple[int, int] | None = None
 
 
 #: ``(epsilon, rho)`` of :meth:`Kind.examples`: one release under ε, one under ρ (Gaussian).
@@ -371,16 +401,22 @@ class ExampleColumns(NamedTuple):
 
 @dataclass(frozen=True)
 class Rows:
-    """The row-aligned inputs of a release's statistics: ``n`` rows, numpy arrays or Series."""
+    """The row-aligned inputs of a release's statistics: ``n`` rows, numpy arrays or Series.
+
+    ``splits``: for a composite release, how many of ``arrays`` each of its
+    parts reads, in order (:meth:`parts`); empty for any other release.
+    """
 
     n: int
     arrays: tuple[Any, ...] = ()
+    splits: tuple[int, ...] = ()
 
     def take(self, keep: Bools) -> Rows:
         """The rows where ``keep`` is True (what contribution bounding keeps)."""
         return Rows(
             int(np.count_nonzero(keep)),
             tuple(a[keep] for a in self.arrays),
+            self.splits,
         )
 
     def slice(self, start: int, stop: int) -> Rows:
@@ -392,7 +428,16 @@ class Rows:
                 a.iloc[start:stop] if isinstance(a, pd.Series) else a[start:stop]
                 for a in self.arrays
             ),
+            self.splits,
         )
+
+    def parts(self) -> list[Rows]:
+        """The rows of each part of a composite release (``splits``), in order."""
+        out, start = [], 0
+        for width in self.splits:
+            out.append(Rows(self.n, self.arrays[start : start + width]))
+            start += width
+        return out
 
 
 class Kind(ABC, Generic[One, Many]):
@@ -410,8 +455,15 @@ class Kind(ABC, Generic[One, Many]):
     name: ClassVar[str]
     #: The plan functions of this kind (pure functions of public parameters, cached).
     planners: ClassVar[tuple[Callable[..., Any], ...]] = ()
-    #: Whether :func:`pandas_dp.pipeline.planning.half_width` plans it (built by :meth:`planned`).
+    #: Whether it has a data-free interval that :func:`pandas_dp.pipeline.planning.half_width`
+    #: and ``df.dp.plan`` plan (:meth:`half_width`).
     plannable: ClassVar[bool] = False
+    #: Whether the answer adds rows up (a count, a sum): ``max_rows="auto"`` then chooses the
+    #: cap that balances truncation against noise (:mod:`pandas_dp.kinds.truncation`), else a
+    #: high quantile of rows per person.
+    totals: ClassVar[bool] = False
+    #: The unit of :meth:`half_width` when it is not the answer's own (a quantile's: ranks).
+    interval_unit: ClassVar[str] = ""
 
     epsilon: Any
 
@@ -532,17 +584,15 @@ class Kind(ABC, Generic[One, Many]):
         """
         raise TypeError(f"a {cls.name} gives no examples to the sensitivity oracle.")
 
-    @classmethod
-    def planned(
-        cls, epsilon: Fraction | None, clip: Any, rho: Fraction | None = None
-    ) -> Kind[Any, Any]:
-        """The release :func:`pandas_dp.pipeline.planning.half_width` plans (``plannable`` kinds).
+    def events(self, plan: Any, neighbours: Neighbours) -> tuple[Event, ...] | None:
+        """The mechanisms this release runs, with their exact parameters, for the ledger.
 
-        At ``epsilon``, or at ``rho`` (Gaussian noise; ``epsilon`` None).
-        ``clip``: None, a pair ``(lower, upper)`` or a mapping ``{column: pair}``,
-        as the planning call gives it; refused (TypeError) if this kind takes none.
+        What a budget composed by PLD composes
+        (:mod:`pandas_dp.accounting.events`).  None (the default): what the
+        entry's ε (or ρ) and δ guarantee, ``pure(ε)`` or ``zcdp(ρ)``, true of
+        every release charged so; a kind whose noise is known exactly says so.
         """
-        raise TypeError(f"a {cls.name} is not planned by half_width.")
+        return None
 
     def half_width(self, plan: Any, level: float, n: int | None = None) -> tuple[float, ...] | str:
         """The half-width of this release's ``ci=level`` interval, per column, from ``plan``.

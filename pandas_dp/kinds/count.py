@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from ..accounting.events import Event
 from ..accounting.ledger import LedgerEntry
 from ..core.noise import (
     I64,
@@ -36,7 +37,6 @@ from ..core.noise import (
 from ..core.text import column_names, figures
 from ..core.validation import (
     check_column,
-    given,
     loss_fields,
 )
 from ..mechanisms.accuracy import (
@@ -57,13 +57,14 @@ from .base import (
     interval_one,
     ledger_entry,
 )
-from .signature import CI, EPSILON, MAX_ROWS, REQUIRED, RHO, Form, Param, Signature
+from .signature import CI, CUT_UNIT, EPSILON, MAX_ROWS, RHO, Form, Param, Signature
 
 __all__ = [
     "COUNT",
     "Count",
     "CountPlan",
     "Histogram",
+    "count_events",
     "count_rows",
     "plan_count",
     "plan_count_rho",
@@ -84,6 +85,9 @@ class CountPlan:
     rho: Fraction | None = None
     #: ``Δ₂²`` (under ρ).
     sq_sensitivity: int = 0
+    #: Under ρ: ``(m, b)``, at most m counts move, each by at most b
+    #: (:meth:`~pandas_dp.kinds.base.Neighbours.count_coordinates`).
+    coordinates: tuple[int, int] = (1, 0)
     #: The noise, computed once (plans are cached).
     scale: Noise = field(init=False, repr=False)
 
@@ -103,8 +107,10 @@ class CountPlan:
         return figures([self.sensitivity]), figures([self.scale])
 
     def declared(self) -> tuple[Declared]:
-        """Δ₁ of the counts under ε, Δ₂² under ρ."""
-        return (Declared(sq=self.sq_sensitivity) if self.rho else Declared(self.sensitivity),)
+        """Δ₁ of the counts under ε; under ρ, Δ₂² and the counts moved and by how much."""
+        if self.rho:
+            return (Declared(sq=self.sq_sensitivity, coordinates=self.coordinates),)
+        return (Declared(self.sensitivity),)
 
 
 @functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
@@ -119,7 +125,28 @@ def plan_count(epsilon: Fraction, neighbours: Neighbours) -> CountPlan:
 def plan_count_rho(rho: Fraction, neighbours: Neighbours) -> CountPlan:
     """A count under ρ: the discrete Gaussian of ``σ² = Δ₂²/(2ρ)`` (rounded up, exactly)."""
     sq = neighbours.count_sq_sensitivity()
-    return CountPlan(neighbours.count_sensitivity(), None, rho, sq)
+    return CountPlan(neighbours.count_sensitivity(), None, rho, sq, neighbours.count_coordinates())
+
+
+def count_events(plan: CountPlan, neighbours: Neighbours) -> tuple[Event, ...]:
+    """The noise of integer counts, exactly: discrete Laplace, or the discrete Gaussian.
+
+    Laplace: its exact scale and the L1 sensitivity (a vector of counts moves
+    like one count by Δ₁). Gaussian: its exact ``σ²`` over the counts one
+    person moves (:meth:`~pandas_dp.kinds.base.Neighbours.count_coordinates`;
+    ungrouped, the one count by the plan's sensitivity).  None for the public
+    row count, which is exact and free.
+    """
+    if not plan.sensitivity:
+        return ()
+    if isinstance(plan.scale, Gauss):
+        moved, shift = (
+            neighbours.count_coordinates() if neighbours.grouped else (1, plan.sensitivity)
+        )
+        return (
+            Event("discrete_gaussian", sigma2=plan.scale.sigma2, sensitivity=shift, count=moved),
+        )
+    return (Event("discrete_laplace", scale=Fraction(plan.scale), sensitivity=plan.sensitivity),)
 
 
 def count_rows(codes: I64 | None, n_keys: int, valid: Bools | None, n: int) -> I64:
@@ -147,6 +174,7 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
     """
 
     name: ClassVar[str] = "count"
+    totals: ClassVar[bool] = True
     planners: ClassVar = (plan_count, plan_count_rho)
     plannable: ClassVar[bool] = True
     #: Always grouped (a histogram's bins): the ledger names it without ``groupby.``.
@@ -161,18 +189,15 @@ class Count(Kind[int | pd.Series, pd.Series | pd.DataFrame]):
     def __post_init__(self) -> None:
         object.__setattr__(self, "ci", check_ci(self.ci))
 
-    @classmethod
-    def planned(cls, epsilon: Fraction | None, clip: Any, rho: Fraction | None = None) -> Count:
-        if clip is not None:
-            raise TypeError(f"a count takes no `clip`, got {given(clip)}.")
-        return cls(epsilon, rho=rho)
-
     def half_width(self, plan: CountPlan, level: float, n: int | None = None) -> tuple[float, ...]:
         """``t`` in rows: ``P(|noise| > t) <= 1 − level`` (0 for the public row count)."""
         return (float(units_half_width(plan.scale, level_miss(level))),)
 
     def counts_rows(self) -> bool:
         return self.column is None
+
+    def events(self, plan: CountPlan, neighbours: Neighbours) -> tuple[Event, ...]:
+        return count_events(plan, neighbours)
 
     def counts_kept(self) -> bool:
         """A row count, not a column's: which rows are kept decides its missing values."""
@@ -295,17 +320,19 @@ COUNT = Signature(
         EPSILON,
         RHO,
         CI,
+        CUT_UNIT,
         MAX_ROWS,
     ),
     (
-        Form(("int", "pd.Series"), {"ci": ("None", "None")}),
-        Form(("pd.Series", "pd.DataFrame"), {"ci": ("float", REQUIRED)}),
+        Form(("int", "pd.Series"), {"ci": ("None", "None"), "cut": ("Literal[False]", "False")}),
+        Form(("pd.Series", "pd.DataFrame"), {}),
     ),
     _count,
     summary="Noisy number of rows$per_key, or of non-missing values of ``column``.",
     returns="""\
         The exact count plus discrete Laplace noise$per_key; may be negative when
-        tiny. $indexed With ``ci``: $interval.""",
+        tiny. $indexed With ``ci``: $interval. With ``cut``: the shares of persons the
+        bounds cut, beside the estimate (see ``cut``).""",
     notes="""\
         Costs ``epsilon``. Sensitivity 1 under add_remove. Under substitute the
         row count of the frame the budget was set on is public: ``count()`` is

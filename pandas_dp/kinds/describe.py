@@ -1,15 +1,17 @@
-"""``describe``: pandas' summary rows of numeric columns as one private release.
+"""``describe``: pandas' summary rows of numeric columns as one private release of parts.
 
-Per column, one joint release gives count, mean and std (the variance's
-triple, :func:`pandas_dp.kinds.variance.plan_variance`), and one score table on the
-public candidate grid gives the 25 %, 50 % and 75 % points (permute-and-flip,
-:func:`pandas_dp.kinds.select.plan_quantile`).  The statistics add up across row
-slices like every other kind's; the ledger records one entry that states the
-split of ε.
+A :class:`~pandas_dp.kinds.composite.Composite`: per column, one joint
+release gives count, mean and std (a :class:`~pandas_dp.kinds.variance.Var`
+part, :func:`pandas_dp.kinds.variance.plan_variance`), and one score table on
+the public candidate grid gives the 25 %, 50 % and 75 % points (a
+:class:`~pandas_dp.kinds.quantile.Quantiles` part, permute-and-flip,
+:func:`pandas_dp.kinds.quantile.plan_quantile`).  The parts' statistics add up
+across row slices; the ledger records one entry that states the split of ε.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -19,8 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..accounting.ledger import LedgerEntry
-from ..core.noise import F64, I64, RandomSource
-from ..core.text import column_names, figures
+from ..core.noise import F64
 from ..core.validation import (
     Clip,
     check_clip,
@@ -28,37 +29,15 @@ from ..core.validation import (
     check_quantile_grid,
     given,
     loss_fields,
-    numeric_values,
 )
 from ..core.zcdp import pure_epsilon
-from .base import (
-    DEPENDS_ON_N,
-    EXAMPLE_LOSSES,
-    ExampleColumns,
-    Kind,
-    Neighbours,
-    Rows,
-    Stats,
-    ledger_entry,
-)
-from .select import (
-    MAX_CELLS,
-    SelectPlan,
-    permute_and_flip,
-    plan_quantile,
-    quantile_scores,
-    quantile_table,
-)
+from .argmax import MAX_CELLS
+from .base import EXAMPLE_LOSSES, ExampleColumns, Kind, Rows
+from .composite import Composite
+from .quantile import Quantiles
 from .signature import MAX_ROWS, RHO, Form, Param, Signature
 from .sums import plan_mean
-from .variance import (
-    exact_triples,
-    grid_triples,
-    noisy_triples,
-    plan_variance,
-    plan_variance_rho,
-    variance_estimates,
-)
+from .variance import Var, plan_variance, plan_variance_rho
 
 __all__ = ["NO_INTERVAL", "QUANTILES", "ROWS", "Describe"]
 
@@ -80,11 +59,13 @@ NO_INTERVAL = (
 
 
 @dataclass(frozen=True, eq=False)
-class Describe(Kind[pd.DataFrame, pd.DataFrame]):
-    """count, mean, std and the quartiles of numeric columns, one release.
+class Describe(Composite[pd.DataFrame, pd.DataFrame]):
+    """count, mean, std and the quartiles of numeric columns, one release of parts.
 
     ``epsilon`` is split equally across the columns; within a column, half
-    goes to the joint count/mean/std release and a sixth to each quartile.
+    goes to the joint count/mean/std release (a :class:`~pandas_dp.kinds.variance.Var`
+    part) and half to the quartiles, a sixth each (a
+    :class:`~pandas_dp.kinds.quantile.Quantiles` part on one score table).
     min and max are not released: on a public grid the private 0- and
     1-quantiles score every point beyond the data equally (the 0-quantile's
     score is ``#(x < c)``, zero for every c below the minimum), so their
@@ -99,7 +80,7 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
     labels: tuple[Hashable, ...]
     clips: tuple[Clip, ...]
     grids: tuple[F64, ...]
-    #: Under a ρ budget: ρ instead (``epsilon`` None), split as ε is; see :meth:`plan`.
+    #: Under a ρ budget: ρ instead (``epsilon`` None), split as ε is; see :meth:`parts`.
     rho: Fraction | None = None
 
     @classmethod
@@ -134,8 +115,46 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
         grids = tuple(check_quantile_grid(candidates[c]) for c in labels)
         return cls(epsilon, labels, clips, grids, rho)
 
-    def columns(self) -> tuple[Hashable, ...]:
-        return self.labels
+    @functools.cached_property
+    def _parts(self) -> tuple[Kind[Any, Any], ...]:
+        k = len(self.labels)
+        quartiles = QUANTILE_SHARE * len(QUANTILES)
+        parts: list[Kind[Any, Any]] = []
+        for label, clip, grid in zip(self.labels, self.clips, self.grids, strict=True):
+            if self.rho is not None:  # the quartiles at the largest ε with ε²/2 <= ρ/6 each
+                share = self.rho / k
+                moments = Var(None, label, clip, rho=share * MOMENTS_SHARE, moments=True)
+                whole = share * quartiles
+                quantiles = Quantiles(pure_epsilon(whole), label, QUANTILES, grid, rho=whole)
+            else:
+                assert self.epsilon is not None
+                share = self.epsilon / k
+                moments = Var(share * MOMENTS_SHARE, label, clip, moments=True)
+                quantiles = Quantiles(share * quartiles, label, QUANTILES, grid)
+            parts += [moments, quantiles]
+        return tuple(parts)
+
+    def parts(self) -> tuple[Kind[Any, Any], ...]:
+        """Per column, the moments (half of its share) and the quartiles (a sixth each).
+
+        Under ρ, each column's share of ρ is split like ε: half to the
+        moments (discrete Gaussian, :func:`pandas_dp.kinds.variance.plan_variance_rho`),
+        a sixth to each quartile, run by permute-and-flip at the largest ε
+        with ``ε²/2 <= ρ/6`` (:func:`pandas_dp.core.zcdp.pure_epsilon`: it is not
+        known to be bounded-range, so it is charged as any ε-DP release).
+        The parts add up to at most ρ.
+        """
+        return self._parts
+
+    def mechanism(self, entries: list[LedgerEntry]) -> str:
+        k = len(self.labels)
+        unit = "ε" if self.rho is None else "ρ"
+        per = "" if k == 1 else f" of each of {k} columns ({unit}/{k} each)"
+        return (
+            f"count/mean/std: discrete_{'laplace' if self.rho is None else 'gaussian'} on "
+            f"grid at 1/2{per}; 25%/50%/75%: permute_and_flip at 1/6 each{per}"
+            + ("" if self.rho is None else " (ε = sqrt(2·ρ/6), charged ε²/2)")
+        )
 
     def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
         for column, grid in zip(self.labels, self.grids, strict=True):
@@ -145,86 +164,7 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
                     f"{n_keys} keys × {grid.size} candidates = {n_keys * grid.size} cells; at "
                     f"most {MAX_CELLS} are supported in one release. Use fewer keys or candidates."
                 )
-        return Rows(len(df), tuple(numeric_values(df, c) for c in self.labels))
-
-    def plan(self, neighbours: Neighbours) -> tuple[Any, ...]:
-        """Per column, the moments' plan and the quartiles' plans.
-
-        Under ρ, each column's share of ρ is split like ε: half to the
-        moments (discrete Gaussian, :func:`pandas_dp.kinds.variance.plan_variance_rho`),
-        a sixth to each quartile, run by permute-and-flip at the largest ε
-        with ``ε²/2 <= ρ/6`` (:func:`pandas_dp.core.zcdp.pure_epsilon`: it is not
-        known to be bounded-range, so it is charged as any ε-DP release).
-        The parts add up to at most ρ.
-        """
-        if self.rho is not None:
-            share = self.rho / len(self.labels)
-            quartile = pure_epsilon(share * QUANTILE_SHARE)
-            return tuple(
-                (
-                    plan_variance_rho(clip, share * MOMENTS_SHARE, neighbours),
-                    tuple(plan_quantile(q, quartile, neighbours) for q in QUANTILES),
-                )
-                for clip in self.clips
-            )
-        assert self.epsilon is not None
-        share = self.epsilon / len(self.labels)
-        return tuple(
-            (
-                plan_variance(clip, share * MOMENTS_SHARE, neighbours),
-                tuple(plan_quantile(q, share * QUANTILE_SHARE, neighbours) for q in QUANTILES),
-            )
-            for clip in self.clips
-        )
-
-    def half_width(self, plan: tuple[Any, ...], level: float, n: int | None = None) -> str:
-        return DEPENDS_ON_N
-
-    def entry(self, plan: tuple[Any, ...], neighbours: Neighbours, keys: int | None) -> LedgerEntry:
-        k = len(self.labels)
-        unit = "ε" if self.rho is None else "ρ"
-        per = "" if k == 1 else f" of each of {k} columns ({unit}/{k} each)"
-        sensitivity: list[float] = []
-        scales: list[float] = []
-        for moments, quantiles in plan:
-            sensitivity += moments.sensitivities()
-            scales += moments.noise_scales()
-            sensitivity += [float(p.sensitivity * p.unit) for p in quantiles]
-            scales += [p.noise_scale for p in quantiles]
-        return ledger_entry(
-            self,
-            plan,
-            neighbours,
-            keys,
-            epsilon=self.epsilon,
-            rho=self.rho,
-            columns=column_names(self.labels),
-            mechanism=(
-                f"count/mean/std: discrete_{'laplace' if self.rho is None else 'gaussian'} on "
-                f"grid at 1/2{per}; 25%/50%/75%: permute_and_flip at 1/6 each{per}"
-                + ("" if self.rho is None else " (ε = sqrt(2·ρ/6), charged ε²/2)")
-            ),
-            sensitivity=figures(sensitivity),
-            noise_scale=figures(scales),
-            clip=self.clips,
-        )
-
-    def tally(self, plan: tuple[Any, ...], rows: Rows, codes: I64 | None, n_keys: int) -> Stats:
-        stats: list[I64] = []
-        for values, (moments, _), grid in zip(rows.arrays, plan, self.grids, strict=True):
-            stats.extend(grid_triples(values, codes, n_keys, moments))
-            stats.append(quantile_table(values, codes, n_keys, grid))
-        return tuple(stats)
-
-    def noise_free(self, plan: tuple[Any, ...], stats: Stats, n_keys: int) -> tuple[I64, ...]:
-        """Per column: the pair ``(A, B)``, ``C``, and each quartile's scores."""
-        blocks: list[I64] = []
-        for i, (moments, quantiles) in enumerate(plan):
-            sums, counts, bumps, table = stats[4 * i : 4 * i + 4]
-            a, b, c = exact_triples(sums, counts, bumps, moments)
-            blocks += [np.concatenate([a, b]), c]
-            blocks += [quantile_scores(table, p.q) for p in quantiles]
-        return tuple(blocks)
+        return super().read(df, n_keys)
 
     @classmethod
     def examples(cls, columns: ExampleColumns) -> tuple[Describe, ...]:
@@ -237,24 +177,12 @@ class Describe(Kind[pd.DataFrame, pd.DataFrame]):
             ]
         )
 
-    def finish(
-        self, plan: tuple[Any, ...], stats: Stats, source: RandomSource, n_keys: int
-    ) -> list[F64]:
+    def combined(self, answers: list[Any]) -> list[F64]:
+        """Per column: count (rounded), mean, std, then the quartiles, keys down."""
         out: list[F64] = []
-        for i, ((moments, quantiles), grid) in enumerate(zip(plan, self.grids, strict=True)):
-            sums, counts, bumps, table = stats[4 * i : 4 * i + 4]
-            count, mean, variance = variance_estimates(
-                *noisy_triples(source, sums, counts, bumps, moments), moments
-            )
-            points = [self._pick(source, table, p, grid) for p in quantiles]
-            out.append(np.stack([np.rint(count), mean, np.sqrt(variance), *points], axis=1))
+        for (count, mean, variance), points in zip(answers[::2], answers[1::2], strict=True):
+            out.append(np.column_stack([np.rint(count), mean, np.sqrt(variance), points]))
         return out
-
-    @staticmethod
-    def _pick(source: RandomSource, table: I64, plan: SelectPlan, grid: F64) -> F64:
-        assert plan.q is not None
-        picked: F64 = grid[permute_and_flip(source, quantile_scores(table, plan.q), plan.rate)]
-        return picked
 
     def shape_one(self, answer: list[F64]) -> pd.DataFrame:
         return pd.DataFrame(

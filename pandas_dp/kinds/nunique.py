@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from ..accounting.events import Event
 from ..accounting.ledger import LedgerEntry
 from ..core.noise import (
     I64,
@@ -41,7 +42,7 @@ from .base import (
     Stats,
     ledger_entry,
 )
-from .count import CountPlan, plan_count_rho, release_counts
+from .count import CountPlan, count_events, plan_count_rho, release_counts
 from .signature import EPSILON, MAX_ROWS, RHO, Form, Param, Signature
 
 __all__ = ["NUNIQUE", "Nunique", "distinct_pairs", "plan_nunique", "plan_nunique_rho"]
@@ -73,7 +74,7 @@ def plan_nunique_rho(rho: Fraction, neighbours: Neighbours) -> CountPlan:
     if neighbours.grouped:
         return plan_count_rho(rho, neighbours)
     reach = neighbours.contributions
-    return CountPlan(reach, None, rho, reach * reach)
+    return CountPlan(reach, None, rho, reach * reach, (1, reach))
 
 
 def distinct_pairs(keys: I64, hashes: I64) -> Stats:
@@ -97,7 +98,9 @@ class Nunique(Kind[int, pd.Series]):
     """
 
     name: ClassVar[str] = "nunique"
+    totals: ClassVar[bool] = True
     planners: ClassVar = (plan_nunique, plan_nunique_rho)
+    plannable: ClassVar[bool] = True
 
     epsilon: Fraction | None
     column: Hashable
@@ -118,7 +121,11 @@ class Nunique(Kind[int, pd.Series]):
         return plan_nunique(self.epsilon, neighbours)
 
     def half_width(self, plan: CountPlan, level: float, n: int | None = None) -> tuple[float, ...]:
+        """``t`` in distinct values: ``P(|noise| > t) <= 1 − level`` (a count's noise)."""
         return (float(units_half_width(plan.scale, level_miss(level))),)
+
+    def events(self, plan: CountPlan, neighbours: Neighbours) -> tuple[Event, ...]:
+        return count_events(plan, neighbours)
 
     def entry(self, plan: CountPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         return ledger_entry(

@@ -37,6 +37,7 @@ from .base import Kind
 __all__ = [
     "CI",
     "CUT",
+    "CUT_UNIT",
     "DELTA",
     "EPSILON",
     "MAX_GROUPS",
@@ -104,9 +105,9 @@ class Form:
     ``returns``: ``(ungrouped, grouped)`` return annotations (keyless is
     grouped); ``given``: parameters whose annotation (and default) differ in
     this form from the implementation's, as ``(annotation, default)``, or
-    :data:`OMIT` to leave one out.  ``epsilon`` is ``float`` in every form;
-    the generator adds one ``rho=`` form per scope that accepts what any form
-    does and returns the union of their returns.
+    :data:`OMIT` to leave one out.  The generator writes each form twice per
+    scope: given ``epsilon: float``, and given ``rho: float`` (``epsilon``
+    then ``None``).
     """
 
     returns: tuple[str, str]
@@ -198,6 +199,7 @@ SCOPE_FIELDS: dict[str, dict[str, str]] = {
         "public": "",
         "indexed": "",
         "interval": 'a Series indexed ``["estimate", "lower", "upper"]``',
+        "keys_cut": "",
     },
     "grouped": {
         "per_key": " per key",
@@ -207,6 +209,8 @@ SCOPE_FIELDS: dict[str, dict[str, str]] = {
         "indexed": "Indexed by ``keys``, in their order (without ``keys=``: by the keys "
         "chosen, sorted).",
         "interval": "a DataFrame with columns ``estimate``, ``lower``, ``upper``",
+        "keys_cut": ", and the share of persons with more keys than ``max_groups`` "
+        "(``truncated_keys_share``) for another",
     },
 }
 
@@ -359,17 +363,35 @@ CUT = Param(
         column's values outside ``clip`` (``clipped_share``$per_key) for a
         tenth of ``epsilon`` and, with a privacy unit, the share of persons
         with more rows than ``max_rows`` (whose extra rows are dropped:
-        ``truncated_share``, over all the frame's persons) for another tenth;
-        the statistic gets the rest (the call still costs ``epsilon``, held at
+        ``truncated_share``, over all the frame's persons) for another
+        tenth$keys_cut; the statistic gets the rest
+        (the call still costs ``epsilon``, held at once; one ledger entry per
+        part). Returned as fields of the ``ci`` interval, or without ``ci`` as
+        a Series (grouped: a DataFrame) with ``estimate`` and the shares.
+        ``ci`` covers the noise only; the cut is the bias it does not cover.
+        One column only. Each share's two counts get discrete Laplace noise of
+        scale Δ/(ε/10): Δ 1 (2 under substitute), times ``max_rows`` (×
+        ``max_groups``) for the clipped share with a privacy unit. With
+        ``rho``: a tenth of ρ each, run at ε = sqrt(2ρ/10). Without ``keys=``,
+        the clipped share is measured in the keys the statistic chose. A share
+        of 5% or more warns (:class:`~pandas_dp.errors.PoorAnswerWarning`).""",
+)
+#: ``cut=`` of a release without a clip: the shares of persons a privacy unit's bounds cut.
+CUT_UNIT = Param(
+    "cut",
+    "bool",
+    "False",
+    """\
+    cut : bool, default False
+        With a privacy unit: also release, privately, the share of persons
+        with more rows than ``max_rows`` (``truncated_share``) for a tenth of
+        ``epsilon``$keys_cut (the call still costs ``epsilon``, held at
         once; one ledger entry per part). Returned as fields of the ``ci``
         interval, or without ``ci`` as a Series (grouped: a DataFrame) with
-        ``estimate`` and the shares. ``ci`` covers the noise only; the cut is
-        the bias it does not cover. One column only. Each share's two counts
-        get discrete Laplace noise of scale Δ/(ε/10): Δ 1 (2 under
-        substitute), times ``max_rows`` (× ``max_groups``) for the clipped
-        share with a privacy unit. With ``rho``: a tenth of ρ each, run at
-        ε = sqrt(2ρ/10). Without ``keys=``, the clipped share is measured in
-        the keys the statistic chose.""",
+        ``estimate`` and the shares: the persons whose rows or keys the
+        bounds dropped, the bias ``ci`` does not cover. A share of 5% or more
+        warns (:class:`~pandas_dp.errors.PoorAnswerWarning`). Refused on a
+        frame whose rows are persons (nothing is cut).""",
 )
 MAX_ROWS = Param(
     "max_rows",
@@ -388,12 +410,17 @@ MAX_ROWS = Param(
 )
 MAX_GROUPS = Param(
     "max_groups",
-    "int | None",
+    'int | Literal["auto"] | None',
     "None",
     """\
-    max_groups : int, optional
+    max_groups : int or "auto", optional
         With a privacy unit: at most this many keys of one person are used
-        (chosen at random). Defaults to ``set_budget(max_groups=...)``.""",
+        (chosen at random). Defaults to ``set_budget(max_groups=...)``.
+        ``"auto"``: chosen privately, a 0.9-quantile of the keys per person
+        (``rows_per_unit``'s mechanism over each person's number of keys) on
+        the grid 1..32, 64, ..., 2**20 with a quarter of ``epsilon`` (or of
+        ``rho``; the call still costs ``epsilon``, held at once); the ledger
+        records it, and an interval carries it as ``max_groups``.""",
 )
 DELTA = Param(
     "delta",

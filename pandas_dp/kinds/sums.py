@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from ..accounting.events import Event
 from ..accounting.ledger import LedgerEntry
 from ..core.noise import (
     F64,
@@ -145,6 +146,17 @@ class GridPlan:
     def declared(self) -> tuple[Declared]:
         """``delta`` in grid units: Δ₁ under ε, Δ₂² under ρ."""
         return (Declared(sq=self.delta) if self.rho else Declared(self.delta),)
+
+    def event(self) -> Event:
+        """The noise, exactly: discrete Laplace of the integer scale on the grid, L1 ``delta``.
+
+        Under ρ, its realised ρ (``Δ₂²/(2σ²)`` on the grid): its σ is too wide,
+        in grid steps, for a discrete Gaussian PLD (see
+        :mod:`pandas_dp.accounting._pld`).
+        """
+        if isinstance(self.scale, Gauss):
+            return Event("zcdp", rho=Fraction(self.delta) / (2 * self.scale.sigma2))
+        return Event("discrete_laplace", scale=Fraction(self.scale), sensitivity=self.delta)
 
     @property
     def laplace_scale(self) -> int:
@@ -427,12 +439,6 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
         object.__setattr__(self, "_names", column_names(columns))
         object.__setattr__(self, "ci", check_ci(self.ci))
 
-    @classmethod
-    def planned(cls, epsilon: Fraction | None, clip: Any, rho: Fraction | None = None) -> _Clipped:
-        if isinstance(clip, Mapping):
-            return cls(epsilon, None, clip, rho=rho)
-        return cls(epsilon, "column", clip, rho=rho)
-
     def columns(self) -> tuple[Hashable, ...]:
         return self._columns
 
@@ -462,6 +468,10 @@ class _Clipped(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
         return tuple(
             [cls(e, columns.value, c, rho=r) for c in columns.clips for e, r in EXAMPLE_LOSSES]
         )
+
+    def events(self, plan: tuple[Any, ...], neighbours: Neighbours) -> tuple[Event, ...]:
+        """Each column's grid noise (a column every row rounds to 0 has none)."""
+        return tuple([g.event() for g in (self._grid(p) for p in plan) if g.scale])
 
     def entry(self, plan: tuple[Any, ...], neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         grids = [self._grid(p) for p in plan]
@@ -557,6 +567,7 @@ class Sum(_Clipped):
 
     planners: ClassVar = (plan_sum, plan_sum_rho)
     name: ClassVar[str] = "sum"
+    totals: ClassVar[bool] = True
     mechanism: ClassVar[str] = "discrete_laplace on grid"
     plannable: ClassVar[bool] = True
 

@@ -23,9 +23,9 @@ import pandas as pd
 from ..accounting.ledger import LedgerEntry
 from ..core.noise import F64, I64, Gauss, RandomSource, draw_noise, gaussian_scale, integer_scale
 from ..core.text import column_names, figures
-from ..core.validation import Clip, check_clip, check_column, loss_fields, numeric_values
+from ..core.validation import Clip, check_clip, check_column, given, loss_fields, numeric_values
 from ..core.zcdp import gaussian_rho
-from ..mechanisms.accuracy import check_ci, variance_interval
+from ..mechanisms.accuracy import check_ci, units_half_width, var_miss, variance_interval
 from .base import (
     DEPENDS_ON_N,
     EXAMPLE_LOSSES,
@@ -39,7 +39,8 @@ from .base import (
     interval_one,
     ledger_entry,
 )
-from .signature import CI, CUT, EPSILON, MAX_ROWS, RHO, Form, Param, Signature
+from .composite import Composite
+from .signature import CI, CUT, EPSILON, MAX_ROWS, REQUIRED, RHO, Form, Param, Signature
 from .sums import CHUNK, GridPlan, complementary_mean, plan_mean, plan_mean_rho, round_rows
 
 __all__ = [
@@ -316,6 +317,7 @@ class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
 
     name: ClassVar[str] = "var"
     planners: ClassVar = (plan_mean, plan_variance, plan_mean_rho, plan_variance_rho)
+    plannable: ClassVar[bool] = True
 
     epsilon: Fraction | None
     column: Hashable
@@ -324,6 +326,10 @@ class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
     ci: float | None = None
     #: Under a ρ budget: the discrete Gaussian at this ρ instead (``epsilon`` None).
     rho: Fraction | None = None
+    #: A part of a composite (``describe``, ``cov``): the answer is the three estimates
+    #: (count, mean, variance) per key, which the composite combines (and with ``ci``
+    #: the variance's interval, two more).
+    moments: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ci", check_ci(self.ci))
@@ -356,8 +362,50 @@ class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
         assert self.epsilon is not None
         return plan_variance(self.clip, self.epsilon, neighbours)
 
-    def half_width(self, plan: VarPlan, level: float, n: int | None = None) -> str:
-        return DEPENDS_ON_N
+    def half_width(
+        self, plan: VarPlan, level: float, n: int | None = None
+    ) -> tuple[float, ...] | str:
+        """At ``n`` rows per key: how far the answer may be from the clipped sample variance (std).
+
+        Whatever the data.  With probability ``level`` the three noises are
+        within ``t``, ``t`` and ``t₃`` (:func:`~pandas_dp.mechanisms.accuracy.var_miss`).
+        In grid units, with ``Q = q_hi``, ``o`` the offset, ``N = n`` and the
+        estimator's ``N′ = (a + b)/Q`` within ``2t/Q`` of N (see
+        :func:`variance_estimates` and
+        :func:`~pandas_dp.mechanisms.accuracy.variance_interval`): the sum of
+        squares over Q, ``M = AB/(A + B) − C − N·o + e`` with ``|e| <= N/2``,
+        moves by at most ``t + t₃ + 2t·o/Q + N/2`` (``AB/(A + B)`` has partial
+        derivatives in [0, 1] summing to at most 1), and ``M <= QN/4``; so the
+        variance ``Q·M/(N − 1)``, divided by ``N′ − 1`` instead, moves by at
+        most ``Q·((t + t₃ + 2t·o/Q + N/2) + N·t/(2(N − 1)))/(N − 1 − 2t/Q)``,
+        the clamp to the largest variance by at most ``Q·t/(2(N − 1)²)`` more,
+        and rounding each row to the grid by ``step·(U − L)·N/(2(N − 1))``
+        (data units).  Never more than the largest variance of values in the
+        clip, ``(U − L)²/4·N/(N − 1)``.  The std: the square root of the
+        variance's (``|√x − √y| <= √|x − y|``), so it holds for data of any
+        spread, and is wide for data of little.
+        """
+        if n is None:
+            return DEPENDS_ON_N
+        grid = plan.grid
+        lower, upper = self.clip
+        width = upper - lower
+        rows = max(int(n), 2)
+        widest = width * width / 4 * rows / (rows - 1)
+        top = grid.q_hi
+        miss = var_miss(level)
+        t = float(units_half_width(grid.scale, miss)) if grid.scale else math.inf
+        t3 = float(units_half_width(plan.scale3, miss)) if plan.scale3 else 0.0
+        spare = rows - 1 - 2 * t / top if top else -1.0
+        if n < 2 or spare <= 0:
+            variance = widest
+        else:
+            moved = t + t3 + 2 * t * plan.offset / top + rows / 2 + rows * t / (2 * (rows - 1))
+            units = top * (moved / spare + t / (2 * (rows - 1) ** 2))
+            rounding = grid.step * width * rows / (2 * (rows - 1))
+            variance = math.ldexp(units, 2 * grid.exponent) + rounding
+            variance = min(variance * (1 + 1e-12), widest)  # float slack
+        return (math.sqrt(variance) if self.std else variance,)
 
     def entry(self, plan: VarPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
         return ledger_entry(
@@ -390,7 +438,9 @@ class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
 
     def finish(self, plan: VarPlan, stats: Stats, source: RandomSource, n_keys: int) -> Any:
         a, b, c = noisy_triples(source, stats[0], stats[1], stats[2], plan)
-        _, _, variance = variance_estimates(a, b, c, plan)
+        count, mean, variance = variance_estimates(a, b, c, plan)
+        if self.moments and self.ci is None:
+            return count, mean, variance
         estimate = np.sqrt(variance) if self.std else variance
         if self.ci is None:
             return estimate
@@ -410,7 +460,10 @@ class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
         )
         if not self.std:
             lo, hi = lo * lo, hi * hi
-        return estimate, np.minimum(lo, estimate), np.maximum(hi, estimate)
+        lo, hi = np.minimum(lo, estimate), np.maximum(hi, estimate)
+        if self.moments:  # the variance's interval beside the three estimates
+            return count, mean, variance, lo, hi
+        return estimate, lo, hi
 
     def shape_one(self, answer: Any) -> float | pd.Series:
         if self.ci is None:
@@ -421,6 +474,156 @@ class Var(Kind[float | pd.Series, pd.Series | pd.DataFrame]):
         if self.ci is None:
             return pd.Series(answer, index=keys, name=self.column)
         return interval_many(answer, keys)
+
+
+@dataclass(frozen=True, eq=False)
+class Cov(Composite[float | pd.Series, pd.Series | pd.DataFrame]):
+    """The clipped sample covariance (``ddof=1``) of columns ``a`` and ``b``: a composite.
+
+    ``cov(a, b) = (var(a + b) − var(a − b)) / 4`` on the clipped values, each
+    variance a :class:`Var` part at half the loss: ``a + b`` clipped to
+    ``[La + Lb, Ua + Ub]`` and ``a − b`` to ``[La − Ub, Ua − Lb]`` (a row
+    clipped to its two bounds lies inside both).  Rows where either value is
+    missing are skipped (pairwise complete, as pandas).  ``ci``: each
+    variance's interval at ``ci**(1/2)``, the covariance's from their ends
+    (both hold with probability at least ``ci``).
+    """
+
+    name: ClassVar[str] = "cov"
+    planners: ClassVar = (plan_mean, plan_variance, plan_mean_rho, plan_variance_rho)
+    #: How many variances the release is made of (``corr`` adds those of a and b).
+    _WIDTH: ClassVar[int] = 2
+
+    epsilon: Fraction | None
+    a: Hashable
+    b: Hashable
+    clip_a: Clip
+    clip_b: Clip
+    ci: float | None = None
+    #: Under a ρ budget: the discrete Gaussian at this ρ instead (``epsilon`` None).
+    rho: Fraction | None = None
+
+    @classmethod
+    def of(
+        cls,
+        epsilon: Fraction | None,
+        a: Hashable,
+        b: Hashable,
+        clip: object,
+        *,
+        ci: object = None,
+        rho: Fraction | None = None,
+    ) -> Cov:
+        if not isinstance(clip, Mapping) or set(clip) != {a, b} or a == b:
+            raise TypeError(
+                f"`clip` must map each of the two columns to its public bounds, e.g. "
+                f"clip={{'a': (0, 10), 'b': (-1, 1)}} (or clip=\"auto\"); got {given(clip)}"
+                + (" for one column twice." if a == b else ".")
+            )
+        return cls(epsilon, a, b, check_clip(clip[a]), check_clip(clip[b]), check_ci(ci), rho)
+
+    @functools.cached_property
+    def _parts(self) -> tuple[Var, ...]:
+        (la, ua), (lb, ub) = self.clip_a, self.clip_b
+        clips = [(la + lb, ua + ub), (la - ub, ua - lb), self.clip_a, self.clip_b]
+        labels = [f"{self.a}+{self.b}", f"{self.a}-{self.b}", self.a, self.b]
+        level = None if self.ci is None else self.ci ** (1 / self._WIDTH)
+        if self.rho is not None:
+            loss = {"epsilon": None, "rho": self.rho / self._WIDTH}
+        else:
+            assert self.epsilon is not None
+            loss = {"epsilon": self.epsilon / self._WIDTH, "rho": None}
+        return tuple(
+            Var(loss["epsilon"], label, check_clip(clip), ci=level, rho=loss["rho"], moments=True)
+            for label, clip in zip(labels[: self._WIDTH], clips[: self._WIDTH], strict=True)
+        )
+
+    def parts(self) -> tuple[Kind[Any, Any], ...]:
+        """The variances of the clipped sum and difference (at half the loss each)."""
+        return self._parts
+
+    def columns(self) -> tuple[Hashable, ...]:
+        return (self.a, self.b)
+
+    def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
+        check_column(df, self.a)
+        check_column(df, self.b)
+        x = np.clip(numeric_values(df, self.a), *self.clip_a)
+        y = np.clip(numeric_values(df, self.b), *self.clip_b)
+        both = ~(np.isnan(x) | np.isnan(y))
+        x, y = np.where(both, x, np.nan), np.where(both, y, np.nan)
+        arrays = (x + y, x - y, x, y)[: self._WIDTH]
+        return Rows(len(df), arrays, (1,) * self._WIDTH)
+
+    @classmethod
+    def examples(cls, columns: ExampleColumns) -> tuple[Cov, ...]:
+        a, b = columns.value, columns.label
+        label_clip = (float(min(columns.labels)), float(max(columns.labels)))
+        return tuple(
+            [
+                cls.of(e, a, b, {a: c, b: label_clip}, rho=r)
+                for c in columns.clips
+                for e, r in EXAMPLE_LOSSES
+            ]
+        )
+
+    def combined(self, answers: list[Any]) -> Any:
+        """``(var(a + b) − var(a − b)) / 4``, with its interval from the parts' with ``ci``."""
+        total, difference = answers[0], answers[1]
+        estimate = (total[2] - difference[2]) / 4
+        if self.ci is None:
+            return estimate
+        lower, upper = (total[3] - difference[4]) / 4, (total[4] - difference[3]) / 4
+        return estimate, np.minimum(lower, estimate), np.maximum(upper, estimate)
+
+    def shape_one(self, answer: Any) -> float | pd.Series:
+        if self.ci is None:
+            return float(answer[0])
+        return interval_one(answer, self.name)
+
+    def shape_many(self, answer: Any, keys: pd.Index) -> pd.Series | pd.DataFrame:
+        if self.ci is None:
+            return pd.Series(answer, index=keys, name=self.name)
+        return interval_many(answer, keys)
+
+
+@dataclass(frozen=True, eq=False)
+class Corr(Cov):
+    """The correlation of the clipped ``a`` and ``b``: ``cov / (std(a)·std(b))``, in [−1, 1].
+
+    Four :class:`Var` parts at a quarter of the loss each: the variances of
+    ``a + b`` and ``a − b`` (the covariance, as :class:`Cov`) and of ``a`` and
+    ``b`` (pairwise complete rows).  0 where a noisy variance of ``a`` or
+    ``b`` is 0.  ``ci``: each part's interval at ``ci**(1/4)``; the
+    correlation's ends are the extremes of the ratio over them.
+    """
+
+    name: ClassVar[str] = "corr"
+    _WIDTH: ClassVar[int] = 4
+
+    def parts(self) -> tuple[Kind[Any, Any], ...]:
+        """The variances of the clipped sum, difference, ``a`` and ``b`` (a quarter each)."""
+        return self._parts
+
+    def combined(self, answers: list[Any]) -> Any:
+        total, difference, va, vb = answers
+        cov = (total[2] - difference[2]) / 4
+        estimate = _ratio(cov, va[2] * vb[2])
+        if self.ci is None:
+            return estimate
+        covs = ((total[3] - difference[4]) / 4, (total[4] - difference[3]) / 4)
+        products = (va[3] * vb[3], va[4] * vb[4])
+        corners = [_ratio(c, p) for c in covs for p in products]
+        lower, upper = np.minimum.reduce(corners), np.maximum.reduce(corners)
+        return estimate, np.minimum(lower, estimate), np.maximum(upper, estimate)
+
+
+def _ratio(cov: F64, product: F64) -> F64:
+    """``cov / sqrt(product)`` in [−1, 1]; where the product is 0, its sign (0 for 0)."""
+    scale = np.sqrt(np.maximum(product, 0.0))
+    safe = np.where(scale > 0, scale, 1.0)
+    ratio: F64 = np.where(scale > 0, cov / safe, np.sign(cov))
+    return np.clip(ratio, -1.0, 1.0)
 
 
 # ------------------------------------------------------------------ signatures
@@ -528,5 +731,90 @@ STD = Signature(
         ``ci``; always inside ``[0, (U − L)/sqrt(2)]``. Public:
         $public``clip``, ``epsilon``.""",
     columns=_one_column,
+    clipped=True,
+)
+
+
+def _cov(args: Mapping[str, Any], loss: tuple[str, Fraction], corr: bool = False) -> Cov:
+    f = loss_fields(*loss)
+    kind = Corr if corr else Cov
+    return kind.of(f["epsilon"], args["a"], args["b"], args["clip"], ci=args["ci"], rho=f["rho"])
+
+
+def _corr(args: Mapping[str, Any], loss: tuple[str, Fraction]) -> Cov:
+    return _cov(args, loss, corr=True)
+
+
+def _pair(args: Mapping[str, Any]) -> tuple[Hashable, ...]:
+    return (args["a"], args["b"])
+
+
+_A = Param(
+    "a",
+    "Hashable",
+    doc="""\
+    a, b : label
+        Two numeric columns; rows where either is missing are skipped.""",
+    positional=True,
+)
+_B = Param("b", "Hashable", positional=True)
+_CLIP_PAIR = Param(
+    "clip",
+    "Any",
+    doc="""\
+    clip : dict or "auto"
+        ``{a: (lower, upper), b: (lower, upper)}``: public clip bounds of
+        each column, never read from the data; values are clipped to them
+        first. ``"auto"``: each column's chosen privately by :meth:`bounds`
+        (a quarter of ``epsilon``, after a count of its values with a
+        twentieth, each split across the two columns; the call still costs
+        ``epsilon``), returned with an interval as ``clip_lower[a]``,
+        ``clip_upper[a]``, ``clip_lower[b]`` and ``clip_upper[b]``.""",
+)
+_PAIR_FORMS = (
+    Form(("float", "pd.Series"), {"ci": ("None", "None")}),
+    Form(("pd.Series", "pd.DataFrame"), {"ci": ("float", REQUIRED)}),
+)
+
+COV = Signature(
+    "cov",
+    (_A, _B, _CLIP_PAIR, EPSILON, RHO, CI, MAX_ROWS),
+    _PAIR_FORMS,
+    _cov,
+    summary="Noisy sample covariance of the clipped ``a`` and ``b``$per_key (``ddof=1``, like "
+    "pandas).",
+    returns="""\
+        The covariance of the clipped values. $indexed With ``ci``: $interval.""",
+    notes="""\
+        Costs ``epsilon``: ``(var(a + b) − var(a − b)) / 4``, each variance one
+        joint release of :meth:`var` at ``epsilon/2`` on the clipped sum (clip
+        ``[La + Lb, Ua + Ub]``) and difference (``[La − Ub, Ua − Lb]``), with
+        :meth:`var`'s sensitivities under add_remove and substitute. With
+        ``ci``, each variance's interval at ``ci**(1/2)``: the covariance's
+        interval holds the clipped sample covariance with probability at least
+        ``ci``. Public: $public``clip``, ``epsilon``.""",
+    columns=_pair,
+    clipped=True,
+)
+
+CORR = Signature(
+    "corr",
+    (_A, _B, _CLIP_PAIR, EPSILON, RHO, CI, MAX_ROWS),
+    _PAIR_FORMS,
+    _corr,
+    summary="Noisy correlation of the clipped ``a`` and ``b``$per_key, in [−1, 1].",
+    returns="""\
+        The correlation of the clipped values, in [−1, 1]. $indexed With ``ci``:
+        $interval.""",
+    notes="""\
+        Costs ``epsilon``: ``cov(a, b) / (std(a)·std(b))``, four joint releases
+        of :meth:`var` at ``epsilon/4`` each, on the clipped sum, difference,
+        ``a`` and ``b`` (pairwise complete rows), with :meth:`var`'s
+        sensitivities under add_remove and substitute; 0 where a noisy
+        variance of ``a`` or ``b`` is 0. With ``ci``, each part's interval at
+        ``ci**(1/4)``; the correlation's is the range of the ratio over them,
+        holding the clipped correlation with probability at least ``ci``.
+        Public: $public``clip``, ``epsilon``.""",
+    columns=_pair,
     clipped=True,
 )

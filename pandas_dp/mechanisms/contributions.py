@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 from ..core.noise import I64, Bools, RandomSource
 from ..core.validation import check_unit_ids
 
-__all__ = ["bound_contributions", "kept_counts", "rows_per_person", "unit_codes"]
+__all__ = ["bound_contributions", "kept_counts", "keys_per_person", "rows_per_person", "unit_codes"]
 
 
 def unit_codes(series: pd.Series, *, sort: bool = False) -> I64:
@@ -105,9 +105,26 @@ def _pairs(combined: I64, bound: int) -> tuple[I64, I64, I64 | None]:
         counts = np.bincount(combined, minlength=bound)
         ids = np.flatnonzero(counts)
         return ids, counts[ids], None
-    dense, uniques = pd.factorize(combined, sort=True)
-    dense = np.asarray(dense, dtype=np.int64)
-    return np.asarray(uniques, dtype=np.int64), np.bincount(dense), dense
+    order = np.argsort(combined)  # one sort of integers: faster than a hash of them
+    ordered = combined[order]
+    first = np.r_[True, ordered[1:] != ordered[:-1]]
+    dense = np.empty(combined.size, dtype=np.int64)
+    dense[order] = np.cumsum(first) - 1
+    starts = np.flatnonzero(first)
+    return ordered[starts], np.diff(np.r_[starts, ordered.size]).astype(np.int64), dense
+
+
+def _distinct(combined: I64, bound: int) -> tuple[I64, I64]:
+    """The distinct values of ``combined`` (all below ``bound``), increasing, and their rows.
+
+    As :func:`_pairs` without each row's pair: one bincount, or one sort.
+    """
+    if _countable(combined, bound):
+        counts = np.bincount(combined, minlength=bound)
+        ids = np.flatnonzero(counts)
+        return ids, counts[ids]
+    ids, counts = np.unique(combined, return_counts=True)
+    return ids.astype(np.int64), counts.astype(np.int64)
 
 
 def _kept(cells: I64, n_cells: int, source: RandomSource, limit: int) -> Bools:
@@ -240,12 +257,48 @@ def kept_counts(
     person = codes if whole else codes[valid]
     key = keys if whole else keys[valid]
     n_persons = int(person.max(initial=-1)) + 1
-    ids, rows, _ = _pairs(person * n_keys + key, n_persons * n_keys)
-    chosen = np.ones(ids.size, dtype=np.bool_)
-    if max_groups is not None:
-        chosen = _kept(ids // n_keys, n_persons, source, max_groups)
+    ids, rows = _distinct(person * n_keys + key, n_persons * n_keys)
+    persons, keys = ids // n_keys, ids % n_keys
+    return kept_pair_counts(
+        source,
+        persons,
+        keys,
+        rows,
+        n_keys,
+        max_rows=max_rows,
+        max_groups=max_groups,
+        n_persons=n_persons,
+    )
+
+
+def kept_pair_counts(
+    source: RandomSource,
+    persons: I64,
+    keys: I64,
+    rows: I64,
+    n_keys: int,
+    *,
+    max_rows: int,
+    max_groups: int | None,
+    n_persons: int | None = None,
+) -> I64:
+    """The rows per key kept of distinct (person, key) pairs: :func:`kept_counts`' last step.
+
+    Each person keeps ``min(rows, max_rows)`` in each of at most
+    ``max_groups`` of its pairs, chosen uniformly at random (one word per
+    pair of the persons with more), given the pairs in increasing (person,
+    key) order; keys -1 are dropped.  ``n_persons``: more than the largest
+    person code (by default one more).
+    """
+    valid = keys >= 0
+    if not bool(valid.all()):
+        persons, keys, rows = persons[valid], keys[valid], rows[valid]
+    chosen = np.ones(keys.size, dtype=np.bool_)
+    if max_groups is not None and keys.size:
+        cells = int(persons.max()) + 1 if n_persons is None else n_persons
+        chosen = _kept(persons, cells, source, max_groups)
     kept = np.minimum(rows[chosen], max_rows).astype(np.float64)  # sums below 2**53: exact
-    return np.bincount(ids[chosen] % n_keys, weights=kept, minlength=n_keys).astype(np.int64)
+    return np.bincount(keys[chosen], weights=kept, minlength=n_keys).astype(np.int64)
 
 
 def bound_contributions(
@@ -319,3 +372,45 @@ def bound_contributions(
     keep = np.zeros(units.size, dtype=np.bool_)
     keep[rows] = kept
     return keep
+
+
+def keys_per_person(units: pd.Series, keys: I64) -> I64:
+    """How many distinct keys each person has rows in (persons with none left out).
+
+    ``units`` is the unit column, ``keys`` each row's key code (-1: a row outside
+    every key, or a missing key: dropped); rows whose unit id is missing are
+    dropped.  One bincount of the (person, key) pairs (or one factorize when
+    they are too sparse), in the order of the persons' ids.  What
+    ``max_groups="auto"`` chooses from, and what ``cut=True`` measures.
+    """
+    codes = unit_codes(units, sort=True)
+    valid = (codes >= 0) & (keys >= 0)
+    person, key = codes[valid], keys[valid]
+    n_keys = int(key.max(initial=-1)) + 1
+    n_persons = int(person.max(initial=-1)) + 1
+    ids, _ = _distinct(person * n_keys + key, n_persons * n_keys)
+    held = np.bincount(ids // max(n_keys, 1), minlength=n_persons)
+    return held[held > 0].astype(np.int64)
+
+
+def person_key_pairs(units: pd.Series, keys: I64) -> tuple[I64, I64, I64]:
+    """The distinct (person, key) pairs of the rows: each pair's key, person, and rows.
+
+    ``units`` is the unit column, ``keys`` each row's key code (-1: dropped);
+    rows whose unit id is missing are dropped.  Persons are numbered in the
+    order of their ids (the same numbers whatever the rows' order); the pairs
+    come in increasing (person, key).  One bincount of the pairs (or one
+    factorize when they are too sparse): what a policy selection
+    (:mod:`pandas_dp.mechanisms.policy`) and the counts over its keys read.
+    """
+    codes = unit_codes(units, sort=True)
+    valid = (codes >= 0) & (keys >= 0)
+    whole = bool(valid.all())
+    person = codes if whole else codes[valid]
+    key = keys if whole else keys[valid]
+    n_keys = int(key.max(initial=-1)) + 1
+    n_persons = int(person.max(initial=-1)) + 1
+    ids, rows = _distinct(person * n_keys + key, n_persons * n_keys)
+    if not n_keys:
+        return ids, ids, rows
+    return ids % n_keys, ids // n_keys, rows

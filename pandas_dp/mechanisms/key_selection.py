@@ -47,6 +47,11 @@ policy of PipelineDP's ``WEIGHTED_GAUSSIAN_THRESHOLDING``): a person keeping
 vector has L2 norm at most S whatever t: ``σ² = S²/(2ρ)``.  A person with
 few keys weighs more.  The statistic is not a count: no count is released.
 
+``"weighted_laplace"`` (pure ε; its L1 analogue, the Laplace policy's weights
+of Gopi et al. 2020): a person keeping ``t`` keys adds ``⌊S/t⌋`` to each, so
+their vector has L1 norm at most S: discrete Laplace of scale ``S/ε``.  A
+round of the policy selection (:mod:`pandas_dp.mechanisms.policy`).
+
 The proofs (ALGORITHMS-style)
 -----------------------------
 Neighbours differ by all the rows of one person p (add/remove).  After
@@ -123,7 +128,9 @@ from .contributions import bound_contributions
 from .keys import Grouping, normalize_by, row_codes
 
 __all__ = [
+    "LAPLACE",
     "METHODS",
+    "WEIGHTED",
     "WEIGHT_UNIT",
     "ChosenKeys",
     "KeySelection",
@@ -144,8 +151,12 @@ __all__ = [
     "selection_plan",
 ]
 
-METHODS = ("laplace", "truncated_geometric", "gaussian", "weighted_gaussian")
-#: S: the weight of a person holding one key under ``"weighted_gaussian"``.
+METHODS = ("laplace", "truncated_geometric", "gaussian", "weighted_gaussian", "weighted_laplace")
+#: The methods whose statistic is a sum of per-person weights (S split over a person's keys).
+WEIGHTED = ("weighted_gaussian", "weighted_laplace")
+#: The methods whose noise is discrete Laplace (the others': the discrete Gaussian, or none).
+LAPLACE = ("laplace", "weighted_laplace")
+#: S: the weight of a person holding one key under ``"weighted_gaussian"`` (``"weighted_laplace"``).
 WEIGHT_UNIT = 1 << 16
 #: Release probabilities of the truncated geometric are multiples of 2**-PROB_BITS.
 PROB_BITS = 62
@@ -187,7 +198,9 @@ class SelectionPlan:
         return self.method in ("laplace", "gaussian")
 
     def weight(self, t: int) -> int:
-        """The statistic a person keeping ``t`` keys adds to each (``⌊S/√t⌋`` when weighted)."""
+        """What a person keeping ``t`` keys adds to each: ``⌊S/√t⌋`` (``⌊S/t⌋`` under L1), or 1."""
+        if self.method == "weighted_laplace":
+            return self.unit // t
         if self.method != "weighted_gaussian":
             return 1
         return math.isqrt(self.unit * self.unit // t)
@@ -303,7 +316,10 @@ class ChosenKeys(Grouping):
     selection: KeySelection
 
     def codes(self, df: pd.DataFrame, *, check: bool = False) -> I64:
-        codes, observed = self.selection.observe(df)
+        return self.codes_of(*self.selection.observe(df))
+
+    def codes_of(self, codes: I64, observed: pd.Index) -> I64:
+        """:meth:`codes` from the selection's observation of the rows (codes, observed keys)."""
         observed = self.selection.released(observed)  # compared in the form the keys were chosen in
         out = np.full(codes.shape, -1, dtype=np.int64)
         if not len(self.keys) or not len(observed):
@@ -354,8 +370,9 @@ def selection_plan(
     Parameters
     ----------
     epsilon, rho : Fraction or float, exactly one
-        The pure-ε budget (``"laplace"``, ``"truncated_geometric"``) or the ρ
-        of zCDP (``"gaussian"``, ``"weighted_gaussian"``) of the selection.
+        The pure-ε budget (``"laplace"``, ``"truncated_geometric"``,
+        ``"weighted_laplace"``) or the ρ of zCDP (``"gaussian"``,
+        ``"weighted_gaussian"``) of the selection.
     delta : Fraction or float
         The probability, at most, that a person makes one of their own keys
         appear.
@@ -388,7 +405,7 @@ def selection_plan(
             method = "weighted_gaussian"
     if method not in METHODS:
         raise ValueError(f"`method` must be one of {', '.join(METHODS)}; got {method!r}.")
-    pure = method in ("laplace", "truncated_geometric")
+    pure = method in ("laplace", "truncated_geometric", "weighted_laplace")
     if pure != (epsilon is not None):
         need = "epsilon" if pure else "rho"
         raise ValueError(f"`method={method!r}` needs `{need}`=..., not the other budget.")
@@ -399,6 +416,19 @@ def selection_plan(
         scale = g / eps
         m = _smallest(lambda m: g * _laplace_tail(m, scale) <= _dec(d))
         return SelectionPlan(method, g, d, epsilon=eps, threshold=1 + m, scale=scale)
+    if method == "weighted_laplace":
+        assert epsilon is not None
+        eps = Fraction(epsilon)
+        scale = WEIGHT_UNIT / eps
+        plan = SelectionPlan(method, g, d, epsilon=eps, scale=scale, unit=WEIGHT_UNIT)
+        weights = [(t, plan.weight(t)) for t in range(1, g + 1)]
+
+        def laplace_covered(tau: int) -> bool:
+            return all(tau > w and t * _laplace_tail(tau - w, scale) <= _dec(d) for t, w in weights)
+
+        tau = _smallest(laplace_covered)
+        unit = WEIGHT_UNIT
+        return SelectionPlan(method, g, d, epsilon=eps, threshold=tau, scale=scale, unit=unit)
     if method == "truncated_geometric":
         assert epsilon is not None
         eps = Fraction(epsilon)
@@ -491,8 +521,10 @@ def new_person_bound(plan: SelectionPlan) -> Fraction:
     g = plan.max_groups
     if plan.method == "truncated_geometric":
         return Fraction(g * plan.probabilities[1], _ONE)
-    if plan.method == "laplace":
-        bound = g * _laplace_tail(plan.threshold - 1, plan.scale)
+    if plan.method in LAPLACE:
+        ts = range(1, g + 1) if plan.method == "weighted_laplace" else [g]
+        shifts = [(t, plan.weight(t)) for t in ts]
+        bound = max(t * _laplace_tail(plan.threshold - w, plan.scale) for t, w in shifts)
     else:
         ts = range(1, g + 1) if plan.method == "weighted_gaussian" else [g]
         bound = max(t * _gauss_tail(plan.threshold - plan.weight(t), plan.sigma2) for t in ts)
@@ -503,7 +535,7 @@ def _tail_float(plan: SelectionPlan, m: int) -> float:
     """``P(Z ≥ m)`` for the plan's noise, in floats (pictures, not proofs)."""
     if m <= 0:
         return 1.0 - _tail_float(plan, 1 - m)
-    if plan.method == "laplace":
+    if plan.method in LAPLACE:
         a = math.exp(-1 / float(plan.scale))
         return a**m / (1 + a)
     return gaussian_tail(m - 1, plan.sigma2) / 2
@@ -513,7 +545,7 @@ def release_probability(plan: SelectionPlan, n: int, keys_per_person: int | None
     """The probability that a key held by ``n`` persons is released.
 
     ``keys_per_person`` (≤ ``max_groups``; default ``max_groups``) matters only
-    for ``"weighted_gaussian"``: the key's statistic is ``n·W(t)``.
+    for the weighted methods: the key's statistic is ``n·W(t)``.
     """
     if n <= 0:
         return 0.0
@@ -569,7 +601,7 @@ def person_statistics(
         max_groups=plan.max_groups,
     )  # one row per kept (person, key) pair
     kept_keys, kept_units = codes[keep], units[keep]
-    if plan.method != "weighted_gaussian":
+    if plan.method not in WEIGHTED:
         return np.bincount(kept_keys, minlength=n_keys).astype(np.int64)
     held = np.bincount(kept_units)[kept_units]  # t: keys each person keeps
     table = np.array([0, *(plan.weight(t) for t in range(1, plan.max_groups + 1))])
@@ -594,7 +626,7 @@ def select_codes(plan: SelectionPlan, stats: I64, source: RandomSource) -> tuple
         words = (source.words(n.size) >> np.uint64(64 - PROB_BITS)).astype(np.int64)
         released = present[words < chance]
         return released[np.argsort(source.words(released.size))], None
-    if plan.method == "laplace":
+    if plan.method in LAPLACE:
         noisy = n + discrete_laplace(source, plan.scale, n.size)
     else:
         noisy = n + discrete_gaussian(source, plan.sigma2, n.size)

@@ -9,24 +9,97 @@ frame is touched.
 
 from __future__ import annotations
 
+import ast
 import math
 import numbers
+import pkgutil
 import struct
-from collections.abc import Hashable, Mapping, Sequence
+import sys
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any, overload
 
 import pandas as pd
 
-from ..core.validation import check_adjacency, check_bound, check_epsilon, check_loss, given
+from .. import kinds
+from ..core.validation import (
+    check_adjacency,
+    check_bound,
+    check_epsilon,
+    check_loss,
+    given,
+    loss_fields,
+)
 from ..kinds.base import DEPENDS_ON_N, Kind, Neighbours
+from ..kinds.signature import REQUIRED, Param, Signature
 from ..mechanisms.accuracy import check_ci
-from .run import KINDS as RELEASE_KINDS
 
-__all__ = ["KINDS", "epsilon_for", "half_width", "rho_for"]
+__all__ = [
+    "KINDS",
+    "SIGNATURES",
+    "TABLES",
+    "epsilon_for",
+    "half_width",
+    "release_kind",
+    "rho_for",
+    "smallest",
+]
 
-#: The kinds :func:`half_width` and :func:`epsilon_for` plan: the registry's plannable ones.
-KINDS = tuple(name for name, kind in RELEASE_KINDS.items() if kind.plannable)
+#: A privacy loss: ``("epsilon", ε)`` or ``("rho", ρ)``, exact.
+Loss = tuple[str, Fraction]
+
+
+def _signatures() -> dict[str, Signature]:
+    """Every release declared beside its kind (:mod:`pandas_dp.kinds`), by name."""
+    found: dict[str, Signature] = {}
+    for info in pkgutil.iter_modules(kinds.__path__):
+        module = sys.modules[f"{kinds.__name__}.{info.name}"]  # the room imported each
+        found |= {v.name: v for v in vars(module).values() if isinstance(v, Signature)}
+    return found
+
+
+#: Every release's signature, by name: what a plan builds its releases with.
+SIGNATURES = _signatures()
+#: The tables, planned as the grouped counts they are (over public bins, or pairs of keys).
+TABLES = {"histogram": "count", "crosstab": "count"}
+
+
+def _default(param: Param) -> Any:
+    return None if param.default == REQUIRED else ast.literal_eval(param.default)
+
+
+def release_kind(name: str, loss: Loss, args: Mapping[str, Any]) -> Kind[Any, Any]:
+    """The kind a call of release ``name`` with ``args`` (by name) builds at ``loss``.
+
+    Its signature's own ``build``, on its defaults and ``args``: the very
+    release the call makes.  A table (:data:`TABLES`) is a count of rows.
+    """
+    if name not in KINDS:
+        raise ValueError(f"`kind` must be one of {KINDS!r}, got {given(name)}.")
+    signature = SIGNATURES[TABLES.get(name, name)]
+    full = {param.name: _default(param) for param in signature.params}
+    unknown = sorted(set(args) - set(full), key=str)
+    if unknown:
+        raise TypeError(f"a {name} takes no {', '.join(f'`{u}`' for u in unknown)}.")
+    full |= {**args, **loss_fields(*loss)}
+    return signature.build(full, loss)
+
+
+def _plannable(name: str) -> bool:
+    """Whether the release ``name`` has a data-free interval (its kind is ``plannable``)."""
+    probe = {"column": "x", "clip": (0.0, 1.0), "q": 0.5, "candidates": (0.0, 1.0)}
+    signature = SIGNATURES[name]
+    args = {k: v for k, v in probe.items() if k in {p.name for p in signature.params}}
+    try:
+        full = {param.name: _default(param) for param in signature.params} | args
+        return type(signature.build(full, ("epsilon", Fraction(1)))).plannable
+    except (TypeError, ValueError, KeyError):
+        return False
+
+
+#: The releases :func:`half_width`, :func:`epsilon_for` and ``df.dp.plan`` plan: every
+#: release with a data-free interval, and the tables.
+KINDS = tuple([name for name in SIGNATURES if _plannable(name)] + list(TABLES))
 
 #: The range of ε that :func:`epsilon_for` searches.
 _SEARCH = (1e-300, 1e300)
@@ -57,17 +130,26 @@ def _neighbours(
     return Neighbours.of(check_adjacency(adjacency), grouped, False, rows, groups, "unit")
 
 
-def _release(kind: object, loss: tuple[str, Fraction], clip: object) -> Kind[Any, Any]:
-    """The release planned: the registry's kind named ``kind``, at ``loss``, with ``clip``.
+def _release(
+    kind: object, loss: Loss, clip: object, options: Mapping[str, Any] | None = None
+) -> Kind[Any, Any]:
+    """The release planned: ``kind`` on a column named ``"column"`` at ``loss``, with ``clip``.
 
     ``loss``: ``("epsilon", ε)`` (Laplace noise) or ``("rho", ρ)`` (Gaussian).
+    ``options``: the release's other arguments (a quantile's ``q`` and ``candidates``).
     """
     if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(f"`kind` must be one of {KINDS!r}, got {given(kind)}.")
-    accountant, amount = loss
-    if accountant == "rho":
-        return RELEASE_KINDS[kind].planned(None, clip, amount)
-    return RELEASE_KINDS[kind].planned(amount, clip)
+    args = {k: v for k, v in (options or {}).items() if v is not None}
+    params = {p.name: p for p in SIGNATURES[TABLES.get(kind, kind)].params}
+    if clip is not None:
+        args["clip"] = clip
+    column = params.get("column")
+    if kind not in TABLES and column is not None:
+        # a release of one column: named, unless it is optional (count) or named by clip
+        one = column.default == REQUIRED or (clip is not None and not isinstance(clip, Mapping))
+        args["column"] = "column" if one else None
+    return release_kind(kind, loss, args)
 
 
 def _check_n(release: Kind[Any, Any], nb: Neighbours, n: object) -> int | None:
@@ -76,7 +158,8 @@ def _check_n(release: Kind[Any, Any], nb: Neighbours, n: object) -> int | None:
     if not depends:
         if n is not None:
             raise TypeError(
-                f"`n` is for the mean only: a {release.name}'s noise does not depend on it."
+                f"`n` is for the mean, var and std only: a {release.name}'s noise does not "
+                "depend on it."
             )
         return None
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or int(n) < 1:
@@ -106,6 +189,8 @@ def half_width(
     grouped: bool = ...,
     max_rows: int | None = ...,
     max_groups: int | None = ...,
+    q: Any = ...,
+    candidates: Any = ...,
 ) -> pd.Series: ...
 
 
@@ -122,6 +207,8 @@ def half_width(
     grouped: bool = ...,
     max_rows: int | None = ...,
     max_groups: int | None = ...,
+    q: Any = ...,
+    candidates: Any = ...,
 ) -> pd.Series: ...
 
 
@@ -137,6 +224,8 @@ def half_width(
     grouped: bool = ...,
     max_rows: int | None = ...,
     max_groups: int | None = ...,
+    q: Any = ...,
+    candidates: Any = ...,
 ) -> float: ...
 
 
@@ -153,6 +242,8 @@ def half_width(
     grouped: bool = ...,
     max_rows: int | None = ...,
     max_groups: int | None = ...,
+    q: Any = ...,
+    candidates: Any = ...,
 ) -> float: ...
 
 
@@ -168,13 +259,17 @@ def half_width(
     grouped: bool = False,
     max_rows: int | None = None,
     max_groups: int | None = None,
+    q: Any = None,
+    candidates: Any = None,
 ) -> float | pd.Series:
     """The half-width of a release's ``ci=level`` interval, from public parameters only.
 
     Parameters
     ----------
-    kind : {"count", "sum", "mean"}
-        The release.
+    kind : str
+        The release, one of :data:`KINDS`: ``"count"``, ``"sum"``, ``"mean"``,
+        ``"nunique"``, ``"var"``, ``"std"``, ``"quantile"``, ``"median"``, and
+        the tables ``"histogram"`` and ``"crosstab"`` (grouped counts).
     epsilon : float
         Its ε (for several columns, the whole call's ε: split equally, as a
         release splits it).
@@ -188,7 +283,8 @@ def half_width(
         The clip bounds of a sum or mean; a mapping ``{column: (lower, upper)}``
         plans a several-column release.
     n : int, optional
-        The mean only: an assumed number of rows (per key, when grouped).
+        The mean, var and std only: an assumed number of rows (per key, when
+        grouped).
     adjacency : {"add_remove", "substitute"}
         The budget's adjacency.
     grouped : bool, default False
@@ -196,11 +292,17 @@ def half_width(
     max_rows, max_groups : int, optional
         With a privacy unit: the release's contribution bounds (they multiply
         the noise scale, as in the release).
+    q, candidates : optional
+        A quantile's level (or list of levels: a Series by level) and public
+        grid (a median's grid): its half-width is by rank.
 
     Returns
     -------
-    float, or pandas.Series indexed by column for a mapping
-        In the release's units: rows for a count, data units for a sum or mean.
+    float, or pandas.Series indexed by column for a mapping (by level for a list of ``q``)
+        In the release's units: rows for a count, distinct values for a
+        nunique, data units for a sum, mean, var or std, rows of rank for a
+        quantile (how much farther from ``q·n`` than the best grid point's its
+        answer's ranks may be).
 
     Raises
     ------
@@ -217,7 +319,9 @@ def half_width(
     ``(U − L)·t/(n·Q)`` plus one grid step; nearer a bound it is narrower, and
     it is never more than ``(U − L)/2``. A count of the frame the budget was
     set on is exact under substitute (half-width 0); this plans the count of a
-    filtered frame.
+    filtered frame. Var and std: how far the answer may be from the clipped
+    sample variance (std) at ``n`` rows whatever the data (see
+    :meth:`pandas_dp.kinds.variance.Var.half_width`).
 
     Examples
     --------
@@ -231,9 +335,12 @@ def half_width(
     loss = check_loss(epsilon, rho)
     level_ = check_ci(level, "level")
     assert level_ is not None
-    release = _release(kind, loss, clip)
-    nb = _neighbours(adjacency, grouped, max_rows, max_groups)
+    release = _release(kind, loss, clip, {"q": q, "candidates": candidates})
+    nb = _neighbours(adjacency, grouped or kind in TABLES, max_rows, max_groups)
     widths = _widths(release, level_, nb, _check_n(release, nb, n))
+    if len(widths) > 1 and not isinstance(clip, Mapping):  # several levels: by level
+        levels = [float(Fraction(repr(x))) for x in q]
+        return pd.Series(dict(zip(levels, widths, strict=True)), dtype="float64")
     if not isinstance(clip, Mapping):
         return widths[0]
     return pd.Series(dict(zip(release.columns(), widths, strict=True)), dtype="float64")
@@ -258,17 +365,19 @@ def epsilon_for(
     grouped: bool = False,
     max_rows: int | None = None,
     max_groups: int | None = None,
+    q: Any = None,
+    candidates: Any = None,
 ) -> float:
     """The smallest ε whose ``ci=level`` interval is at most ``half_width`` wide.
 
     Parameters
     ----------
-    kind : {"count", "sum", "mean"}
-        The release.
+    kind : str
+        The release, one of :data:`KINDS` (see :func:`half_width`).
     half_width : float or dict
         The wanted half-width, in the release's units; a mapping
         ``{column: half_width}`` (or one number for all) with a ``clip`` mapping.
-    level, clip, n, adjacency, grouped, max_rows, max_groups
+    level, clip, n, adjacency, grouped, max_rows, max_groups, q, candidates
         As for :func:`half_width`.
 
     Returns
@@ -300,7 +409,17 @@ def epsilon_for(
     5.0
     """
     return _search(
-        "epsilon", kind, half_width, level, clip, n, adjacency, grouped, max_rows, max_groups
+        "epsilon",
+        kind,
+        half_width,
+        level,
+        clip,
+        n,
+        adjacency,
+        grouped,
+        max_rows,
+        max_groups,
+        {"q": q, "candidates": candidates},
     )
 
 
@@ -315,6 +434,8 @@ def rho_for(
     grouped: bool = False,
     max_rows: int | None = None,
     max_groups: int | None = None,
+    q: Any = None,
+    candidates: Any = None,
 ) -> float:
     """The smallest ρ whose ``ci=level`` interval (discrete Gaussian) is at most ``half_width``.
 
@@ -324,11 +445,12 @@ def rho_for(
 
     Parameters
     ----------
-    kind : {"count", "sum", "mean"}
-        The release.
+    kind : str
+        The release, one of :data:`KINDS` with a Gaussian form (a quantile
+        given ``rho=`` runs at ``ε = sqrt(2ρ)``).
     half_width : float or dict
         The wanted half-width, as for :func:`epsilon_for`.
-    level, clip, n, adjacency, grouped, max_rows, max_groups
+    level, clip, n, adjacency, grouped, max_rows, max_groups, q, candidates
         As for :func:`half_width`.
 
     Returns
@@ -350,7 +472,17 @@ def rho_for(
     10.0
     """
     return _search(
-        "rho", kind, half_width, level, clip, n, adjacency, grouped, max_rows, max_groups
+        "rho",
+        kind,
+        half_width,
+        level,
+        clip,
+        n,
+        adjacency,
+        grouped,
+        max_rows,
+        max_groups,
+        {"q": q, "candidates": candidates},
     )
 
 
@@ -365,35 +497,53 @@ def _search(
     grouped: bool,
     max_rows: int | None,
     max_groups: int | None,
+    options: Mapping[str, Any],
 ) -> float:
-    """The smallest ε (or ρ) whose half-width is at most ``half_width``: a search on floats."""
+    """The smallest ε (or ρ) whose half-width is at most ``half_width``: :func:`smallest`."""
     level_ = check_ci(level, "level")
     assert level_ is not None
-    probe = _release(kind, (accountant, Fraction(1)), clip)
-    nb = _neighbours(adjacency, grouped, max_rows, max_groups)
+    probe = _release(kind, (accountant, Fraction(1)), clip, options)
+    nb = _neighbours(adjacency, grouped or kind in TABLES, max_rows, max_groups)
     rows = _check_n(probe, nb, n)
     columns = probe.columns() if isinstance(clip, Mapping) else (None,)
     targets = _targets(half_width, columns)
 
-    def reaches(total: float) -> bool:
-        try:
-            loss = (accountant, check_epsilon(total, accountant))
-            widths = _widths(_release(kind, loss, clip), level_, nb, rows)
-        except ValueError:  # too small to plan (a noise scale beyond what can be drawn)
-            return False
+    def reaches(loss: Loss) -> bool:
+        widths = _widths(_release(kind, loss, clip, options), level_, nb, rows)
         return all(w <= targets[col] for col, w in zip(columns, widths, strict=True))
 
-    lo, hi = (_bits(x) for x in _SEARCH)
-    if not reaches(_float(hi)):
+    found = smallest(accountant, reaches)
+    if found is None:
         raise ValueError(
             f"no {accountant} reaches a half-width of {given(half_width)} at level {level_:g}: "
             "ask for a wider interval or a lower level."
         )
-    if reaches(_float(lo)):
+    return found
+
+
+def smallest(accountant: str, reaches: Callable[[Loss], bool]) -> float | None:
+    """The smallest float ε (or ρ) whose release ``reaches`` its targets; None if none does.
+
+    A binary search over the floats of :data:`_SEARCH` (the half-width falls
+    with the loss, by steps: integer noise scales and quantiles), so the
+    answer is the lower end of a step.  A loss too small to plan (a noise
+    scale beyond what can be drawn) does not reach.
+    """
+
+    def ok(bits: int) -> bool:
+        try:
+            return reaches((accountant, check_epsilon(_float(bits), accountant)))
+        except ValueError:
+            return False
+
+    lo, hi = (_bits(x) for x in _SEARCH)
+    if not ok(hi):
+        return None
+    if ok(lo):
         return _float(lo)
-    while hi - lo > 1:  # reaches(hi) and not reaches(lo)
+    while hi - lo > 1:  # ok(hi) and not ok(lo)
         mid = (lo + hi) // 2
-        if reaches(_float(mid)):
+        if ok(mid):
             hi = mid
         else:
             lo = mid

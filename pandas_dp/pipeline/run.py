@@ -32,7 +32,7 @@ keys × candidates) tallies only the persons in the reservation, and its own
 statistics after the selection over the chosen keys
 (:class:`~pandas_dp.mechanisms.key_selection.ChosenKeys`), as with public keys.
 What is particular to a kind lives in its class (:mod:`pandas_dp.kinds.sums`,
-:mod:`pandas_dp.kinds.select`, :mod:`pandas_dp.kinds.describe`); :data:`KINDS`, the
+:mod:`pandas_dp.kinds.argmax`, :mod:`pandas_dp.kinds.describe`); :data:`KINDS`, the
 registry, is every concrete subclass of :class:`~pandas_dp.kinds.base.Kind` defined
 by the modules below this one: a kind is registered by existing.
 """
@@ -56,11 +56,19 @@ from ..core.noise import I64, RandomSource
 from ..core.validation import check_bound, check_column, check_readable, check_rows, check_unit_ids
 from ..kinds.base import Kind, Neighbours, Rows, Stats
 from ..kinds.count import Count
-from ..mechanisms.contributions import bound_contributions, kept_counts, unit_codes
+from ..mechanisms.contributions import (
+    bound_contributions,
+    kept_counts,
+    kept_pair_counts,
+    keys_per_person,
+    person_key_pairs,
+    unit_codes,
+)
 from ..mechanisms.key_selection import (
     ChosenKeys,
     KeySelection,
     SelectionPlan,
+    people_for_half,
     person_statistics,
     rebuilt,
     select_codes,
@@ -71,17 +79,22 @@ from ..mechanisms.keys import Grouping
 __all__ = [
     "KINDS",
     "NO_BOUNDS",
+    "Asked",
     "ContributionBounds",
     "Frame",
+    "Pairs",
     "PandasFrame",
     "Planned",
     "Selecting",
     "Spender",
     "Task",
     "bounded_tally",
+    "canonical_order",
     "check_unit",
     "combine_selected",
     "contribution_bounds",
+    "key_codes",
+    "no_unit",
     "plan_caches",
     "plan_release",
     "plan_selection",
@@ -111,11 +124,13 @@ def registry(base: type[Kind[Any, Any]] = Kind) -> dict[str, type[Kind[Any, Any]
     """The concrete kinds defined in :mod:`pandas_dp.kinds` by name; TypeError if two share one.
 
     Importing that room imports each of its modules, so a kind defined in
-    any of them is here; a kind defined elsewhere (a test's) is not.
+    any of them is here; a kind defined elsewhere (a test's) is not.  In the
+    order of the modules' names, then of definition: the same in every process.
     """
     room = kinds.__name__ + "."
     found: dict[str, type[Kind[Any, Any]]] = {}
-    for kind in _concrete(base):
+    ordered = sorted(_concrete(base), key=lambda kind: kind.__module__)  # stable: definitions
+    for kind in ordered:
         if not kind.__module__.startswith(room):
             continue
         name = getattr(kind, "name", None)
@@ -146,6 +161,24 @@ class ContributionBounds:
 NO_BOUNDS = ContributionBounds()
 
 
+class Asked(NamedTuple):
+    """What the caller asked, as the ledger records it beside each entry of the call.
+
+    ``release``: the call's own name (``value_counts``, ``crosstab``, ``mean``);
+    ``grouping``: the columns it was grouped by; ``parameters``: its other
+    public parameters as text (:func:`pandas_dp.pipeline.recipes.parameters_text`).
+    Public only: never a key, a candidate or a value of the data.
+    """
+
+    release: str
+    grouping: tuple[str, ...] = ()
+    parameters: str = ""
+
+    def recorded(self, planned: Planned) -> Planned:
+        """``planned`` with its ledger entry saying what was asked."""
+        return planned._replace(entry=planned.entry.asked(*self))
+
+
 class Task(NamedTuple):
     """What a slice of rows needs to compute its statistics: public parameters only.
 
@@ -174,6 +207,15 @@ class Spender(NamedTuple):
     budget: PrivacyBudget
     unit: Hashable | None
     root: bool
+    #: The frame's default ``(max_rows, max_groups)`` when not the budget's (a frame made
+    #: by a merge, a concat or an explode); None: the budget's.
+    defaults: tuple[int | None, int | None] | None = None
+
+    def bounds(self) -> tuple[int | None, int | None]:
+        """The default ``(max_rows, max_groups)`` of this frame's releases."""
+        if self.defaults is not None:
+            return self.defaults
+        return self.budget.max_rows, self.budget.max_groups
 
 
 class Frame(Protocol):
@@ -216,6 +258,27 @@ class Frame(Protocol):
         """
         ...
 
+    def keys_per_unit(self, group: Grouping, what: str) -> Frame:
+        """The frame of keys per person (one column, ``keys``), bound to the same budget.
+
+        How many of ``group``'s keys (public, or observed when they are chosen
+        from the data) each person has rows in; persons with none are left out.
+        What ``max_groups="auto"`` and ``cut=True``'s share of persons whose
+        keys ``max_groups`` cut release.  TypeError naming ``what`` if this
+        frame's rows are persons.
+        """
+        ...
+
+    def pairs(self, group: KeySelection, unit: Hashable) -> Callable[[RandomSource], Pairs]:
+        """Prepare the distinct (person, key) pairs of the keys ``group`` observes.
+
+        What a policy selection reads (:mod:`pandas_dp.pipeline.policy`): the
+        function returned computes, inside the reservation, the observed keys
+        (never shown: only those selected leave) and each pair's key code,
+        person and rows (:func:`~pandas_dp.mechanisms.contributions.person_key_pairs`).
+        """
+        ...
+
     def selected(self, task: Task, rows: Rows) -> Callable[[RandomSource], tuple[pd.Index, Stats]]:
         """As :meth:`statistics` for a ``task`` whose group is a KeySelection.
 
@@ -226,13 +289,57 @@ class Frame(Protocol):
         ...
 
 
-class PandasFrame:
-    """A pandas frame as a :class:`Frame`: one slice, the frame itself."""
+def key_codes(group: Grouping, df: pd.DataFrame, *, check: bool = False) -> I64:
+    """Each row's key code: into ``group``'s public keys, or the keys observed in ``df``."""
+    if isinstance(group, KeySelection):
+        return group.observe(df)[0]
+    return group.codes(df, check=check)
 
-    __slots__ = ("df",)
+
+def no_unit(what: str) -> str:
+    """Why ``what`` (a step over the persons) is refused on a frame whose rows are persons."""
+    return (
+        f"{what} needs a privacy unit: this frame has one row per person. "
+        "Attach the budget with set_budget(..., privacy_unit='customer_id')."
+    )
+
+
+class Pairs(NamedTuple):
+    """The distinct (person, key) pairs of a frame: what a policy selection reads.
+
+    ``observed``: the keys observed (codes index it); per pair its ``keys``
+    code, ``persons`` code and ``rows``.
+    """
+
+    observed: pd.Index
+    keys: I64
+    persons: I64
+    rows: I64
+
+
+class PandasFrame:
+    """A pandas frame as a :class:`Frame`: one slice, the frame itself.
+
+    Within one call (a recipe's steps share the frame object), the keys a
+    selection observes are computed once (:meth:`observed`): a policy
+    selection and the statistic over the keys it chose read the same codes.
+    """
+
+    __slots__ = ("_paired", "_seen", "df")
 
     def __init__(self, df: pd.DataFrame) -> None:
         self.df = df
+        self._seen: dict[tuple[Hashable, ...], tuple[I64, pd.Index]] = {}
+        self._paired: dict[tuple[Hashable, ...], Pairs] = {}
+
+    def observed(self, group: KeySelection) -> tuple[I64, pd.Index]:
+        """``group.observe(df)``, computed once per call for the same columns."""
+        key = (*group.by, group.dropna, type(group).__name__)
+        if type(group) is not KeySelection:  # a subclass filters its rows: never shared
+            return group.observe(self.df)
+        if key not in self._seen:
+            self._seen[key] = group.observe(self.df)
+        return self._seen[key]
 
     def schema(self) -> pd.DataFrame:
         check_rows(self.df)
@@ -240,30 +347,92 @@ class PandasFrame:
 
     def binding(self) -> Spender:
         binding = require_binding(self.df)
-        return Spender(binding.budget, binding.unit, binding.is_root(self.df))
+        return Spender(binding.budget, binding.unit, binding.is_root(self.df), binding.defaults)
 
     def units(self, what: str) -> PandasFrame:
         binding = require_binding(self.df)
         if binding.unit is None:
-            raise TypeError(
-                f"{what} needs a privacy unit: this frame has one row per person. "
-                "Attach the budget with set_budget(..., privacy_unit='customer_id')."
-            )
+            raise TypeError(no_unit(what))
         check_unit_ids(self.df[binding.unit].dtype, binding.unit)
         counts = self.df.groupby(self.df[binding.unit], dropna=True, sort=False).size()
         people = counts.rename("rows").to_frame()
         bind(people, binding.budget, root=binding.is_root(self.df), unit=None)
         return PandasFrame(people)
 
+    def keys_per_unit(self, group: Grouping, what: str) -> PandasFrame:
+        binding = require_binding(self.df)
+        if binding.unit is None:
+            raise TypeError(no_unit(what))
+        check_unit_ids(self.df[binding.unit].dtype, binding.unit)
+        if isinstance(group, ChosenKeys):
+            codes = group.codes_of(*self.observed(group.selection))
+        elif type(group) is KeySelection:
+            codes = self.observed(group)[0]
+        else:
+            codes = key_codes(group, self.df, check=True)
+        held = keys_per_person(self.df[binding.unit], codes)
+        people = pd.DataFrame({"keys": held})
+        bind(people, binding.budget, root=binding.is_root(self.df), unit=None)
+        return PandasFrame(people)
+
+    def pairs(self, group: KeySelection, unit: Hashable) -> Callable[[RandomSource], Pairs]:
+        units = self.df[unit]
+        check_unit_ids(units.dtype, unit)  # before the reservation
+
+        def pairs(source: RandomSource) -> Pairs:
+            codes, observed = self.observed(group)
+            found = Pairs(observed, *person_key_pairs(units, codes))
+            if type(group) is KeySelection:  # the counts over the keys chosen read them again
+                self._paired[(*group.by, group.dropna, unit)] = found
+            return found
+
+        return pairs
+
     def statistics(self, task: Task, rows: Rows) -> Callable[[RandomSource], Stats]:
+        paired = self._counted_pairs(task)
+        if paired is not None:  # a count over keys a policy chose: from its pairs, no pass
+            return paired
         # the keys' type checked as their columns are read, before the reservation
-        codes = None if task.group is None else task.group.codes(self.df, check=True)
+        if isinstance(task.group, ChosenKeys):  # the selection's observation, computed once
+            codes: I64 | None = task.group.codes_of(*self.observed(task.group.selection))
+        else:
+            codes = None if task.group is None else task.group.codes(self.df, check=True)
         units = None if task.unit is None else self.df[task.unit]
         if units is not None:
             check_unit_ids(units.dtype, units.name)  # before the reservation
 
         def statistics(source: RandomSource) -> Stats:
             return bounded_tally(task, rows, codes, units, source)
+
+        return statistics
+
+    def _counted_pairs(self, task: Task) -> Callable[[RandomSource], Stats] | None:
+        """A row count over the keys a policy chose, from the pairs it read: None otherwise."""
+        group = task.group
+        if not (
+            isinstance(group, ChosenKeys) and task.unit is not None and task.kind.counts_kept()
+        ):
+            return None
+        selection = group.selection
+        found = self._paired.get((*selection.by, selection.dropna, task.unit))
+        if found is None or type(selection) is not KeySelection:
+            return None
+        assert task.max_rows is not None
+        chosen = group.codes_of(np.arange(len(found.observed)), found.observed)
+        max_rows, max_groups, kind = task.max_rows, task.max_groups, task.kind
+
+        def statistics(source: RandomSource) -> Stats:
+            keys = chosen[found.keys]  # each pair's position among the chosen keys (-1: not)
+            counts = kept_pair_counts(
+                source,
+                found.persons,
+                keys,
+                found.rows,
+                len(group.keys),
+                max_rows=max_rows,
+                max_groups=max_groups,
+            )
+            return kind.from_counts(counts)
 
         return statistics
 
@@ -288,13 +457,21 @@ class PandasFrame:
 
 @overload
 def run(
-    frame: Frame, kind: Kind[One, Many], group: None, bounds: ContributionBounds = NO_BOUNDS
+    frame: Frame,
+    kind: Kind[One, Many],
+    group: None,
+    bounds: ContributionBounds = NO_BOUNDS,
+    asked: Asked | None = None,
 ) -> One: ...
 
 
 @overload
 def run(
-    frame: Frame, kind: Kind[One, Many], group: Grouping, bounds: ContributionBounds = NO_BOUNDS
+    frame: Frame,
+    kind: Kind[One, Many],
+    group: Grouping,
+    bounds: ContributionBounds = NO_BOUNDS,
+    asked: Asked | None = None,
 ) -> Many: ...
 
 
@@ -303,12 +480,15 @@ def run(
     kind: Kind[One, Many],
     group: Grouping | None,
     bounds: ContributionBounds = NO_BOUNDS,
+    asked: Asked | None = None,
 ) -> One | Many:
     """Release ``kind`` on ``frame`` (grouped by ``group``), spending from its budget.
 
     The one orchestration of every release on every backend: validate on the
     schema, resolve the budget and the bounds, plan, prepare the statistics,
-    then :func:`release` (reserve, compute, commit, noise, shape).
+    then :func:`release` (reserve, compute, commit, noise, shape).  ``asked``:
+    what the caller asked, recorded in the ledger entry (by default the kind's
+    name and the grouping's columns).
     """
     n_keys = 1 if group is None else len(group.keys)
     schema = frame.schema()
@@ -316,7 +496,7 @@ def run(
     rows = kind.read(schema, n_keys)
     spender = frame.binding()
     budget, unit = spender.budget, spender.unit
-    max_rows, max_groups = contribution_bounds(bounds, budget, unit, group is not None)
+    max_rows, max_groups = contribution_bounds(bounds, spender, group is not None)
     if unit is not None:
         check_unit(schema, unit, kind, group)
     selecting = None
@@ -333,13 +513,16 @@ def run(
         max_rows=max_rows,
         max_groups=max_groups,
     )
+    if asked is None:
+        asked = Asked(kind.name, () if group is None else tuple(str(b) for b in group.by))
     if selecting is None:
+        planned = asked.recorded(planned)
         task = Task(kind, planned.plan, group, n_keys, unit, max_rows, max_groups)
         compute = frame.statistics(task, rows)
         return release(budget, kind, group, planned, lambda: compute(budget.source))
     assert isinstance(group, KeySelection)
     task = Task(kind, planned.plan, group, 0, unit, max_rows, max_groups, selecting.plan)
-    planned = planned._replace(entry=selecting.entry(planned.entry))
+    planned = asked.recorded(planned._replace(entry=selecting.entry(planned.entry)))
     if kind.most_keys() is None:
         select = frame.selected(task, rows)
         return release_selected(budget, group, planned, selecting, lambda: select(budget.source))  # type: ignore[no-any-return]
@@ -501,15 +684,27 @@ class Selecting(NamedTuple):
     epsilon: Fraction | None
     rho: Fraction | None
 
+    def _how(self) -> str:
+        """The selection's rule as the ledger names it: its threshold, or its release odds."""
+        if self.plan.method == "truncated_geometric":
+            even = people_for_half(self.plan)
+            return f"the optimal rule: a key of {even} persons shown at even odds"
+        return f"threshold {self.plan.threshold}"
+
     def entry(self, statistic: LedgerEntry) -> LedgerEntry:
-        """The one ledger entry of the release: the whole ε (or ρ) and δ, public parameters only."""
+        """The one ledger entry of the release: the whole ε (or ρ) and δ, public parameters only.
+
+        Its events are what the whole is: (ε, δ)-DP, or ρ-zCDP and δ (the
+        statistic's own noise is part of it).
+        """
         return dataclasses.replace(
             statistic,
             epsilon=self.epsilon,
             rho=self.rho,
             delta=self.plan.delta,
+            events=(),
             keys=None,
-            mechanism=f"{self.plan.method} key selection (threshold {self.plan.threshold}"
+            mechanism=f"{self.plan.method} key selection ({self._how()}"
             f"{'' if self.one_pass else ', half the budget'}) + {statistic.mechanism}",
         )
 
@@ -538,11 +733,12 @@ def plan_selection(
     ``max_rows=1``) is the selection's own noisy count: one pass, the whole
     ``epsilon``/``rho`` to a Laplace (Gaussian) thresholding whose counts are
     released.  Any other statistic: :data:`SELECTION_SHARE` of it to the
-    selection (Laplace thresholding under ε; Gaussian, weighted when a person
-    keeps several keys, under ρ), the rest to the statistic over the chosen
-    keys.  All of ``group.delta`` goes to the selection.  Refused, before any
-    spend: a budget without δ (the message names ``delta=`` and ``keys=``),
-    and the substitute adjacency.
+    selection (under ε the optimal truncated geometric when each person keeps
+    one key, Desfontaines et al. 2022, else Laplace thresholding; Gaussian,
+    weighted when a person keeps several keys, under ρ), the rest to the
+    statistic over the chosen keys.  All of ``group.delta`` goes to the
+    selection.  Refused, before any spend: a budget without δ (the message
+    names ``delta=`` and ``keys=``), and the substitute adjacency.
     """
     if not budget.delta:
         raise TypeError(
@@ -575,7 +771,9 @@ def plan_selection(
         return Selecting(plan, kind, True, *whole)
     share = total * SELECTION_SHARE
     epsilon, rho = (None, share) if name == "rho" else (share, None)
-    plan = selection_plan(epsilon=epsilon, rho=rho, delta=group.delta, max_groups=g)
+    # Under pure ε with one key per person, the optimal mechanism (releases no count).
+    optimal = "truncated_geometric" if name == "epsilon" and g == 1 else None
+    plan = selection_plan(epsilon=epsilon, rho=rho, delta=group.delta, max_groups=g, method=optimal)
     return Selecting(plan, kind.at(name, total - share), False, *whole)
 
 
@@ -623,7 +821,7 @@ def combine_selected(
     return union, (pa + pb, *kind.combine(sa, sb))
 
 
-def _canonical(keys: pd.Index) -> I64:
+def canonical_order(keys: pd.Index) -> I64:
     """The positions of ``keys`` in the order of a 64-bit hash of their values (stable)."""
     hashes = pd.util.hash_pandas_object(keys, index=False).to_numpy()
     return np.argsort(hashes, kind="stable").astype(np.int64)
@@ -668,7 +866,7 @@ def release_selected(
         keys = group.released(keys)
     # The noise goes to the keys in the order of a hash of their values, the same on every
     # engine whatever order the rows (or partitions, or value_counts) gave them.
-    canonical = _canonical(keys)
+    canonical = canonical_order(keys)
     chosen, noisy = select_codes(selecting.plan, stats[0][canonical], budget.source)
     chosen = canonical[chosen]
     most = kind.most_keys()
@@ -693,13 +891,17 @@ def release_selected(
 
 
 def contribution_bounds(
-    bounds: ContributionBounds, budget: PrivacyBudget, unit: Hashable | None, grouped: bool
+    bounds: ContributionBounds, spender: Spender, grouped: bool
 ) -> tuple[int | None, int | None]:
-    """``(max_rows, max_groups)`` for this release: the call's, else the budget's defaults.
+    """``(max_rows, max_groups)`` for this release: the call's, else the frame's defaults.
 
-    Refused, before any spend: a bound on a frame whose rows are persons, or
-    a missing bound the privacy unit needs (the message says what it means).
+    The frame's defaults are the budget's, or those a merge, concat or explode
+    gave it (:meth:`Spender.bounds`).  Refused, before any spend: a bound on a
+    frame whose rows are persons, or a missing bound the privacy unit needs
+    (the message says what it means).
     """
+    unit = spender.unit
+    default_rows, default_groups = spender.bounds()
     given_rows = None if bounds.max_rows is None else check_bound(bounds.max_rows, "max_rows")
     given_groups = (
         None if bounds.max_groups is None else check_bound(bounds.max_groups, "max_groups")
@@ -713,7 +915,7 @@ def contribution_bounds(
                 f"`{name}`, or attach the budget with set_budget(..., privacy_unit='<column>')."
             )
         return None, None
-    max_rows = budget.max_rows if given_rows is None else given_rows
+    max_rows = default_rows if given_rows is None else given_rows
     if max_rows is None:
         raise TypeError(
             f"This frame's privacy unit is {unit!r}: one person may have many rows, so this "
@@ -724,7 +926,7 @@ def contribution_bounds(
         )
     if not grouped:
         return max_rows, None
-    max_groups = budget.max_groups if given_groups is None else given_groups
+    max_groups = default_groups if given_groups is None else given_groups
     if max_groups is None:
         raise TypeError(
             f"This frame's privacy unit is {unit!r}: one person may have rows under many keys, "

@@ -5,6 +5,8 @@ a lower room); a leading ``_`` marks a module used only inside this room.
 
 ========================  ====================================================
 ``accessor``              ``df.dp``: set_budget, histogram, row-wise derivations, reserve
+``relational``            ``df.dp.merge``, ``join``, ``concat``, ``explode``: joined frames, bounded
+``_plans``                df.dp.plan: a whole analysis planned from target accuracies, then run
 ``tables``                value_counts and crosstab, with public keys or keys chosen privately
 ``groupby``               ``df.dp.groupby(by)``: one grouped surface, public or private keys
 ``rowwise``               the row-wise expression check of ``df.dp.query``, masks

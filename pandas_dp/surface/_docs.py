@@ -18,11 +18,13 @@ from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
 from ..kinds.signature import (
+    CUT_UNIT,
     DELTA,
     MAX_GROUPS,
     MAX_ROWS,
     RHO,
     RHO_SELECT,
+    SCOPE_FIELDS,
     Signature,
     document,
     render,
@@ -37,6 +39,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 PARAGRAPHS: dict[str, str] = {
     "max_rows": MAX_ROWS.doc,
     "max_groups": MAX_GROUPS.doc,
+    "cut_unit": render(CUT_UNIT.doc, SCOPE_FIELDS["grouped"]),  # value_counts: grouped
     "rho": RHO.doc,
     "rho_select": RHO_SELECT.doc,
     "delta": DELTA.doc,

@@ -51,6 +51,7 @@ _NAMES = {
     "Hashable": "collections.abc",
     "Iterable": "collections.abc",
     "Mapping": "collections.abc",
+    "Sequence": "collections.abc",
     "pd": "pandas",
     "Bounds": "..core.validation",
 }
@@ -107,25 +108,25 @@ def _def(name: str, params: list[str], returns: str, body: list[str] | None) -> 
     return lines
 
 
-def _form_params(signature: Signature, scope: Scope, form: Form | None) -> list[tuple[Param, str]]:
-    """The parameters of one overload: a form's (``epsilon: float``), or the rho form (None)."""
+def _form_params(
+    signature: Signature, scope: Scope, form: Form, loss: str
+) -> list[tuple[Param, str]]:
+    """The parameters of one overload: a form's, given ``epsilon: float`` or ``rho: float``."""
     out = []
     for param in signature.scoped(scope):
         if param.name == RHO.name:
-            if form is not None:
-                continue  # an epsilon form has no rho
-            out.append((param, "rho: float"))
-            continue
+            if loss == "rho":
+                out.append((param, "rho: float"))
+            continue  # an epsilon form has no rho
         if param.name == EPSILON.name:
-            out.append((param, "epsilon: float" if form is not None else "epsilon: None = None"))
+            out.append((param, "epsilon: float" if loss == "epsilon" else "epsilon: None = None"))
             continue
         if param.name == "delta":
             out.append((param, "delta: float"))
             continue
-        given = {} if form is None else form.given
-        if given.get(param.name) == OMIT:
+        typed = form.given.get(param.name)
+        if typed == OMIT:
             continue
-        typed = given.get(param.name)
         if isinstance(typed, tuple):
             out.append((param, _param(param, *typed)))
         else:
@@ -133,26 +134,16 @@ def _form_params(signature: Signature, scope: Scope, form: Form | None) -> list[
     return out
 
 
-def _union(types: list[str]) -> str:
-    parts: list[str] = []
-    for annotation in types:
-        for part in annotation.split(" | "):
-            if part not in parts:
-                parts.append(part)
-    return " | ".join(parts)
-
-
 def _methods(mixin: str, name: str, signature: Signature) -> list[str]:
+    """Each scope's overloads (each form given ``epsilon=``, then ``rho=``), then the code."""
     lines: list[str] = []
     for scope in SCOPES:
         self_type = f"self: {mixin}[{_MARKERS[scope]}]"
         pick = 0 if scope == "ungrouped" else 1
-        for form in signature.forms:
-            params = _parameters(self_type, _form_params(signature, scope, form))
-            lines += [*_def(signature.name, params, form.returns[pick], None), ""]
-        rho = _parameters(self_type, _form_params(signature, scope, None))
-        returns = _union([form.returns[pick] for form in signature.forms])
-        lines += [*_def(signature.name, rho, returns, None), ""]
+        for loss in ("epsilon", "rho"):
+            for form in signature.forms:
+                params = _parameters(self_type, _form_params(signature, scope, form, loss))
+                lines += [*_def(signature.name, params, form.returns[pick], None), ""]
     every = signature.scoped("keyless")
     implementation = _parameters("self", [(p, _param(p)) for p in every])
     body = ["return self._call(", f"    {name},"]

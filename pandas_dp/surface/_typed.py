@@ -6,19 +6,21 @@ from __future__ import annotations
 
 from typing import Generic, TypeVar
 
+from ..kinds.argmax import ARGMAX_EXP
 from ..kinds.clip_bounds import BOUNDS, CLIPPED_SHARE
 from ..kinds.count import COUNT
 from ..kinds.describe import DESCRIBE
 from ..kinds.nunique import NUNIQUE
-from ..kinds.select import ARGMAX_EXP, MEDIAN, QUANTILE
+from ..kinds.quantile import MEDIAN, QUANTILE
 from ..kinds.signature import Signature
 from ..kinds.sums import MEAN, SUM
-from ..kinds.variance import STD, VAR
+from ..kinds.variance import CORR, COV, STD, VAR
+from ._typed_argmax import ArgmaxReleases
 from ._typed_clip_bounds import ClipBoundsReleases
 from ._typed_count import CountReleases
 from ._typed_describe import DescribeReleases
 from ._typed_nunique import NuniqueReleases
-from ._typed_select import SelectReleases
+from ._typed_quantile import QuantileReleases
 from ._typed_sums import SumsReleases
 from ._typed_variance import VarianceReleases
 
@@ -26,27 +28,30 @@ S = TypeVar("S")
 
 #: Every release's signature, in the order of the methods.
 SIGNATURES: tuple[Signature, ...] = (
+    ARGMAX_EXP,
     BOUNDS,
     CLIPPED_SHARE,
     COUNT,
     DESCRIBE,
     NUNIQUE,
-    ARGMAX_EXP,
     QUANTILE,
     MEDIAN,
     SUM,
     MEAN,
     VAR,
     STD,
+    COV,
+    CORR,
 )
 
 
 class Typed(
+    ArgmaxReleases[S],
     ClipBoundsReleases[S],
     CountReleases[S],
     DescribeReleases[S],
     NuniqueReleases[S],
-    SelectReleases[S],
+    QuantileReleases[S],
     SumsReleases[S],
     VarianceReleases[S],
     Generic[S],

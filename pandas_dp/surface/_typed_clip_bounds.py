@@ -49,7 +49,7 @@ class ClipBoundsReleases(Generic[S]):
         *,
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -60,7 +60,7 @@ class ClipBoundsReleases(Generic[S]):
         epsilon: None = None,
         rho: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -70,7 +70,7 @@ class ClipBoundsReleases(Generic[S]):
         *,
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -82,7 +82,7 @@ class ClipBoundsReleases(Generic[S]):
         epsilon: None = None,
         rho: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -93,7 +93,7 @@ class ClipBoundsReleases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(
@@ -121,7 +121,7 @@ class ClipBoundsReleases(Generic[S]):
         self: ClipBoundsReleases[Ungrouped],
         column: Hashable,
         *,
-        clip: Any,
+        clip: Bounds,
         epsilon: None = None,
         rho: float,
         max_rows: int | Literal["auto"] | None = None,
@@ -135,7 +135,7 @@ class ClipBoundsReleases(Generic[S]):
         clip: Bounds,
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -143,11 +143,11 @@ class ClipBoundsReleases(Generic[S]):
         self: ClipBoundsReleases[Grouped],
         column: Hashable,
         *,
-        clip: Any,
+        clip: Bounds,
         epsilon: None = None,
         rho: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -158,7 +158,7 @@ class ClipBoundsReleases(Generic[S]):
         clip: Bounds,
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -167,11 +167,11 @@ class ClipBoundsReleases(Generic[S]):
         self: ClipBoundsReleases[Keyless],
         column: Hashable,
         *,
-        clip: Any,
+        clip: Bounds,
         epsilon: None = None,
         rho: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -183,7 +183,7 @@ class ClipBoundsReleases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(

@@ -29,6 +29,7 @@ class CountReleases(Generic[S]):
         *,
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> int: ...
 
@@ -38,7 +39,8 @@ class CountReleases(Generic[S]):
         column: Hashable | None = None,
         *,
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
@@ -49,19 +51,21 @@ class CountReleases(Generic[S]):
         *,
         epsilon: None = None,
         rho: float,
-        ci: float | None = None,
+        ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-    ) -> int | pd.Series: ...
+    ) -> int: ...
 
     @overload
     def count(
-        self: CountReleases[Grouped],
+        self: CountReleases[Ungrouped],
         column: Hashable | None = None,
         *,
-        epsilon: float,
-        ci: None = None,
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -70,9 +74,22 @@ class CountReleases(Generic[S]):
         column: Hashable | None = None,
         *,
         epsilon: float,
-        ci: float,
+        ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def count(
+        self: CountReleases[Grouped],
+        column: Hashable | None = None,
+        *,
+        epsilon: float,
+        ci: float | None = None,
+        cut: bool = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -82,10 +99,24 @@ class CountReleases(Generic[S]):
         *,
         epsilon: None = None,
         rho: float,
-        ci: float | None = None,
+        ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
-    ) -> pd.Series | pd.DataFrame: ...
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def count(
+        self: CountReleases[Grouped],
+        column: Hashable | None = None,
+        *,
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        cut: bool = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.DataFrame: ...
 
     @overload
     def count(
@@ -94,8 +125,9 @@ class CountReleases(Generic[S]):
         *,
         epsilon: float,
         ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -105,9 +137,10 @@ class CountReleases(Generic[S]):
         column: Hashable | None = None,
         *,
         epsilon: float,
-        ci: float,
+        ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -118,11 +151,26 @@ class CountReleases(Generic[S]):
         *,
         epsilon: None = None,
         rho: float,
-        ci: float | None = None,
+        ci: None = None,
+        cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
-    ) -> pd.Series | pd.DataFrame: ...
+    ) -> pd.Series: ...
+
+    @overload
+    def count(
+        self: CountReleases[Keyless],
+        column: Hashable | None = None,
+        *,
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        cut: bool = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.DataFrame: ...
 
     def count(
         self,
@@ -131,8 +179,9 @@ class CountReleases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         ci: float | None = None,
+        cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(
@@ -141,6 +190,7 @@ class CountReleases(Generic[S]):
             epsilon=epsilon,
             rho=rho,
             ci=ci,
+            cut=cut,
             max_rows=max_rows,
             max_groups=max_groups,
             delta=delta,

@@ -59,7 +59,7 @@ class DescribeReleases(Generic[S]):
         max_rows: int | Literal["auto"] | None = None,
         ci: None = None,
         cut: bool = False,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -74,7 +74,7 @@ class DescribeReleases(Generic[S]):
         max_rows: int | Literal["auto"] | None = None,
         ci: None = None,
         cut: bool = False,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -88,7 +88,7 @@ class DescribeReleases(Generic[S]):
         max_rows: int | Literal["auto"] | None = None,
         ci: None = None,
         cut: bool = False,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -104,7 +104,7 @@ class DescribeReleases(Generic[S]):
         max_rows: int | Literal["auto"] | None = None,
         ci: None = None,
         cut: bool = False,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -119,7 +119,7 @@ class DescribeReleases(Generic[S]):
         max_rows: int | Literal["auto"] | None = None,
         ci: None = None,
         cut: bool = False,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(

@@ -48,7 +48,7 @@ class NuniqueReleases(Generic[S]):
         *,
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -59,7 +59,7 @@ class NuniqueReleases(Generic[S]):
         epsilon: None = None,
         rho: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -69,7 +69,7 @@ class NuniqueReleases(Generic[S]):
         *,
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -81,7 +81,7 @@ class NuniqueReleases(Generic[S]):
         epsilon: None = None,
         rho: float,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -92,7 +92,7 @@ class NuniqueReleases(Generic[S]):
         epsilon: float | None = None,
         rho: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(

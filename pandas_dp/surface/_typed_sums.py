@@ -61,15 +61,40 @@ class SumsReleases(Generic[S]):
     @overload
     def sum(
         self: SumsReleases[Ungrouped],
-        column: Hashable | None = None,
+        column: None = None,
         *,
-        clip: Any,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def sum(
+        self: SumsReleases[Ungrouped],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float: ...
+
+    @overload
+    def sum(
+        self: SumsReleases[Ungrouped],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
         epsilon: None = None,
         rho: float,
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-    ) -> pd.Series | float: ...
+    ) -> pd.Series: ...
 
     @overload
     def sum(
@@ -80,7 +105,7 @@ class SumsReleases(Generic[S]):
         epsilon: float,
         ci: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -93,7 +118,7 @@ class SumsReleases(Generic[S]):
         ci: None = None,
         cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -106,22 +131,49 @@ class SumsReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
     def sum(
         self: SumsReleases[Grouped],
-        column: Hashable | None = None,
+        column: None = None,
         *,
-        clip: Any,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def sum(
+        self: SumsReleases[Grouped],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def sum(
+        self: SumsReleases[Grouped],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
         epsilon: None = None,
         rho: float,
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
-    ) -> pd.DataFrame | pd.Series: ...
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.DataFrame: ...
 
     @overload
     def sum(
@@ -132,7 +184,7 @@ class SumsReleases(Generic[S]):
         epsilon: float,
         ci: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -146,7 +198,7 @@ class SumsReleases(Generic[S]):
         ci: None = None,
         cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -160,24 +212,53 @@ class SumsReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
     @overload
     def sum(
         self: SumsReleases[Keyless],
-        column: Hashable | None = None,
+        column: None = None,
         *,
-        clip: Any,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def sum(
+        self: SumsReleases[Keyless],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.Series: ...
+
+    @overload
+    def sum(
+        self: SumsReleases[Keyless],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
         epsilon: None = None,
         rho: float,
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
-    ) -> pd.DataFrame | pd.Series: ...
+    ) -> pd.DataFrame: ...
 
     def sum(
         self,
@@ -189,7 +270,7 @@ class SumsReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(
@@ -243,15 +324,40 @@ class SumsReleases(Generic[S]):
     @overload
     def mean(
         self: SumsReleases[Ungrouped],
-        column: Hashable | None = None,
+        column: None = None,
         *,
-        clip: Any,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def mean(
+        self: SumsReleases[Ungrouped],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float: ...
+
+    @overload
+    def mean(
+        self: SumsReleases[Ungrouped],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
         epsilon: None = None,
         rho: float,
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-    ) -> pd.Series | float: ...
+    ) -> pd.Series: ...
 
     @overload
     def mean(
@@ -262,7 +368,7 @@ class SumsReleases(Generic[S]):
         epsilon: float,
         ci: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -275,7 +381,7 @@ class SumsReleases(Generic[S]):
         ci: None = None,
         cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -288,22 +394,49 @@ class SumsReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
     def mean(
         self: SumsReleases[Grouped],
-        column: Hashable | None = None,
+        column: None = None,
         *,
-        clip: Any,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def mean(
+        self: SumsReleases[Grouped],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def mean(
+        self: SumsReleases[Grouped],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
         epsilon: None = None,
         rho: float,
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
-    ) -> pd.DataFrame | pd.Series: ...
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.DataFrame: ...
 
     @overload
     def mean(
@@ -314,7 +447,7 @@ class SumsReleases(Generic[S]):
         epsilon: float,
         ci: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
@@ -328,7 +461,7 @@ class SumsReleases(Generic[S]):
         ci: None = None,
         cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -342,24 +475,53 @@ class SumsReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
 
     @overload
     def mean(
         self: SumsReleases[Keyless],
-        column: Hashable | None = None,
+        column: None = None,
         *,
-        clip: Any,
+        clip: Mapping[Hashable, Bounds],
+        epsilon: None = None,
+        rho: float,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def mean(
+        self: SumsReleases[Keyless],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.Series: ...
+
+    @overload
+    def mean(
+        self: SumsReleases[Keyless],
+        column: Hashable,
+        *,
+        clip: Bounds | Literal["auto"],
         epsilon: None = None,
         rho: float,
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
-    ) -> pd.DataFrame | pd.Series: ...
+    ) -> pd.DataFrame: ...
 
     def mean(
         self,
@@ -371,7 +533,7 @@ class SumsReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(

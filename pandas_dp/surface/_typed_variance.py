@@ -10,13 +10,13 @@ from typing import Any, Generic, Literal, TypeVar, overload
 import pandas as pd
 
 from ..kinds.signature import Grouped, Keyless, Signature, Ungrouped
-from ..kinds.variance import STD, VAR
+from ..kinds.variance import CORR, COV, STD, VAR
 
 S = TypeVar("S")
 
 
 class VarianceReleases(Generic[S]):
-    """var, std: overloads per form and scope."""
+    """var, std, cov, corr: overloads per form and scope."""
 
     def _call(self, signature: Signature, /, **args: Any) -> Any:
         """Release ``signature`` with the call's ``args`` (the surface runs it)."""
@@ -54,10 +54,23 @@ class VarianceReleases(Generic[S]):
         clip: Any,
         epsilon: None = None,
         rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float: ...
+
+    @overload
+    def var(
+        self: VarianceReleases[Ungrouped],
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-    ) -> float | pd.Series: ...
+    ) -> pd.Series: ...
 
     @overload
     def var(
@@ -69,7 +82,7 @@ class VarianceReleases(Generic[S]):
         ci: None = None,
         cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -82,8 +95,22 @@ class VarianceReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
+
+    @overload
+    def var(
+        self: VarianceReleases[Grouped],
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
 
     @overload
     def var(
@@ -96,8 +123,8 @@ class VarianceReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
-    ) -> pd.Series | pd.DataFrame: ...
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.DataFrame: ...
 
     @overload
     def var(
@@ -109,7 +136,7 @@ class VarianceReleases(Generic[S]):
         ci: None = None,
         cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -123,9 +150,24 @@ class VarianceReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
+
+    @overload
+    def var(
+        self: VarianceReleases[Keyless],
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.Series: ...
 
     @overload
     def var(
@@ -138,9 +180,9 @@ class VarianceReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
-    ) -> pd.Series | pd.DataFrame: ...
+    ) -> pd.DataFrame: ...
 
     def var(
         self,
@@ -152,7 +194,7 @@ class VarianceReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(
@@ -200,10 +242,23 @@ class VarianceReleases(Generic[S]):
         clip: Any,
         epsilon: None = None,
         rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float: ...
+
+    @overload
+    def std(
+        self: VarianceReleases[Ungrouped],
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-    ) -> float | pd.Series: ...
+    ) -> pd.Series: ...
 
     @overload
     def std(
@@ -215,7 +270,7 @@ class VarianceReleases(Generic[S]):
         ci: None = None,
         cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -228,8 +283,22 @@ class VarianceReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
+
+    @overload
+    def std(
+        self: VarianceReleases[Grouped],
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
 
     @overload
     def std(
@@ -242,8 +311,8 @@ class VarianceReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
-    ) -> pd.Series | pd.DataFrame: ...
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.DataFrame: ...
 
     @overload
     def std(
@@ -255,7 +324,7 @@ class VarianceReleases(Generic[S]):
         ci: None = None,
         cut: Literal[False] = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.Series: ...
 
@@ -269,9 +338,24 @@ class VarianceReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
     ) -> pd.DataFrame: ...
+
+    @overload
+    def std(
+        self: VarianceReleases[Keyless],
+        column: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.Series: ...
 
     @overload
     def std(
@@ -284,9 +368,9 @@ class VarianceReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float,
-    ) -> pd.Series | pd.DataFrame: ...
+    ) -> pd.DataFrame: ...
 
     def std(
         self,
@@ -298,7 +382,7 @@ class VarianceReleases(Generic[S]):
         ci: float | None = None,
         cut: bool = False,
         max_rows: int | Literal["auto"] | None = None,
-        max_groups: int | None = None,
+        max_groups: int | Literal["auto"] | None = None,
         delta: float | None = None,
     ) -> Any:
         return self._call(
@@ -309,6 +393,382 @@ class VarianceReleases(Generic[S]):
             rho=rho,
             ci=ci,
             cut=cut,
+            max_rows=max_rows,
+            max_groups=max_groups,
+            delta=delta,
+        )
+
+    @overload
+    def cov(
+        self: VarianceReleases[Ungrouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float: ...
+
+    @overload
+    def cov(
+        self: VarianceReleases[Ungrouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def cov(
+        self: VarianceReleases[Ungrouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float: ...
+
+    @overload
+    def cov(
+        self: VarianceReleases[Ungrouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def cov(
+        self: VarianceReleases[Grouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def cov(
+        self: VarianceReleases[Grouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def cov(
+        self: VarianceReleases[Grouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def cov(
+        self: VarianceReleases[Grouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def cov(
+        self: VarianceReleases[Keyless],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.Series: ...
+
+    @overload
+    def cov(
+        self: VarianceReleases[Keyless],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def cov(
+        self: VarianceReleases[Keyless],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.Series: ...
+
+    @overload
+    def cov(
+        self: VarianceReleases[Keyless],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.DataFrame: ...
+
+    def cov(
+        self,
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float | None = None,
+        rho: float | None = None,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float | None = None,
+    ) -> Any:
+        return self._call(
+            COV,
+            a=a,
+            b=b,
+            clip=clip,
+            epsilon=epsilon,
+            rho=rho,
+            ci=ci,
+            max_rows=max_rows,
+            max_groups=max_groups,
+            delta=delta,
+        )
+
+    @overload
+    def corr(
+        self: VarianceReleases[Ungrouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float: ...
+
+    @overload
+    def corr(
+        self: VarianceReleases[Ungrouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def corr(
+        self: VarianceReleases[Ungrouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> float: ...
+
+    @overload
+    def corr(
+        self: VarianceReleases[Ungrouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def corr(
+        self: VarianceReleases[Grouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def corr(
+        self: VarianceReleases[Grouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def corr(
+        self: VarianceReleases[Grouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def corr(
+        self: VarianceReleases[Grouped],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def corr(
+        self: VarianceReleases[Keyless],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.Series: ...
+
+    @overload
+    def corr(
+        self: VarianceReleases[Keyless],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def corr(
+        self: VarianceReleases[Keyless],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.Series: ...
+
+    @overload
+    def corr(
+        self: VarianceReleases[Keyless],
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: None = None,
+        rho: float,
+        ci: float,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float,
+    ) -> pd.DataFrame: ...
+
+    def corr(
+        self,
+        a: Hashable,
+        b: Hashable,
+        *,
+        clip: Any,
+        epsilon: float | None = None,
+        rho: float | None = None,
+        ci: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+        delta: float | None = None,
+    ) -> Any:
+        return self._call(
+            CORR,
+            a=a,
+            b=b,
+            clip=clip,
+            epsilon=epsilon,
+            rho=rho,
+            ci=ci,
             max_rows=max_rows,
             max_groups=max_groups,
             delta=delta,

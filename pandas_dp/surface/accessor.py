@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Hashable, Iterable
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 import numpy as np
 import pandas as pd
@@ -32,7 +32,7 @@ from ..accounting.budget import (
     refuse_rebinding,
     require_binding,
 )
-from ..accounting.ledger import BudgetStore, MemoryStore, check_name
+from ..accounting.ledger import BudgetStore, MemoryStore, check_name, choose_accountant
 from ..accounting.sqlite import Ledger, open_ledger
 from ..core.errors import MissingBudgetError, PandasDPError
 from ..core.noise import make_source
@@ -47,34 +47,62 @@ from ..core.validation import (
     check_seed,
     loss,
 )
-from ..kinds.base import Kind
 from ..kinds.count import Histogram
 from ..kinds.signature import Grouped, Keyless, Ungrouped
 from ..mechanisms.key_selection import KeySelection
-from ..mechanisms.keys import Bins, Grouping
+from ..mechanisms.keys import Bins
 from ..pipeline.recipes import rows_per_unit
-from ..pipeline.run import ContributionBounds, PandasFrame, run
+from ..pipeline.run import PandasFrame
+from ..pipeline.workload import entries_for
 from ._docs import doc
+from ._plans import PlanReleases
 from ._releases import Releases
 from .groupby import DPGroupBy
+from .relational import DPRelational
 from .rowwise import check_rowwise, evaluate, is_boolean_dtype, query_values, row_mask
 from .tables import TableReleases
 
-__all__ = ["DPAccessor", "DPReleases"]
+__all__ = ["DPAccessor", "DPFrame", "DPReleases", "typed"]
 
 One = TypeVar("One")
 Many = TypeVar("Many")
 
+if TYPE_CHECKING:
 
-class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
+    class DPFrame(pd.DataFrame):
+        """A DataFrame whose ``.dp`` a type checker sees: what :func:`typed` returns.
+
+        pandas-stubs type every attribute a DataFrame does not declare as a
+        column (a Series), so pyright (which takes no plugin) reads ``df.dp``
+        as one; this subclass, for type checkers only, declares it.
+        """
+
+        dp: DPAccessor
+
+else:
+    DPFrame = pd.DataFrame  # at run time, the frame itself
+
+
+def typed(df: pd.DataFrame) -> DPFrame:
+    """``df`` itself, typed as :class:`DPFrame` so that ``df.dp`` is typed without a plugin.
+
+    ``df = pandas_dp.typed(pd.read_csv(...))``: one line, for pyright and
+    other checkers without mypy's plugin; the frames ``df.dp`` derives
+    (``query``, ``filter``, ``assign``, ``select``, ``per_unit``) are typed
+    so too.  Returns the same object: nothing is copied, bound or checked.
+    """
+    return cast("DPFrame", df)
+
+
+class DPReleases(PlanReleases, TableReleases, Releases[Ungrouped], scope="ungrouped"):
     """The releases of ``df.dp`` and ``ddf.dp``: each declares its arguments and runs its kind.
 
     Those of :class:`pandas_dp.surface._releases.Releases` (one answer each), and
     :meth:`histogram`, :meth:`rows_per_unit` and :meth:`set_budget`; ``value_counts``
     and ``crosstab`` from :class:`pandas_dp.surface.tables.TableReleases`. A subclass binds
     the surface to one backend through three hooks:
-    :meth:`_release` runs a built kind (grouped by a :class:`~pandas_dp.mechanisms.keys.Grouping`
-    or not) and spends from the frame's budget, and :meth:`_schema` gives the
+    :meth:`_frame` gives the backend every release runs over (and spends from the
+    frame's budget), and :meth:`_schema` gives the
     empty or full frame whose columns and dtypes the bins of :meth:`histogram`
     and the keys of :meth:`crosstab` are checked against (never its data);
     :meth:`_people` gives the one-row-per-person surface of :meth:`rows_per_unit`.
@@ -85,20 +113,6 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
 
     def _grouping(self) -> None:
         return None
-
-    @overload
-    def _release(self, kind: Kind[One, Many], group: None, bounds: ContributionBounds) -> One: ...
-
-    @overload
-    def _release(
-        self, kind: Kind[One, Many], group: Grouping, bounds: ContributionBounds
-    ) -> Many: ...
-
-    def _release(
-        self, kind: Kind[One, Many], group: Grouping | None, bounds: ContributionBounds
-    ) -> One | Many:
-        """Release ``kind`` (grouped by ``group``), spending from the frame's budget."""
-        return run(self._frame(), kind, group, bounds)
 
     def _budget(self) -> PrivacyBudget:
         """The budget this surface's releases spend (MissingBudgetError if none)."""
@@ -147,6 +161,7 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
         privacy_unit: Hashable | None = None,
         max_rows: int | None = None,
         max_groups: int | None = None,
+        accountant: str | None = None,
     ) -> PrivacyBudget:
         """Attach a privacy budget (total ``epsilon`` or ``rho``) to this frame or collection.
 
@@ -200,6 +215,20 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
             (a release may override them): at most ``max_rows`` rows of one
             person in each cell (the frame, one key, one candidate), at most
             ``max_groups`` keys of one person in a grouped release.
+        accountant : {None, "pld"}
+            How the releases compose. None (default): as the total says, ε
+            added up (``epsilon=``; a ``delta`` is spent by key selections
+            only, added up too) or ρ added up (``rho=``). ``"pld"``, with
+            ``epsilon=`` and ``delta=``: the budget promises (ε, δ) for all
+            its releases together and composes them by their privacy loss
+            distributions (pessimistic, Google's ``dp_accounting``: ``pip
+            install "pandas-dp[pld]"``), the tightest accounting known:
+            releases take ``epsilon=`` (Laplace, selections) or ``rho=``
+            (Gaussian), key selections spend from the same δ, ``spent`` is the
+            ε at ``delta`` of everything composed. Without ``dp_accounting``
+            the budget adds ε and δ up, as with None, and says so (an
+            ``AccountingWarning`` once, and in its views). A named budget
+            keeps its accountant.
 
         Returns
         -------
@@ -230,8 +259,9 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
         and to the collections derived from it by ``ddf.dp``
         (see :mod:`pandas_dp.dask`).
         """
-        accountant, total = check_loss(epsilon, rho)
+        loss, total = check_loss(epsilon, rho)
         held_delta = check_delta(delta)
+        accountant, note = choose_accountant(loss, accountant, held_delta)
         adjacency = check_adjacency(adjacency)
         seed = check_seed(seed)
         if ledger is not None and name is None:
@@ -276,6 +306,8 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
             max_rows=rows,
             max_groups=groups,
             delta=held_delta,
+            note=note,
+            fitter=entries_for,
         )
         self._attach(budget, where, stored_root)
         return budget
@@ -292,8 +324,8 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
         ci: None = None,
         right: bool = True,
         include_lowest: bool = False,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -307,8 +339,8 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
         ci: None = None,
         right: bool = True,
         include_lowest: bool = False,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series: ...
 
     @overload
@@ -321,8 +353,8 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
         ci: float,
         right: bool = True,
         include_lowest: bool = False,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @overload
@@ -336,8 +368,8 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
         ci: float,
         right: bool = True,
         include_lowest: bool = False,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame: ...
 
     @doc()
@@ -351,8 +383,8 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
         ci: float | None = None,
         right: bool = True,
         include_lowest: bool = False,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.Series | pd.DataFrame:
         """Noisy counts of ``column`` over public bin edges, like ``pd.cut(...).value_counts()``.
 
@@ -402,7 +434,20 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
             self._schema(), column, bins, right=right, include_lowest=include_lowest
         )
         kind = Histogram(column=column, ci=ci, **loss(epsilon, rho))
-        return self._release(kind, group, ContributionBounds(max_rows, max_groups))
+        return self._table(  # type: ignore[no-any-return]
+            "histogram",
+            kind,
+            group,
+            column=column,
+            bins=bins,
+            epsilon=epsilon,
+            rho=rho,
+            ci=ci,
+            right=right,
+            include_lowest=include_lowest,
+            max_rows=max_rows,
+            max_groups=max_groups,
+        )
 
     @doc()
     def rows_per_unit(
@@ -489,11 +534,14 @@ class DPReleases(TableReleases, Releases[Ungrouped], scope="ungrouped"):
 
 
 @pd.api.extensions.register_dataframe_accessor("dp")
-class DPAccessor(DPReleases):
+class DPAccessor(DPReleases, DPRelational):
     """Differentially private releases of a DataFrame: ``df.dp``.
 
     Attach a budget once with :meth:`set_budget`; every release then spends
-    from it.  One row must be one person (the privacy unit).
+    from it.  One row must be one person (the privacy unit).  The row-wise
+    derivations are below; joins and reshaping (``merge``, ``join``,
+    ``concat``, ``explode``) come from
+    :class:`~pandas_dp.surface.relational.DPRelational`.
     """
 
     def __init__(self, pandas_obj: pd.DataFrame) -> None:
@@ -567,19 +615,26 @@ class DPAccessor(DPReleases):
 
     # ------------------------------------------------ row-wise derived frames
 
-    def _derive(self, result: pd.DataFrame, *, same_rows: bool) -> pd.DataFrame:
+    def _derive(self, result: pd.DataFrame, *, same_rows: bool) -> DPFrame:
         binding = require_binding(self._df)
         if result is self._df:
             result = result.copy(deep=False)
         root = binding.is_root(self._df) and same_rows
-        bind(result, binding.budget, root=root, unit=binding.unit)
-        return result
+        bind(
+            result,
+            binding.budget,
+            root=root,
+            unit=binding.unit,
+            defaults=binding.defaults,
+            lineage=binding.lineage,
+        )
+        return typed(result)
 
     def _unit(self) -> Hashable | None:
         binding = binding_of(self._df)
         return None if binding is None else binding.unit
 
-    def filter(self, mask: Any) -> pd.DataFrame:
+    def filter(self, mask: Any) -> DPFrame:
         """The rows where ``mask`` is True, spending from this frame's budget.
 
         Parameters
@@ -631,7 +686,7 @@ class DPAccessor(DPReleases):
         array = row_mask(mask, self._df.index)
         return self._derive(self._df[array], same_rows=False)
 
-    def query(self, expr: str, **kwargs: Any) -> pd.DataFrame:
+    def query(self, expr: str, **kwargs: Any) -> DPFrame:
         """The rows where the row-wise boolean expression ``expr`` holds.
 
         Parameters
@@ -721,7 +776,7 @@ class DPAccessor(DPReleases):
             raise TypeError(f"`expr` must evaluate to a boolean per row, got {expr!r}.")
         return self.filter(mask)
 
-    def assign(self, **columns: Any) -> pd.DataFrame:
+    def assign(self, **columns: Any) -> DPFrame:
         """A frame with new or replaced columns; same rows, same budget.
 
         Parameters
@@ -786,7 +841,7 @@ class DPAccessor(DPReleases):
             raise ValueError("assigned columns must keep the frame's rows (same index).")
         return self._derive(result, same_rows=True)
 
-    def select(self, columns: Iterable[Hashable]) -> pd.DataFrame:
+    def select(self, columns: Iterable[Hashable]) -> DPFrame:
         """A frame with only ``columns``; same rows, same budget."""
         if isinstance(columns, str) or not isinstance(columns, Iterable):
             raise TypeError(f"`columns` must be a list of column labels, got {columns!r}.")
@@ -803,7 +858,7 @@ class DPAccessor(DPReleases):
             )
         return self._derive(self._df[labels], same_rows=True)
 
-    def per_unit(self, **aggregations: Any) -> pd.DataFrame:
+    def per_unit(self, **aggregations: Any) -> DPFrame:
         """One row per person: pandas named aggregation over the privacy unit.
 
         ``tx.dp.per_unit(spend=("amount", "sum"), orders=("amount", "size"))``
@@ -860,9 +915,9 @@ class DPAccessor(DPReleases):
         result: pd.DataFrame = persons.agg(**checked)
         check_per_person(result.index.equals(persons.size().index))
         bind(result, binding.budget, root=binding.is_root(self._df), unit=None)
-        return result
+        return typed(result)
 
-    def inherit(self, source: pd.DataFrame | None = None) -> pd.DataFrame:
+    def inherit(self, source: pd.DataFrame | None = None) -> DPFrame:
         """Bind this frame to ``source``'s budget; returns this frame.
 
         Call it only when this frame still has at most one row per person of
@@ -872,7 +927,16 @@ class DPAccessor(DPReleases):
         it was derived from, created in this process), e.g. after
         ``df = df.reset_index()``. With a privacy unit, "one row per person"
         reads "the same persons, identified by the same unit column": the
-        frame keeps ``source``'s unit (the budget's, without ``source``).
+        frame keeps ``source``'s unit (the budget's, without ``source``), and
+        must hold that column.
+
+        That is also how a second table about the same persons joins their
+        budget: ``returns.dp.inherit(tx)`` binds the returns of ``tx``'s
+        customers (the same ``customer_id``) to ``tx``'s budget and unit,
+        and ``tx.dp.merge(returns, on="customer_id")`` joins them (attaching
+        both to one named budget does the same). Neighbouring datasets then
+        differ in all the rows of one person in every such table, and each
+        release bounds each person's rows as before.
         """
         if source is None:
             marker = marker_of(self._df)
@@ -882,28 +946,30 @@ class DPAccessor(DPReleases):
                     "This frame does not come from a budget of this process; pass the frame "
                     "it was derived from: result.dp.inherit(df)."
                 )
-            budget, unit = found, found.privacy_unit
+            budget, unit, defaults = found, found.privacy_unit, None
         elif not isinstance(source, pd.DataFrame):
             raise TypeError(f"`source` must be a DataFrame, got {type(source).__name__}.")
         else:
             binding = require_binding(source)
-            budget, unit = binding.budget, binding.unit
+            budget, unit, defaults = binding.budget, binding.unit, binding.defaults
         with budget_lock():
             own = binding_of(self._df)
             if own is not None:
                 if own.budget is not budget:
                     raise PandasDPError("This frame already spends another privacy budget.")
                 if own.index is self._df.index and own.unit_unchanged(self._df):
-                    return self._df  # nothing changed in place: keep what it was
-                unit = own.unit
+                    return typed(self._df)  # nothing changed in place: keep what it was
+                unit, defaults = own.unit, own.defaults
+            if unit is not None:
+                check_column(self._df, unit)
             marker = marker_of(self._df)
             other = None if marker is None else marker["budget"]
             if other not in (None, budget.id) and live_budget(str(other)) is not None:
                 raise PandasDPError(
                     "This frame was derived from a frame with another live privacy budget."
                 )
-            bind(self._df, budget, root=False, unit=unit)
-        return self._df
+            bind(self._df, budget, root=False, unit=unit, defaults=defaults)
+        return typed(self._df)
 
     # ------------------------------------------------------------------- hooks
 

@@ -20,10 +20,11 @@ the pipeline (:func:`pandas_dp.pipeline.recipes.answer`).
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import TypeVar
+from typing import Literal, TypeVar, overload
 
 import pandas as pd
 
+from ..kinds.count import COUNT
 from ..kinds.signature import Grouped, Keyless
 from ..mechanisms.key_selection import KeySelection
 from ..mechanisms.keys import Grouping
@@ -85,6 +86,88 @@ class DPGroupedReleases(Releases[G], scope="grouped"):
                 "and they are the index of its answer."
             )
         return self._group.keys.view()
+
+    @overload
+    def size(
+        self,
+        *,
+        epsilon: float | None = None,
+        rho: float | None = None,
+        ci: None = None,
+        delta: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def size(
+        self,
+        *,
+        epsilon: float | None = None,
+        rho: float | None = None,
+        ci: float,
+        delta: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.DataFrame: ...
+
+    def size(
+        self,
+        *,
+        epsilon: float | None = None,
+        rho: float | None = None,
+        ci: float | None = None,
+        delta: float | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series | pd.DataFrame:
+        """Noisy rows per key, like pandas' ``groupby(...).size()``: ``count()`` of rows.
+
+        Parameters
+        ----------
+        epsilon : float
+            Privacy cost, charged once for all keys.
+        rho : float
+            Instead of ``epsilon``, under a zCDP budget.
+        ci : float, optional
+            A confidence level: each key's count with its noise interval.
+        delta : float
+            Without ``keys=``, required: as for :meth:`count`.
+        max_rows : int or "auto", optional
+            With a privacy unit: rows of one person kept per key.
+        max_groups : int or "auto", optional
+            With a privacy unit: keys of one person kept.
+
+        Returns
+        -------
+        pandas.Series or pandas.DataFrame
+            The counts, unnamed as pandas names ``size()``'s (with ``ci``: a
+            DataFrame ``estimate``, ``lower``, ``upper``).
+
+        Raises
+        ------
+        MissingBudgetError, BudgetExceededError, KeyError, ValueError, TypeError
+            Refused before anything is spent.
+
+        Notes
+        -----
+        The release of :meth:`count` without a column: its cost (``epsilon``
+        once for all keys), sensitivity (1 under add_remove, 2 under
+        substitute; times the bounds with a privacy unit) and noise. Public:
+        the keys, ``epsilon``.
+        """
+        counted = self._call(
+            COUNT,
+            column=None,
+            epsilon=epsilon,
+            rho=rho,
+            ci=ci,
+            cut=False,
+            max_rows=max_rows,
+            max_groups=max_groups,
+            delta=delta,
+        )
+        return counted.rename(None) if isinstance(counted, pd.Series) else counted
 
     def __repr__(self) -> str:
         if isinstance(self._group, KeySelection):

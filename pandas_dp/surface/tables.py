@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 import pandas as pd
@@ -32,7 +32,8 @@ from ..kinds.base import Kind
 from ..kinds.count import Count
 from ..mechanisms.key_selection import KeySelection
 from ..mechanisms.keys import CrossKeys, Grouping, level_codes
-from ..pipeline.run import ContributionBounds
+from ..pipeline.recipes import Request, answer
+from ..pipeline.run import Frame
 from ._docs import doc
 
 __all__ = ["OneAxisKeys", "TableReleases"]
@@ -130,15 +131,54 @@ class TableReleases:
 
     Both are grouped counts; without public keys the keys are chosen
     privately (:class:`~pandas_dp.mechanisms.key_selection.KeySelection`).  A subclass gives
-    :meth:`_release` and :meth:`_schema` (those of
+    :meth:`_frame` and :meth:`_schema` (those of
     :class:`pandas_dp.surface.accessor.DPReleases`).
     """
 
-    def _release(self, kind: Kind[Any, Any], group: Grouping, bounds: ContributionBounds) -> Any:
+    def _frame(self) -> Frame:
         raise NotImplementedError
 
     def _schema(self) -> pd.DataFrame:
         raise NotImplementedError
+
+    def _table(self, name: str, kind: Kind[Any, Any], group: Grouping, **args: Any) -> Any:
+        """Release ``kind`` over ``group`` through the pipeline, as the call ``name`` with ``args``.
+
+        ``args``: the call's arguments (its loss, ``ci``, bounds, ``delta``; the
+        others only for the ledger's record of what was asked).
+        """
+        request = Request(lambda _, share: kind.at(*share), args, name=name)
+        return answer(self._frame(), group, request)
+
+    @overload
+    def value_counts(
+        self,
+        subset: Hashable | list[Hashable],
+        *,
+        epsilon: float | None = None,
+        rho: float | None = None,
+        delta: float | None = None,
+        normalize: bool = False,
+        dropna: bool = True,
+        cut: Literal[False] = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series: ...
+
+    @overload
+    def value_counts(
+        self,
+        subset: Hashable | list[Hashable],
+        *,
+        epsilon: float | None = None,
+        rho: float | None = None,
+        delta: float | None = None,
+        normalize: bool = False,
+        dropna: bool = True,
+        cut: Literal[True],
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.DataFrame: ...
 
     @doc(**_FIELDS)
     def value_counts(
@@ -150,9 +190,10 @@ class TableReleases:
         delta: float | None = None,
         normalize: bool = False,
         dropna: bool = True,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
-    ) -> pd.Series:
+        cut: bool = False,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
+    ) -> pd.Series | pd.DataFrame:
         """Noisy counts of the values of ``subset`` seen often enough, most frequent first.
 
         Like ``df[subset].value_counts()``, without a list of values: the
@@ -171,14 +212,18 @@ class TableReleases:
             ones as 0) over their sum, so over the values shown only.
         dropna : bool, default True
             Whether to leave out missing values (False: they may be a value).
+        $cut_unit
         $max_rows
         $max_groups
 
         Returns
         -------
-        pandas.Series
+        pandas.Series, or pandas.DataFrame
             Named ``count`` (``proportion`` if ``normalize``), indexed by the
-            chosen values, in descending noisy count (ties at random).
+            chosen values, in descending noisy count (ties at random). With
+            ``cut``: a DataFrame, the counts (proportions) in ``estimate``
+            (``proportion``) beside the shares of persons the bounds cut. No
+            value chosen warns (:class:`~pandas_dp.errors.PoorAnswerWarning`).
 
         Raises
         ------
@@ -193,13 +238,33 @@ class TableReleases:
         group = KeySelection.of_columns(self._schema(), subset, dropna=dropna, sort=False)
         group = group.at(delta)
         kind = Count(column=None, ci=None, **loss(epsilon, rho))
-        counts: pd.Series = self._release(kind, group, ContributionBounds(max_rows, max_groups))
-        counts = counts.sort_values(ascending=False, kind="stable")
+        if not isinstance(cut, bool):
+            raise TypeError(f"`cut` must be True or False, got {type(cut).__name__}.")
+        answer: pd.Series | pd.DataFrame = self._table(
+            "value_counts",
+            kind,
+            group,
+            subset=subset,
+            epsilon=epsilon,
+            rho=rho,
+            delta=delta,
+            normalize=normalize,
+            dropna=dropna,
+            cut=cut,
+            max_rows=max_rows,
+            max_groups=max_groups,
+        )
+        counts = answer["estimate"] if isinstance(answer, pd.DataFrame) else answer
+        order = np.argsort(-counts.to_numpy(), kind="stable")
+        answer, counts = answer.iloc[order], counts.iloc[order]
         if not normalize:
-            return counts
+            return answer
         shown = counts.clip(lower=0)
         total = shown.sum()
-        return (shown / total if total > 0 else shown * 0.0).rename("proportion")
+        proportions = (shown / total if total > 0 else shown * 0.0).rename("proportion")
+        if isinstance(answer, pd.DataFrame):
+            return answer.rename(columns={"estimate": "proportion"}).assign(proportion=proportions)
+        return proportions
 
     @doc(**_FIELDS)
     def crosstab(
@@ -213,8 +278,8 @@ class TableReleases:
         delta: float | None = None,
         ci: float | None = None,
         dropna: bool = True,
-        max_rows: int | None = None,
-        max_groups: int | None = None,
+        max_rows: int | Literal["auto"] | None = None,
+        max_groups: int | Literal["auto"] | None = None,
     ) -> pd.DataFrame:
         """Noisy counts of every (``index``, ``columns``) pair, like ``pd.crosstab``.
 
@@ -291,20 +356,28 @@ class TableReleases:
         ``epsilon``, ``delta``; the other axis' values shown are a private
         release.
         """
-        bounds = ContributionBounds(max_rows, max_groups)
         kind = Count(ci=ci, **loss(epsilon, rho))
+        args = {
+            "epsilon": epsilon,
+            "rho": rho,
+            "delta": delta,
+            "ci": ci,
+            "dropna": dropna,
+            "max_rows": max_rows,
+            "max_groups": max_groups,
+        }
         if isinstance(keys, tuple | list) and len(keys) == 2 and keys[0] is keys[1] is None:
             keys = None
         if keys is None:
             chosen = KeySelection.of_columns(self._schema(), [index, columns], dropna=dropna)
-            counts = self._release(kind, chosen.at(delta), bounds)
+            counts = self._table("crosstab", kind, chosen.at(delta), **args)
             table: pd.DataFrame = counts.unstack(columns)
             return table
         if not isinstance(keys, tuple | list) or len(keys) != 2:
             raise TypeError(f"{_ONE_AXIS}; got {type(keys).__name__}.")
         if (keys[0] is None) != (keys[1] is None):
             half = OneAxisKeys.of_axis(self._schema(), index, columns, tuple(keys), dropna)
-            return half.table(self._release(kind, half.at(delta), bounds))
+            return half.table(self._table("crosstab", kind, half.at(delta), **args))
         if delta is not None or dropna is not True:
             name = "delta" if delta is not None else "dropna"
             raise TypeError(
@@ -312,4 +385,5 @@ class TableReleases:
                 "public keys= drop it."
             )
         group = CrossKeys.of_pair(self._schema(), index, columns, keys)
-        return group.table(self._release(kind, group, bounds))
+        del args["delta"], args["dropna"]  # checked above: neither goes with public keys
+        return group.table(self._table("crosstab", kind, group, **args))

@@ -12,18 +12,23 @@ from typing import assert_type
 import pandas as pd
 
 import pandas_dp
-from pandas_dp import DPAccessor, DPGroupBy, Grouped, Keyless, dp
+from pandas_dp import DPAccessor, DPFrame, DPGroupBy, Grouped, Keyless, dp, typed
 
 df = pd.DataFrame({"x": [1.0], "k": ["a"], "p": [1]})
 assert_type(df.dp, DPAccessor)  # mypy with the plugin; pyright types it as a column
+frame = typed(df)  # one line, and pyright types df.dp too: the same frame
+assert_type(frame, DPFrame)
+assert_type(frame.dp, DPAccessor)
+assert_type(frame.dp.query("x > 0").dp.mean("x", clip=(0, 1), epsilon=1), float)
 a = dp(df)
 assert_type(a, DPAccessor)
-assert_type(a.query("x > 0"), pd.DataFrame)
-assert_type(a.filter(df["x"] > 0), pd.DataFrame)
-assert_type(a.assign(y=1), pd.DataFrame)
-assert_type(a.select(["x"]), pd.DataFrame)
-assert_type(a.per_unit(total=("x", "sum")), pd.DataFrame)
+assert_type(a.query("x > 0"), DPFrame)
+assert_type(a.filter(df["x"] > 0), DPFrame)
+assert_type(a.assign(y=1), DPFrame)
+assert_type(a.select(["x"]), DPFrame)
+assert_type(a.per_unit(total=("x", "sum")), DPFrame)
 assert_type(dp(a.query("x > 0")).mean("x", clip=(0, 1), epsilon=1), float)
+assert_type(a.agg({"x": ["mean", "std"]}, epsilon=1, clip=(0, 1)), pd.Series | pd.DataFrame)
 assert_type(a.argmax_exp("k", candidates=["a", "b"], epsilon=1), str)
 assert_type(a.argmax_exp("k", candidates=["a", "b"], epsilon=1, k=2), list[str])
 assert_type(a.argmax_exp("p", candidates=range(3), epsilon=1), int)

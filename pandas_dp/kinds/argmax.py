@@ -1,4 +1,4 @@
-"""argmax_exp and quantiles: the exponential-mechanism family.
+"""argmax_exp, and the exponential-mechanism family it shares with the quantiles.
 
 Private selection picks one of a *public* list of candidates: the product that
 sells most (``df.dp.argmax_exp``), or the point of a public grid nearest a
@@ -18,7 +18,8 @@ words (:func:`pandas_dp.core.noise.bernoulli_exp`), so huge counts cannot overfl
 
 The module has the same two halves as :mod:`pandas_dp.kinds.sums`:
 
-- *plans* (:func:`plan_argmax`, :func:`plan_quantile`): the privacy map, from
+- *plans* (:func:`plan_argmax`; the quantiles' in :mod:`pandas_dp.kinds.quantile`): the
+  privacy map, from
   public parameters only.  The rate ``c`` is ``ε/Δ`` when one person moves one
   candidate's score in one direction (add_remove counts and clipped sums:
   monotone utilities, McKenna & Sheldon Remark 1) and ``ε/(2Δ)`` otherwise;
@@ -29,16 +30,15 @@ The module has the same two halves as :mod:`pandas_dp.kinds.sums`:
   and one 2-D bincount), then :func:`permute_and_flip` over all keys at once,
   and :func:`peel` for top-k.
 
-:class:`Argmax` and :class:`Quantile` are the release kinds that
-:mod:`pandas_dp.pipeline.run` runs; their statistics are integer score tables (or
-the quantile's per-key counts below and at each candidate) that add up across
+:class:`Argmax` is the release kind here (:class:`~pandas_dp.kinds.quantile.Quantile`
+is the quantiles'); its statistics are integer score tables that add up across
 row slices.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
 
@@ -55,8 +55,6 @@ from ..core.validation import (
     check_column,
     check_k,
     check_keys_match,
-    check_quantile,
-    check_quantile_grid,
     numeric_values,
     selection_loss,
 )
@@ -69,20 +67,14 @@ __all__ = [
     "GAMMA_CAP",
     "MAX_CELLS",
     "Argmax",
-    "Quantile",
     "Rate",
     "SelectPlan",
     "candidate_counts",
     "count_utilities",
-    "evenly_spaced",
     "gamma_parts",
-    "grid_cells",
     "peel",
     "permute_and_flip",
     "plan_argmax",
-    "plan_quantile",
-    "quantile_scores",
-    "quantile_table",
     "rate_for",
     "sum_utilities",
 ]
@@ -250,48 +242,6 @@ def plan_argmax(
     return SelectPlan(epsilon, k, sensitivity, monotone, rate, unit, grid, keys_touched=touched)
 
 
-def plan_quantile(q: Fraction, epsilon: Fraction, neighbours: Neighbours) -> SelectPlan:
-    """Rate and sensitivity of a quantile on a candidate grid.
-
-    With ``q = a/d`` the integer score of candidate c is ``d`` times the
-    distance from ``q·n`` to ``[#(x < c), #(x ≤ c)]``, that is
-    ``max(d·#(x < c) − a·n, a·n − d·#(x ≤ c), 0)`` (lower is better; zero
-    exactly when c is a q-quantile, ties included).  The scores are not
-    monotone, so ``c = ε/(2Δ)`` always, with Δ in score units:
-
-    - add_remove: an added row moves the point ``a·n`` by ``a`` and the
-      interval's ends ``d·#(x < c)``, ``d·#(x ≤ c)`` by ``d`` or 0, both the
-      same way, so the distance moves by at most ``max(a, d − a)``, that is
-      ``max(q, 1 − q)``.
-    - substitute, one release: n is fixed, so the point stays, and a changed
-      row moves each end of the interval by at most ``d``: ``Δ = d`` (q-units:
-      1, as OpenDP's known-n map). The same bound covers a filtered frame,
-      where the change can be a removal or an addition (at most
-      ``max(a, d − a) <= d``).
-    - substitute, grouped: a row that moves between keys is a removal in one
-      key and an addition in another; each is a non-monotone change of at most
-      ``max(a, d − a)``, so it costs ``2·2c·max(a, d − a)``. ``Δ = 2·max(a, d − a)``
-      (at least ``d``) keeps the total at ε. For the median (``a/d = 1/2``)
-      this is ``d``, the same as ungrouped.
-    - with a privacy unit: each of a person's rows moves the scores of its key
-      by at most ``max(a, d − a)``, so a person moves them by ``max_rows``
-      (times ``max_groups`` over the keys, in L1) times that, doubled under
-      substitute (:meth:`Neighbours.sum_sensitivity` of ``[0, max(a, d − a)]``);
-      one rate for all keys keeps the total at ε.
-    """
-    a, d = q.numerator, q.denominator
-    if neighbours.unit:
-        sensitivity = neighbours.sum_sensitivity(0, max(a, d - a))
-    elif neighbours.adjacency == "add_remove":
-        sensitivity = max(a, d - a)
-    elif neighbours.grouped:
-        sensitivity = 2 * max(a, d - a)
-    else:
-        sensitivity = d
-    rate = rate_for(epsilon, sensitivity, False)
-    return SelectPlan(epsilon, 1, sensitivity, False, rate, Fraction(1, d), q=q)
-
-
 # ---------------------------------------------------------------------- utilities
 
 
@@ -324,102 +274,6 @@ def sum_utilities(
     """Exact integer sums of the clipped values on the grid, per cell (missing values skipped)."""
     totals, _ = sums.grid_sums(values, cells, n_keys * n_candidates, grid)
     return totals.reshape(n_keys, n_candidates)
-
-
-def evenly_spaced(grid: F64) -> bool:
-    """Whether every grid point is within an eighth of a step of ``grid[0] + j·step``.
-
-    Then the arithmetic estimate of :func:`grid_cells` is off by at most one
-    point for every finite value, and one correction step makes it exact.
-    """
-    m = grid.size
-    if m < 2:
-        return False
-    with np.errstate(over="ignore", invalid="ignore"):  # a span beyond the float range
-        span = grid[-1] - grid[0]
-        step = span / (m - 1)
-        if not (np.isfinite(span) and step > 0):
-            return False
-        ideal = grid[0] + np.arange(m) * step
-        return bool(np.all(np.abs(grid - ideal) <= step / 8))
-
-
-def grid_cells(x: F64, grid: F64) -> tuple[I64, Bools]:
-    """``(#(grid < x), x == grid[#(grid < x)])`` per value: ``searchsorted(grid, x, "left")``.
-
-    For an evenly spaced grid the position is estimated arithmetically,
-    ``ceil((x − c_0)/step)`` clamped to ``[0, m]``, then corrected against the
-    grid points themselves until ``c_(e−1) < x ≤ c_e`` holds for every value
-    (NaN compares false everywhere and stays put); after a few rounds without
-    convergence it falls back to searchsorted.  Either way the result is
-    searchsorted's, exactly, for every float (values equal to grid points
-    included).  Missing values get an arbitrary position and ``False``.
-    """
-    m = grid.size
-    # outer[e] = c_(e−1) (NaN for e = 0), upper[e] = c_e (NaN for e = m): NaN fails every test.
-    outer = np.concatenate([[np.nan], grid, [np.nan]])
-    upper = outer[1:]
-    if evenly_spaced(grid):
-        with np.errstate(over="ignore"):  # values beyond ±1e308 / step clamp like ±inf
-            t = np.subtract(x, grid[0])
-            np.multiply(t, (m - 1) / (grid[-1] - grid[0]), out=t)
-        np.ceil(t, out=t)
-        np.fmax(t, 0.0, out=t)  # NaN becomes 0
-        np.fmin(t, float(m), out=t)
-        e = t.astype(np.int64)
-        for _ in range(4):
-            high = outer[e] >= x  # c_(e−1) >= x: too far right
-            above = upper[e]
-            low = above < x  # c_e < x: too far left
-            if not (high.any() or low.any()):
-                return e, above == x
-            e -= high
-            e += low
-    e = np.searchsorted(grid, x, side="left").astype(np.int64)
-    return e, upper[e] == x
-
-
-def quantile_table(values: F64, codes: I64 | None, n_keys: int, grid: F64) -> I64:
-    """Rows per key below each grid point and at it: shape ``(n_keys, 2, len(grid) + 1)``.
-
-    ``table[k, 0, j]``: rows of key k with ``c_(j-1) < x < c_j`` (``j = len(grid)``:
-    above the last point); ``table[k, 1, j]``: rows equal to ``c_j``.  Missing
-    values and rows with code -1 are dropped.  One pass of :func:`grid_cells`
-    (arithmetic on an evenly spaced grid, else searchsorted) and one bincount;
-    tables of row slices add up to the whole frame's.
-    """
-    width = grid.size + 1
-    cells = 2 * width
-    below, equal = grid_cells(values, grid)
-    index = below
-    index += width * equal
-    dropped = np.isnan(values)
-    if codes is not None:
-        index += codes * cells
-        dropped |= codes < 0
-    index[dropped] = n_keys * cells  # one extra bin, sliced off
-    table = np.bincount(index, minlength=n_keys * cells + 1)[:-1]
-    return table.reshape(n_keys, 2, width).astype(np.int64)
-
-
-def quantile_scores(table: I64, q: Fraction) -> I64:
-    """Minus the quantile score of every grid point, per key: shape ``(n_keys, len(grid))``.
-
-    With ``q = a/d`` the score of c is ``d`` times the distance from ``q·n`` to
-    the interval ``[#(x < c), #(x ≤ c)]``:
-    ``max(d·#(x < c) − a·n, a·n − d·#(x ≤ c), 0)``, zero exactly when c is a
-    q-quantile, so rows equal to c count (heavily tied data get the right
-    answer).
-    """
-    a, d = q.numerator, q.denominator
-    m = table.shape[2] - 1
-    n = table.sum(axis=(1, 2))
-    at_most = np.cumsum(table.sum(axis=1)[:, :m], axis=1)  # #(x <= c_j) = #{x : below <= j}
-    less = at_most - table[:, 1, :m]  # #(x < c_j): minus the rows equal to c_j
-    target = a * n[:, None]  # q·n, times d
-    score = np.maximum(np.maximum(d * less - target, target - d * at_most), 0)
-    utility: I64 = -score.astype(np.int64)
-    return utility
 
 
 # ------------------------------------------------------------------------ sampler
@@ -644,109 +498,7 @@ class Argmax(Kind[Any, pd.Series | pd.DataFrame]):
         return pd.DataFrame({r + 1: cands.take(answer[:, r]) for r in range(self.k)}, index=keys)
 
 
-@dataclass(frozen=True, eq=False)
-class Quantile(Kind[float, pd.Series]):
-    """A grid point close to the ``q``-quantile of ``column``: permute-and-flip on scores."""
-
-    epsilon: Fraction
-    column: Hashable
-    q: Fraction
-    grid: F64 = field(repr=False)
-    #: The operation the ledger records: ``quantile``, ``median`` or ``rows_per_unit``.
-    alias: str = "quantile"
-    #: Given ``rho=``: the ρ charged (``epsilon`` is then the largest with ε²/2 <= ρ).
-    rho: Fraction | None = None
-
-    name: ClassVar[str] = "quantile"
-
-    @classmethod
-    def of(
-        cls,
-        epsilon: Fraction,
-        column: Hashable,
-        q: object,
-        candidates: object,
-        alias: str,
-        rho: Fraction | None = None,
-    ) -> Quantile:
-        grid = check_quantile_grid(candidates)
-        return cls(epsilon, column, check_quantile(q), grid, alias, rho)
-
-    def columns(self) -> tuple[Hashable, ...]:
-        return (self.column,)
-
-    def read(self, df: pd.DataFrame, n_keys: int) -> Rows:
-        check_column(df, self.column)
-        values = numeric_values(df, self.column)
-        _check_cells(n_keys, self.grid.size)
-        return Rows(len(df), (values,))
-
-    def most_keys(self) -> int:
-        return MAX_CELLS // self.grid.size
-
-    def plan(self, neighbours: Neighbours) -> SelectPlan:
-        return plan_quantile(self.q, self.epsilon, neighbours)
-
-    def entry(self, plan: SelectPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
-        return ledger_entry(
-            self,
-            plan,
-            neighbours,
-            keys,
-            operation=self.alias
-            if self.alias == "median"
-            else f"{self.alias}(q={float(self.q):g})",
-            epsilon=self.epsilon,
-            rho=self.rho,
-            columns=column_names([self.column]),
-            mechanism="permute_and_flip",
-            sensitivity=figures([plan.sensitivity * plan.unit]),
-            noise_scale=figures([plan.noise_scale]),
-        )
-
-    def tally(self, plan: SelectPlan, rows: Rows, codes: I64 | None, n_keys: int) -> Stats:
-        return (quantile_table(rows.arrays[0], codes, n_keys, self.grid),)
-
-    def noise_free(self, plan: SelectPlan, stats: Stats, n_keys: int) -> tuple[I64]:
-        """The scores (minus each candidate's distance to the quantile) per key."""
-        assert plan.q is not None
-        return (quantile_scores(stats[0], plan.q),)
-
-    @classmethod
-    def examples(cls, columns: ExampleColumns) -> tuple[Quantile, ...]:
-        levels = (Fraction(1, 2), Fraction(1, 3), Fraction(9, 10))
-        return tuple(
-            [cls.of(Fraction(1), columns.value, q, columns.grid, "quantile") for q in levels]
-        )
-
-    def finish(self, plan: SelectPlan, stats: Stats, source: RandomSource, n_keys: int) -> I64:
-        return permute_and_flip(source, *self.noise_free(plan, stats, n_keys), plan.rate)
-
-    def shape_one(self, answer: I64) -> float:
-        return float(self.grid[answer[0]])
-
-    def shape_many(self, answer: I64, keys: pd.Index) -> pd.Series:
-        return pd.Series(self.grid[answer], index=keys, name=self.column)
-
-
 # ------------------------------------------------------------------ signatures
-
-_NUMERIC = Param(
-    "column",
-    "Hashable",
-    doc="""\
-    column : label
-        A numeric column; missing values are skipped.""",
-    positional=True,
-)
-_GRID = Param(
-    "candidates",
-    "Any",
-    "None",
-    """\
-    candidates : list, array or Index of numbers
-        $grid_doc""",
-)
 
 
 #: argmax_exp's candidates and k, as its forms type them.
@@ -765,16 +517,6 @@ def _argmax(args: Mapping[str, Any], loss: tuple[str, Fraction]) -> Argmax:
         clip=args["clip"],
         rho=charged,
     )
-
-
-def _quantile(args: Mapping[str, Any], loss: tuple[str, Fraction]) -> Quantile:
-    epsilon, charged = selection_loss(*loss)
-    return Quantile.of(epsilon, args["column"], args["q"], args["candidates"], "quantile", charged)
-
-
-def _median(args: Mapping[str, Any], loss: tuple[str, Fraction]) -> Quantile:
-    epsilon, charged = selection_loss(*loss)
-    return Quantile.of(epsilon, args["column"], 0.5, args["candidates"], "median", charged)
 
 
 ARGMAX_EXP = Signature(
@@ -864,62 +606,4 @@ ARGMAX_EXP = Signature(
         (a row moving between keys under substitute is a removal in one and an
         addition in the other). A key with no rows gets a uniformly random
         candidate.""",
-)
-
-QUANTILE = Signature(
-    "quantile",
-    (
-        _NUMERIC,
-        Param(
-            "q",
-            "float",
-            doc="""\
-            q : float
-                The quantile level in ``[0, 1]``, read as the shortest decimal
-                (``0.9`` is ``9/10``).""",
-            positional=True,
-        ),
-        _GRID,
-        EPSILON,
-        RHO_SELECT,
-        MAX_ROWS,
-    ),
-    (Form(("float", "pd.Series")),),
-    _quantile,
-    summary="The ``q``-quantile of ``column``$per_key, privately chosen from a public grid.",
-    returns="One grid point. $indexed",
-    raises="A bad ``q`` or grid (unsorted, duplicated, non-finite) raises before any spend.",
-    notes="""\
-        Permute-and-flip, sampled exactly, on the score of each grid point c:
-        the distance from ``q·n`` to ``[#(x < c), #(x ≤ c)]`` (lower is
-        better; zero exactly when c is a q-quantile, so ties count). The score
-        is not monotone, so ``c = ε/(2Δ)`` with sensitivity
-        ``Δ = max(q, 1 − q)`` under add_remove and ``Δ = 1`` under substitute
-        (a changed row leaves one side and joins another). Costs ``epsilon``.
-        Public: $public the grid, ``q``, ``epsilon``.
-
-        This is the honest way to choose clip bounds: spend a little ε on,
-        e.g., the 0.05 and 0.95 quantiles and pass them as ``clip=`` to
-        ``sum``/``mean``, instead of reading ``df[column].max()``.""",
-    grouped="""\
-        The scores per key and grid point come from one searchsorted and one
-        2-D bincount; ``Δ = 2·max(q, 1 − q)`` under substitute (a row that
-        moves between keys changes two keys' scores). A key with no rows gets
-        a grid point close to uniform at random.""",
-    columns=lambda args: (args["column"],),
-)
-
-MEDIAN = Signature(
-    "median",
-    (_NUMERIC, _GRID, EPSILON, RHO_SELECT, MAX_ROWS),
-    (Form(("float", "pd.Series")),),
-    _median,
-    summary="The median of ``column``$per_key, privately chosen from a public grid: "
-    "``quantile(column, 0.5)``.",
-    returns="One grid point. $indexed",
-    notes="""\
-        See :meth:`quantile`. Sensitivity of the score 1/2 under add_remove
-        (``c = ε``) and 1 under substitute (``c = ε/2``). Costs ``epsilon``.
-        Public: $public the grid, ``epsilon``.""",
-    columns=lambda args: (args["column"],),
 )

@@ -1,0 +1,217 @@
+"""Privacy loss distributions of ledger events, composed by Google's ``dp_accounting``.
+
+The one module that uses ``dp_accounting`` (``pip install "pandas-dp[pld]"``),
+and it imports it only when a budget composed by PLD asks (:func:`library`):
+``import pandas_dp`` never does.  Nothing here computes a privacy loss
+distribution by hand: each event of :mod:`pandas_dp.accounting.events` becomes
+one of the library's pessimistic PLDs (Doroshenko, Ghazi, Kamath, Kumar &
+Manurangsi, "Connect the Dots", PETS 2022: every loss rounded *up* to the grid
+of :data:`INTERVAL`, truncated tails counted as infinite loss), and the
+library composes them (Koskela et al.; Gopi, Lee & Wutschitz, NeurIPS 2021).
+So the δ it reports at an ε, and the ε at a δ, are never below the true ones
+but for the library's floating-point arithmetic, which :data:`MARGIN` covers:
+a δ is reported :data:`MARGIN` (relative) above the library's, an ε is
+computed at a δ that much below the one asked.  Every float handed to the
+library is rounded the pessimistic way: less noise, larger ε and δ.
+
+==========================  ====================================================
+event                       the library's PLD
+==========================  ====================================================
+``discrete_laplace``        ``from_discrete_laplace_mechanism(1/scale, Δ)``; an
+                            L1-bounded vector moves like one coordinate by Δ
+                            (the library's DiscreteLaplaceDpEvent documents
+                            that semantics).  Above :data:`EXACT_SPAN` grid
+                            steps of Δ (a real-valued statistic on its fine
+                            grid) the library would enumerate every step:
+                            the release is then accounted as ``Δ/scale``-DP
+                            (``pure``), which it is.
+``discrete_gaussian``       ``from_discrete_gaussian_mechanism(σ, s)`` composed
+                            over the ``count`` coordinates a person moves by at
+                            most s each.  Above :data:`EXACT_SIGMA` (a
+                            real-valued statistic's grid), as ``zcdp``.
+``pure``                    ``from_privacy_parameters(ε, 0)``: randomized
+                            response, the tight pessimistic PLD of every ε-DP
+                            mechanism (Kairouz, Oh & Viswanath 2015)
+``approx``                  ``from_privacy_parameters(ε, δ)``
+``zcdp``                    ``from_privacy_parameters(ε', δ + δ')``, ε' the
+                            Canonne–Kamath–Steinke conversion of ρ at δ' (a
+                            ρ-zCDP mechanism is (ε', δ')-DP): δ' is
+                            :data:`ZCDP_SHARE` of the budget's δ
+==========================  ====================================================
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib
+import math
+from collections import Counter
+from collections.abc import Sequence
+from fractions import Fraction
+from types import ModuleType
+from typing import Any, Final
+
+from ..core import zcdp
+from .events import Event
+
+__all__ = [
+    "EXACT_SIGMA",
+    "EXACT_SPAN",
+    "INTERVAL",
+    "MARGIN",
+    "ZCDP_SHARE",
+    "available",
+    "delta_at",
+    "epsilon_at",
+    "float_down",
+    "float_up",
+    "library",
+]
+
+#: The width of the PLD's grid of privacy losses (the library's default).
+INTERVAL: Final = 1e-4
+#: The largest discrete Laplace sensitivity whose PLD is computed exactly (the library
+#: enumerates each step of it).
+EXACT_SPAN: Final = 1 << 16
+#: The largest discrete Gaussian σ whose PLD is computed exactly (the library builds
+#: arrays of about 23σ).
+EXACT_SIGMA: Final = 1 << 13
+#: The share of the budget's δ at which a ``zcdp`` event's ρ is converted to (ε', δ').
+ZCDP_SHARE: Final = Fraction(1, 100)
+#: The relative margin on every δ, covering the floating-point error of the library's
+#: composition (about 1e-16 of the probabilities it adds up, far below 1e-6 of a δ).
+MARGIN: Final = Fraction(1, 10**6)
+#: What the library is imported as.
+NAME: Final = "dp_accounting"
+
+
+@functools.cache
+def library() -> ModuleType | None:
+    """The library's PLD module, imported at the first call; None when it is not installed."""
+    try:
+        return importlib.import_module(f"{NAME}.pld.privacy_loss_distribution")
+    except ImportError:
+        return None
+
+
+def available() -> bool:
+    """Whether ``dp_accounting`` can be imported (imports it)."""
+    return library() is not None
+
+
+def float_up(value: Fraction) -> float:
+    """The smallest float at least ``value``."""
+    out = float(value)
+    return math.nextafter(out, math.inf) if Fraction(out) < value else out
+
+
+def float_down(value: Fraction) -> float:
+    """The largest float at most ``value``."""
+    out = float(value)
+    return math.nextafter(out, -math.inf) if Fraction(out) > value else out
+
+
+def _sigma_down(sigma2: Fraction) -> float:
+    """The largest float whose square is at most ``sigma2``: less noise, more loss."""
+    out = math.sqrt(float(sigma2))
+    while Fraction(out) ** 2 > sigma2:
+        out = math.nextafter(out, 0.0)
+    return out
+
+
+def _module() -> Any:
+    found = library()
+    if found is None:
+        raise ImportError(
+            "A budget composed by privacy loss distributions needs Google's dp_accounting: "
+            'pip install "pandas-dp[pld]" (or pip install dp-accounting).'
+        )
+    return found
+
+
+def _approx(epsilon: Fraction | float, delta: Fraction) -> Any:
+    """The library's pessimistic PLD of an (ε, δ)-DP mechanism (randomized response)."""
+    pld = _module()
+    up = float_up(epsilon) if isinstance(epsilon, Fraction) else epsilon
+    parameters = pld.common.DifferentialPrivacyParameters(up, min(float_up(delta), 1.0))
+    return pld.from_privacy_parameters(parameters, value_discretization_interval=INTERVAL)
+
+
+def _zcdp(rho: Fraction, delta: Fraction, budget_delta: Fraction) -> Any:
+    """A ρ-zCDP (and δ-approximate) mechanism as (ε', δ + δ')-DP at δ' = a share of the budget's."""
+    share = budget_delta * ZCDP_SHARE
+    if not share:
+        raise ValueError("a Gaussian release composed by PLD needs a budget with a delta.")
+    return _approx(zcdp.epsilon_at(rho, share), delta + share)
+
+
+@functools.lru_cache(maxsize=4096)
+def _event_pld(event: Event, budget_delta: Fraction) -> Any:
+    """The library's pessimistic PLD of one event (``count`` times)."""
+    pld = _module()
+    one = dataclasses.replace(event, count=1)
+    if event.kind == "discrete_laplace":
+        if event.sensitivity > EXACT_SPAN:
+            single = _approx(event.sensitivity / event.scale, Fraction(0))
+        else:
+            single = pld.from_discrete_laplace_mechanism(
+                parameter=float_up(1 / event.scale),
+                sensitivity=event.sensitivity,
+                value_discretization_interval=INTERVAL,
+            )
+    elif event.kind == "discrete_gaussian":
+        sigma = _sigma_down(event.sigma2)
+        if sigma > EXACT_SIGMA or not event.sensitivity:
+            single = _zcdp(one.zcdp[0], Fraction(0), budget_delta)
+        else:
+            single = pld.from_discrete_gaussian_mechanism(
+                sigma=sigma,
+                sensitivity=event.sensitivity,
+                value_discretization_interval=INTERVAL,
+            )
+    elif event.kind in ("pure", "approx"):
+        single = _approx(event.epsilon, event.delta)
+    else:
+        single = _zcdp(event.rho, event.delta, budget_delta)
+    return single if event.count == 1 else single.self_compose(event.count)
+
+
+@functools.lru_cache(maxsize=256)
+def _composed(events: tuple[tuple[Event, int], ...], budget_delta: Fraction) -> Any:
+    """The composition of ``events`` (each with its multiplicity), or None for none."""
+    total = None
+    for event, times in events:
+        single = _event_pld(event, budget_delta)
+        part = single if times == 1 else single.self_compose(times)
+        total = part if total is None else total.compose(part)
+    return total
+
+
+def _key(events: Sequence[Event]) -> tuple[tuple[Event, int], ...]:
+    """The events as a multiset, in one order: composition does not depend on the order."""
+    return tuple(sorted(Counter(events).items()))
+
+
+def delta_at(events: Sequence[Event], epsilon: Fraction, budget_delta: Fraction) -> Fraction:
+    """An upper bound on the δ at ``epsilon`` of ``events`` composed (0 for none).
+
+    The library's figure, :data:`MARGIN` above it.
+    """
+    composed = _composed(_key(events), budget_delta)
+    if composed is None:
+        return Fraction(0)
+    found = Fraction(float(composed.get_delta_for_epsilon(float_down(epsilon))))
+    return min(found * (1 + MARGIN), Fraction(1))
+
+
+def epsilon_at(events: Sequence[Event], delta: Fraction, budget_delta: Fraction) -> float:
+    """An upper bound on the ε at ``delta`` of ``events`` composed (0 for none; inf if none).
+
+    The library's ε at a δ :data:`MARGIN` below ``delta``, rounded up.
+    """
+    composed = _composed(_key(events), budget_delta)
+    if composed is None:
+        return 0.0
+    found = float(composed.get_epsilon_for_delta(float_down(delta * (1 - MARGIN))))
+    return math.nextafter(found, math.inf) if math.isfinite(found) else found
