@@ -275,10 +275,11 @@ def _compute(
     any release's: a concurrent one can only keep more spent); elsewhere none
     can be shown not to have returned, so ε stays spent once this started.
     ``lazy`` may be a list of rounds (:func:`bucket_rounds`): each computed
-    after the one before, their partials joined by ``join`` before ``exact``.
+    after the one before, their partials joined by ``join`` before ``exact``;
+    a round may be a tuple of lazy values, computed together.
     """
     rounds = lazy if isinstance(lazy, list) else [lazy]
-    counted = runs_here(rounds[0])
+    counted = runs_here(rounds[0][0] if isinstance(rounds[0], tuple) else rounds[0])
     before = TALLIES.value
     try:
         partials = [dask.compute(one)[0] for one in rounds]
@@ -389,10 +390,12 @@ class DaskFrame:
         columns = [*group.by, *([] if unit in group.by else [unit])]
         parts = list(self.ddf[columns].shuffle(on=unit, shuffle_method="tasks").to_delayed())
         chunk = dask.delayed(partition_pairs, pure=False)
-        lazy = dask.delayed(add_pairs, pure=False)(*[chunk(p, group, unit) for p in parts])
+        # each partition's pairs come here, where the selection reads them all: no worker
+        # holds every pair (a task adding them up would, on a cluster)
+        lazy = tuple(chunk(p, group, unit) for p in parts)
 
         def pairs(source: RandomSource) -> Pairs:
-            combined: Pairs = _compute(lazy, lambda found: found)
+            combined: Pairs = _compute(lazy, lambda found: add_pairs(*found))
             return combined
 
         return pairs
