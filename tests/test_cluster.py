@@ -142,23 +142,28 @@ def test_the_cluster_gives_the_threaded_release_and_keeps_the_budget_here(
 def test_rounds_of_buckets_give_the_release_of_one_round(
     client: Any, orders: pd.DataFrame, name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Buckets taken in several rounds (each reading the data again): the same release."""
-    planned: list[int] = []
-    plan = units.bucket_rounds
+    """Buckets taken in several rounds (each reading the data again), and the pairs of a
+    policy selection (the keyed value_counts, ``max_groups=2``): the same release."""
+    planned: dict[str, list[int]] = {"bucket_rounds": [], "pair_rounds": []}
 
-    def spy(*args: Any) -> Any:
-        rounds = plan(*args)
-        planned.append(len(rounds))
-        return rounds
+    def spy(plan: Callable[..., Any]) -> Callable[..., Any]:
+        def planning(*args: Any) -> Any:
+            rounds = plan(*args)
+            planned[plan.__name__].append(len(rounds))
+            return rounds
+
+        return planning
 
     limits = [w["memory_limit"] for w in client.scheduler_info()["workers"].values()]
     share = len(orders) * 8 / sum(limits) / 4  # the ids alone (8 bytes a row) fill four rounds
     monkeypatch.setattr(units, "ROUND_SHARE", share)
-    monkeypatch.setattr(pandas_dp.dask, "bucket_rounds", spy)
+    for plan in (units.bucket_rounds, units.pair_rounds):
+        monkeypatch.setattr(pandas_dp.dask, plan.__name__, spy(plan))
     unit, release = RELEASES[name]
     got = release(collection(orders, unit=unit))
-    assert planned
-    assert min(planned) > 1
+    assert planned["bucket_rounds"]
+    assert min(planned["bucket_rounds"]) > 1
+    assert planned["pair_rounds"] == ([5] if name == "person value_counts" else [])  # 5 parts
     want = _threaded(orders, name)
     assert got.equals(want) if isinstance(got, pd.Series) else got == want
 

@@ -83,6 +83,7 @@ hold whatever the partitioning.
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
@@ -152,6 +153,7 @@ from ._units import (
     bucket_rounds,
     bucket_tallies,
     chooses,
+    pair_rounds,
 )
 
 __all__ = ["DaskDPAccessor", "DaskDPGroupBy", "DaskFrame", "KeyedWords"]
@@ -388,14 +390,20 @@ class DaskFrame:
 
     def pairs(self, group: KeySelection, unit: Hashable) -> Callable[[RandomSource], Pairs]:
         columns = [*group.by, *([] if unit in group.by else [unit])]
-        parts = list(self.ddf[columns].shuffle(on=unit, shuffle_method="tasks").to_delayed())
+        shuffled = self.ddf[columns].shuffle(on=unit, shuffle_method="tasks")
+        parts = shuffled.to_delayed()
         chunk = dask.delayed(partition_pairs, pure=False)
         # each partition's pairs come here, where the selection reads them all: no worker
-        # holds every pair (a task adding them up would, on a cluster)
-        lazy = tuple(chunk(p, group, unit) for p in parts)
+        # holds every pair (a task adding them up would, on a cluster), in rounds on a
+        # cluster whose memory would not hold them until they are gathered
+        lazy = [
+            tuple(chunk(parts[i], group, unit) for i in span)
+            for span in pair_rounds(shuffled, len(parts))
+        ]
 
         def pairs(source: RandomSource) -> Pairs:
-            combined: Pairs = _compute(lazy, lambda found: add_pairs(*found))
+            joined = _compute(lazy, lambda found: found, lambda *r: add_pairs(*itertools.chain(*r)))
+            combined: Pairs = joined
             return combined
 
         return pairs

@@ -71,6 +71,8 @@ ROUND_SHARE = 0.15
 TASKS_PER_THREAD = 8
 #: Bytes a moved value of a dtype without a fixed width (strings, ...) is counted as.
 WIDE_VALUE = 16
+#: Bytes of one distinct (person, key) pair of a policy selection (its key, person and rows).
+PAIR_BYTES = 24
 
 #: A row count and the exact statistics of those rows (a partition's, a bucket's, or added up).
 Partial = tuple[int, Stats]
@@ -248,6 +250,28 @@ def bucket_rounds(projected: Any, task: Task, buckets: int) -> list[Round]:
         edges = [first + (last - first) * g // tasks for g in range(tasks + 1)]
         out.append(list(itertools.pairwise(edges)))
     return out
+
+
+def pair_rounds(shuffled: Any, parts: int) -> list[range]:
+    """The rounds a policy selection's pairs are computed in: ranges of ``shuffled``'s partitions.
+
+    One round on the schedulers of this process, where Dask does not know
+    the rows, or where a worker has no memory limit; on a ``distributed``
+    cluster, as many as keep the pairs of a round (at most one a row,
+    :data:`PAIR_BYTES` each) within :data:`ROUND_SHARE` of the workers'
+    memory limits added up, until the client gathers them: each round reads
+    and shuffles the data again.  The pairs and their order are the same in
+    any rounds.
+    """
+    workers = cluster_workers(shuffled)
+    limits = [limit for limit, _ in workers]
+    rows = rows_known(shuffled) if limits and min(limits) > 0 else None
+    rounds = 1
+    if rows is not None:
+        room = max(int(ROUND_SHARE * sum(limits)), 1)
+        rounds = min(parts, max(1, -(-rows * PAIR_BYTES // room)))
+    edges = [parts * r // rounds for r in range(rounds + 1)]
+    return [range(a, b) for a, b in itertools.pairwise(edges)]
 
 
 def bucket_tallies(
