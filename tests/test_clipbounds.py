@@ -20,10 +20,41 @@ from pandas_dp.kinds.clip_bounds import (
     BoundsPlan,
     ClipBounds,
     ClippedShare,
+    _histograms,
     above_threshold,
     plan_bounds,
+    positions,
     tail_counts,
 )
+
+
+def _searched(values: np.ndarray, codes: np.ndarray | None, n_keys: int) -> np.ndarray:
+    """The histogram of positions by a search among the candidates (the definition)."""
+    keep = ~np.isnan(values) & (True if codes is None else codes >= 0)
+    cells = np.searchsorted(CANDIDATES, values[keep], side="left")
+    if codes is not None:
+        cells = cells + codes[keep] * (CANDIDATES.size + 1)
+    return np.bincount(cells, minlength=n_keys * (CANDIDATES.size + 1))
+
+
+def test_positions_read_off_the_bits_are_the_search_among_the_candidates() -> None:
+    """Every candidate, its neighbours on both sides and its negation, zeros of both signs,
+    infinities, NaN, subnormals, the largest floats, and random values over every exponent:
+    the histograms of the positions of the values and of their negations, per key (code -1
+    left out), are those of the search, exactly."""
+    rng = np.random.Generator(np.random.PCG64(3))
+    near = [np.nextafter(CANDIDATES, np.inf), np.nextafter(CANDIDATES, -np.inf)]
+    extremes = [np.inf, -np.inf, 0.0, -0.0, np.nan, 5e-324, -5e-324, 2.0**-1022]
+    scaled = np.ldexp(rng.uniform(0.5, 1.0, 20_000), rng.integers(-1074, 1024, 20_000))
+    values = np.concatenate([CANDIDATES, *near, extremes, scaled, [np.finfo(float).max]])
+    values = np.concatenate([values, -values])
+    rng.shuffle(values)
+    for codes, n_keys in [(None, 1), (rng.integers(-1, 4, values.size), 4)]:
+        upper, lower = _histograms(values, codes, n_keys)
+        assert np.array_equal(upper, _searched(values, codes, n_keys))
+        assert np.array_equal(lower, _searched(-values, codes, n_keys))
+    present = values[~np.isnan(values)]
+    assert np.array_equal(positions(present), np.searchsorted(CANDIDATES, present, side="left"))
 
 
 def column(sign: str, n: int = 3_000) -> pd.DataFrame:

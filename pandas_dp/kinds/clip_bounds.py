@@ -83,6 +83,7 @@ __all__ = [
     "ClipBounds",
     "ClippedShare",
     "SharePlan",
+    "positions",
     "tail_counts",
 ]
 
@@ -136,21 +137,67 @@ def plan_bounds(epsilon: Fraction, neighbours: Neighbours) -> BoundsPlan:
 
 
 def positions(values: F64) -> I64:
-    """Each row's position in :data:`CANDIDATES`: how many candidates lie strictly below it."""
-    out: I64 = np.searchsorted(CANDIDATES, values, side="left").astype(np.int64)
+    """Each row's position in :data:`CANDIDATES`: how many candidates lie strictly below it.
+
+    ``np.searchsorted(CANDIDATES, values)`` (NaN excluded); read off each
+    value's bits by :func:`_histograms`, which counts them.
+    """
+    bits = np.asarray(values, dtype=np.float64).view(np.int64)
+    out = _magnitude_positions(bits & _ABS)
+    out[bits <= 0] = 0  # zero and the negative values are above no candidate
     return out
 
 
-def _histogram(values: F64, codes: I64 | None, n_keys: int) -> I64:
+#: The bits of a float64 but its sign, and those of +inf.
+_ABS, _INF = np.int64(0x7FFF_FFFF_FFFF_FFFF), np.int64(0x7FF0_0000_0000_0000)
+
+
+def _magnitude_positions(magnitude: I64) -> I64:
+    """The position of ``|v|`` among the candidates, from its bits (positive: changed in place).
+
+    For ``|v| > 0``, ``(bits - 1) >> 52`` is the biased exponent of the
+    largest power of two strictly below ``|v|`` (one less for a power of two
+    itself; 0 for a subnormal), so the candidates below are 0 and the powers
+    ``2**J0`` up to it: :data:`J1` - :data:`J0` + 1 at most, all of them below
+    +inf.  ``|v| = 0`` gives 1 here: the caller sets it.
+    """
+    magnitude -= 1
+    magnitude >>= 52
+    magnitude -= 1023 + J0 - 1
+    np.clip(magnitude, 0, J1 - J0 + 1, out=magnitude)
+    magnitude += 1
+    return magnitude
+
+
+def _histograms(values: F64, codes: I64 | None, n_keys: int) -> tuple[I64, I64]:
+    """The histograms of the positions of ``values`` and of ``-values``, per key, in one pass.
+
+    Missing values and rows of code -1 are left out.  Each row's position is
+    read off its bits (:func:`_magnitude_positions`), counted once on its own
+    side (zero on the positive side, at position 0), and position 0 of each
+    side gets the rows of the other side: what ``positions(values)`` and
+    ``positions(-values)`` would give, without a search, a negation or a
+    second pass.
+    """
     width = CANDIDATES.size + 1
-    keep = ~np.isnan(values)
+    bits = np.asarray(values, dtype=np.float64).view(np.int64)
+    magnitude = bits & _ABS
+    keep = magnitude <= _INF  # not NaN
     if codes is not None:
         keep &= codes >= 0
-    cells = positions(values[keep])
+    zero = magnitude == 0
+    negative = bits < 0
+    cells = _magnitude_positions(magnitude)
+    cells[zero] = 0
+    np.add(cells, width, out=cells, where=negative & ~zero)
     if codes is not None:
-        cells = cells + codes[keep] * width
-    out: I64 = np.bincount(cells, minlength=n_keys * width).astype(np.int64)
-    return out
+        cells += codes * (2 * width)
+    counted = np.bincount(cells if keep.all() else cells[keep], minlength=2 * width * n_keys)
+    table = counted.astype(np.int64).reshape(n_keys, 2, width)
+    upper, lower = table[:, 0, :].copy(), table[:, 1, :].copy()
+    upper[:, 0] += table[:, 1, 1:].sum(axis=1)  # the negative values: below every candidate
+    lower[:, 0] += table[:, 0, :].sum(axis=1)  # zero and the positive values, for -values
+    return upper.reshape(-1), lower.reshape(-1)
 
 
 def tail_counts(histogram: I64, n_keys: int) -> I64:
@@ -223,7 +270,7 @@ class ClipBounds(Kind[tuple[float, float], pd.DataFrame]):
         values = np.asarray(rows.arrays[0], dtype=np.float64)
         if self.pooled and codes is not None:  # the rows of every key as one
             values, codes, n_keys = values[codes >= 0], None, 1
-        return (_histogram(values, codes, n_keys), _histogram(-values, codes, n_keys))
+        return _histograms(values, codes, n_keys)
 
     def noise_free(self, plan: BoundsPlan, stats: Stats, n_keys: int) -> tuple[I64, I64]:
         """The tail counts above each candidate, and below minus each, per key searched."""
