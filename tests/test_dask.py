@@ -30,6 +30,7 @@ distributed = pytest.importorskip("distributed")
 
 import pandas_dp  # noqa: E402
 import pandas_dp.dask as pdd  # noqa: E402  (after the skip: it imports dask)
+import pandas_dp.dask._units as units  # noqa: E402
 from pandas_dp import BudgetExceededError, MissingBudgetError, PandasDPError  # noqa: E402
 from pandas_dp.errors import PoorAnswerWarning  # noqa: E402
 from pandas_dp.kinds.count import Count  # noqa: E402
@@ -682,7 +683,7 @@ class _Peek(dask.callbacks.Callback):  # type: ignore[misc]
 
     def _posttask(self, key: Any, result: Any, dsk: Any, state: Any, worker_id: Any) -> None:
         name = key[0] if isinstance(key, tuple) else key
-        if str(name).startswith(("partition_statistics", "unit_statistics")):
+        if str(name).startswith(("partition_statistics", "buckets_statistics")):
             self.seen.append(result)
             raise RuntimeError("a callback failed")
 
@@ -994,13 +995,13 @@ def test_only_what_the_bounding_reads_moves_to_a_persons_bucket(
     keys = ["N", "S", "E", "W"]
     ddf = fresh(orders.assign(note="not read by the release"), 3)
     ddf.dp.set_budget(epsilon=1e12, privacy_unit="customer", seed=1)
-    split, seen = pdd.split_by_unit, []
+    split, seen = units.split_by_unit, []
 
-    def spy(part: pd.DataFrame, task: Any, buckets: int) -> Any:
-        seen.append((part, split(part, task, buckets)))
+    def spy(part: pd.DataFrame, task: Any, buckets: int, *span: int) -> Any:
+        seen.append((part, split(part, task, buckets, *span)))
         return seen[-1][1]
 
-    monkeypatch.setattr(pdd, "split_by_unit", spy)
+    monkeypatch.setattr(units, "split_by_unit", spy)
     with dask.config.set(scheduler="sync"):
         ddf.dp.groupby("region", keys=keys).sum(
             "amount", clip=(0, 600), epsilon=1e9, max_rows=2, max_groups=2

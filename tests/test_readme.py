@@ -62,6 +62,9 @@ def test_every_python_block_is_collected() -> None:
     assert len(PYTHON) >= 8
 
 
+# The blocks run unseeded, as a user's would: a noisy share cut may pass 5% by chance, and the
+# warning that says so is part of the answer, not a failure of the example.
+@pytest.mark.filterwarnings("ignore::pandas_dp.errors.PoorAnswerWarning")
 @pytest.mark.parametrize("heading", list(PYTHON))
 def test_the_python_blocks_of_a_section_run_as_written(
     heading: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -56,16 +56,21 @@ narrowest integers) and splits its rows into buckets by a hash of the unit
 (:func:`split_by_unit`); each bucket gathers its pieces from every partition,
 in the data's order, bounds each person's contribution
 (:func:`pandas_dp.pipeline.run.bounded_tally`, as on pandas) and tallies
-(:func:`unit_statistics`).  A plain task graph of one ``compute()`` (one
-progress bar), never a Dask shuffle: distributed's P2P shuffle logs two
-WARNING lines per run that users would read as warnings of their release.
-There are ``BUCKETS_PER_PARTITION`` buckets per input partition (at most
-``MAX_BUCKETS``), so a bucket is smaller than a partition and its bounding's
-temporaries stay small; what waits for the last partition is about 17 bytes
-per row for a grouped mean (the unit, the value, an int8 key code), 8 for a
-person count.  The bounding's random choices come from the budget's source:
-inside the reservation, the client draws four words of it per bucket (a
-256-bit key), and each task expands its key with SHAKE-256
+(:func:`unit_statistics`; :func:`unit_selected` when the keys are chosen
+from the data).  A plain task graph, never a Dask shuffle: distributed's P2P
+shuffle logs two WARNING lines per run that users would read as warnings of
+their release.  There are ``BUCKETS_PER_PARTITION`` buckets per input
+partition (at most ``MAX_BUCKETS``), so a bucket is smaller than a partition
+and its bounding's temporaries stay small; what waits for the last partition
+is about 17 bytes per row for a grouped mean (the unit, the value, an int8
+key code), 8 for a person count.  On the schedulers of this process that is
+one ``compute()`` (one progress bar); on a ``distributed`` cluster a task
+takes a range of buckets, and when the workers' memory could not hold what
+waits, the buckets are taken in rounds, each reading the data again
+(:func:`bucket_rounds`): no number depends on the rounds.  The bounding's
+random choices come from the budget's source: inside the reservation, the
+client draws four words of it per bucket (a 256-bit key), and each task
+expands its key with SHAKE-256
 (:class:`KeyedWords`), so no worker uses a random generator of its own.  A
 release whose bounding chooses nothing (a person count: ``min(rows,
 max_rows)`` per person) draws no key, so it is the pandas release bit for
@@ -78,6 +83,7 @@ hold whatever the partitioning.
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
@@ -143,10 +149,11 @@ from ._units import (
     MAX_BUCKETS,
     KeyedWords,
     Partial,
+    Selected,
+    bucket_rounds,
+    bucket_tallies,
     chooses,
-    split_by_unit,
-    unit_statistics,
-    unit_statistics_of_splits,
+    pair_rounds,
 )
 
 __all__ = ["DaskDPAccessor", "DaskDPGroupBy", "DaskFrame", "KeyedWords"]
@@ -167,9 +174,6 @@ def partition_statistics(part: pd.DataFrame, task: Task) -> Partial:
     stats = bounded_tally(task, rows, codes, None, None)
     TALLIES.add()  # before the exact statistics leave this function (see _compute)
     return len(part), stats
-
-
-Selected = tuple[int, pd.Index, Stats]
 
 
 def partition_pairs(part: pd.DataFrame, group: KeySelection, unit: Hashable) -> Pairs:
@@ -204,21 +208,24 @@ def rows_with_keys(part: pd.DataFrame, group: Grouping) -> pd.DataFrame:
     return part[key_codes(group, part) >= 0]
 
 
-def partition_selected(part: pd.DataFrame, task: Task, key: bytes | None = None) -> Selected:
+def partition_selected(part: pd.DataFrame, task: Task) -> Selected:
     """One partition's row count, observed keys and :func:`~pandas_dp.pipeline.run.selection_tally`.
 
     As :func:`partition_statistics`, for a grouping whose keys are chosen
-    from the data; the keys are this partition's (joined by value after).
+    from the data (one row per person: with a privacy unit, :func:`unit_selected`
+    tallies buckets of persons); the keys are this partition's (joined by
+    value after).  A row count reads pandas' ``value_counts`` of the key
+    where it can, as on pandas (:meth:`~pandas_dp.mechanisms.key_selection.KeySelection.counted`).
     """
     assert isinstance(task.group, KeySelection)
-    if task.unit is not None:  # the choice of a person's keys depends on the rows' order
-        hashes = pd.util.hash_pandas_object(part, index=False).to_numpy()
-        part = part.iloc[np.argsort(hashes, kind="stable")]
-    rows = task.kind.read(part, 0)
-    codes, keys = task.group.observe(part)
-    units = None if task.unit is None else part[task.unit]
-    source = None if key is None else KeyedWords(key)
-    stats = selection_tally(task, rows, codes, keys, units, source)
+    assert task.selection is not None
+    counted = task.group.counted(part) if task.kind.counts_kept() else None
+    if counted is not None:  # each row a person: its counts are both statistics
+        keys, counts = counted
+        stats = (task.selection.weight(1) * counts, *task.kind.from_counts(counts))
+    else:
+        codes, keys = task.group.observe(part)
+        stats = selection_tally(task, task.kind.read(part, 0), codes, keys, None, None)
     TALLIES.add()  # before the exact statistics leave this function (see _compute)
     return len(part), keys, stats
 
@@ -261,18 +268,24 @@ def _tree(kind: Kind[Any, Any], parts: list[Any], add: Callable[..., Any] = add_
     return parts[0]
 
 
-def _compute(lazy: Any, exact: Callable[[Any], Any] = _exact) -> Any:
+def _compute(
+    lazy: Any, exact: Callable[[Any], Any] = _exact, join: Callable[..., Any] | None = None
+) -> Any:
     """Compute the exact statistics; an error once any tally has returned keeps ε spent.
 
     Tallies are counted in this process (synchronous and threaded schedulers;
     any release's: a concurrent one can only keep more spent); elsewhere none
     can be shown not to have returned, so ε stays spent once this started.
+    ``lazy`` may be a list of rounds (:func:`bucket_rounds`): each computed
+    after the one before, their partials joined by ``join`` before ``exact``;
+    a round may be a tuple of lazy values, computed together.
     """
-    counted = runs_here(lazy)
+    rounds = lazy if isinstance(lazy, list) else [lazy]
+    counted = runs_here(rounds[0][0] if isinstance(rounds[0], tuple) else rounds[0])
     before = TALLIES.value
     try:
-        (partial,) = dask.compute(lazy)
-        return exact(partial)
+        partials = [dask.compute(one)[0] for one in rounds]
+        return exact(partials[0] if join is None else join(*partials))
     except BaseException as error:
         if not counted or TALLIES.value != before:
             keep_spent(error)
@@ -291,7 +304,7 @@ class DaskFrame:
     are first split into buckets by unit (:func:`split_by_unit`: every person's
     rows land in one bucket, whatever the input partitioning), and each bucket
     bounds its persons with a key drawn, inside the reservation, from the
-    budget's source (:func:`unit_statistics`).
+    budget's source (:func:`bucket_tallies`), in the rounds of :func:`bucket_rounds`.
     """
 
     ddf: dd.DataFrame
@@ -358,10 +371,7 @@ class DaskFrame:
 
         inputs = projected.to_delayed()
         buckets = min(BUCKETS_PER_PARTITION * len(inputs), MAX_BUCKETS)
-        split = dask.delayed(split_by_unit, pure=False)
-        splits = [split(p, task, buckets) for p in inputs]
-        tally = dask.delayed(unit_statistics, pure=False)
-        gather = dask.delayed(unit_statistics_of_splits, pure=False)
+        rounds = bucket_rounds(projected, task, buckets)
 
         def bounded_statistics(source: RandomSource) -> Stats:
             # Inside the reservation: the bounding's keys come from the budget's source, here.
@@ -369,23 +379,31 @@ class DaskFrame:
             if chooses(task):
                 words = source.words(KEY_WORDS * buckets).astype("<u8").reshape(buckets, -1)
                 keys = [k.tobytes() for k in words]
-            if runs_here(projected):  # threads share the splits: no task per piece
-                tallies = [gather(task, k, b, *splits) for b, k in enumerate(keys)]
-            else:  # each piece moves alone, from its partition's worker to its bucket's
-                tallies = [tally(task, k, *[s[b] for s in splits]) for b, k in enumerate(keys)]
-            stats: Stats = _compute(_tree(task.kind, tallies))
+            lazy = [
+                _tree(task.kind, bucket_tallies(inputs, task, buckets, keys, tasks))
+                for tasks in rounds
+            ]
+            stats: Stats = _compute(lazy, join=functools.partial(add_statistics, task.kind))
             return stats
 
         return bounded_statistics
 
     def pairs(self, group: KeySelection, unit: Hashable) -> Callable[[RandomSource], Pairs]:
         columns = [*group.by, *([] if unit in group.by else [unit])]
-        parts = list(self.ddf[columns].shuffle(on=unit, shuffle_method="tasks").to_delayed())
+        shuffled = self.ddf[columns].shuffle(on=unit, shuffle_method="tasks")
+        parts = shuffled.to_delayed()
         chunk = dask.delayed(partition_pairs, pure=False)
-        lazy = dask.delayed(add_pairs, pure=False)(*[chunk(p, group, unit) for p in parts])
+        # each partition's pairs come here, where the selection reads them all: no worker
+        # holds every pair (a task adding them up would, on a cluster), in rounds on a
+        # cluster whose memory would not hold them until they are gathered
+        lazy = [
+            tuple(chunk(parts[i], group, unit) for i in span)
+            for span in pair_rounds(shuffled, len(parts))
+        ]
 
         def pairs(source: RandomSource) -> Pairs:
-            combined: Pairs = _compute(lazy, lambda found: found)
+            joined = _compute(lazy, lambda found: found, lambda *r: add_pairs(*itertools.chain(*r)))
+            combined: Pairs = joined
             return combined
 
         return pairs
@@ -405,12 +423,19 @@ class DaskFrame:
 
             return statistics
 
-        parts = list(projected.shuffle(on=task.unit, shuffle_method="tasks").to_delayed())
+        inputs = projected.to_delayed()
+        buckets = min(BUCKETS_PER_PARTITION * len(inputs), MAX_BUCKETS)
+        rounds = bucket_rounds(projected, task, buckets)
 
         def bounded_statistics(source: RandomSource) -> tuple[pd.Index, Stats]:
-            keys = source.words(KEY_WORDS * len(parts)).astype("<u8").reshape(len(parts), -1)
-            chunks = [chunk(p, task, k.tobytes()) for p, k in zip(parts, keys, strict=True)]
-            return _compute(_tree(task.kind, chunks, add_selected), exact)  # type: ignore[no-any-return]
+            words = source.words(KEY_WORDS * buckets).astype("<u8").reshape(buckets, -1)
+            keys: list[bytes | None] = [k.tobytes() for k in words]
+            lazy = [
+                _tree(task.kind, bucket_tallies(inputs, task, buckets, keys, tasks), add_selected)
+                for tasks in rounds
+            ]
+            join = functools.partial(add_selected, task.kind)
+            return _compute(lazy, exact, join)  # type: ignore[no-any-return]
 
         return bounded_statistics
 

@@ -8,6 +8,9 @@ The checks :mod:`pandas_dp.dask` makes before anything runs or is spent:
   rows (only row-wise expressions between them);
 - :func:`runs_here`: whether a computation's tasks run in this process, where
   the tallies that returned can be counted (:data:`TALLIES`);
+- :func:`cluster_workers` and :func:`rows_known`: the workers of
+  a ``distributed`` cluster, and the rows Dask knows without computing, from
+  which person-level releases plan their rounds (time and memory only);
 - :func:`check_unit_sources`: whether a privacy unit's ids are of one type,
   in the collection and in the pandas frames it was made from.
 """
@@ -23,13 +26,24 @@ import dask
 import dask.dataframe as dd
 import pandas as pd
 from dask.base import get_scheduler
+from dask.dataframe.dask_expr._expr import Literal
+from dask.dataframe.dask_expr._reductions import Len
 from dask.delayed import Delayed
 from dask.local import get_sync
 from dask.threaded import get as threaded_get
 
 from ..core.validation import check_column, check_unit_ids
 
-__all__ = ["TALLIES", "Count", "check_unit_sources", "pandas_parts", "runs_here", "same_rows"]
+__all__ = [
+    "TALLIES",
+    "Count",
+    "check_unit_sources",
+    "cluster_workers",
+    "pandas_parts",
+    "rows_known",
+    "runs_here",
+    "same_rows",
+]
 
 
 def pandas_parts(node: Any) -> Iterator[Any]:
@@ -172,6 +186,38 @@ def runs_here(lazy: Any) -> bool:
         return True
     pool = dask.config.get("pool", None)
     return scheduler is threaded_get and (pool is None or isinstance(pool, ThreadPoolExecutor))
+
+
+def cluster_workers(lazy: Any) -> list[tuple[int, int]]:
+    """Each worker's ``(memory_limit, nthreads)`` on the ``distributed`` cluster running ``lazy``.
+
+    Empty when another scheduler runs it; a limit 0 where a worker has none:
+    the cluster's configuration, never the data.
+    """
+    client = getattr(get_scheduler(collections=[lazy]), "__self__", None)
+    if client is None or not type(client).__module__.startswith("distributed."):
+        return []
+    workers = client.scheduler_info().get("workers", {}).values()
+    return [(int(w.get("memory_limit") or 0), int(w.get("nthreads") or 1)) for w in workers]
+
+
+def rows_known(ddf: dd.DataFrame) -> int | None:
+    """The rows of ``ddf`` when Dask knows them without computing, else None.
+
+    Dask knows them from parquet metadata or the pandas frames of
+    ``from_pandas``.  Else the rows of the first expression below (in the
+    order of a walk of its graph) whose rows Dask knows: the collections
+    that spend a budget derive from it row-wise (a filter keeps fewer), so
+    this is as many or more.  Used to plan time and memory, never released.
+    """
+    for node in ddf.expr.walk():
+        try:
+            known = Len(node).optimize(fuse=False)
+        except Exception:  # an expression Dask cannot count without computing it
+            continue
+        if isinstance(known, Literal):
+            return int(known.value)
+    return None
 
 
 class Count:

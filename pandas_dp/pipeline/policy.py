@@ -33,7 +33,7 @@ from ..accounting.ledger import LedgerEntry
 from ..core.validation import check_readable
 from ..mechanisms.key_selection import ChosenKeys, KeySelection, rebuilt
 from ..mechanisms.policy import policy_plan, policy_select
-from .run import Asked, Frame, canonical_order
+from .run import Asked, Frame, canonical_order, check_selection_budget
 
 __all__ = ["POLICY_SHARE", "select_by_policy", "uses_policy"]
 
@@ -66,17 +66,7 @@ def select_by_policy(
     spender = frame.binding()
     budget, unit = spender.budget, spender.unit
     assert unit is not None
-    if not budget.delta:
-        raise TypeError(
-            "This budget has no delta. A groupby without `keys=` chooses its keys from the "
-            "data, which needs a delta: attach the budget with set_budget(..., delta=1e-6) and "
-            "pass `delta=` (e.g. delta=1e-7), or pass the public keys with keys=[...]."
-        )
-    if budget.adjacency != "add_remove":
-        raise ValueError(
-            "A groupby without `keys=` chooses its keys under adjacency='add_remove' only; "
-            f"this budget's adjacency is {budget.adjacency!r}. Pass the public keys with keys=."
-        )
+    check_selection_budget(budget)
     accountant, amount = loss
     epsilon, rho = (amount, None) if accountant == "epsilon" else (None, amount)
     plan = policy_plan(epsilon=epsilon, rho=rho, delta=group.delta)

@@ -719,6 +719,25 @@ PERSONS = Count(None)
 SELECTION_SHARE = Fraction(1, 2)
 
 
+def check_selection_budget(budget: PrivacyBudget) -> None:
+    """Refuse, before any spend, a budget that cannot choose keys from the data.
+
+    A budget without δ (the message names ``delta=`` and ``keys=``), and the
+    substitute adjacency.
+    """
+    if not budget.delta:
+        raise TypeError(
+            "This budget has no delta. A groupby without `keys=` chooses its keys from the "
+            "data, which needs a delta: attach the budget with set_budget(..., delta=1e-6) and "
+            "pass `delta=` (e.g. delta=1e-7), or pass the public keys with keys=[...]."
+        )
+    if budget.adjacency != "add_remove":
+        raise ValueError(
+            "A groupby without `keys=` chooses its keys under adjacency='add_remove' only; "
+            f"this budget's adjacency is {budget.adjacency!r}. Pass the public keys with keys=."
+        )
+
+
 def plan_selection(
     kind: Kind[Any, Any],
     group: KeySelection,
@@ -740,17 +759,7 @@ def plan_selection(
     selection.  Refused, before any spend: a budget without δ (the message
     names ``delta=`` and ``keys=``), and the substitute adjacency.
     """
-    if not budget.delta:
-        raise TypeError(
-            "This budget has no delta. A groupby without `keys=` chooses its keys from the "
-            "data, which needs a delta: attach the budget with set_budget(..., delta=1e-6) and "
-            "pass `delta=` (e.g. delta=1e-7), or pass the public keys with keys=[...]."
-        )
-    if budget.adjacency != "add_remove":
-        raise ValueError(
-            "A groupby without `keys=` chooses its keys under adjacency='add_remove' only; "
-            f"this budget's adjacency is {budget.adjacency!r}. Pass the public keys with keys=."
-        )
+    check_selection_budget(budget)
     name, total = kind.loss()
     g = 1 if unit is None else max_groups
     assert g is not None
