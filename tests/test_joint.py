@@ -33,7 +33,7 @@ import scipy.stats
 import pandas_dp
 from pandas_dp.core.noise import SeededSource
 from pandas_dp.kinds import _joint, quantile
-from pandas_dp.kinds._joint import forward, joint_sample, kernel, runs
+from pandas_dp.kinds._joint import MIN_RATE, forward, joint_sample, kernel, runs
 from pandas_dp.kinds.base import Neighbours
 from pandas_dp.kinds.quantile import JointPlan, plan_joint, quantile_table
 
@@ -75,6 +75,33 @@ def test_the_kernel_decays_as_e_to_the_minus_rate_however_far() -> None:
     slope = float(rate) - math.log1p(2.0**-40)
     assert np.allclose(got, -k * slope, rtol=1e-13, atol=1e-12)
     assert (np.diff(got) < 0).all()  # strictly decreasing: no floor anywhere
+
+
+@pytest.mark.parametrize("rate", [Fraction(1), Fraction(1, 8), Fraction(1, 10**4), MIN_RATE])
+def test_every_kernel_value_keeps_its_exponent_within_2_to_the_50(rate: Fraction) -> None:
+    """Up to its last argument, ``2**bits − 1``: a vector of 1,000 levels stays above ZERO."""
+    kern = kernel(rate)
+    _, e = kern.values(np.array([0, (1 << kern.bits) - 1]))
+    assert e[0] == 1
+    assert e[1] > -(2**50)
+    assert kern.bits == _joint.BITS or e[1] < -(2**48)  # as many bits as that allows, or 60
+    assert -_joint.ZERO > 1000 * 2**50
+
+
+def test_the_largest_key_a_plan_allows_holds_more_than_2_to_the_35_rows() -> None:
+    """At the plan's largest rate, for the smallest and the largest common denominator."""
+    for levels in (QUARTILES, (Fraction(1, 2), Fraction(1, 2**20) * (2**20 - 1))):
+        plan = plan_joint(levels, Fraction(10**9), ADD)
+        rows = (1 << (kernel(plan.rate).bits - 1)) // (plan.scale * plan.sub)
+        assert rows >= 2**35
+
+
+def test_more_than_a_thousand_levels_are_refused_before_the_spend() -> None:
+    df = pd.DataFrame({"x": np.arange(10.0)})
+    df.dp.set_budget(epsilon=1)
+    with pytest.raises(ValueError, match="at most 1000"):
+        df.dp.quantile("x", [i / 1024 for i in range(1, 1002)], candidates=range(10), epsilon=1)
+    assert df.dp.budget.spent == 0
 
 
 def test_a_rate_too_small_for_the_kernel_is_refused_before_the_spend() -> None:

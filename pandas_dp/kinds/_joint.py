@@ -86,9 +86,9 @@ __all__ = ["SUB", "Forward", "Kernel", "Runs", "forward", "joint_sample", "kerne
 SUB = 16
 #: Every computed upper bound is multiplied by at least ``1 + MARGIN`` (:func:`margin`).
 MARGIN = 2.0**-24
-#: The kernel's argument has at most this many bits: positions below ``2**BITS``
-#: (:func:`runs`; 2**47 units is 2·10**12 rows for the quartiles).
-BITS = 48
+#: A kernel's argument has at most this many bits (fewer at large rates:
+#: :func:`kernel` keeps every exponent of a kernel value within ``2**50``).
+BITS = 60
 #: The exponent of zero in the forward pass's values (below every other).
 ZERO = -(1 << 62)
 #: A term of a sum below ``2**LOW`` of the sum's largest is raised to it (no underflow).
@@ -124,9 +124,10 @@ class Kernel:
     rate: Fraction
     mants: tuple[F64, ...]
     exps: tuple[I64, ...]
+    bits: int
 
     def values(self, k: I64) -> tuple[F64, I64]:
-        """``κ(|k|)`` as mantissas in [1/2, 1) and exponents: exact (``|k| < 2**BITS``)."""
+        """``κ(|k|)`` as mantissas in [1/2, 1) and exponents: exact (``|k| < 2**bits``)."""
         k = np.abs(np.asarray(k, dtype=np.int64))
         mask = (1 << LEVEL_BITS) - 1
         f: F64 = self.mants[0][k & mask]
@@ -178,6 +179,11 @@ def kernel(rate: Fraction) -> Kernel:
     """
     if not MIN_RATE <= rate <= 1:
         raise ValueError("the rate is too small for the joint quantiles' kernel")
+    # |log2 κ(k)| <= rate·k/ln 2 < 2**50 for every k below 2**bits: a vector's
+    # weight, m + 1 kernels, keeps its exponent far above ZERO (m <= MAX_LEVELS of
+    # quantile.py).  At the rates of plan_joint (at most 2/(16·scale) per unit),
+    # 2**(bits − 1) units are at least 2**35 rows, for any scale.
+    bits = min(BITS, 49 + (rate.denominator // rate.numerator).bit_length() - 1)
     with localcontext() as ctx:
         ctx.prec = 110
         ln2 = Decimal(2).ln()
@@ -185,13 +191,15 @@ def kernel(rate: Fraction) -> Kernel:
         top = ((1 + Decimal(2) ** -40).ln() - low) / ln2 + Decimal(10) ** -90
         mants: list[float] = []
         exps: list[int] = []
-        for i in range(BITS):
+        for i in range(bits):
             x = top * (1 << i)
             whole = int(x.to_integral_value(ROUND_FLOOR))
             f = ((x - whole + Decimal(10) ** -80) * ln2).exp()  # in [1, 2], up to 10**-79
             mants.append(_float_above(f / 2))
             exps.append(whole + 1)
-    levels = BITS // LEVEL_BITS
+    levels = -(-bits // LEVEL_BITS)
+    mants += [1.0] * (levels * LEVEL_BITS - bits)
+    exps += [0] * (levels * LEVEL_BITS - bits)
     index = np.arange(1 << LEVEL_BITS, dtype=np.int64)
     tables_f, tables_e = [], []
     for level in range(levels):
@@ -203,7 +211,7 @@ def kernel(rate: Fraction) -> Kernel:
         f_, d_ = np.frexp(table_f)  # exact
         tables_f.append(f_)
         tables_e.append(table_e + d_)
-    return Kernel(rate, tuple(tables_f), tuple(tables_e))
+    return Kernel(rate, tuple(tables_f), tuple(tables_e), bits)
 
 
 def _float_above(value: Decimal) -> float:
@@ -249,11 +257,6 @@ def runs(below: I64, equal: I64, scale: int, sub: int = SUB) -> Runs:
     new = np.concatenate([[True], pos[1:] != pos[:-1]])
     heads = np.flatnonzero(new)
     sizes = np.add.reduceat(size, heads) if pos.size else size
-    if scale * sub * n >= 1 << (BITS - 1):
-        raise ValueError(
-            f"joint quantiles take fewer than {(1 << (BITS - 1)) // (scale * sub):,} rows per "
-            "key at these levels: release fewer levels, or levels with a smaller denominator."
-        )
     return Runs(pos[heads], sizes.astype(np.int64), first[heads], scale * sub * n)
 
 
@@ -386,6 +389,11 @@ def forward(kern: Kernel, r: Runs, targets: I64) -> Forward:
     ``1 + margin(B·m)`` (:func:`margin`).
     """
     m = targets.size - 1
+    if r.total >= 1 << (kern.bits - 1):  # at rates of plan_joint: 3·10**10 rows and more
+        raise ValueError(
+            "a key holds more rows than joint quantiles can weigh exactly (about 3*10**10): "
+            "split it into smaller keys."
+        )
     pos, w = r.position, r.size.astype(np.float64)
     mant = np.zeros((m, pos.size, m))
     expo = np.full((m, pos.size, m), ZERO, dtype=np.int64)

@@ -377,6 +377,8 @@ class JointPlan:
 
 #: The largest common denominator of the levels of one joint release.
 MAX_SCALE = 1 << 20
+#: The most levels of one joint release (the exponents of its vectors' weights stay in range).
+MAX_LEVELS = 1_000
 #: The largest rate, per row of error: an error of a row already weighs e**-2 less (a
 #: larger ε changes no answer of note).
 MAX_RATE = 2
@@ -405,6 +407,11 @@ def plan_joint(
     rate only lowers the privacy loss: the release then spends ``epsilon``
     and realises less).
     """
+    if len(levels) > MAX_LEVELS:
+        raise ValueError(
+            f"{len(levels)} levels in one joint release: at most {MAX_LEVELS}; release them in "
+            "smaller lists."
+        )
     scale = math.lcm(*(q.denominator for q in levels))
     if scale > MAX_SCALE:
         raise ValueError(
