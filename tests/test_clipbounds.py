@@ -15,6 +15,7 @@ import pandas_dp  # noqa: F401  (registers df.dp)
 from pandas_dp import BudgetExceededError
 from pandas_dp.core.noise import SeededSource
 from pandas_dp.datasets import prices
+from pandas_dp.kinds import clip_bounds
 from pandas_dp.kinds.base import Neighbours, Rows
 from pandas_dp.kinds.clip_bounds import (
     CANDIDATES,
@@ -345,3 +346,23 @@ def test_auto_rows_without_a_privacy_unit_is_refused_before_any_spend() -> None:
     with pytest.raises(TypeError, match="privacy unit"):
         df.dp.mean("x", clip=(0, 1), epsilon=0.5, max_rows="auto")
     assert df.dp.budget.spent == 0
+
+
+@pytest.mark.parametrize("keys", [1, 4])
+def test_both_sides_histograms_read_off_the_bits_equal_the_search(keys: int) -> None:
+    """Every candidate, its float neighbours, zeros, infinities, NaN, subnormals, both signs.
+
+    ``two_sided_histograms`` (one pass, no search) against ``histogram`` of
+    the values and of their negation (``np.searchsorted``), with rows of
+    code -1 left out.
+    """
+    c = clip_bounds.CANDIDATES
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, 1e-310, 2.2e-308, 1.7e308]
+    edges = np.concatenate([c, np.nextafter(c, np.inf), np.nextafter(c, -np.inf), special])
+    rng = np.random.default_rng(8)
+    spread = rng.lognormal(0, 25, 200_000) * rng.choice([-1.0, 1.0], 200_000)
+    values = np.concatenate([edges, -edges, spread])
+    codes = rng.integers(-1, keys, values.size) if keys > 1 else None
+    upper, lower = clip_bounds.two_sided_histograms(values, codes, keys)
+    assert (upper == clip_bounds.histogram(values, codes, keys)).all()
+    assert (lower == clip_bounds.histogram(-values, codes, keys)).all()

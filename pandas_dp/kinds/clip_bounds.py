@@ -192,6 +192,62 @@ def histogram(values: F64, codes: I64 | None, n_keys: int, ladder: F64 = CANDIDA
     return out
 
 
+#: ``floor(STEPS·log2(1 + t/2**16))``: the ladder's step below a mantissa of top bits ``t``.
+_STEP = np.floor(STEPS * np.log2(1 + np.arange(1 << 16) / 2**16)).astype(np.int64)
+
+
+#: The candidates and +inf after them (a position's candidate above, always defined).
+_ABOVE = np.append(CANDIDATES, np.inf)
+
+
+def _magnitude_positions(magnitude: F64) -> I64:
+    """``positions(magnitude)`` for ``magnitude >= 0``, not NaN, without a search.
+
+    The binary exponent and the mantissa's top 16 bits give the position to
+    within one (:data:`_STEP`; a subnormal or zero: below every positive
+    candidate); one comparison each way with the candidates themselves makes
+    it exact, whatever ``np.exp2``'s rounding of them (0 for zero: the
+    candidate 0 is not strictly below it).
+    """
+    bits = magnitude.view(np.int64)
+    guess = bits >> 52
+    guess -= 1023 + J0
+    guess *= STEPS
+    guess += _STEP[(bits >> 36) & 0xFFFF]
+    guess += 2
+    np.clip(guess, 1, CANDIDATES.size, out=guess)
+    guess -= CANDIDATES[guess - 1] >= magnitude
+    guess += _ABOVE[guess] < magnitude
+    return guess
+
+
+def two_sided_histograms(values: F64, codes: I64 | None, n_keys: int) -> tuple[I64, I64]:
+    """``histogram(values, ...)`` and ``histogram(-values, ...)`` in one pass, without a search.
+
+    Each value's position is read off its magnitude's bits
+    (:func:`_magnitude_positions`) and counted on its own side; position 0 of
+    each side gets the rows of the other side (no candidate lies strictly
+    below them).
+    """
+    width = CANDIDATES.size + 1
+    values = np.asarray(values, dtype=np.float64)
+    keep = ~np.isnan(values)
+    if codes is not None:
+        keep &= codes >= 0
+    if not keep.all():
+        values, codes = values[keep], None if codes is None else codes[keep]
+    cells = _magnitude_positions(np.abs(values))
+    cells[values < 0] += width
+    if codes is not None:
+        cells += codes * (2 * width)
+    table = np.bincount(cells, minlength=2 * width * n_keys).astype(np.int64)
+    table = table.reshape(n_keys, 2, width)
+    upper, lower = table[:, 0, :].copy(), table[:, 1, :].copy()
+    upper[:, 0] += table[:, 1, 1:].sum(axis=1)  # the negative values: below every candidate
+    lower[:, 0] += table[:, 0, :].sum(axis=1)  # zero and the positive values
+    return upper.reshape(-1), lower.reshape(-1)
+
+
 def tail_counts(hist: I64, n_keys: int, ladder: F64 = CANDIDATES) -> I64:
     """``#{x > ladder[j]}`` per key and candidate, from a histogram of positions."""
     table = hist.reshape(n_keys, ladder.size + 1).astype(np.int64)
@@ -287,7 +343,7 @@ class ClipBounds(Kind[tuple[float, float], pd.DataFrame]):
         values = np.asarray(rows.arrays[0], dtype=np.float64)
         if self.pooled and codes is not None:  # the rows of every key as one
             values, codes, n_keys = values[codes >= 0], None, 1
-        return (histogram(values, codes, n_keys), histogram(-values, codes, n_keys))
+        return two_sided_histograms(values, codes, n_keys)
 
     def noise_free(self, plan: BoundsPlan, stats: Stats, n_keys: int) -> tuple[I64, ...]:
         """The tail counts above each candidate and below minus each, and the counts."""
