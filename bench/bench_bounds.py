@@ -18,6 +18,8 @@ Run ``python bench/bench_bounds.py [--runs 300] [--seed 19]``: it prints the
 table of the README's "How accurate is this?" (median relative error, share of
 runs more than 50% off, share refused, share that warned with
 :class:`pandas_dp.PoorAnswerWarning`, per statistic, ε and method);
+then :func:`tops`, where ``clip="auto"`` and ``bounds()`` stop at ε = 1 on the
+PUMS incomes and on 54,000 generated prices (``pandas_dp.datasets.prices``).
 ``tests/test_readme.py`` runs :func:`table` and checks that the README shows
 exactly this table, and ``tests/test_clipbounds.py`` the ``auto`` mean's
 targets at ε = 1 and 0.5.
@@ -36,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 import pandas_dp
+from pandas_dp.datasets import prices
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "pums_1000.csv"
 GRID = np.concatenate([[0.0], np.geomspace(1, 1e7, 400)])
@@ -132,6 +135,45 @@ def table(df: pd.DataFrame, runs: int = 300, seed: int = 19) -> list[str]:
     return lines
 
 
+TOPS_HEADER = (
+    "| data | release | upper bound / p99.9 (median) | share clipped (median) "
+    "| mean: median error | mean: worst run |",
+    "|---|---|---|---|---|---|",
+)
+
+
+def tops(frames: dict[str, pd.DataFrame], runs: int = 300, seed: int = 19) -> list[str]:
+    """Issue 31's bound targets at ε = 1: where ``clip="auto"`` and ``bounds()`` stop.
+
+    For each frame (one column, ``income``): the chosen upper bound over the
+    column's 99.9th percentile and the share of values outside the bounds (the
+    median over ``runs`` seeded calls), and for ``clip="auto"`` the mean's
+    median and largest relative error.
+    """
+    lines = list(TOPS_HEADER)
+    for name, df in frames.items():
+        x = df["income"]
+        top, truth = x.quantile(0.999), x.mean()
+        frame = df.copy()
+        frame.dp.set_budget(epsilon=2 * runs, seed=seed)
+        auto = pd.DataFrame(
+            [frame.dp.mean("income", clip="auto", epsilon=1, ci=0.5) for _ in range(runs)]
+        )
+        alone = np.array([frame.dp.bounds("income", epsilon=1) for _ in range(runs)])
+        for release, pairs, estimates in (
+            ('mean(clip="auto")', auto[["clip_lower", "clip_upper"]].to_numpy(), auto["estimate"]),
+            ("bounds()", alone, None),
+        ):
+            ratio = np.median(pairs[:, 1]) / top
+            clipped = np.median([((x < lo) | (x > hi)).mean() for lo, hi in pairs])
+            errors = "| — | — |"
+            if estimates is not None:
+                e = np.abs(estimates.to_numpy() / truth - 1)
+                errors = f"| {np.median(e):.1%} | {e.max():.1%} |"
+            lines.append(f"| {name} | {release} | {ratio:.2f} | {clipped:.2%} {errors}")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=300)
@@ -146,6 +188,10 @@ def main() -> None:
         f"std {df['income'].std():,.0f}; {args.runs} runs per row, seed {args.seed}\n"
     )
     print("\n".join(table(df, args.runs, args.seed)))
+    print(f"\nWhere the bounds stop, epsilon = 1, {args.runs} runs (prices: datasets.prices)\n")
+    price = prices(54_000, seed=0)[["price"]].rename(columns={"price": "income"})
+    frames = {"PUMS income (n = 1,000)": df, "prices (n = 54,000)": price}
+    print("\n".join(tops(frames, args.runs, args.seed)))
 
 
 if __name__ == "__main__":

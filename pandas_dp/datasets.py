@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "CUTS",
     "DEPARTMENTS",
     "HEAVY_BUYERS_PRODUCT",
     "LEVELS",
@@ -17,6 +18,7 @@ __all__ = [
     "REGIONAL_FAVOURITES",
     "REGIONS",
     "orders",
+    "prices",
     "salaries",
     "sales",
 ]
@@ -42,6 +44,8 @@ PRODUCTS = (
     "pasta machine",
 )
 REGIONS = ("North", "East", "South", "West")
+#: The grades of :func:`prices`' ``cut`` column, worst first.
+CUTS = ("Fair", "Good", "Very Good", "Premium", "Ideal")
 # Per region (in REGIONS order), the product it likes 1.5 times as much as the kettle.
 REGIONAL_FAVOURITES = (None, "toaster", "blender", "air fryer")
 # The product that heavy buyers (cafés, offices) order again and again.
@@ -201,5 +205,40 @@ def orders(n_customers: int = 2_000, *, seed: int = 0) -> pd.DataFrame:
             "region": np.array(REGIONS, dtype=object)[home[customer]][order],
             "product": np.array(PRODUCTS, dtype=object)[product][order],
             "amount": amount[order],
+        }
+    )
+
+
+def prices(n: int = 54_000, *, seed: int = 0) -> pd.DataFrame:
+    """A synthetic gem catalogue shaped like the well-known diamonds prices: a long right tail.
+
+    ``price`` (whole dollars) is lognormal (log-mean 7.79, log-sd 1.01, as the
+    diamonds prices) kept within [326, 18,823], their range: median about
+    2,400, mean about 3,600, the top thousandth above 18,000.  ``carat``
+    grows with the price (``price ≈ 4,000·carat**1.7``, with scatter) and
+    ``cut`` is one of :data:`CUTS` (40 % "Ideal"), independent of both.
+    Deterministic for a ``seed``.
+
+    Examples
+    --------
+    >>> df = prices(54_000, seed=0)
+    >>> list(df.columns), int(df["price"].max()) <= 18_823
+    (['carat', 'cut', 'price'], True)
+    """
+    if n < 0:
+        raise ValueError(f"`n` must be a non-negative integer, got {n!r}.")
+    rng = np.random.Generator(np.random.PCG64(seed))
+    found = np.empty(0)
+    while found.size < n:  # truncated: draw, keep what falls in the range
+        draw = np.exp(rng.normal(7.79, 1.01, size=n + 64))
+        found = np.concatenate([found, draw[(draw >= 326) & (draw <= 18_823)]])
+    price = np.round(found[:n])
+    carat = np.round((price / 4_000) ** (1 / 1.7) * np.exp(rng.normal(0, 0.08, size=n)), 2)
+    cut = rng.choice(len(CUTS), size=n, p=[0.03, 0.09, 0.22, 0.26, 0.40])
+    return pd.DataFrame(
+        {
+            "carat": np.maximum(carat, 0.2),
+            "cut": pd.Categorical.from_codes(cut, dtype=pd.CategoricalDtype(list(CUTS))),
+            "price": price.astype(np.int64),
         }
     )

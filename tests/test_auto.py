@@ -16,8 +16,8 @@ import pandas_dp  # noqa: F401  (registers df.dp)
 from pandas_dp.core.zcdp import pure_epsilon
 from pandas_dp.errors import PoorAnswerWarning
 from pandas_dp.kinds.base import Neighbours
-from pandas_dp.kinds.clip_bounds import plan_bounds
-from pandas_dp.pipeline.recipes import AUTO_CHECK_SHARE, AUTO_MIN_RATIO, CUT_SHARE, auto_minimum
+from pandas_dp.kinds.clip_bounds import plan_search
+from pandas_dp.pipeline.recipes import AUTO_CHECK_SHARE, AUTO_MIN_SCALES, CUT_SHARE, auto_minimum
 
 
 def incomes(n: int = 1_000, seed: int = 11) -> pd.DataFrame:
@@ -30,10 +30,16 @@ def incomes(n: int = 1_000, seed: int = 11) -> pd.DataFrame:
 # ------------------------------------------------------- the check of clip="auto"
 
 
-@pytest.mark.parametrize(("epsilon", "needed"), [(Fraction(1), 270), (Fraction(1, 10), 2_670)])
-def test_auto_minimum_is_five_times_the_searchs_threshold(epsilon: Fraction, needed: int) -> None:
-    threshold = plan_bounds(epsilon / 4, Neighbours.of("add_remove")).threshold
-    assert auto_minimum(epsilon) == AUTO_MIN_RATIO * threshold == needed
+def _threshold_and_scales(epsilon: Fraction) -> int:
+    """A side's threshold plus ten noise scales of a step, at ``epsilon`` for both sides."""
+    side = plan_search(epsilon / 2, Neighbours.of("add_remove"))
+    return side.threshold + math.ceil(AUTO_MIN_SCALES * side.nu_scale)
+
+
+@pytest.mark.parametrize(("epsilon", "needed"), [(Fraction(1), 342), (Fraction(1, 10), 3_414)])
+def test_auto_minimum_is_the_threshold_and_ten_noise_scales(epsilon: Fraction, needed: int) -> None:
+    # a quarter to the bounds, half of it per side: threshold ⌈½(32/3 + 32)⌉ = 22, scale 32
+    assert auto_minimum(epsilon) == _threshold_and_scales(epsilon / 4) == needed
 
 
 @pytest.mark.parametrize("grouped", [False, True])
@@ -45,7 +51,7 @@ def test_auto_with_too_few_values_stops_having_spent_only_the_count(grouped: boo
     df = incomes()
     df.dp.set_budget(epsilon=1, seed=4)
     surface = df.dp.groupby("g", keys=["a", "b"]) if grouped else df.dp
-    with pytest.raises(ValueError, match=r"needs about 2,670 values.*more epsilon.*clip=\("):
+    with pytest.raises(ValueError, match=r"needs about 3,414 values.*more epsilon.*clip=\("):
         surface.mean("x", clip="auto", epsilon=0.1)
     assert df.dp.budget.spent == Fraction(1, 10) * AUTO_CHECK_SHARE
     assert [e.operation.removeprefix("groupby.") for e in df.dp.budget.entries] == ["count"]
@@ -144,7 +150,7 @@ def test_auto_counts_each_of_k_columns_at_a_twentieth_of_its_share(
         try:
             df.dp.describe(list(df.columns), clip="auto", candidates=grid, **{accountant: 1})
         except ValueError as refused:
-            at_x += "values of 'x'" in str(refused)
+            at_x += "bounds of 'x'" in str(refused)
     for factor, must_pass in ((1.0, True), (2.0, False), (0.5, False)):
         p = scipy.stats.binomtest(at_x, calls, _below(accountant, share * factor, m)).pvalue
         assert (p > P_MIN) == must_pass, f"{accountant} x{factor}: {at_x} of {calls}, p = {p:.3g}"
@@ -289,12 +295,33 @@ def test_cut_under_rho_splits_rho_and_runs_the_shares_at_epsilon_sqrt_2rho() -> 
 def test_clip_auto_under_rho_checks_the_values_needed_at_the_bounds_epsilon() -> None:
     df = incomes()
     df.dp.set_budget(rho=1, seed=4)
-    needed = (
-        AUTO_MIN_RATIO
-        * plan_bounds(pure_epsilon(Fraction(1, 4000)), Neighbours.of("add_remove")).threshold
+    needed = _threshold_and_scales(
+        pure_epsilon(Fraction(1, 4000))
     )  # ρ/4 of ρ = 0.001 to the bounds, run at ε = sqrt(2ρ/4)
     assert needed > len(df)
     with pytest.raises(ValueError, match=rf"at rho=0.001 needs about {needed:,} values.*more rho"):
         df.dp.mean("x", clip="auto", rho=0.001)
     [check] = df.dp.budget.entries  # the check: ρ/20, a Gaussian count
     assert (check.operation, check.rho, check.epsilon) == ("count", Fraction(1, 20000), None)
+
+
+# ------------------------------------------------ a grid found when none is given
+
+
+@pytest.mark.parametrize("release", ["quantile", "median", "quantiles"])
+@pytest.mark.parametrize("grouped", [False, True])
+def test_a_quantile_without_a_grid_finds_its_bounds_first(release: str, grouped: bool) -> None:
+    """No ``candidates``: a count and the bounds (ε/20, ε/4), the grid between them, the rest."""
+    df = incomes(n=5_000)
+    df.dp.set_budget(epsilon=10, seed=6)
+    surface = df.dp.groupby("g", keys=["a", "b"]) if grouped else df.dp
+    if release == "median":
+        got = surface.median("x", epsilon=1)
+    else:
+        got = surface.quantile("x", 0.5 if release == "quantile" else [0.25, 0.5], epsilon=1)
+    entries = df.dp.budget.entries
+    operations = [e.operation.removeprefix("groupby.") for e in entries]
+    assert operations[:2] == ["count", "bounds"]
+    assert [e.epsilon for e in entries] == [Fraction(1, 20), Fraction(1, 4), Fraction(7, 10)]
+    medians = np.ravel(got[0.5] if release == "quantiles" else got).astype(float)
+    assert np.all(np.abs(medians / df["x"].median() - 1) < 0.2)

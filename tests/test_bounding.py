@@ -10,6 +10,8 @@ catches an implementation that skips the bounding.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -620,6 +622,39 @@ def test_rows_per_unit_is_a_private_quantile_that_says_so(orders: pd.DataFrame) 
     assert abs(got - truth) <= 1
     assert budget.entries[-1].operation == "rows_per_unit(q=0.9)"
     assert budget.spent == 1e3
+
+
+def test_the_persons_needed_are_the_union_bound_of_the_candidates_beyond_the_data() -> None:
+    """At rate ε/(2·0.9) per person, 100 candidates win together with chance 0.05 up to 1,369."""
+    needed = quantile.persons_needed
+    assert needed(Fraction(1, 10), Fraction(9, 10), 100) == pytest.approx(
+        1.8 * math.log(2000) / 0.01
+    )
+    assert needed(Fraction(1, 5), Fraction(1, 2), 20) == pytest.approx(math.log(400) / 0.1)
+    assert needed(Fraction(1), Fraction(1), 100) == 0  # the top: no check
+
+
+def test_rows_per_unit_with_too_few_persons_refuses_with_the_epsilon_that_suffices(
+    orders: pd.DataFrame,
+) -> None:
+    """400 persons, 100 candidates at ε = 0.1 (1,440 needed): refused, only the count spent."""
+    budget = orders.dp.set_budget(epsilon=1, privacy_unit="customer", seed=5)
+    with pytest.raises(ValueError, match=r"About epsilon=(\S+) would suffice") as refused:
+        orders.dp.rows_per_unit(0.9, candidates=range(1, 101), epsilon=0.1)
+    assert [(e.operation, e.epsilon) for e in budget.entries] == [("count", Fraction(1, 200))]
+    found = re.search(r"About epsilon=(\S+) would", str(refused.value))
+    assert found is not None
+    suffice = float(found.group(1))
+    assert 0.2 <= suffice <= 0.8  # 2·0.9·ln(2000)/0.1 / 400 / 0.95 = 0.36 at the true count
+    got = orders.dp.rows_per_unit(0.9, candidates=range(1, 101), epsilon=suffice * 1.1)
+    assert abs(got - orders.groupby("customer").size().quantile(0.9)) <= 3
+
+
+def test_max_rows_auto_of_a_mean_checks_the_persons_too(orders: pd.DataFrame) -> None:
+    budget = orders.dp.set_budget(epsilon=1, privacy_unit="customer", seed=5)
+    with pytest.raises(ValueError, match=r"max_rows.*would suffice"):
+        orders.dp.mean("amount", clip=(0, 600), epsilon=0.2, max_rows="auto")
+    assert [e.operation for e in budget.entries] == ["count"]  # the check: the only spend
 
 
 @pytest.mark.parametrize("ledger", [False, True])

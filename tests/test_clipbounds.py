@@ -14,47 +14,18 @@ import pytest
 import pandas_dp  # noqa: F401  (registers df.dp)
 from pandas_dp import BudgetExceededError
 from pandas_dp.core.noise import SeededSource
+from pandas_dp.datasets import prices
+from pandas_dp.kinds import clip_bounds
 from pandas_dp.kinds.base import Neighbours, Rows
 from pandas_dp.kinds.clip_bounds import (
     CANDIDATES,
-    BoundsPlan,
     ClipBounds,
     ClippedShare,
-    _histograms,
+    SearchPlan,
     above_threshold,
     plan_bounds,
-    positions,
     tail_counts,
 )
-
-
-def _searched(values: np.ndarray, codes: np.ndarray | None, n_keys: int) -> np.ndarray:
-    """The histogram of positions by a search among the candidates (the definition)."""
-    keep = ~np.isnan(values) & (True if codes is None else codes >= 0)
-    cells = np.searchsorted(CANDIDATES, values[keep], side="left")
-    if codes is not None:
-        cells = cells + codes[keep] * (CANDIDATES.size + 1)
-    return np.bincount(cells, minlength=n_keys * (CANDIDATES.size + 1))
-
-
-def test_positions_read_off_the_bits_are_the_search_among_the_candidates() -> None:
-    """Every candidate, its neighbours on both sides and its negation, zeros of both signs,
-    infinities, NaN, subnormals, the largest floats, and random values over every exponent:
-    the histograms of the positions of the values and of their negations, per key (code -1
-    left out), are those of the search, exactly."""
-    rng = np.random.Generator(np.random.PCG64(3))
-    near = [np.nextafter(CANDIDATES, np.inf), np.nextafter(CANDIDATES, -np.inf)]
-    extremes = [np.inf, -np.inf, 0.0, -0.0, np.nan, 5e-324, -5e-324, 2.0**-1022]
-    scaled = np.ldexp(rng.uniform(0.5, 1.0, 20_000), rng.integers(-1074, 1024, 20_000))
-    values = np.concatenate([CANDIDATES, *near, extremes, scaled, [np.finfo(float).max]])
-    values = np.concatenate([values, -values])
-    rng.shuffle(values)
-    for codes, n_keys in [(None, 1), (rng.integers(-1, 4, values.size), 4)]:
-        upper, lower = _histograms(values, codes, n_keys)
-        assert np.array_equal(upper, _searched(values, codes, n_keys))
-        assert np.array_equal(lower, _searched(-values, codes, n_keys))
-    present = values[~np.isnan(values)]
-    assert np.array_equal(positions(present), np.searchsorted(CANDIDATES, present, side="left"))
 
 
 def column(sign: str, n: int = 3_000) -> pd.DataFrame:
@@ -76,7 +47,7 @@ def test_bounds_hold_the_data_on_each_side(sign: str) -> None:
         [kind.shape_one(kind.finish(plan, stats, source, 1)) for _ in range(400)]
     ).T
     x = df["x"]
-    tiny = 4 * CANDIDATES[2]  # a side with no values stops at 0 or, by the noise, just above
+    tiny = 4 * CANDIDATES[16]  # a side with no values stops at 0 or, by the noise, just above
     # (now and then a side's search overshoots: a threshold noise far below -T)
     if sign == "positive":
         assert np.all(lower <= 0)
@@ -107,31 +78,37 @@ def test_grouped_bounds_are_a_frame_of_each_keys_bounds() -> None:
     assert list(found.columns) == ["lower", "upper"]
     assert list(found.index) == ["a", "b", "none"]
     assert (found.loc[["a", "b"], "upper"] >= df["x"].quantile(0.99)).all()
-    assert found.loc["none"].abs().max() <= 4 * CANDIDATES[2]  # no rows: tiny bounds
+    # no rows: tiny bounds (a side stops near 0, moved out by the margin of a count near 0)
+    assert found.loc["none"].abs().max() <= 1e-3
 
 
 @pytest.mark.parametrize(
     ("adjacency", "max_rows", "rho", "nu", "threshold"),
     [
-        # side ε = 1/2; ρ takes 3/4 of it, the queries 1/4: Δ/(3/8), c·Δ/(1/8)
-        ("add_remove", None, Fraction(8, 3), Fraction(8), 14),
-        ("substitute", None, Fraction(8, 3), Fraction(8), 14),
-        ("add_remove", 3, Fraction(8), Fraction(24), 40),
-        ("substitute", 3, Fraction(16), Fraction(96), 140),  # a person's rows replaced: c = 2
+        # side ε = 1/2; ρ takes 3/4 of it, the queries 1/4: Δ/(3/8), c·Δ/(1/8); T = ⌈½(ρ + ν)⌉
+        ("add_remove", None, Fraction(8, 3), Fraction(8), 6),
+        ("substitute", None, Fraction(8, 3), Fraction(8), 6),
+        ("add_remove", 3, Fraction(8), Fraction(24), 16),
+        ("substitute", 3, Fraction(16), Fraction(96), 56),  # a person's rows replaced: c = 2
     ],
 )
 def test_the_plan_splits_each_sides_epsilon(
     adjacency: str, max_rows: int | None, rho: Fraction, nu: Fraction, threshold: int
 ) -> None:
     unit = None if max_rows is None else "id"
-    plan = plan_bounds(Fraction(1), Neighbours.of(adjacency, max_rows=max_rows, privacy_unit=unit))
-    assert (plan.rho_scale, plan.nu_scale, plan.threshold) == (rho, nu, threshold)
+    relation = Neighbours.of(adjacency, max_rows=max_rows, privacy_unit=unit)
+    given = plan_bounds(Fraction(1), relation, counted=True)  # a count given: half per side
+    own = plan_bounds(Fraction(10, 9), relation)  # its own count: a tenth of ε, then halves
+    for plan in (given[0], given[1], own[0], own[1]):
+        assert (plan.rho_scale, plan.nu_scale, plan.threshold) == (rho, nu, threshold)
+    assert len(given) == 2
+    assert own[2].epsilon == Fraction(1, 9)
 
 
 def test_above_threshold_stops_at_the_first_small_tail() -> None:
     tails = np.array([[9, 7, 3, 2, 0, 0], [9, 9, 9, 9, 9, 9]], dtype=np.int64)
     tiny = Fraction(1, 10**6)  # noise far below 1: the comparison of the exact counts
-    plan = BoundsPlan(1, tiny, tiny, 3, True)
+    plan = SearchPlan(1, tiny, tiny, 3, True)
     stops = above_threshold(SeededSource(1), tails, plan)
     assert list(stops) == [2, 5]  # the first tail ≤ 3; none: the last candidate
 
@@ -141,7 +118,9 @@ def test_tail_counts_count_values_beyond_each_candidate() -> None:
     values = np.array([-3.0, 0.0, 0.5, 1.0, 3.0, np.nan])
     plan = kind.plan(Neighbours.of("add_remove"))
     upper, lower = kind.tally(plan, Rows(6, (values,)), None, 1)
-    for j in (0, 20, 21, 22):  # candidates 0, 2**-1, 1, 2
+    for c in (0.0, 0.5, 1.0, 2.0, 2 ** (1 / 8), 2.5):
+        j = int(np.searchsorted(CANDIDATES, c))
+        assert CANDIDATES[j] == c or c == 2.5
         c = CANDIDATES[j]
         assert tail_counts(upper, 1)[0, j] == np.sum(values > c)
         assert tail_counts(lower, 1)[0, j] == np.sum(values < -c)
@@ -231,25 +210,57 @@ def test_auto_without_an_interval_is_the_plain_answer() -> None:
 # ---------------------------------------------------- accuracy on real data
 
 
-def auto_means(income: pd.DataFrame, epsilon: float, runs: int, seed: int) -> np.ndarray:
-    """``mean("income", clip="auto", epsilon=...)``, ``runs`` separate calls on one budget."""
-    frame = income.copy()
+def auto_runs(frame: pd.DataFrame, column: str, epsilon: float, runs: int, seed: int) -> Any:
+    """``mean(column, clip="auto")`` ``runs`` times on one seeded budget: means and bounds found."""
+    frame = frame[[column]].copy()
     frame.dp.set_budget(epsilon=epsilon * runs, seed=seed)
-    return np.array([frame.dp.mean("income", clip="auto", epsilon=epsilon) for _ in range(runs)])
+    got = [frame.dp.mean(column, clip="auto", epsilon=epsilon, ci=0.5) for _ in range(runs)]
+    return pd.DataFrame(got).reset_index(drop=True)
 
 
-@pytest.mark.parametrize(
-    ("epsilon", "median_at_most", "over_half_at_most"),
-    [(1.0, 0.08, 0.02), (0.5, 0.15, 0.05)],
-)
-def test_auto_mean_of_real_incomes_is_accurate(
-    shared_data: Path, epsilon: float, median_at_most: float, over_half_at_most: float
-) -> None:
+def test_auto_on_real_incomes_meets_the_targets(shared_data: Path) -> None:
+    """PUMS income, n = 1,000, ε = 1, 300 seeds: the issue's targets.
+
+    The upper bound at most 1.5x the 99.9th percentile in the median, at most
+    1% of the values clipped in the median, the mean's median error at most
+    4% and no run more than half off.
+    """
     income = pd.read_csv(shared_data / "pums_1000.csv")[["income"]]
-    truth = income["income"].mean()
-    errors = np.abs(auto_means(income, epsilon, runs=300, seed=19) / truth - 1)
-    assert np.median(errors) <= median_at_most
-    assert np.mean(errors > 0.5) <= over_half_at_most
+    x = income["income"]
+    found = auto_runs(income, "income", 1.0, runs=300, seed=19)
+    assert np.median(found["clip_upper"]) <= 1.5 * x.quantile(0.999)
+    clipped = [
+        ((x < lo) | (x > hi)).mean() for lo, hi in found[["clip_lower", "clip_upper"]].values
+    ]
+    assert np.median(clipped) <= 0.01
+    errors = np.abs(found["estimate"] / x.mean() - 1)
+    assert np.median(errors) <= 0.04
+    assert errors.max() <= 0.5
+
+
+def test_auto_on_long_tailed_prices_stops_near_the_top() -> None:
+    """54,000 generated prices (maximum 18,821), ε = 1, 100 seeds: the bound near the top."""
+    price = prices(54_000, seed=0)[["price"]]
+    x = price["price"]
+    found = auto_runs(price, "price", 1.0, runs=100, seed=23)
+    assert np.median(found["clip_upper"]) <= 1.5 * x.quantile(0.999)
+    assert np.median([(x > hi).mean() for hi in found["clip_upper"]]) <= 0.01
+    assert np.median(np.abs(found["estimate"] / x.mean() - 1)) <= 0.01
+
+
+@pytest.mark.parametrize("name", ["pums", "prices"])
+def test_bounds_alone_stop_near_the_top(shared_data: Path, name: str) -> None:
+    """``df.dp.bounds(col, epsilon=1)`` (its own count): the same targets, 100 seeds."""
+    frame = (
+        pd.read_csv(shared_data / "pums_1000.csv")[["income"]]
+        if name == "pums"
+        else prices(54_000, seed=0)[["price"]].rename(columns={"price": "income"})
+    )
+    x = frame["income"]
+    frame.dp.set_budget(epsilon=100, seed=29)
+    found = np.array([frame.dp.bounds("income", epsilon=1) for _ in range(100)])
+    assert np.median(found[:, 1]) <= 1.5 * x.quantile(0.999)
+    assert np.median([((x < lo) | (x > hi)).mean() for lo, hi in found]) <= 0.01
 
 
 # ------------------------------------------------------------ the share clipped
@@ -297,9 +308,10 @@ def test_auto_rows_spends_a_quarter_on_rows_per_unit_and_records_the_bound(
     orders: pd.DataFrame,
 ) -> None:
     answer = orders.dp.mean("amount", clip=(0, 500), epsilon=1, max_rows="auto", ci=0.9)
-    first, second = orders.dp.budget.entries
+    persons, first, second = orders.dp.budget.entries
+    assert (persons.operation, persons.epsilon) == ("count", Fraction(1, 80))  # the check
     assert first.operation.startswith("rows_per_unit")
-    assert (first.epsilon, second.epsilon) == (Fraction(1, 4), Fraction(3, 4))
+    assert (first.epsilon, second.epsilon) == (Fraction(19, 80), Fraction(3, 4))
     assert second.max_rows == answer["max_rows"]
     assert 5 <= answer["max_rows"] <= 12  # about the 0.9-quantile of rows per person (8)
 
@@ -317,14 +329,15 @@ def test_auto_rows_of_a_sum_balances_truncation_against_noise(orders: pd.DataFra
 def test_auto_rows_and_auto_clip_share_epsilon(orders: pd.DataFrame) -> None:
     orders.dp.mean("amount", clip="auto", epsilon=1, max_rows="auto")
     entries = orders.dp.budget.entries
-    # rows ε/4, the check ε/20, the bounds ε/4, the mean the rest
+    # rows ε/4 (the persons' check a twentieth of it), the check ε/20, the bounds ε/4, the rest
     assert [e.epsilon for e in entries] == [
-        Fraction(1, 4),
+        Fraction(1, 80),
+        Fraction(19, 80),
         Fraction(1, 20),
         Fraction(1, 4),
         Fraction(9, 20),
     ]
-    assert entries[1].max_rows == entries[2].max_rows == entries[3].max_rows is not None
+    assert entries[2].max_rows == entries[3].max_rows == entries[4].max_rows is not None
 
 
 def test_auto_rows_without_a_privacy_unit_is_refused_before_any_spend() -> None:
@@ -333,3 +346,23 @@ def test_auto_rows_without_a_privacy_unit_is_refused_before_any_spend() -> None:
     with pytest.raises(TypeError, match="privacy unit"):
         df.dp.mean("x", clip=(0, 1), epsilon=0.5, max_rows="auto")
     assert df.dp.budget.spent == 0
+
+
+@pytest.mark.parametrize("keys", [1, 4])
+def test_both_sides_histograms_read_off_the_bits_equal_the_search(keys: int) -> None:
+    """Every candidate, its float neighbours, zeros, infinities, NaN, subnormals, both signs.
+
+    ``two_sided_histograms`` (one pass, no search) against ``histogram`` of
+    the values and of their negation (``np.searchsorted``), with rows of
+    code -1 left out.
+    """
+    c = clip_bounds.CANDIDATES
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, 1e-310, 2.2e-308, 1.7e308]
+    edges = np.concatenate([c, np.nextafter(c, np.inf), np.nextafter(c, -np.inf), special])
+    rng = np.random.default_rng(8)
+    spread = rng.lognormal(0, 25, 200_000) * rng.choice([-1.0, 1.0], 200_000)
+    values = np.concatenate([edges, -edges, spread])
+    codes = rng.integers(-1, keys, values.size) if keys > 1 else None
+    upper, lower = clip_bounds.two_sided_histograms(values, codes, keys)
+    assert (upper == clip_bounds.histogram(values, codes, keys)).all()
+    assert (lower == clip_bounds.histogram(-values, codes, keys)).all()

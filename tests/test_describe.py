@@ -1,17 +1,21 @@
 """describe: the share of ε (or ρ) each part runs at, measured from what it releases.
 
-One grouped describe over 20,000 keys whose rows are all 0 gives 20,000
-independent releases of each part per column.  Its quartiles are picked from
-a grid of two points (0 and 10) by permute-and-flip, whose chance of the worse
-point is a function of its ε; its count row carries the noise of the moments'
-complementary pair.  Both are checked against the documented split of each
-column's share: a half to count/mean/std, a sixth to each quartile (under ρ:
-ρ/2 to the moments, each quartile at the ε with ε²/2 = ρ/6).
+One grouped describe over many keys whose rows are all 0 gives that many
+independent releases of each part per column.  Its quartiles are one joint
+release on a grid of two points (0 and 10), whose law over the outputs is
+computed exactly by enumeration from the plan's kernel; its count row carries
+the noise of the moments' complementary pair.  Both are checked against the
+documented split of each column's share (3/10 to count/mean/std, 1/2 to the
+quartiles jointly, 1/10 each to min and max; under ρ the selections at the
+ε with ε²/2 their share).  Then the surface: pandas' rows and order, every
+numeric column by default, grids and bounds found when not given.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -19,24 +23,30 @@ import pytest
 import scipy.stats
 
 import pandas_dp  # noqa: F401  (registers df.dp)
+from pandas_dp.core.zcdp import pure_epsilon
+from pandas_dp.kinds._joint import SUB, kernel
+from pandas_dp.kinds.base import Neighbours
+from pandas_dp.kinds.describe import QUANTILES, SHARES, Describe
+from pandas_dp.kinds.extremes import Extreme
+from pandas_dp.kinds.quantile import Quantiles, plan_joint
+from pandas_dp.kinds.variance import Var
 
 #: A statistical test here must give p above this at the true rate, below it at a wrong one.
 P_MIN = 1e-6
-QUARTILES = {"25%": 0.25, "50%": 0.5, "75%": 0.75}
 #: Keys, each one independent release of every part.
-KEYS = 20_000
+KEYS = 2_000
 #: The grid: the data's value (every row is 0) and one candidate above it; also the clip.
 LOW, HIGH = 0.0, 10.0
 #: Each column's share of the call (10 columns' worth of budget is set).
 SHARE = {"epsilon": 1.2, "rho": 0.12}
 
 
-def _describe(accountant: str, n_columns: int, rows: int) -> pd.DataFrame:
-    """A grouped describe at ``SHARE`` per column of ``KEYS`` keys of ``rows`` zeros each."""
+def _describe(accountant: str, n_columns: int, rows: int, keys: int = KEYS) -> pd.DataFrame:
+    """A grouped describe at ``SHARE`` per column of ``keys`` keys of ``rows`` zeros each."""
     columns = ["x", "y"][:n_columns]
-    df = pd.DataFrame({"g": np.repeat(np.arange(KEYS), rows), **dict.fromkeys(columns, LOW)})
+    df = pd.DataFrame({"g": np.repeat(np.arange(keys), rows), **dict.fromkeys(columns, LOW)})
     df.dp.set_budget(**{accountant: 10}, seed=28)
-    return df.dp.groupby("g", keys=list(range(KEYS))).describe(
+    return df.dp.groupby("g", keys=list(range(keys))).describe(
         columns,
         clip=dict.fromkeys(columns, (LOW, HIGH)),
         candidates={c: [LOW, HIGH] for c in columns},
@@ -44,47 +54,74 @@ def _describe(accountant: str, n_columns: int, rows: int) -> pd.DataFrame:
     )
 
 
-def _worse_pick_probability(q: float, epsilon: float, rows: int) -> float:
-    """P(the q-quantile picks HIGH) when permute-and-flip runs at ``epsilon``.
+def _high_picks(epsilon: Fraction, rows: int) -> np.ndarray:
+    """P(j of the three quartiles are HIGH), j = 0..3: the joint release's law, by enumeration.
 
-    Every row of a key is 0: LOW scores 0 and HIGH is ``(1 − q)·n`` away from
-    the q-quantile.  Permute-and-flip's rate is ``ε/(2Δ)`` with ``Δ = max(q,
-    1 − q)`` (add_remove; the scores are not monotone), and with two
-    candidates it takes the worse one only when it comes first (1/2) and its
-    coin succeeds: ``exp(−rate·gap)/2``.  (If describe's quartiles become one
-    joint release, this is the formula to replace, not the shares checked.)
+    Every row of a key is 0: LOW's virtual points sit at the ranks ``t/SUB·rows``
+    (its tie spread), HIGH's all at ``rows``; each non-decreasing triple of
+    them weighs ``Π κ(|gap − target|)`` with the kernel of the plan's rate.
     """
-    return math.exp(-epsilon / (2 * max(q, 1 - q)) * (1 - q) * rows) / 2
+    plan = plan_joint(QUANTILES, epsilon, Neighbours.of("add_remove", grouped=True))
+    kern = kernel(plan.rate)
+    unit = plan.sub * plan.scale
+    position = np.array([plan.scale * t * rows for t in range(SUB + 1)] + [unit * rows] * (SUB + 1))
+    high = np.arange(position.size) > SUB
+    triples = np.array(list(itertools.combinations_with_replacement(range(position.size), 3)))
+    ends = np.full((len(triples), 1), unit * rows)
+    pos = np.hstack([np.zeros_like(ends), position[triples], ends])
+    logs = kern.log(np.diff(pos, axis=1) - plan.targets(rows)).sum(axis=1)
+    weight = np.exp(logs - logs.max())  # kernel values span any range: their products, in logs
+    law = np.bincount(high[triples].sum(axis=1), weights=weight, minlength=4)
+    return law / law.sum()
 
 
 @pytest.mark.parametrize("accountant", ["epsilon", "rho"])
 @pytest.mark.parametrize("n_columns", [1, 2])
-def test_each_quartile_runs_at_a_sixth_of_its_columns_share(
+def test_the_quartiles_run_jointly_at_half_of_the_columns_share(
     accountant: str, n_columns: int
 ) -> None:
-    """describe at ε over k columns: each quartile at ε/(6k); at ρ: at the ε with ε²/2 = ρ/(6k).
+    """describe at ε over k columns: the quartiles, one release at ε/(2k) (ρ: ε²/2 = ρ/(2k)).
 
-    Chi-square over every (column, quartile) of the HIGH picks against the
-    binomial; it fails at 0.7× and 1.3× that ε.  Each quartile at ρ/3 (√2×
-    the ε) would release 1.5ρ while charging ρ.
+    Chi-square of the number of HIGH picks per key (0 to 3) against the law
+    at that ε, per column; it fails at 0.7× and 1.3× that ε.
     """
-    rows = 10
+    rows = 40
     table = _describe(accountant, n_columns, rows)
-    share = SHARE[accountant] / 6
-    epsilon = math.sqrt(2 * share) if accountant == "rho" else share  # 0.2 either way
-    picks = {}
+    share = Fraction(repr(SHARE[accountant])) / 2
+    epsilon = pure_epsilon(share) if accountant == "rho" else share
+    observed = []
     for column in table.columns.levels[0]:
-        for label, q in QUARTILES.items():
-            picked = table[(column, label)]
-            assert set(picked.unique()) <= {LOW, HIGH}
-            picks[q, column] = int((picked == HIGH).sum())
-    for factor, must_pass in ((1.0, True), (0.7, False), (1.3, False)):
-        stat = 0.0
-        for (q, _), high in picks.items():
-            p = _worse_pick_probability(q, epsilon * factor, rows)
-            stat += (high - KEYS * p) ** 2 / (KEYS * p * (1 - p))
-        pvalue = float(scipy.stats.chi2.sf(stat, df=len(picks)))
-        assert (pvalue > P_MIN) == must_pass, f"epsilon x{factor}: p = {pvalue:.3g}"
+        picks = table[[(column, label) for label in ("25%", "50%", "75%")]].to_numpy()
+        assert set(np.unique(picks)) <= {LOW, HIGH}
+        assert (np.diff(picks, axis=1) >= 0).all()  # one joint release: always in order
+        observed.append(np.bincount((picks == HIGH).sum(axis=1), minlength=4))
+    for factor, must_pass in ((1, True), (Fraction(7, 10), False), (Fraction(13, 10), False)):
+        expected = _high_picks(epsilon * factor, rows) * KEYS
+        keep = expected >= 5
+        stat = sum(float((((o - expected) ** 2)[keep] / expected[keep]).sum()) for o in observed)
+        pvalue = float(scipy.stats.chi2.sf(stat, df=n_columns * (int(keep.sum()) - 1)))
+        assert (pvalue > P_MIN) == must_pass, f"{accountant} x{float(factor)}: p = {pvalue:.3g}"
+
+
+@pytest.mark.parametrize("accountant", ["epsilon", "rho"])
+def test_each_column_splits_its_share_three_tenths_half_and_a_tenth_each(accountant: str) -> None:
+    loss = Fraction(6, 5)
+    kind = (
+        Describe.of(None, ["x", "y"], {"x": (0, 1), "y": (0, 2)}, rho=loss)
+        if accountant == "rho"
+        else Describe.of(loss, ["x", "y"], {"x": (0, 1), "y": (0, 2)})
+    )
+    parts = kind.parts()
+    assert [type(p) for p in parts] == [Var, Extreme, Quantiles, Extreme] * 2
+    assert [p.side for p in parts if isinstance(p, Extreme)] == ["min", "max"] * 2
+    shares = [p.loss()[1] for p in parts]
+    assert shares == [loss / 2 * s for s in SHARES] * 2
+    assert sum(shares) == loss
+    if accountant == "rho":  # the selections run at the ε whose ε²/2 is their ρ
+        for part in parts[1:4]:
+            assert part.epsilon == pure_epsilon(part.rho)
+    starts = [(p.side, p.start) for p in parts[:4] if isinstance(p, Extreme)]
+    assert starts == [("min", 1.0), ("max", 0.0)]  # from the other end of the clip
 
 
 def _count_noise_variance(accountant: str, loss: float) -> float:
@@ -109,10 +146,10 @@ def _count_noise_variance(accountant: str, loss: float) -> float:
 
 @pytest.mark.parametrize("accountant", ["epsilon", "rho"])
 @pytest.mark.parametrize("n_columns", [1, 2])
-def test_count_mean_and_std_run_at_half_of_the_columns_share(
+def test_count_mean_and_std_run_at_three_tenths_of_the_columns_share(
     accountant: str, n_columns: int
 ) -> None:
-    """The count row's noise is the moments' at ε/(2k) (ρ/(2k)): measured by its variance.
+    """The count row's noise is the moments' at 3ε/(10k) (3ρ/(10k)): measured by its variance.
 
     A z-test per column on the sample variance (its standard error from the
     sample's fourth moment), chi-square over the columns; it fails at 0.7×
@@ -121,7 +158,7 @@ def test_count_mean_and_std_run_at_half_of_the_columns_share(
     """
     rows = 50
     table = _describe(accountant, n_columns, rows)
-    moments = SHARE[accountant] / 2
+    moments = SHARE[accountant] * float(SHARES[0])
     stats = []
     for column in table.columns.levels[0]:
         noise = table[(column, "count")].to_numpy() - rows

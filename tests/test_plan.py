@@ -25,6 +25,8 @@ import pandas_dp
 from pandas_dp.accounting.ledger import ACCOUNTANTS, PLD, Taken
 from pandas_dp.core.noise import SeededSource
 from pandas_dp.errors import BudgetExceededError
+from pandas_dp.kinds import quantile
+from pandas_dp.kinds.base import Neighbours
 from pandas_dp.mechanisms.accuracy import units_half_width, var_miss
 from pandas_dp.pipeline import planning
 from pandas_dp.pipeline.run import plan_release
@@ -130,12 +132,13 @@ def test_a_quantile_half_width_is_the_least_rank_the_tail_bound_allows(
     assert k == 0 or (candidates - 1) * math.exp(-rate * int(k)) > miss
 
 
-def test_several_quantiles_are_planned_each_at_its_share() -> None:
+def test_several_quantiles_are_planned_as_one_joint_release() -> None:
     grid = np.linspace(0, 1, 101)
-    several = pandas_dp.half_width("quantile", epsilon=1, q=[0.25, 0.5, 0.75], candidates=grid)
-    assert list(several.index) == [0.25, 0.5, 0.75]
-    for q, width in several.items():
-        assert width == pandas_dp.half_width("quantile", epsilon=1 / 3, q=q, candidates=grid)
+    several = pandas_dp.half_width("quantile", epsilon=1, q=[0.25, 0.75, 0.5], candidates=grid)
+    assert list(several.index) == [0.25, 0.75, 0.5]
+    levels = (Fraction(1, 4), Fraction(1, 2), Fraction(3, 4))
+    plan = quantile.plan_joint(levels, Fraction(1), Neighbours.of("add_remove"))
+    assert several.tolist() == [quantile.joint_rank_half_width(plan, 101, 0.95)] * 3
 
 
 def test_the_variance_half_width_is_the_documented_bound() -> None:

@@ -111,20 +111,37 @@ def test_the_section_shows_only_checked_code() -> None:
         assert body.lstrip().startswith(">>> "), body[:60]
 
 
-def test_the_section_runs_and_prints_what_it_shows() -> None:
+def _run_doctests(blocks: list[str]) -> int:
+    """Run ``pycon`` blocks in order in one namespace; fail with the report; the examples run."""
     parser = doctest.DocTestParser()
     runner = doctest.DocTestRunner(
         optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS, verbose=False
     )
     namespace: dict[str, object] = {}
     report: list[str] = []
-    for number, (_, body) in enumerate(_blocks(), start=1):
+    for number, body in enumerate(blocks, start=1):
         test = parser.get_doctest(body, namespace, f"README block {number}", str(README), 0)
         test.globs = namespace  # DocTest copies its globals: share one namespace, in order
         runner.run(test, out=report.append, clear_globs=False)
     if runner.failures:
         pytest.fail("".join(report))
-    assert runner.tries >= 8
+    return int(runner.tries)
+
+
+def test_the_section_runs_and_prints_what_it_shows() -> None:
+    assert _run_doctests([body for _, body in _blocks()]) >= 8
+
+
+FIRST_LOOK = "### A first look at a table"
+
+
+def test_the_first_look_shows_what_describe_prints_next_to_pandas() -> None:
+    text = README.read_text(encoding="utf-8")
+    start = text.index(FIRST_LOOK)
+    section = text[start : text.index("\n### ", start + len(FIRST_LOOK))]
+    blocks = re.findall(r"```pycon\n(.*?)```", section, flags=re.DOTALL)
+    assert len(blocks) == 1
+    assert _run_doctests(blocks) >= 6
 
 
 def test_the_bounds_table_is_what_bench_bounds_prints(shared_data: Path) -> None:

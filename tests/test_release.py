@@ -30,11 +30,12 @@ from pandas_dp.core import noise
 from pandas_dp.core.noise import SeededSource
 from pandas_dp.kinds.argmax import Argmax, SelectPlan
 from pandas_dp.kinds.base import DEPENDS_ON_N, Kind, Neighbours
-from pandas_dp.kinds.clip_bounds import BoundsPlan, ClipBounds, ClippedShare, SharePlan
+from pandas_dp.kinds.clip_bounds import ClipBounds, ClippedShare, SearchPlan, SharePlan
 from pandas_dp.kinds.count import Count, CountPlan, Histogram
 from pandas_dp.kinds.describe import Describe
+from pandas_dp.kinds.extremes import Extreme
 from pandas_dp.kinds.nunique import Nunique
-from pandas_dp.kinds.quantile import Quantile, Quantiles
+from pandas_dp.kinds.quantile import JointPlan, Quantile, Quantiles
 from pandas_dp.kinds.sums import GridPlan, Mean, MeanPlan, Sum
 from pandas_dp.kinds.truncation import CapPlan, RowsCap
 from pandas_dp.kinds.variance import Corr, Cov, Var, VarPlan
@@ -78,7 +79,15 @@ EXAMPLES: dict[type[Kind[Any, Any]], list[Kind[Any, Any]]] = {
     Cov: [Cov.of(EPS, "age", "salary", {"age": (18.0, 70.0), "salary": CLIP})],
     Corr: [Corr.of(EPS, "salary", "bonus", {"salary": CLIP, "bonus": (0.0, 8e3)}, ci=0.9)],
     Nunique: [Nunique(EPS, "age"), Nunique(EPS, "dept")],
-    ClipBounds: [ClipBounds(EPS, "salary"), ClipBounds(EPS, "age", pooled=True)],
+    ClipBounds: [
+        ClipBounds(EPS, "salary"),
+        ClipBounds(EPS, "age", pooled=True),
+        ClipBounds(EPS, "bonus", count=2_400.0),
+    ],
+    Extreme: [
+        Extreme(EPS, "salary", "max"),
+        Extreme(EPS, "age", "min", start=70.0),
+    ],
     ClippedShare: [ClippedShare(EPS, "salary", CLIP)],
     RowsCap: [RowsCap(EPS, "age", ("epsilon", Fraction(1)))],
     Describe: [
@@ -265,6 +274,8 @@ CALLS: dict[str, Call] = {
         "age", "salary", clip={"age": (18, 70), "salary": CLIP}, epsilon=SPLIT_EPS, ci=0.9
     ),
     "bounds": lambda df: df.dp.bounds("salary", epsilon=SPLIT_EPS),
+    "max": lambda df: df.dp.max("salary", epsilon=SPLIT_EPS),
+    "groupby.min": lambda df: _grouped(df).min("age", epsilon=SPLIT_EPS),
     "groupby.bounds": lambda df: _grouped(df).bounds("age", epsilon=SPLIT_EPS),
     "clipped_share": lambda df: df.dp.clipped_share("salary", clip=CLIP, epsilon=SPLIT_EPS),
     "groupby.clipped_share": lambda df: _grouped(df).clipped_share(
@@ -320,9 +331,11 @@ def realised_epsilon(plan: object) -> Fraction:
         return realised_epsilon(plan.grid) + Fraction(plan.delta3, plan.scale3)
     if isinstance(plan, SharePlan):
         return plan.sensitivity / plan.scale
-    if isinstance(plan, BoundsPlan):  # AboveThreshold on each side: ε₁ + ε₂ (Lyu et al.)
+    if isinstance(plan, SearchPlan):  # AboveThreshold: ε₁ + ε₂ (Lyu et al.)
         c = 1 if plan.monotone else 2
-        return 2 * (plan.sensitivity / plan.rho_scale + c * plan.sensitivity / plan.nu_scale)
+        return plan.sensitivity / plan.rho_scale + c * plan.sensitivity / plan.nu_scale
+    if isinstance(plan, JointPlan):  # the exponential mechanism: 2·c·Δ
+        return 2 * plan.rate * plan.sensitivity
     if isinstance(plan, CapPlan):
         return realised_epsilon(plan.select)
     if isinstance(plan, SelectPlan):

@@ -737,11 +737,6 @@ BAD_CALLS: dict[str, tuple[Callable[[pd.DataFrame], object], type[Exception], st
     "nan grid": (_quantile(candidates=[0, np.nan]), ValueError, "missing"),
     "repeated grid": (_quantile(candidates=[0, 1, 1]), ValueError, "duplicates"),
     "text grid": (_quantile(candidates=["a", "b"]), TypeError, "numbers"),
-    "grid omitted": (
-        lambda d: d.dp.groupby("dept", keys=DEPTS).median("salary", epsilon=0.1),
-        TypeError,
-        "never from the",
-    ),
     "text column": (_quantile(column="dept"), TypeError, "numeric"),
     "grouped k": (
         lambda d: d.dp.groupby("dept", keys=DEPTS).argmax_exp(

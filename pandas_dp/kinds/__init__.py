@@ -9,10 +9,12 @@ This room, top to bottom: each module imports only modules below it (here or in
 a lower room); a leading ``_`` marks a module used only inside this room.
 
 ========================  ====================================================
-``describe``              describe: count/mean/std and quartiles of columns, one kind
+``describe``              describe: count/mean/std, min/max and quartiles of columns, one kind
+``extremes``              min / max: unbounded private extremes (AboveThreshold), a kind
 ``truncation``            max_rows="auto" of a total: the cap that balances cut and noise, a kind
 ``clip_bounds``           bounds / clip="auto": private clip bounds (AboveThreshold), a kind
-``quantile``              quantile / median / several levels: score tables on a grid, kinds
+``quantile``              quantile / median / several levels (jointly), kinds
+``_joint``                joint quantiles: JointExp sampled exactly
 ``argmax``                argmax_exp, top-k, a kind; permute-and-flip, the selections' plans
 ``variance``              var / std, and cov / corr from variances: plans, statistics, kinds
 ``nunique``               nunique: distinct values (a union of hashes), a kind

@@ -2,9 +2,10 @@
 
 Mechanism (ALGORITHMS-style)
 ----------------------------
-Candidates are public and fixed: ``C = (0, 2**J0, 2**(J0+1), ..., 2**J1)``
-(:data:`CANDIDATES`, ``J0 = -20``, ``J1 = 100``), read upwards.  Each side of
-the data is searched on its own, with half of the bounds' ε:
+Candidates are public and fixed: ``C = (0, 2**J0, 2**(J0 + 1/8), ..., 2**J1)``
+(:data:`CANDIDATES`, ``J0 = -20``, ``J1 = 100``, :data:`STEPS` = 8 per
+doubling: a ladder of ratio 2**(1/8) ≈ 1.09), read upwards.  Each side of the
+data is searched on its own:
 
 * upper side: the tail counts ``u_j = #{x > C[j]}``;
 * lower side: ``l_j = #{x < -C[j]}`` (the same on ``-x``).
@@ -12,48 +13,50 @@ the data is searched on its own, with half of the bounds' ε:
 On each side, AboveThreshold (the sparse vector technique; Dwork & Roth,
 *The Algorithmic Foundations of Differential Privacy*, 2014, Alg. 1 and
 Thm. 3.23; the monotone variant of Lyu, Su & Li, "Understanding the Sparse
-Vector Technique for Differential Privacy", PVLDB 2017, Alg. 7) stops at the
-first candidate whose tail is small::
+Vector Technique for Differential Privacy", PVLDB 2017, Alg. 7; on a fine
+geometric ladder as Durfee, "Unbounded Differentially Private Quantile and
+Maximum Estimation", NeurIPS 2023) stops at the first candidate whose tail is
+small::
 
     ρ ~ dLap(Δ/ε₁)                 (once per key)
     ν_j ~ dLap(c·Δ/ε₂)             (per candidate)
     stop at the first j with  u_j + ν_j ≤ T + ρ
-    upper = MARGIN · C[j]          (C[J1] if no candidate stops)
 
 with ``ε₁ = ¾·ε_side`` (:data:`RHO_SHARE`), ``ε₂ = ¼·ε_side``, the public
-threshold ``T = ⌈5/4·(Δ/ε₁ + c·Δ/ε₂)⌉`` (:data:`THRESHOLD` noise scales:
-once the true tail is 0, each query stops with high probability, and a
-threshold noise far below ``-T``, the cause of a bound many doublings too
-high, is rare), and ``Δ`` the count sensitivity of the
-neighbour relation (1 for one row per person; ``max_rows`` (× ``max_groups``
-over the keys of a grouped release, in L1), twice that under substitute, with
-a privacy unit).  ``c = 1`` when one person moves every tail count of a key
-the same way (a row added or removed, a row's value changed, or a person's
-rows added or removed: every ``u_j`` moves up, or every one down), ``c = 2``
-otherwise (a person's rows replaced under substitute).  Privacy: the pmf
-ratio of a discrete Laplace of scale ``b`` under an integer shift ``s`` is
-exactly ``exp(|s|/b)``, so the continuous proof (shift ρ by Δ, and the
-stopping query's noise by ``c·Δ``) holds with integer counts and integer
-thresholds as written, each side ε_side-DP, both sides ε by sequential
-composition.  The lower side's answer is ``-MARGIN·C[j]`` likewise.  Over the
-keys of a grouped release each key runs its own search; with Δ an L1 bound
-over keys the privacy losses of the keys add up to at most ε (parallel
-composition).  The stop index is the only output: a post-processing turns it
-into a bound, and ``(0, 2**J0)`` is answered when both sides stop at 0.
+threshold ``T = ⌈½·(Δ/ε₁ + c·Δ/ε₂)⌉`` (:data:`THRESHOLD` noise scales), and
+``Δ`` the count sensitivity of the neighbour relation (1 for one row per
+person; ``max_rows`` (× ``max_groups`` over the keys of a grouped release,
+in L1), twice that under substitute, with a privacy unit).  ``c = 1`` when
+one person moves every tail count of a key the same way (a row added or
+removed, a row's value changed, or a person's rows added or removed: every
+``u_j`` moves up, or every one down), ``c = 2`` otherwise (a person's rows
+replaced under substitute).  Privacy: the pmf ratio of a discrete Laplace of
+scale ``b`` under an integer shift ``s`` is exactly ``exp(|s|/b)``, so the
+continuous proof (shift ρ by Δ, and the stopping query's noise by ``c·Δ``)
+holds with integer counts and integer thresholds as written, each side
+ε_side-DP, both sides by sequential composition.  Over the keys of a grouped
+release each key runs its own search; with Δ an L1 bound over keys the
+privacy losses of the keys add up to at most ε (parallel composition).  The
+stop index is the only output of a side.
+
+Where the search stops about ``T`` values lie beyond the candidate: at
+``epsilon=0.25`` on 1,000 incomes, near the 95th percentile; on 54,000
+prices, at the top.  The bound is the stop moved outwards by a factor
+(:func:`margin`): ``(T/(n̂/1000))**0.45``, at least 1, with ``n̂`` a noisy
+count of the values (released with :data:`COUNT_SHARE` of ε, or given: the
+count ``clip="auto"`` makes first): an extrapolation from the stop's depth
+``T/n̂`` to the top thousandth along a Pareto-like tail (index about 2.2),
+tuned on the PUMS income column and a 54,000-row long-tailed price column
+(``bench/bench_bounds.py``).  The lower side's answer is the same on ``-x``,
+negated; ``(0, 2**J0)`` is answered when both sides stop at 0.  The
+constants are public, data-free.
 
 Exact integer statistics: per key, the histogram of each row's position in
 ``C`` (``#{c ∈ C : x > c}`` and the same for ``-x``); tail counts are its
-reverse cumulative sums, so slices (Dask partitions) add up.  NaN rows are
-skipped (as every release skips them).
-
-``MARGIN = 2``: the bound is one doubling above where the tail became
-small (about ``T`` rows lie beyond the stop: clipping a heavy tail costs a
-mean more than the wider noise grid does).  The constants were tuned on the
-PUMS income column and on generated salaries (``bench/bench_bounds.py``): a
-larger threshold or margin helps the heavy tail a little and costs the light
-one noise; a lower threshold lets a side's search overshoot
-(a threshold noise far below ``-T`` stops nothing).  They are public,
-data-free.
+reverse cumulative sums, so slices (Dask partitions) add up, and the count is
+their total.  NaN rows are skipped (as every release skips them).
+:mod:`pandas_dp.kinds.extremes` (``min``, ``max``) searches the same ladder,
+signed.
 """
 
 from __future__ import annotations
@@ -73,35 +76,48 @@ from ..core.noise import F64, I64, RandomSource, discrete_laplace, integer_scale
 from ..core.text import column_names, figures
 from ..core.validation import Clip, check_clip, check_column, numeric_values, selection_loss
 from .base import Declared, ExampleColumns, Kind, Neighbours, Rows, Stats, ledger_entry
+from .count import CountPlan, plan_count, release_counts
 from .signature import EPSILON, MAX_ROWS, REQUIRED, RHO_SELECT, Form, Param, Signature
 
 __all__ = [
     "CANDIDATES",
-    "MARGIN",
+    "COUNT_SHARE",
+    "RHO_SHARE",
+    "STEPS",
     "THRESHOLD",
-    "BoundsPlan",
     "ClipBounds",
     "ClippedShare",
+    "SearchPlan",
     "SharePlan",
-    "positions",
+    "above_threshold",
+    "histogram",
+    "margin",
+    "plan_bounds",
+    "plan_search",
     "tail_counts",
 ]
 
 #: The smallest and largest power of two searched.
 J0, J1 = -20, 100
-#: The public candidates: 0, then the powers of two from 2**J0 to 2**J1.
-CANDIDATES: F64 = np.concatenate([[0.0], np.ldexp(1.0, np.arange(J0, J1 + 1))])
+#: Candidates per doubling: the ladder's ratio is 2**(1/STEPS).
+STEPS = 8
+#: The public candidates: 0, then 2**(k/STEPS) for k from J0·STEPS to J1·STEPS.
+CANDIDATES: F64 = np.concatenate([[0.0], np.exp2(np.arange(J0 * STEPS, J1 * STEPS + 1) / STEPS)])
 #: The tail count (per key) AboveThreshold stops at, before noise, in noise scales.
-THRESHOLD = Fraction(5, 4)
+THRESHOLD = Fraction(1, 2)
 #: The share of a side's ε that noises the threshold (the rest noises the queries).
 RHO_SHARE = Fraction(3, 4)
-#: The bound is this multiple of the candidate where the search stopped.
-MARGIN = 2.0
+#: The share of ``bounds``' ε that counts the values (when no count is given).
+COUNT_SHARE = Fraction(1, 10)
+#: The margin extrapolates from the stop's depth to this share of the values ...
+DEPTH = 1e-3
+#: ... along a tail whose quantiles grow as (1/depth)**TAIL.
+TAIL = 0.45
 
 
 @dataclass(frozen=True)
-class BoundsPlan:
-    """AboveThreshold on each side: threshold noise ``rho_scale``, query noise ``nu_scale``."""
+class SearchPlan:
+    """AboveThreshold on one side: threshold noise ``rho_scale``, query noise ``nu_scale``."""
 
     sensitivity: int
     rho_scale: Fraction
@@ -110,8 +126,14 @@ class BoundsPlan:
     #: One person moves every tail count of a key the same way (c = 1; else c = 2).
     monotone: bool
 
-    def declared(self) -> tuple[Declared, Declared]:
-        """Each side's: Δ over the keys, weighted by what a key's move costs of ε.
+    @property
+    def realised_epsilon(self) -> Fraction:
+        """``Δ/ρ_scale + c·Δ/ν_scale``: ε₁ + ε₂ (Lyu et al., Alg. 7)."""
+        c = 1 if self.monotone else 2
+        return self.sensitivity / self.rho_scale + c * self.sensitivity / self.nu_scale
+
+    def declared(self) -> tuple[Declared]:
+        """Δ over the keys, weighted by what a key's move costs of ε.
 
         A key whose tail counts moved by at most δ costs ``δ/Δ`` of the
         threshold's share (:data:`RHO_SHARE`) and ``c_k·δ/(c·Δ)`` of the
@@ -119,96 +141,122 @@ class BoundsPlan:
         """
         c = 1 if self.monotone else 2
         rest = 1 - RHO_SHARE
-        side = Declared(self.sensitivity, weights=(RHO_SHARE + rest / c, RHO_SHARE + 2 * rest / c))
-        return side, side
+        return (
+            Declared(self.sensitivity, weights=(RHO_SHARE + rest / c, RHO_SHARE + 2 * rest / c)),
+        )
 
 
 @functools.lru_cache(maxsize=512)  # plans are pure functions of public parameters
-def plan_bounds(epsilon: Fraction, neighbours: Neighbours) -> BoundsPlan:
-    """Half of ``epsilon`` per side; each side half to the threshold, half to the queries."""
+def plan_search(
+    epsilon: Fraction, neighbours: Neighbours, threshold: Fraction = THRESHOLD
+) -> SearchPlan:
+    """One side at ``epsilon``: ¾ to the threshold's noise, ¼ to the queries'."""
     delta = neighbours.count_sensitivity()
     # One person moves every tail count the same way except when its rows are replaced.
     c = 2 if (neighbours.unit and not neighbours.monotone) else 1
-    side = epsilon / 2
-    rho = Fraction(delta) / (side * RHO_SHARE)
-    nu = Fraction(c * delta) / (side * (1 - RHO_SHARE))
-    integer_scale(c * delta, side * (1 - RHO_SHARE))  # refuses, before the spend, an ε too small
-    return BoundsPlan(delta, rho, nu, math.ceil(THRESHOLD * (rho + nu)), c == 1)
+    rho = Fraction(delta) / (epsilon * RHO_SHARE)
+    nu = Fraction(c * delta) / (epsilon * (1 - RHO_SHARE))
+    integer_scale(c * delta, epsilon * (1 - RHO_SHARE))  # refuses, before the spend, ε too small
+    return SearchPlan(delta, rho, nu, math.ceil(threshold * (rho + nu)), c == 1)
 
 
-def positions(values: F64) -> I64:
-    """Each row's position in :data:`CANDIDATES`: how many candidates lie strictly below it.
+#: The plan of a ``bounds`` release: the upper side, the lower side, and the count (or none).
+BoundsPlan = tuple[SearchPlan, SearchPlan] | tuple[SearchPlan, SearchPlan, CountPlan]
 
-    ``np.searchsorted(CANDIDATES, values)`` (NaN excluded); read off each
-    value's bits by :func:`_histograms`, which counts them.
-    """
-    bits = np.asarray(values, dtype=np.float64).view(np.int64)
-    out = _magnitude_positions(bits & _ABS)
-    out[bits <= 0] = 0  # zero and the negative values are above no candidate
+
+def plan_bounds(epsilon: Fraction, neighbours: Neighbours, counted: bool = False) -> BoundsPlan:
+    """Half of ``epsilon`` per side, after :data:`COUNT_SHARE` for a count unless ``counted``."""
+    if counted:
+        side = plan_search(epsilon / 2, neighbours)
+        return side, side
+    side = plan_search(epsilon * (1 - COUNT_SHARE) / 2, neighbours)
+    return side, side, plan_count(epsilon * COUNT_SHARE, neighbours)
+
+
+def positions(values: F64, ladder: F64 = CANDIDATES) -> I64:
+    """Each row's position in ``ladder``: how many candidates lie strictly below it."""
+    out: I64 = np.searchsorted(ladder, values, side="left").astype(np.int64)
     return out
 
 
-#: The bits of a float64 but its sign, and those of +inf.
-_ABS, _INF = np.int64(0x7FFF_FFFF_FFFF_FFFF), np.int64(0x7FF0_0000_0000_0000)
-
-
-def _magnitude_positions(magnitude: I64) -> I64:
-    """The position of ``|v|`` among the candidates, from its bits (positive: changed in place).
-
-    For ``|v| > 0``, ``(bits - 1) >> 52`` is the biased exponent of the
-    largest power of two strictly below ``|v|`` (one less for a power of two
-    itself; 0 for a subnormal), so the candidates below are 0 and the powers
-    ``2**J0`` up to it: :data:`J1` - :data:`J0` + 1 at most, all of them below
-    +inf.  ``|v| = 0`` gives 1 here: the caller sets it.
-    """
-    magnitude -= 1
-    magnitude >>= 52
-    magnitude -= 1023 + J0 - 1
-    np.clip(magnitude, 0, J1 - J0 + 1, out=magnitude)
-    magnitude += 1
-    return magnitude
-
-
-def _histograms(values: F64, codes: I64 | None, n_keys: int) -> tuple[I64, I64]:
-    """The histograms of the positions of ``values`` and of ``-values``, per key, in one pass.
-
-    Missing values and rows of code -1 are left out.  Each row's position is
-    read off its bits (:func:`_magnitude_positions`), counted once on its own
-    side (zero on the positive side, at position 0), and position 0 of each
-    side gets the rows of the other side: what ``positions(values)`` and
-    ``positions(-values)`` would give, without a search, a negation or a
-    second pass.
-    """
-    width = CANDIDATES.size + 1
-    bits = np.asarray(values, dtype=np.float64).view(np.int64)
-    magnitude = bits & _ABS
-    keep = magnitude <= _INF  # not NaN
+def histogram(values: F64, codes: I64 | None, n_keys: int, ladder: F64 = CANDIDATES) -> I64:
+    """Rows per key and position in ``ladder`` (NaN and code -1 dropped), flattened."""
+    width = ladder.size + 1
+    keep = ~np.isnan(values)
     if codes is not None:
         keep &= codes >= 0
-    zero = magnitude == 0
-    negative = bits < 0
-    cells = _magnitude_positions(magnitude)
-    cells[zero] = 0
-    np.add(cells, width, out=cells, where=negative & ~zero)
+    cells = positions(values[keep], ladder)
+    if codes is not None:
+        cells = cells + codes[keep] * width
+    out: I64 = np.bincount(cells, minlength=n_keys * width).astype(np.int64)
+    return out
+
+
+#: ``floor(STEPS·log2(1 + t/2**16))``: the ladder's step below a mantissa of top bits ``t``.
+_STEP = np.floor(STEPS * np.log2(1 + np.arange(1 << 16) / 2**16)).astype(np.int64)
+
+
+#: The candidates and +inf after them (a position's candidate above, always defined).
+_ABOVE = np.append(CANDIDATES, np.inf)
+
+
+def _magnitude_positions(magnitude: F64) -> I64:
+    """``positions(magnitude)`` for ``magnitude >= 0``, not NaN, without a search.
+
+    The binary exponent and the mantissa's top 16 bits give the position to
+    within one (:data:`_STEP`; a subnormal or zero: below every positive
+    candidate); one comparison each way with the candidates themselves makes
+    it exact, whatever ``np.exp2``'s rounding of them (0 for zero: the
+    candidate 0 is not strictly below it).
+    """
+    bits = magnitude.view(np.int64)
+    guess = bits >> 52
+    guess -= 1023 + J0
+    guess *= STEPS
+    guess += _STEP[(bits >> 36) & 0xFFFF]
+    guess += 2
+    np.clip(guess, 1, CANDIDATES.size, out=guess)
+    guess -= CANDIDATES[guess - 1] >= magnitude
+    guess += _ABOVE[guess] < magnitude
+    return guess
+
+
+def two_sided_histograms(values: F64, codes: I64 | None, n_keys: int) -> tuple[I64, I64]:
+    """``histogram(values, ...)`` and ``histogram(-values, ...)`` in one pass, without a search.
+
+    Each value's position is read off its magnitude's bits
+    (:func:`_magnitude_positions`) and counted on its own side; position 0 of
+    each side gets the rows of the other side (no candidate lies strictly
+    below them).
+    """
+    width = CANDIDATES.size + 1
+    values = np.asarray(values, dtype=np.float64)
+    keep = ~np.isnan(values)
+    if codes is not None:
+        keep &= codes >= 0
+    if not keep.all():
+        values, codes = values[keep], None if codes is None else codes[keep]
+    cells = _magnitude_positions(np.abs(values))
+    cells[values < 0] += width
     if codes is not None:
         cells += codes * (2 * width)
-    counted = np.bincount(cells if keep.all() else cells[keep], minlength=2 * width * n_keys)
-    table = counted.astype(np.int64).reshape(n_keys, 2, width)
+    table = np.bincount(cells, minlength=2 * width * n_keys).astype(np.int64)
+    table = table.reshape(n_keys, 2, width)
     upper, lower = table[:, 0, :].copy(), table[:, 1, :].copy()
     upper[:, 0] += table[:, 1, 1:].sum(axis=1)  # the negative values: below every candidate
-    lower[:, 0] += table[:, 0, :].sum(axis=1)  # zero and the positive values, for -values
+    lower[:, 0] += table[:, 0, :].sum(axis=1)  # zero and the positive values
     return upper.reshape(-1), lower.reshape(-1)
 
 
-def tail_counts(histogram: I64, n_keys: int) -> I64:
-    """``#{x > C[j]}`` per key and candidate, from a histogram of positions."""
-    table = histogram.reshape(n_keys, CANDIDATES.size + 1).astype(np.int64)
+def tail_counts(hist: I64, n_keys: int, ladder: F64 = CANDIDATES) -> I64:
+    """``#{x > ladder[j]}`` per key and candidate, from a histogram of positions."""
+    table = hist.reshape(n_keys, ladder.size + 1).astype(np.int64)
     above = np.cumsum(table[:, ::-1], axis=1)[:, ::-1]  # above[:, p] = #{position ≥ p}
     tails: I64 = above[:, 1:]  # #{position ≥ j + 1} = #{x > C[j]}
     return tails
 
 
-def above_threshold(source: RandomSource, tails: I64, plan: BoundsPlan) -> I64:
+def above_threshold(source: RandomSource, tails: I64, plan: SearchPlan) -> I64:
     """Per key, the first candidate whose noisy tail is at most the noisy threshold (else last)."""
     n_keys, m = tails.shape
     rho = discrete_laplace(source, plan.rho_scale, n_keys)
@@ -218,19 +266,34 @@ def above_threshold(source: RandomSource, tails: I64, plan: BoundsPlan) -> I64:
     return stop
 
 
-def side_bounds(stop: I64) -> F64:
-    """The bound's magnitude for each stop index."""
-    out: F64 = np.minimum(MARGIN * CANDIDATES[stop], CANDIDATES[-1])
+def margin(threshold: int, counted: F64) -> F64:
+    """The factor a stop is moved outwards by: ``(T/(DEPTH·n̂))**TAIL``, at least 1.
+
+    A post-processing of the released count ``n̂`` (floored at 1) and the
+    public threshold ``T``: where about ``T`` values lie beyond the stop, the
+    top thousandth lies about this factor further out along a tail like the
+    income and price columns it was tuned on.
+    """
+    depth = threshold / (DEPTH * np.maximum(counted, 1.0))
+    out: F64 = np.maximum(depth, 1.0) ** TAIL
+    return out
+
+
+def side_bounds(stop: I64, factor: F64) -> F64:
+    """The bound's magnitude for each stop index, moved out by ``factor``."""
+    out: F64 = np.minimum(CANDIDATES[stop] * factor, CANDIDATES[-1])
     return out
 
 
 @dataclass(frozen=True)
 class ClipBounds(Kind[tuple[float, float], pd.DataFrame]):
-    """Private ``(lower, upper)`` bounds of ``column``: AboveThreshold on powers of two.
+    """Private ``(lower, upper)`` bounds of ``column``: AboveThreshold on a fine ladder.
 
     ``pooled``: a grouped release finds one pair of bounds from the rows of
     every key together (what ``clip="auto"`` uses on a grouped surface), each
-    key's row of the answer the same; else each key its own.
+    key's row of the answer the same; else each key its own.  ``count``: a
+    count of the values already released (public; ``clip="auto"`` makes one),
+    else the release counts them itself with :data:`COUNT_SHARE` of ``epsilon``.
     """
 
     epsilon: Fraction
@@ -238,8 +301,9 @@ class ClipBounds(Kind[tuple[float, float], pd.DataFrame]):
     pooled: bool = False
     #: Given ``rho=``: the ρ charged (``epsilon`` is then the largest with ε²/2 <= ρ).
     rho: Fraction | None = None
+    count: float | None = None
 
-    planners: ClassVar = (plan_bounds,)
+    planners: ClassVar = (plan_search, plan_count)
     name: ClassVar[str] = "bounds"
 
     def columns(self) -> tuple[Hashable, ...]:
@@ -250,9 +314,17 @@ class ClipBounds(Kind[tuple[float, float], pd.DataFrame]):
         return Rows(len(df), (numeric_values(df, self.column),))
 
     def plan(self, neighbours: Neighbours) -> BoundsPlan:
-        return plan_bounds(self.epsilon, neighbours)
+        if self.pooled:  # one search over every key's rows: the relation of one key
+            neighbours = Neighbours.of(
+                neighbours.adjacency,
+                max_rows=None if neighbours.max_rows is None else neighbours.contributions,
+                privacy_unit=neighbours.privacy_unit,
+            )
+        return plan_bounds(self.epsilon, neighbours, self.count is not None)
 
     def entry(self, plan: BoundsPlan, neighbours: Neighbours, keys: int | None) -> LedgerEntry:
+        side = plan[0]
+        counted = "" if len(plan) == 2 else f"; count at ε·{COUNT_SHARE}"
         return ledger_entry(
             self,
             plan,
@@ -261,30 +333,53 @@ class ClipBounds(Kind[tuple[float, float], pd.DataFrame]):
             epsilon=self.epsilon,
             rho=self.rho,
             columns=column_names([self.column]),
-            mechanism="above_threshold (discrete_laplace) on ±2**j, each side ε/2",
-            sensitivity=figures([plan.sensitivity]),
-            noise_scale=figures([float(plan.rho_scale), float(plan.nu_scale)]),
+            mechanism=f"above_threshold (discrete_laplace) on ±2**(k/{STEPS}), each side "
+            f"{'ε/2' if len(plan) == 2 else 'of the rest'}{counted}",
+            sensitivity=figures([side.sensitivity]),
+            noise_scale=figures([float(side.rho_scale), float(side.nu_scale)]),
         )
 
     def tally(self, plan: BoundsPlan, rows: Rows, codes: I64 | None, n_keys: int) -> Stats:
         values = np.asarray(rows.arrays[0], dtype=np.float64)
         if self.pooled and codes is not None:  # the rows of every key as one
             values, codes, n_keys = values[codes >= 0], None, 1
-        return _histograms(values, codes, n_keys)
+        return two_sided_histograms(values, codes, n_keys)
 
-    def noise_free(self, plan: BoundsPlan, stats: Stats, n_keys: int) -> tuple[I64, I64]:
-        """The tail counts above each candidate, and below minus each, per key searched."""
+    def noise_free(self, plan: BoundsPlan, stats: Stats, n_keys: int) -> tuple[I64, ...]:
+        """The tail counts above each candidate and below minus each, and the counts."""
         searched = 1 if self.pooled else n_keys
-        return tail_counts(stats[0], searched), tail_counts(stats[1], searched)
+        tails = (tail_counts(stats[0], searched), tail_counts(stats[1], searched))
+        if len(plan) == 2:
+            return tails
+        return (*tails, self._counts(stats, searched))
+
+    @staticmethod
+    def _counts(stats: Stats, searched: int) -> I64:
+        out: I64 = stats[0].reshape(searched, -1).sum(axis=1)
+        return out
 
     @classmethod
     def examples(cls, columns: ExampleColumns) -> tuple[ClipBounds, ...]:
-        return cls(Fraction(1), columns.value), cls(Fraction(1), columns.value, pooled=True)
+        one = Fraction(1)
+        return (
+            cls(one, columns.value),
+            cls(one, columns.value, pooled=True),
+            cls(one, columns.value, count=12.0),
+        )
 
     def finish(self, plan: BoundsPlan, stats: Stats, source: RandomSource, n_keys: int) -> F64:
-        above, below = self.noise_free(plan, stats, n_keys)
-        upper = side_bounds(above_threshold(source, above, plan))
-        lower = 0.0 - side_bounds(above_threshold(source, below, plan))
+        searched = 1 if self.pooled else n_keys
+        above, below = tail_counts(stats[0], searched), tail_counts(stats[1], searched)
+        upper_stop = above_threshold(source, above, plan[0])
+        lower_stop = above_threshold(source, below, plan[1])
+        if len(plan) == 3:
+            counted = release_counts(source, self._counts(stats, searched), plan[2])
+            factor = margin(plan[0].threshold, counted.astype(np.float64))
+        else:
+            assert self.count is not None
+            factor = margin(plan[0].threshold, np.full(searched, float(self.count)))
+        upper = side_bounds(upper_stop, factor)
+        lower = 0.0 - side_bounds(lower_stop, factor)
         empty = (upper == 0) & (lower == 0)
         upper = np.where(empty, CANDIDATES[1], upper)
         out: F64 = np.stack([lower, upper], axis=1)

@@ -123,7 +123,9 @@ class Signature:
     ``columns(args)``: the columns a ``clip`` applies to (``clip="auto"`` and
     ``cut=True`` find or measure each); ``table``: the answer is a table of
     columns (``describe``: ``cut=True`` takes several).  ``clipped``: the
-    release takes a statistic's ``clip`` (``"auto"``, ``cut=True`` apply).
+    release takes a statistic's ``clip`` (``"auto"``, ``cut=True`` apply);
+    ``gridded``: it picks from a grid ``candidates`` that may be left out (its
+    bounds, found privately, then make it).
     ``summary``, ``returns``, ``notes`` and ``raises`` are written once, with
     the fields of :data:`SCOPE_FIELDS` and this release's own ``words``
     (``{field: (ungrouped, grouped)}``); ``grouped``: what a grouped release
@@ -143,6 +145,7 @@ class Signature:
     columns: Callable[[Mapping[str, Any]], tuple[Hashable, ...]] = lambda args: ()
     table: bool = False
     clipped: bool = False
+    gridded: bool = False
     words: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -307,7 +310,11 @@ PARAGRAPHS: dict[str, str] = {
     "grid_doc": """\
         The public grid to choose from, finite and strictly increasing,
         keyword-only; e.g. ``np.linspace(0, 500_000, 1001)``. Never read it
-        from the data. The answer is always one of these points.""",
+        from the data. The answer is always one of these points. Without
+        it, the grid is found privately: a twentieth of ``epsilon`` counts
+        the values, a quarter finds bounds (as ``clip="auto"``: see
+        :meth:`bounds`), and the grid is 2,001 points evenly between them
+        (the call still costs ``epsilon``; the ledger records each part).""",
 }
 
 EPSILON = Param(

@@ -510,6 +510,8 @@ def _search(
 
     def reaches(loss: Loss) -> bool:
         widths = _widths(_release(kind, loss, clip, options), level_, nb, rows)
+        if columns == (None,):  # one target: every width (several levels of a quantile) meets it
+            return all(w <= targets[None] for w in widths)
         return all(w <= targets[col] for col, w in zip(columns, widths, strict=True))
 
     found = smallest(accountant, reaches)

@@ -27,14 +27,18 @@ the statistic          the rest                    clipped to the bounds
 =====================  ==========================  =================================
 
 Several columns split a step's share equally.  The check: AboveThreshold
-stops where about its threshold ``T`` of values lie beyond a bound, so with
-fewer than :data:`AUTO_MIN_RATIO` · ``T`` values the bounds land inside the
-data (at ε = 0.1 on 1,000 incomes, near the median: the mean 100% off).  A
-private count comes first; below that many values, the call stops with a
-ValueError saying what to do (more ε, or ``clip=``), having spent only the
-count.  The chosen bounds, ``max_rows`` and the cut are returned with the
-answer where it has room (:func:`with_bounds`, :func:`with_rows`,
-:func:`with_cut`); the ledger records each step in every case.
+stops where about its threshold ``T`` of values lie beyond a bound, and each
+of its steps below the data (hundreds, on a ladder of ratio 2**(1/8)) may
+stop it there by noise unless the values outnumber ``T`` by several noise
+scales of a step: with fewer than ``T`` + :data:`AUTO_MIN_SCALES` scales the
+bounds may land inside the data (at ε = 0.1 on 1,000 incomes, near the
+median: the mean far off).  A private count comes first; below that many
+values, the call stops with a ValueError saying what to do (more ε, or
+``clip=``), having spent only the count.  :func:`persons_steps` checks the
+persons of ``max_rows="auto"`` and ``rows_per_unit`` likewise.  The chosen
+bounds, ``max_rows`` and the cut are returned with the answer where it has
+room (:func:`with_bounds`, :func:`with_rows`, :func:`with_cut`); the ledger
+records each step in every case.
 
 Without public keys (a :class:`~pandas_dp.mechanisms.key_selection.KeySelection`),
 the statistic chooses its keys; the bounds of ``clip="auto"`` are then found
@@ -60,9 +64,10 @@ import pandas as pd
 from ..core.errors import warn_poor
 from ..core.validation import check_loss, check_readable, loss_fields, selection_loss
 from ..kinds.base import Kind, Neighbours
-from ..kinds.clip_bounds import ClipBounds, ClippedShare, plan_bounds
+from ..kinds.clip_bounds import ClipBounds, ClippedShare, plan_search
 from ..kinds.count import Count
-from ..kinds.quantile import Quantile
+from ..kinds.describe import grid_of
+from ..kinds.quantile import Quantile, persons_needed
 from ..kinds.truncation import RowsCap
 from ..mechanisms.key_selection import ChosenKeys, KeySelection
 from ..mechanisms.keys import Grouping
@@ -73,7 +78,7 @@ __all__ = [
     "AUTO_CHECK_SHARE",
     "AUTO_GROUPS",
     "AUTO_GROUPS_SHARE",
-    "AUTO_MIN_RATIO",
+    "AUTO_MIN_SCALES",
     "AUTO_ROWS",
     "AUTO_ROWS_SHARE",
     "AUTO_SHARE",
@@ -86,8 +91,10 @@ __all__ = [
     "answer",
     "auto_minimum",
     "cook",
+    "every_numeric",
     "is_auto",
     "parameters_text",
+    "persons_steps",
     "recipe",
     "rows_per_unit",
     "with_bounds",
@@ -99,8 +106,9 @@ __all__ = [
 AUTO_SHARE = Fraction(1, 4)
 #: The share of a ``clip="auto"`` call's epsilon (or rho) that counts the column's values first.
 AUTO_CHECK_SHARE = Fraction(1, 20)
-#: ``clip="auto"`` needs this many times the search's threshold in values (counted privately).
-AUTO_MIN_RATIO = 5
+#: ``clip="auto"`` needs the search's threshold and this many noise scales of a step in values
+#: (counted privately): then a step below the data stops the search with chance below 1e-4.
+AUTO_MIN_SCALES = 10
 #: The share of a ``max_rows="auto"`` call's epsilon (or rho) that chooses ``max_rows``
 #: (``rows_per_unit`` at q = 0.9 on :data:`AUTO_ROWS`).
 AUTO_ROWS_SHARE = Fraction(1, 4)
@@ -149,8 +157,9 @@ class Request:
     columns a ``clip`` applies to, in order; ``table``: the answer is a
     table of columns (``describe``), where ``cut=True`` takes several;
     ``clipped``: ``clip`` is the statistic's (``"auto"`` and ``cut=True``
-    apply to it), not, say, the clip of argmax's ``value``.  ``name``: the
-    release as the caller called it (``value_counts``), for the ledger.
+    apply to it), not, say, the clip of argmax's ``value``; ``gridded``: the
+    release picks from a grid ``candidates`` (without one, its bounds make it).
+    ``name``: the release as the caller called it (``value_counts``), for the ledger.
     """
 
     build: Callable[[Mapping[str, Any], Loss], Kind[Any, Any]]
@@ -158,6 +167,7 @@ class Request:
     columns: tuple[Hashable, ...] = ()
     table: bool = False
     clipped: bool = False
+    gridded: bool = False
     name: str = ""
 
     def get(self, name: str, default: Any = None) -> Any:
@@ -248,6 +258,7 @@ _WHY = {
     "max_groups": 'max_groups="auto"',
     "truncated": "cut=True",
     "rows_per_unit": "rows_per_unit()",
+    "persons": "rows_per_unit()",
 }
 
 
@@ -263,6 +274,7 @@ def answer(frame: Frame, group: Grouping | None, request: Request) -> Any:
             return None
         return binding.bounds()
 
+    request = every_numeric(frame, group, request)
     by = () if group is None else tuple(str(b) for b in group.by)
     asked = Asked(request.name, by, parameters_text(request.args)) if request.name else None
     if isinstance(group, KeySelection):
@@ -351,16 +363,98 @@ def parameters_text(args: Mapping[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def every_numeric(frame: Frame, group: Grouping | None, request: Request) -> Request:
+    """A table release (``describe``) given no ``columns``: every numeric column of the frame.
+
+    From the schema's dtypes only (numbers, not booleans), in the frame's
+    order, without the grouping's columns or the privacy unit's.
+    """
+    if not request.table or request.get("columns", ()) is not None:
+        return request
+    skipped = set(() if group is None else group.by)
+    unit = frame.binding().unit
+    if unit is not None:
+        skipped.add(unit)
+    schema = frame.schema()
+    found = [
+        c
+        for c, dtype in schema.dtypes.items()
+        if c not in skipped
+        and pd.api.types.is_numeric_dtype(dtype)
+        and not pd.api.types.is_bool_dtype(dtype)
+    ]
+    if not found:
+        raise ValueError(
+            "describe() found no numeric column (numbers, not booleans, besides the keys and "
+            "the privacy unit); name the columns: describe(['col', ...], epsilon=...)."
+        )
+    return dataclasses.replace(
+        request, args={**request.args, "columns": found}, columns=tuple(found)
+    )
+
+
 def rows_per_unit(frame: Frame, q: object, candidates: object, loss: Loss) -> int:
-    """A private ``q``-quantile of the rows per person of ``frame``: one of ``candidates``."""
-    kind = _rows_kind(q, candidates, loss)
+    """A private ``q``-quantile of the rows per person of ``frame``: one of ``candidates``.
+
+    After the check of :func:`persons_steps`, under one hold of ``loss``.
+    """
+    _rows_kind(q, candidates, loss)  # its arguments, checked before anything is spent
+    steps = persons_steps("rows_per_unit", q, candidates, loss)
     asked = Asked("rows_per_unit", (), parameters_text({"q": q, "candidates": candidates}))
-    return int(run(frame.units("rows_per_unit()"), kind, None, asked=asked))
+    cooked = Recipe(loss, tuple(steps), lambda answers: answers["rows_per_unit"])
+    return int(cook(frame, None, cooked, asked))
 
 
 def _rows_kind(q: object, candidates: object, loss: Loss) -> Kind[Any, Any]:
     epsilon, charged = selection_loss(*loss)
     return Quantile.of(epsilon, "rows", q, candidates, "rows_per_unit", charged)
+
+
+#: The share of a ``rows_per_unit`` (or ``max_rows="auto"``) step that counts the persons first.
+PERSONS_SHARE = Fraction(1, 20)
+
+
+def persons_steps(name: str, q: object, candidates: object, loss: Loss) -> list[Step]:
+    """``name``'s quantile of rows per person, after a private count of the persons (the check).
+
+    :data:`PERSONS_SHARE` of ``loss`` counts the persons (one row each, on the
+    frame of rows per person); with fewer than
+    :func:`~pandas_dp.kinds.quantile.persons_needed` at the
+    rest of ``loss``, the call stops with a ValueError naming the ``epsilon``
+    (or ``rho``) that would suffice for the persons counted, having spent only
+    the count; else the quantile runs with the rest.
+    """
+    accountant, total = loss
+    rest = (accountant, total * (1 - PERSONS_SHARE))
+    kind = _rows_kind(q, candidates, rest)
+    assert isinstance(kind, Quantile)
+    level, size = kind.q, kind.grid.size
+    count = loss_fields(accountant, total * PERSONS_SHARE)
+
+    def enough(answers: Answers) -> None:
+        counted = max(float(answers[f"persons {name}"]), 1.0)
+        needed = persons_needed(kind.epsilon, level, size)
+        if counted >= math.ceil(needed):
+            return  # else the ε for the whole call at which the persons counted suffice (∝ 1/ε)
+        whole = float(kind.epsilon) * needed / counted / float(1 - PERSONS_SHARE)
+        suffice = f"epsilon={whole:.2g}" if accountant == "epsilon" else f"rho={whole**2 / 2:.2g}"
+        raise ValueError(
+            f"{name}(q={float(level):g}) over {size} candidates at {accountant}="
+            f"{float(total):g} would likely answer a candidate beyond the data: too few persons "
+            f"for this {accountant} (a private count, in the ledger: the only spend of this "
+            f"call). About {suffice} would suffice for them, or fewer candidates (e.g. "
+            "range(1, 33))."
+        )
+
+    return [
+        Step(
+            f"persons {name}",
+            _constant(Count(count["epsilon"], rho=count["rho"])),
+            on="units",
+            check=enough,
+        ),
+        Step(name, _constant(kind), on="units"),
+    ]
 
 
 def _cap_kind(share: Loss, statistic: Loss, totals: bool) -> Kind[Any, Any]:
@@ -428,6 +522,7 @@ def recipe(
     cut_clip = cut and request.clipped
     max_rows, max_groups = request.get("max_rows"), request.get("max_groups")
     auto_clip, auto_rows, auto_groups = is_auto(clip), is_auto(max_rows), is_auto(max_groups)
+    auto_clip = auto_clip or _finds_bounds(request)
     if cut_clip and not request.table and isinstance(clip, Mapping):
         raise TypeError(
             "`cut=True` shows the cut of one column beside its answer; with a mapping `clip`, "
@@ -477,7 +572,11 @@ def recipe(
 
     steps: list[Step] = []
     if auto_rows:
-        steps.append(Step("max_rows", _constant(chooser), on="units"))
+        if statistic.totals:  # the cap balancing truncation and noise (RowsCap)
+            steps.append(Step("max_rows", _constant(chooser), on="units"))
+        else:  # a 0.9-quantile of rows per person, after the check of the persons
+            share_r = (accountant, total * AUTO_ROWS_SHARE)
+            steps += persons_steps("max_rows", 0.9, AUTO_ROWS, share_r)
     if auto_groups:
         share_g = (accountant, total * AUTO_GROUPS_SHARE)
         steps.append(Step("max_groups", lambda _: _groups_kind(share_g), on="keys"))
@@ -521,7 +620,7 @@ def recipe(
         lambda answers: _shaped(
             answers,
             request,
-            clips(answers) if auto_clip else None,
+            clips(answers) if is_auto(clip) else None,
             (auto_rows, auto_groups),
             (cut_clip, people, keys_cut),
         ),
@@ -628,10 +727,32 @@ def _rest(loss: Loss, shares: list[Fraction]) -> Loss:
 
 
 def _with_clips(request: Request, clips: Clips) -> Mapping[str, Any]:
-    """The call's arguments with ``clip`` as these pairs: one pair, or the mapping of a table."""
+    """The call's arguments with ``clip`` as these pairs: one pair, or the mapping of a table.
+
+    A release on a grid given none (:func:`_finds_bounds`) gets the grid of its
+    bounds as ``candidates`` (:func:`~pandas_dp.kinds.describe.grid_of`).
+    """
     one = not request.table and not isinstance(request.get("clip"), Mapping)
     pairs: Any = next(iter(clips.values())) if one and len(clips) == 1 else clips
+    if _finds_grid(request):
+        return {**request.args, "clip": pairs, "candidates": grid_of(pairs)}
     return {**request.args, "clip": pairs}
+
+
+def _finds_grid(request: Request) -> bool:
+    """A release on a grid (a quantile's) given no ``candidates``: its bounds make one."""
+    return request.gridded and not request.table and request.get("candidates") is None
+
+
+def _finds_bounds(request: Request) -> bool:
+    """Whether the release needs bounds found first although ``clip`` is not ``"auto"``.
+
+    A release on a grid without ``candidates`` (``quantile``, ``median``: the
+    grid spans the bounds), and a table (``describe``) without ``clip``.  The
+    steps are ``clip="auto"``'s: a private count of the values, then the
+    bounds (:func:`_auto_clips`), with the same shares of the call's loss.
+    """
+    return _finds_grid(request) or (request.table and request.get("clip") is None)
 
 
 def _released_keys(group: Grouping | None) -> GroupOf:
@@ -672,7 +793,7 @@ def _all_rows(
 
 
 def auto_minimum(epsilon: Fraction) -> int:
-    """The values ``clip="auto"`` at ``epsilon`` (one column) needs: ratio × the threshold.
+    """The values ``clip="auto"`` at ``epsilon`` (one column) needs: threshold + 10 noise scales.
 
     Data-free: the threshold of the search for one row per person under
     add_remove (a privacy unit needs ``max_rows`` times more).
@@ -682,7 +803,8 @@ def auto_minimum(epsilon: Fraction) -> int:
 
 def _needed(bounds_epsilon: Fraction) -> int:
     """:func:`auto_minimum` for a search for bounds that runs at ``bounds_epsilon``."""
-    return AUTO_MIN_RATIO * plan_bounds(bounds_epsilon, Neighbours.of("add_remove")).threshold
+    side = plan_search(bounds_epsilon / 2, Neighbours.of("add_remove"))
+    return side.threshold + math.ceil(AUTO_MIN_SCALES * side.nu_scale)
 
 
 def _auto_clips(
@@ -704,25 +826,30 @@ def _auto_clips(
                 return
             falls = "1/epsilon" if accountant == "epsilon" else "1/sqrt(rho)"
             raise ValueError(
-                f'`clip="auto"` at {accountant}={float(total):g} needs about {needed:,} values of '
-                f"{column!r} (the private search for bounds stops where about "
-                f"{needed // AUTO_MIN_RATIO:,} lie beyond a bound, and finds bounds inside the "
-                "data with fewer than five times that), and a private count (in the ledger: "
-                f"the only spend of this call) found fewer. Give the call more {accountant} (the "
-                f"values needed fall as {falls}), or pass clip=(lower, upper) from what you "
-                "know of the column (a legal or plausible range)."
+                f'Finding bounds of {column!r} privately (clip="auto", or no clip or '
+                f"candidates given) at {accountant}={float(total):g} needs about {needed:,} "
+                "values (the private search for bounds stops where a few lie beyond a bound, "
+                "and with fewer values its noise stops it inside the data), and a private "
+                "count (in the ledger: the only spend of this call) found fewer. Give the call "
+                f"more {accountant} (the values needed fall as {falls}; several columns share "
+                "it), or pass clip=(lower, upper) (or a grid, candidates=) from what you know "
+                "of the column (a legal or plausible range)."
             )
 
         return refuse_below
 
-    def counted(column: Hashable) -> Kind[Any, Any]:
-        return Count(check["epsilon"], column, rho=check["rho"])
+    def counted(column: Hashable) -> Callable[[Answers], Kind[Any, Any]]:
+        return _constant(Count(check["epsilon"], column, rho=check["rho"]))
 
-    def found(column: Hashable) -> Kind[Any, Any]:
-        return ClipBounds(epsilon, column, pooled=True, rho=charged)
+    def found(column: Hashable) -> Callable[[Answers], Kind[Any, Any]]:
+        def bounds(answers: Answers) -> Kind[Any, Any]:  # the count sets the bounds' margin
+            count = float(pd.Series(answers[f"count {column!r}"]).sum())
+            return ClipBounds(epsilon, column, pooled=True, rho=charged, count=count)
+
+        return bounds
 
     return [
-        Step(f"{step} {c!r}", _constant(build(c)), group=group, bounds=over, check=checked)
+        Step(f"{step} {c!r}", build(c), group=group, bounds=over, check=checked)
         for step, build in (("count", counted), ("bounds", found))
         for c in columns
         for checked in [enough(c) if step == "count" else None]

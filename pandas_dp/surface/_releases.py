@@ -134,6 +134,7 @@ class Releases(Typed[S]):
             signature.columns(args),
             table=signature.table,
             clipped=signature.clipped,
+            gridded=signature.gridded,
             name=signature.name,
         )
         return answer(self._frame(), self._grouping(), request)

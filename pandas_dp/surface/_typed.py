@@ -10,6 +10,7 @@ from ..kinds.argmax import ARGMAX_EXP
 from ..kinds.clip_bounds import BOUNDS, CLIPPED_SHARE
 from ..kinds.count import COUNT
 from ..kinds.describe import DESCRIBE
+from ..kinds.extremes import MAX, MIN
 from ..kinds.nunique import NUNIQUE
 from ..kinds.quantile import MEDIAN, QUANTILE
 from ..kinds.signature import Signature
@@ -19,6 +20,7 @@ from ._typed_argmax import ArgmaxReleases
 from ._typed_clip_bounds import ClipBoundsReleases
 from ._typed_count import CountReleases
 from ._typed_describe import DescribeReleases
+from ._typed_extremes import ExtremesReleases
 from ._typed_nunique import NuniqueReleases
 from ._typed_quantile import QuantileReleases
 from ._typed_sums import SumsReleases
@@ -33,6 +35,8 @@ SIGNATURES: tuple[Signature, ...] = (
     CLIPPED_SHARE,
     COUNT,
     DESCRIBE,
+    MAX,
+    MIN,
     NUNIQUE,
     QUANTILE,
     MEDIAN,
@@ -50,6 +54,7 @@ class Typed(
     ClipBoundsReleases[S],
     CountReleases[S],
     DescribeReleases[S],
+    ExtremesReleases[S],
     NuniqueReleases[S],
     QuantileReleases[S],
     SumsReleases[S],

@@ -24,10 +24,10 @@ class DescribeReleases(Generic[S]):
     @overload
     def describe(
         self: DescribeReleases[Ungrouped],
-        columns: Any,
+        columns: Any = None,
         *,
-        clip: Any,
-        candidates: Any,
+        clip: Any = None,
+        candidates: Any = None,
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
         ci: None = None,
@@ -37,10 +37,10 @@ class DescribeReleases(Generic[S]):
     @overload
     def describe(
         self: DescribeReleases[Ungrouped],
-        columns: Any,
+        columns: Any = None,
         *,
-        clip: Any,
-        candidates: Any,
+        clip: Any = None,
+        candidates: Any = None,
         epsilon: None = None,
         rho: float,
         max_rows: int | Literal["auto"] | None = None,
@@ -51,10 +51,10 @@ class DescribeReleases(Generic[S]):
     @overload
     def describe(
         self: DescribeReleases[Grouped],
-        columns: Any,
+        columns: Any = None,
         *,
-        clip: Any,
-        candidates: Any,
+        clip: Any = None,
+        candidates: Any = None,
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
         ci: None = None,
@@ -65,10 +65,10 @@ class DescribeReleases(Generic[S]):
     @overload
     def describe(
         self: DescribeReleases[Grouped],
-        columns: Any,
+        columns: Any = None,
         *,
-        clip: Any,
-        candidates: Any,
+        clip: Any = None,
+        candidates: Any = None,
         epsilon: None = None,
         rho: float,
         max_rows: int | Literal["auto"] | None = None,
@@ -80,10 +80,10 @@ class DescribeReleases(Generic[S]):
     @overload
     def describe(
         self: DescribeReleases[Keyless],
-        columns: Any,
+        columns: Any = None,
         *,
-        clip: Any,
-        candidates: Any,
+        clip: Any = None,
+        candidates: Any = None,
         epsilon: float,
         max_rows: int | Literal["auto"] | None = None,
         ci: None = None,
@@ -95,10 +95,10 @@ class DescribeReleases(Generic[S]):
     @overload
     def describe(
         self: DescribeReleases[Keyless],
-        columns: Any,
+        columns: Any = None,
         *,
-        clip: Any,
-        candidates: Any,
+        clip: Any = None,
+        candidates: Any = None,
         epsilon: None = None,
         rho: float,
         max_rows: int | Literal["auto"] | None = None,
@@ -110,10 +110,10 @@ class DescribeReleases(Generic[S]):
 
     def describe(
         self,
-        columns: Any,
+        columns: Any = None,
         *,
-        clip: Any,
-        candidates: Any,
+        clip: Any = None,
+        candidates: Any = None,
         epsilon: float | None = None,
         rho: float | None = None,
         max_rows: int | Literal["auto"] | None = None,
