@@ -77,7 +77,7 @@ from ..core.text import column_names, figures
 from ..core.validation import Clip, check_clip, check_column, numeric_values, selection_loss
 from .base import Declared, ExampleColumns, Kind, Neighbours, Rows, Stats, ledger_entry
 from .count import CountPlan, plan_count, release_counts
-from .signature import EPSILON, MAX_ROWS, REQUIRED, RHO_SELECT, Form, Param, Signature
+from .signature import EPSILON, MAX_ROWS, NUMERIC, REQUIRED, RHO_SELECT, Form, Param, Signature
 
 __all__ = [
     "CANDIDATES",
@@ -512,15 +512,6 @@ class ClippedShare(Kind[float, pd.Series]):
 
 # ------------------------------------------------------------------ signatures
 
-_NUMERIC = Param(
-    "column",
-    "Hashable",
-    doc="""\
-    column : label
-        A numeric column; missing values are skipped.""",
-    positional=True,
-)
-
 
 def _bounds(args: Mapping[str, Any], loss: tuple[str, Fraction]) -> ClipBounds:
     epsilon, charged = selection_loss(*loss)
@@ -534,7 +525,7 @@ def _clipped_share(args: Mapping[str, Any], loss: tuple[str, Fraction]) -> Clipp
 
 BOUNDS = Signature(
     "bounds",
-    (_NUMERIC, EPSILON, RHO_SELECT, MAX_ROWS),
+    (NUMERIC, EPSILON, RHO_SELECT, MAX_ROWS),
     (Form(("tuple[float, float]", "pd.DataFrame")),),
     _bounds,
     summary="Clip bounds ``(lower, upper)`` for ``column``$per_key, chosen privately with no "
@@ -566,7 +557,7 @@ BOUNDS = Signature(
 CLIPPED_SHARE = Signature(
     "clipped_share",
     (
-        _NUMERIC,
+        NUMERIC,
         Param(
             "clip",
             "Any",

@@ -47,7 +47,7 @@ from .clip_bounds import (
     plan_search,
     tail_counts,
 )
-from .signature import EPSILON, MAX_ROWS, RHO_SELECT, Form, Param, Signature
+from .signature import EPSILON, MAX_ROWS, NUMERIC, RHO_SELECT, Form, Signature
 
 __all__ = ["MAX", "MIN", "SIGNED", "THRESHOLD", "Extreme"]
 
@@ -141,15 +141,6 @@ class Extreme(Kind[float, pd.Series]):
 
 # ------------------------------------------------------------------ signatures
 
-_NUMERIC = Param(
-    "column",
-    "Hashable",
-    doc="""\
-    column : label
-        A numeric column; missing values are skipped.""",
-    positional=True,
-)
-
 
 def _builder(side: str) -> Any:
     def build(args: Mapping[str, Any], loss: tuple[str, Fraction]) -> Extreme:
@@ -175,7 +166,7 @@ _NOTES = """\
 
 MAX = Signature(
     "max",
-    (_NUMERIC, EPSILON, RHO_SELECT, MAX_ROWS),
+    (NUMERIC, EPSILON, RHO_SELECT, MAX_ROWS),
     (Form(("float", "pd.Series")),),
     _builder("max"),
     summary="A private estimate of the largest value of ``column``$per_key, with no bound given.",
@@ -191,7 +182,7 @@ MAX = Signature(
 
 MIN = Signature(
     "min",
-    (_NUMERIC, EPSILON, RHO_SELECT, MAX_ROWS),
+    (NUMERIC, EPSILON, RHO_SELECT, MAX_ROWS),
     (Form(("float", "pd.Series")),),
     _builder("min"),
     summary="A private estimate of the smallest value of ``column``$per_key, with no bound given.",

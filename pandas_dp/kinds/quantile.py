@@ -38,7 +38,7 @@ from ..core.validation import (
 from ._joint import MIN_RATE, SUB, Forward, Runs, forward, joint_sample, kernel, runs
 from .argmax import MAX_CELLS, SelectPlan, _check_cells, permute_and_flip, rate_for
 from .base import Declared, ExampleColumns, Kind, Neighbours, Rows, Stats, ledger_entry
-from .signature import EPSILON, MAX_ROWS, REQUIRED, RHO_SELECT, Form, Param, Signature
+from .signature import EPSILON, MAX_ROWS, NUMERIC, REQUIRED, RHO_SELECT, Form, Param, Signature
 
 __all__ = [
     "MEDIAN",
@@ -600,16 +600,6 @@ class Quantiles(Kind[pd.Series, pd.DataFrame]):
         return pd.DataFrame(answer, index=keys, columns=[float(q) for q in self.qs])
 
 
-_NUMERIC = Param(
-    "column",
-    "Hashable",
-    doc="""\
-    column : label
-        A numeric column; missing values are skipped.""",
-    positional=True,
-)
-
-
 _GRID = Param(
     "candidates",
     "Any",
@@ -641,7 +631,7 @@ def _median(args: Mapping[str, Any], loss: tuple[str, Fraction]) -> Quantile:
 QUANTILE = Signature(
     "quantile",
     (
-        _NUMERIC,
+        NUMERIC,
         Param(
             "q",
             "Any",
@@ -704,7 +694,7 @@ QUANTILE = Signature(
 
 MEDIAN = Signature(
     "median",
-    (_NUMERIC, _GRID, EPSILON, RHO_SELECT, MAX_ROWS),
+    (NUMERIC, _GRID, EPSILON, RHO_SELECT, MAX_ROWS),
     (Form(("float", "pd.Series")),),
     _median,
     summary="The median of ``column``$per_key, privately chosen from a public grid: "

@@ -42,6 +42,7 @@ __all__ = [
     "EPSILON",
     "MAX_GROUPS",
     "MAX_ROWS",
+    "NUMERIC",
     "OMIT",
     "REQUIRED",
     "RHO",
@@ -317,6 +318,15 @@ PARAGRAPHS: dict[str, str] = {
         (the call still costs ``epsilon``; the ledger records each part).""",
 }
 
+#: The one numeric column of a release (mean, var, std, quantile, bounds, min, max, ...).
+NUMERIC = Param(
+    "column",
+    "Hashable",
+    doc="""\
+    column : label
+        A numeric column; missing values are skipped.""",
+    positional=True,
+)
 EPSILON = Param(
     "epsilon",
     "float | None",

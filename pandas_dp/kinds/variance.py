@@ -40,7 +40,7 @@ from .base import (
     ledger_entry,
 )
 from .composite import Composite
-from .signature import CI, CUT, EPSILON, MAX_ROWS, REQUIRED, RHO, Form, Param, Signature
+from .signature import CI, CUT, EPSILON, MAX_ROWS, NUMERIC, REQUIRED, RHO, Form, Param, Signature
 from .sums import CHUNK, GridPlan, complementary_mean, plan_mean, plan_mean_rho, round_rows
 
 __all__ = [
@@ -628,14 +628,6 @@ def _ratio(cov: F64, product: F64) -> F64:
 
 # ------------------------------------------------------------------ signatures
 
-_NUMERIC = Param(
-    "column",
-    "Hashable",
-    doc="""\
-    column : label
-        A numeric column; missing values are skipped.""",
-    positional=True,
-)
 _CLIP_ONE = Param(
     "clip",
     "Any",
@@ -671,7 +663,7 @@ def _one_column(args: Mapping[str, Any]) -> tuple[Hashable, ...]:
 
 VAR = Signature(
     "var",
-    (_NUMERIC, _CLIP_ONE, EPSILON, RHO, CI, CUT, MAX_ROWS),
+    (NUMERIC, _CLIP_ONE, EPSILON, RHO, CI, CUT, MAX_ROWS),
     _FORMS,
     _var,
     summary="Noisy sample variance of ``column``$per_key (``ddof=1``, like pandas) after clipping.",
@@ -715,7 +707,7 @@ VAR = Signature(
 
 STD = Signature(
     "std",
-    (_NUMERIC, _CLIP_ONE, EPSILON, RHO, CI, CUT, MAX_ROWS),
+    (NUMERIC, _CLIP_ONE, EPSILON, RHO, CI, CUT, MAX_ROWS),
     _FORMS,
     _std,
     summary="Noisy standard deviation of ``column``$per_key (``ddof=1``): the square root of "
