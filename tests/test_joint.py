@@ -193,19 +193,23 @@ def test_the_release_draws_the_mechanisms_law(case: str) -> None:
     assert scipy.stats.chisquare(obs, exp).pvalue > P_MIN
 
 
-def test_every_proposal_is_accepted_with_probability_at_most_one(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Random frames, grids and levels: the exact acceptance of each proposal is in (0, 1]."""
-    seen: list[Fraction] = []
+@pytest.fixture
+def seen(monkeypatch: pytest.MonkeyPatch) -> list[Fraction]:
+    """The exact acceptance probability of every proposal the sampler makes in the test."""
+    found: list[Fraction] = []
     propose = _joint._propose
 
     def checked(*args: Any) -> Any:
         path, accept = propose(*args)
-        seen.append(accept.exact())
+        found.append(accept.exact())
         return path, accept
 
     monkeypatch.setattr(_joint, "_propose", checked)
+    return found
+
+
+def test_every_proposal_is_accepted_with_probability_at_most_one(seen: list[Fraction]) -> None:
+    """Random frames, grids and levels: the exact acceptance of each proposal is in (0, 1]."""
     rng = np.random.default_rng(7)
     src = SeededSource(7)
     for _ in range(60):
@@ -226,7 +230,7 @@ def test_every_proposal_is_accepted_with_probability_at_most_one(
 
 
 def test_a_proposal_among_half_a_million_states_is_accepted_with_probability_at_most_one(
-    monkeypatch: pytest.MonkeyPatch,
+    seen: list[Fraction],
 ) -> None:
     """2,000 points each tied by 3,000 to 6,000 rows: 32,001 runs, 19 levels, 608,019 states.
 
@@ -235,15 +239,6 @@ def test_a_proposal_among_half_a_million_states_is_accepted_with_probability_at_
     (:func:`~pandas_dp.kinds._joint.margin`; without its second term a proposal
     here is accepted with probability ``1 + 7·10**-8``).
     """
-    seen: list[Fraction] = []
-    propose = _joint._propose
-
-    def checked(*args: Any) -> Any:
-        path, accept = propose(*args)
-        seen.append(accept.exact())
-        return path, accept
-
-    monkeypatch.setattr(_joint, "_propose", checked)
     levels = tuple(Fraction(i, 20) for i in range(1, 20))
     plan = plan_joint(levels, Fraction(1), ADD)
     equal = np.random.default_rng(0).integers(3_000, 6_000, 2_000)
