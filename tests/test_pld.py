@@ -413,9 +413,14 @@ def test_a_ledger_budget_is_recomputed_by_another_process(tmp_path: Path) -> Non
     history = ledger.history("hr")
     assert (history.events.iloc[1:] == "discrete_laplace(scale=20, sensitivity=1)").all()
     assert history.spent.iloc[-1] == row.spent
-    # attached without accountant="pld", it is refused, saying what to pass
-    with pytest.raises(BudgetMismatchError, match='accountant="pld"'):
-        pd.DataFrame({"x": [1]}).dp.set_budget(epsilon=1, delta=1e-6, ledger=path, name="hr")
+    # attached without accountant=, it continues by PLD (its recorded accountant)
+    again = pd.DataFrame({"x": [1]}).dp.set_budget(epsilon=1, delta=1e-6, ledger=path, name="hr")
+    assert again.accountant == "pld"
+    # attached asking to add ε up, it is refused, saying what to pass
+    with pytest.raises(BudgetMismatchError, match="without accountant="):
+        pd.DataFrame({"x": [1]}).dp.set_budget(
+            epsilon=1, delta=1e-6, accountant="epsilon", ledger=path, name="hr"
+        )
 
 
 def test_a_hold_under_pld_keeps_its_share_for_its_holder(people: pd.DataFrame) -> None:
@@ -508,12 +513,13 @@ def test_a_pld_ledger_without_dp_accounting_is_read_and_never_spent(tmp_path: Pa
         from pandas_dp.errors import BudgetMismatchError
         print(main(["ledger", {str(path)!r}]))
         warnings.simplefilter("ignore")
-        try:
-            pd.DataFrame({{"x": [1]}}).dp.set_budget(
-                epsilon=1, delta=1e-6, accountant="pld", ledger={str(path)!r}, name="hr"
-            )
-        except BudgetMismatchError as err:
-            print("refused:", "dp_accounting" in str(err))
+        for asked in ({{"accountant": "pld"}}, {{}}):  # asked for, or the recorded one
+            try:
+                pd.DataFrame({{"x": [1]}}).dp.set_budget(
+                    epsilon=1, delta=1e-6, ledger={str(path)!r}, name="hr", **asked
+                )
+            except BudgetMismatchError as err:
+                print("refused:", 'pip install "pandas-dp[pld]"' in str(err))
         """
     )
     done = subprocess.run(
@@ -525,14 +531,17 @@ def test_a_pld_ledger_without_dp_accounting_is_read_and_never_spent(tmp_path: Pa
     )
     assert done.returncode == 0, done.stderr
     assert "cannot be computed here" in done.stdout
-    assert done.stdout.splitlines()[-2:] == ["0", "refused: True"]
+    assert done.stdout.splitlines()[-3:] == ["0", "refused: True", "refused: True"]
 
 
 def test_import_pandas_dp_does_not_import_dp_accounting() -> None:
+    # nor does an (ε, δ) budget that adds up (the default's laziness:
+    # tests/test_default_accountant.py)
     script = (
         "import sys, pandas as pd, pandas_dp\n"
         "df = pd.DataFrame({'x': range(5)})\n"
-        "df.dp.set_budget(epsilon=1, delta=1e-6, seed=1); df.dp.count(epsilon=0.1)\n"
+        "df.dp.set_budget(epsilon=1, delta=1e-6, accountant='epsilon', seed=1)\n"
+        "df.dp.count(epsilon=0.1)\n"
         "print('dp_accounting' in sys.modules)\n"
     )
     done = subprocess.run(

@@ -1,9 +1,10 @@
 """Privacy loss distributions of ledger events, composed by Google's ``dp_accounting``.
 
 The one module that uses ``dp_accounting`` (``pip install "pandas-dp[pld]"``),
-and it imports it only when a budget composed by PLD asks (:func:`library`):
-``import pandas_dp`` never does.  Nothing here computes a privacy loss
-distribution by hand: each event of :mod:`pandas_dp.accounting.events` becomes
+and it imports it only when a budget composed by PLD first composes its
+releases (:func:`library`; :func:`available` only looks for it): ``import
+pandas_dp`` never does.  Nothing here computes a privacy loss distribution by
+hand: each event of :mod:`pandas_dp.accounting.events` becomes
 one of the library's pessimistic PLDs (Doroshenko, Ghazi, Kamath, Kumar &
 Manurangsi, "Connect the Dots", PETS 2022: every loss rounded *up* to the grid
 of :data:`INTERVAL`, truncated tails counted as infinite loss), and the
@@ -53,6 +54,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
+import importlib.util
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -111,8 +113,16 @@ def library() -> ModuleType | None:
 
 
 def available() -> bool:
-    """Whether ``dp_accounting`` can be imported (imports it)."""
-    return library() is not None
+    """Whether ``dp_accounting`` is installed: looked for, not imported (at ``import pandas_dp``).
+
+    The library is imported at the first composition (:func:`library`); an
+    installation found here that then fails to import raises ImportError there,
+    naming the extra.
+    """
+    try:
+        return importlib.util.find_spec(NAME) is not None
+    except (ImportError, ValueError):  # a parent package that fails, or sys.modules[NAME] = None
+        return False
 
 
 def float_up(value: Fraction) -> float:
