@@ -213,7 +213,8 @@ def show_ledger(path: str, name: str | None) -> int:
             f"Releases marked {SEEDED} were drawn from seeded, reproducible noise "
             "(set_budget(..., seed=...)): they are NOT private, whatever epsilon they spent."
         )
-    composed = frame["accountant"] == "pld" if name is None else pd.Series([_composed(path, name)])
+    budgets = frame if name is None else _budget(path, name)
+    composed = budgets["accountant"] == "pld"
     if composed.any():
         notes.append(
             "A budget whose accountant is pld composes its releases by their privacy loss "
@@ -226,6 +227,13 @@ def show_ledger(path: str, name: str | None) -> int:
                 'cannot be computed here (pip install "pandas-dp[pld]").'
             )
         )
+    if ((budgets["accountant"] == "epsilon") & (budgets["delta"] > 0)).any():
+        notes.append(
+            "A budget whose accountant is epsilon and that holds a delta adds its releases' ε "
+            'and δ up: it was created with accountant="epsilon", or where dp_accounting was not '
+            "installed (it keeps its accountant; a new budget, with dp_accounting installed, "
+            'composes by privacy loss distributions: pip install "pandas-dp[pld]").'
+        )
     if pending.any():
         notes.append(
             "Pending reservations belong to a release still being computed, or to a process "
@@ -237,10 +245,11 @@ def show_ledger(path: str, name: str | None) -> int:
     return 0
 
 
-def _composed(path: str, name: str) -> bool:
-    """Whether budget ``name`` of the ledger at ``path`` composes by PLD."""
+def _budget(path: str, name: str) -> pd.DataFrame:
+    """The row of :meth:`~pandas_dp.accounting.sqlite.Ledger.budgets` of budget ``name``."""
     with open_ledger(path, read_only=True) as ledger:
-        return bool((ledger.budgets().set_index("name").accountant == "pld").get(name, False))
+        budgets = ledger.budgets()
+    return budgets[budgets["name"] == name]
 
 
 DESCRIPTION = """\

@@ -1040,7 +1040,8 @@ def test_epsilon_at_counts_the_delta_selections_spent_in_the_guarantees_delta() 
 
 
 def test_an_epsilon_budget_after_a_selection_is_its_epsilon_at_the_delta_spent() -> None:
-    budget = _after_a_selection(epsilon=1.0)
+    # ε and δ added up (an (ε, δ) budget's default is PLD: tests/test_pld.py)
+    budget = _after_a_selection(epsilon=1.0, accountant="epsilon")
     assert budget.epsilon_at(1e-7) == 0.25
     assert budget.epsilon_at(1e-6) == 0.25
     with pytest.raises(ValueError, match="`delta` must be at least the delta the releases spent"):
@@ -1100,9 +1101,9 @@ def test_a_rho_budget_in_a_ledger_keeps_its_accountant_across_processes(tmp_path
         _frame().dp.set_budget(epsilon=0.5, ledger=path, name="z")
 
 
-@pytest.mark.parametrize("loss", [{"epsilon": 2}, {"rho": 0.5}])
+@pytest.mark.parametrize("loss", [{"epsilon": 2, "accountant": "epsilon"}, {"rho": 0.5}])
 def test_a_budget_holds_a_delta_that_nothing_spends_yet(
-    salaries: pd.DataFrame, loss: dict[str, float]
+    salaries: pd.DataFrame, loss: dict[str, Any]
 ) -> None:
     budget = salaries.dp.set_budget(**loss, delta=1e-6, seed=1)
     salaries.dp.count(epsilon=0.1)
@@ -1126,7 +1127,7 @@ def test_a_release_spending_delta_is_refused_beyond_the_budgets_delta(
 def test_delta_spent_is_exact_and_a_returned_reservation_gives_its_delta_back(
     salaries: pd.DataFrame,
 ) -> None:
-    budget = salaries.dp.set_budget(epsilon=1, delta=3e-7)
+    budget = salaries.dp.set_budget(epsilon=1, delta=3e-7, accountant="epsilon")  # δ added up
     spending = LedgerEntry("keyless", Fraction(1, 10), delta=Fraction(1, 10**7))
     with pytest.raises(RuntimeError), budget.reserve(spending):
         raise RuntimeError("computing the statistics failed: nothing released")
@@ -1179,12 +1180,15 @@ QUANTITIES = ("epsilon", "rho", "delta")
 
 
 def _refusal_frame(accountant: str, store: str, tmp_path: Path) -> pd.DataFrame:
-    """A frame of two crowded keys with a budget of total 1 (ε or ρ) and δ = 1e-6."""
+    """A frame of two crowded keys with a budget of total 1 (ε or ρ) and δ = 1e-6.
+
+    Its accountant adds up (ε, or ρ) and δ: the amounts a refusal names are exact.
+    """
     df = pd.DataFrame({"k": [SECRET_KEYS[0]] * 600 + [SECRET_KEYS[1]] * 400})
     where: dict[str, Any] = {}
     if store == "ledger":
         where = {"ledger": tmp_path / "l.sqlite", "name": "refusals"}
-    df.dp.set_budget(**{accountant: 1}, delta=1e-6, seed=1, **where)
+    df.dp.set_budget(**{accountant: 1}, delta=1e-6, seed=1, accountant=accountant, **where)
     return df
 
 

@@ -75,13 +75,15 @@ _OFFSET = iter(range(10**8, 10**9, 10**5))
 
 
 def collection(df: pd.DataFrame, *, unit: bool, seed: int = 1, npartitions: int = 5) -> Any:
-    """A new collection of ``df`` (a distinct expression name) with a seeded budget."""
+    """A new collection of ``df`` (a distinct expression name) with a seeded budget.
+
+    Its ε and δ add up (``accountant="epsilon"``), so that one release's spend is its ε
+    exactly: a release spent once spends 1.
+    """
     rows = df.set_axis(pd.RangeIndex(next(_OFFSET), next(_OFFSET))[: len(df)])
     ddf = dd.from_pandas(rows, npartitions=npartitions, sort=True)
-    if unit:
-        ddf.dp.set_budget(epsilon=100, delta=1e-3, seed=seed, privacy_unit="customer")
-    else:
-        ddf.dp.set_budget(epsilon=100, delta=1e-3, seed=seed)
+    unit_column = {"privacy_unit": "customer"} if unit else {}
+    ddf.dp.set_budget(epsilon=100, delta=1e-3, seed=seed, accountant="epsilon", **unit_column)
     return ddf
 
 

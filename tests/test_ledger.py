@@ -837,15 +837,20 @@ def test_a_rho_selection_is_stored_with_its_epsilon_and_the_rho_it_was_charged(
 
 
 @posix_only
+@pytest.mark.parametrize("accountant", ["epsilon", "pld"])
 def test_processes_never_jointly_exceed_a_named_budgets_delta(
     path: Path,
     workers: ModuleType,
     processes: multiprocessing.context.BaseContext,
     spawn: Callable[..., Child],
+    accountant: str,
 ) -> None:
+    """The workers attach without ``accountant=``: they continue the budget's own."""
+    if accountant == "pld":
+        pytest.importorskip("dp_accounting")
     n_procs, attempts = 8, 6
     budget = pd.DataFrame({"x": [1.0]}).dp.set_budget(
-        epsilon=100, delta=1e-6, ledger=path, name="keys"
+        epsilon=100, delta=1e-6, ledger=path, name="keys", accountant=accountant
     )
     barrier = processes.Barrier(n_procs)
     children = [
@@ -856,12 +861,14 @@ def test_processes_never_jointly_exceed_a_named_budgets_delta(
     for _, proc in children:
         proc.join(timeout=TIMEOUT)
         assert proc.exitcode == 0
-    affordable = 10  # 1e-6 / 1e-7, exactly
+    affordable = 10  # 1e-6 / 1e-7, exactly (by PLD too: what adds up within it fits)
     assert sum(ok for ok, _ in outcomes) == affordable  # type: ignore[misc]
     history = releases(open_ledger(path).history("keys"))
     assert len(history) == affordable
-    assert history.delta_exact.sum() == budget.delta_spent == Fraction(1, 10**6)
-    assert open_ledger(path).budgets().delta_spent.tolist() == [1e-6]
+    spent = Fraction(affordable, 10**7)
+    assert history.delta_exact.sum() == budget.delta_spent == spent
+    assert open_ledger(path).budgets().delta_spent.tolist() == [float(spent)]
+    assert budget.accountant == open_ledger(path).budgets().accountant.iloc[0] == accountant
 
 
 def test_a_share_held_by_one_process_cannot_be_spent_by_another(

@@ -251,6 +251,55 @@ def test_a_release_that_would_not_fit_is_refused_naming_the_quantity(people: pd.
     assert too_much.value.quantity == "delta"
 
 
+def test_what_adds_up_within_the_budget_fits_under_pld_too() -> None:
+    """A release of the budget's whole (ε, δ) fits, as when ε and δ add up.
+
+    The library's rounding and the δ margin alone would put it a hair above
+    the budget; every figure is at most basic composition's, which is valid.
+    """
+    whole = Event("approx", epsilon=Fraction(1), delta=DELTA)
+    assert _pld.delta_at([whole], Fraction(1), DELTA) == DELTA
+    assert _pld.epsilon_at([whole], DELTA, DELTA) == 1.0
+    # ε = 1/3 + 1/7 off the library's grid: its pessimistic ε is above the sum, reported at it
+    two = [Event("pure", epsilon=Fraction(1, 3)), Event("pure", epsilon=Fraction(1, 7))]
+    assert _pld.epsilon_at(two, DELTA, DELTA) == _pld.float_up(Fraction(10, 21))
+    df = pd.DataFrame({"k": ["a"] * 300 + ["b"] * 200})
+    budget = df.dp.set_budget(epsilon=1, delta=1e-6, accountant="pld", seed=3)
+    assert len(df.dp.value_counts("k", epsilon=1, delta=1e-6)) == 2
+    assert (budget.spent, budget.delta_spent) == (1, DELTA)
+    with pytest.raises(BudgetExceededError):
+        df.dp.count(epsilon=0.01)
+
+
+def test_a_release_at_a_huge_epsilon_is_added_by_basic_composition() -> None:
+    """Above _pld.LARGE an event never reaches the library (whose PLD of ε = 1e6 overflows)."""
+    huge = Event("pure", epsilon=Fraction(10**6))
+    counts = Event("discrete_laplace", scale=Fraction(20), sensitivity=1, count=50)
+    small = _pld.epsilon_at([counts], DELTA, DELTA)
+    assert 0 < small < 50 / 20  # PLD: below the 2.5 the counts add up to
+    both = _pld.epsilon_at([counts, huge], DELTA, DELTA)
+    assert both == math.nextafter(small + 10**6, math.inf)
+    assert _pld.delta_at([counts, huge], Fraction(10**6 - 1), DELTA) == 1  # below its ε alone
+    at_zero = _pld.delta_at([counts], Fraction(0), DELTA)  # what is left for the counts: ε = 0
+    assert 0 < _pld.delta_at([counts, huge], Fraction(10**6), DELTA) == at_zero < 1
+    # a huge (ε, δ) one takes its δ from what the counts may use
+    selection = Event("approx", epsilon=Fraction(1000), delta=Fraction(5, 10**7))
+    half = _pld.epsilon_at([counts], Fraction(5, 10**7), DELTA)
+    assert half > small
+    assert _pld.epsilon_at([counts, selection], DELTA, DELTA) == math.nextafter(
+        half + 1000, math.inf
+    )
+    at = Fraction(1000) + Fraction(small)
+    want = _pld.delta_at([counts], Fraction(small), DELTA) + selection.delta
+    assert _pld.delta_at([counts, selection], at, DELTA) == want
+    budget_total = Fraction(10**6 + 2)
+    assert _pld.delta_at([counts, huge], budget_total, DELTA) <= DELTA
+    df = pd.DataFrame({"x": np.arange(100.0)})
+    budget = df.dp.set_budget(epsilon=2e6, delta=1e-6, accountant="pld", seed=3)
+    assert df.dp.mean("x", clip=(0, 100), epsilon=1e6) == pytest.approx(49.5, abs=1e-3)
+    assert 0.99e6 < budget.spent <= 10**6  # its realised ε, added up
+
+
 def test_pld_composes_more_releases_than_adding_epsilons_does(people: pd.DataFrame) -> None:
     pld = people.dp.set_budget(epsilon=1.0, delta=1e-6, accountant="pld", seed=1)
     fits = 0
@@ -364,9 +413,14 @@ def test_a_ledger_budget_is_recomputed_by_another_process(tmp_path: Path) -> Non
     history = ledger.history("hr")
     assert (history.events.iloc[1:] == "discrete_laplace(scale=20, sensitivity=1)").all()
     assert history.spent.iloc[-1] == row.spent
-    # attached without accountant="pld", it is refused, saying what to pass
-    with pytest.raises(BudgetMismatchError, match='accountant="pld"'):
-        pd.DataFrame({"x": [1]}).dp.set_budget(epsilon=1, delta=1e-6, ledger=path, name="hr")
+    # attached without accountant=, it continues by PLD (its recorded accountant)
+    again = pd.DataFrame({"x": [1]}).dp.set_budget(epsilon=1, delta=1e-6, ledger=path, name="hr")
+    assert again.accountant == "pld"
+    # attached asking to add ε up, it is refused, saying what to pass
+    with pytest.raises(BudgetMismatchError, match="without accountant="):
+        pd.DataFrame({"x": [1]}).dp.set_budget(
+            epsilon=1, delta=1e-6, accountant="epsilon", ledger=path, name="hr"
+        )
 
 
 def test_a_hold_under_pld_keeps_its_share_for_its_holder(people: pd.DataFrame) -> None:
@@ -459,12 +513,13 @@ def test_a_pld_ledger_without_dp_accounting_is_read_and_never_spent(tmp_path: Pa
         from pandas_dp.errors import BudgetMismatchError
         print(main(["ledger", {str(path)!r}]))
         warnings.simplefilter("ignore")
-        try:
-            pd.DataFrame({{"x": [1]}}).dp.set_budget(
-                epsilon=1, delta=1e-6, accountant="pld", ledger={str(path)!r}, name="hr"
-            )
-        except BudgetMismatchError as err:
-            print("refused:", "dp_accounting" in str(err))
+        for asked in ({{"accountant": "pld"}}, {{}}):  # asked for, or the recorded one
+            try:
+                pd.DataFrame({{"x": [1]}}).dp.set_budget(
+                    epsilon=1, delta=1e-6, ledger={str(path)!r}, name="hr", **asked
+                )
+            except BudgetMismatchError as err:
+                print("refused:", 'pip install "pandas-dp[pld]"' in str(err))
         """
     )
     done = subprocess.run(
@@ -476,14 +531,17 @@ def test_a_pld_ledger_without_dp_accounting_is_read_and_never_spent(tmp_path: Pa
     )
     assert done.returncode == 0, done.stderr
     assert "cannot be computed here" in done.stdout
-    assert done.stdout.splitlines()[-2:] == ["0", "refused: True"]
+    assert done.stdout.splitlines()[-3:] == ["0", "refused: True", "refused: True"]
 
 
 def test_import_pandas_dp_does_not_import_dp_accounting() -> None:
+    # nor does an (ε, δ) budget that adds up (the default's laziness:
+    # tests/test_default_accountant.py)
     script = (
         "import sys, pandas as pd, pandas_dp\n"
         "df = pd.DataFrame({'x': range(5)})\n"
-        "df.dp.set_budget(epsilon=1, delta=1e-6, seed=1); df.dp.count(epsilon=0.1)\n"
+        "df.dp.set_budget(epsilon=1, delta=1e-6, accountant='epsilon', seed=1)\n"
+        "df.dp.count(epsilon=0.1)\n"
         "print('dp_accounting' in sys.modules)\n"
     )
     done = subprocess.run(

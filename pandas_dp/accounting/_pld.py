@@ -1,9 +1,10 @@
 """Privacy loss distributions of ledger events, composed by Google's ``dp_accounting``.
 
 The one module that uses ``dp_accounting`` (``pip install "pandas-dp[pld]"``),
-and it imports it only when a budget composed by PLD asks (:func:`library`):
-``import pandas_dp`` never does.  Nothing here computes a privacy loss
-distribution by hand: each event of :mod:`pandas_dp.accounting.events` becomes
+and it imports it only when a budget composed by PLD first composes its
+releases (:func:`library`; :func:`available` only looks for it): ``import
+pandas_dp`` never does.  Nothing here computes a privacy loss distribution by
+hand: each event of :mod:`pandas_dp.accounting.events` becomes
 one of the library's pessimistic PLDs (Doroshenko, Ghazi, Kamath, Kumar &
 Manurangsi, "Connect the Dots", PETS 2022: every loss rounded *up* to the grid
 of :data:`INTERVAL`, truncated tails counted as infinite loss), and the
@@ -38,6 +39,14 @@ event                       the library's PLD
                             ρ-zCDP mechanism is (ε', δ')-DP): δ' is
                             :data:`ZCDP_SHARE` of the budget's δ
 ==========================  ====================================================
+
+An event whose one run is ε-DP only for an ε above :data:`LARGE` (a release at a
+huge ε) is not handed to the library: its (ε, δ) is added to the library's
+figure for the others, by basic composition.  And every figure is at most that
+of basic composition (each event's ε and δ added up, :func:`_basic`), which is
+valid too: a budget composed by PLD accepts whatever one that adds ε and δ up
+accepts (a release of the budget's whole (ε, δ), say, which the library's
+rounding and :data:`MARGIN` would put a hair above it).
 """
 
 from __future__ import annotations
@@ -45,6 +54,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
+import importlib.util
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -59,6 +69,7 @@ __all__ = [
     "EXACT_SIGMA",
     "EXACT_SPAN",
     "INTERVAL",
+    "LARGE",
     "MARGIN",
     "ZCDP_SHARE",
     "available",
@@ -82,6 +93,12 @@ ZCDP_SHARE: Final = Fraction(1, 100)
 #: The relative margin on every δ, covering the floating-point error of the library's
 #: composition (about 1e-16 of the probabilities it adds up, far below 1e-6 of a δ).
 MARGIN: Final = Fraction(1, 10**6)
+#: The largest ε of one run of an event (its basic guarantee) that the library composes:
+#: an event above it (a release at a huge ε, as tests of exactness make) is added to the
+#: library's composition of the others by basic composition (its ε and δ added up), a valid
+#: bound that PLD could not better by anything of use there.  The library's pessimistic PLD
+#: of ε holds about 2ε/INTERVAL losses, and overflows past ε ≈ 709.
+LARGE: Final = 64
 #: What the library is imported as.
 NAME: Final = "dp_accounting"
 
@@ -96,8 +113,16 @@ def library() -> ModuleType | None:
 
 
 def available() -> bool:
-    """Whether ``dp_accounting`` can be imported (imports it)."""
-    return library() is not None
+    """Whether ``dp_accounting`` is installed: looked for, not imported (at ``import pandas_dp``).
+
+    The library is imported at the first composition (:func:`library`); an
+    installation found here that then fails to import raises ImportError there,
+    naming the extra.
+    """
+    try:
+        return importlib.util.find_spec(NAME) is not None
+    except (ImportError, ValueError):  # a parent package that fails, or sys.modules[NAME] = None
+        return False
 
 
 def float_up(value: Fraction) -> float:
@@ -138,12 +163,56 @@ def _approx(epsilon: Fraction | float, delta: Fraction) -> Any:
     return pld.from_privacy_parameters(parameters, value_discretization_interval=INTERVAL)
 
 
-def _zcdp(rho: Fraction, delta: Fraction, budget_delta: Fraction) -> Any:
-    """A ρ-zCDP (and δ-approximate) mechanism as (ε', δ + δ')-DP at δ' = a share of the budget's."""
+def _converted(rho: Fraction, delta: Fraction, budget_delta: Fraction) -> tuple[float, Fraction]:
+    """A ρ-zCDP (and δ-approximate) mechanism's (ε', δ + δ'), at δ' = a share of the budget's."""
     share = budget_delta * ZCDP_SHARE
     if not share:
         raise ValueError("a Gaussian release composed by PLD needs a budget with a delta.")
-    return _approx(zcdp.epsilon_at(rho, share), delta + share)
+    return zcdp.epsilon_at(rho, share), delta + share
+
+
+def _zcdp(rho: Fraction, delta: Fraction, budget_delta: Fraction) -> Any:
+    """A ρ-zCDP (and δ-approximate) mechanism as (ε', δ + δ')-DP at δ' = a share of the budget's."""
+    return _approx(*_converted(rho, delta, budget_delta))
+
+
+@functools.lru_cache(maxsize=4096)
+def _bound(event: Event, budget_delta: Fraction) -> tuple[Fraction, Fraction]:
+    """The (ε, δ) one run of ``event`` (``count`` 1) is DP with: its basic guarantee, exact.
+
+    A Gaussian or ρ-zCDP event's ε is its ρ converted as :func:`_zcdp` does.
+    """
+    one = dataclasses.replace(event, count=1)
+    if one.basic is not None:
+        return one.basic
+    epsilon, delta = _converted(*one.zcdp, budget_delta)
+    return Fraction(epsilon), delta
+
+
+def _basic(events: Sequence[Event], budget_delta: Fraction) -> tuple[Fraction, Fraction]:
+    """(Σε, Σδ) of ``events`` by basic composition of each run's :func:`_bound`, exact."""
+    epsilon = delta = Fraction(0)
+    for event in events:
+        one_epsilon, one_delta = _bound(event, budget_delta)
+        epsilon += event.count * one_epsilon
+        delta += event.count * one_delta
+    return epsilon, delta
+
+
+def _split(
+    events: Sequence[Event], budget_delta: Fraction
+) -> tuple[list[Event], Fraction, Fraction]:
+    """The events the library composes, and the (Σε, Σδ) of those above :data:`LARGE`."""
+    composed: list[Event] = []
+    epsilon = delta = Fraction(0)
+    for event in events:
+        one_epsilon, one_delta = _bound(event, budget_delta)
+        if one_epsilon > LARGE:
+            epsilon += event.count * one_epsilon
+            delta += event.count * one_delta
+        else:
+            composed.append(event)
+    return composed, epsilon, delta
 
 
 @functools.lru_cache(maxsize=4096)
@@ -196,22 +265,43 @@ def _key(events: Sequence[Event]) -> tuple[tuple[Event, int], ...]:
 def delta_at(events: Sequence[Event], epsilon: Fraction, budget_delta: Fraction) -> Fraction:
     """An upper bound on the δ at ``epsilon`` of ``events`` composed (0 for none).
 
-    The library's figure, :data:`MARGIN` above it.
+    The library's figure, :data:`MARGIN` above it, at ``epsilon`` less the ε of
+    the events above :data:`LARGE`, plus their δ (basic composition); or,
+    where smaller, the δ of all of them by basic composition (:func:`_basic`):
+    what fits when ε and δ are added up fits here too.
     """
-    composed = _composed(_key(events), budget_delta)
-    if composed is None:
-        return Fraction(0)
-    found = Fraction(float(composed.get_delta_for_epsilon(float_down(epsilon))))
-    return min(found * (1 + MARGIN), Fraction(1))
+    basic_epsilon, basic_delta = _basic(events, budget_delta)
+    basic = basic_delta if basic_epsilon <= epsilon else Fraction(1)
+    small, large_epsilon, large_delta = _split(events, budget_delta)
+    if large_epsilon > epsilon:
+        return basic
+    composed = _composed(_key(small), budget_delta)
+    found = Fraction(0)
+    if composed is not None:
+        at = float_down(epsilon - large_epsilon)
+        found = Fraction(float(composed.get_delta_for_epsilon(at))) * (1 + MARGIN)
+    return min(found + large_delta, basic, Fraction(1))
 
 
 def epsilon_at(events: Sequence[Event], delta: Fraction, budget_delta: Fraction) -> float:
     """An upper bound on the ε at ``delta`` of ``events`` composed (0 for none; inf if none).
 
-    The library's ε at a δ :data:`MARGIN` below ``delta``, rounded up.
+    The library's ε at a δ :data:`MARGIN` below ``delta`` less the δ of the
+    events above :data:`LARGE`, plus their ε (basic composition), rounded up;
+    or, where smaller, the ε of all of them by basic composition
+    (:func:`_basic`), if their δ added up is at most ``delta``.
     """
-    composed = _composed(_key(events), budget_delta)
-    if composed is None:
-        return 0.0
-    found = float(composed.get_epsilon_for_delta(float_down(delta * (1 - MARGIN))))
-    return math.nextafter(found, math.inf) if math.isfinite(found) else found
+    basic_epsilon, basic_delta = _basic(events, budget_delta)
+    basic = float_up(basic_epsilon) if basic_delta <= delta else math.inf
+    small, large_epsilon, large_delta = _split(events, budget_delta)
+    if large_delta >= delta:
+        return basic
+    composed = _composed(_key(small), budget_delta)
+    found = 0.0
+    if composed is not None:
+        at = float_down((delta - large_delta) * (1 - MARGIN))
+        found = float(composed.get_epsilon_for_delta(at))
+    if not math.isfinite(found):
+        return basic
+    total = found + float_up(large_epsilon)
+    return min(math.nextafter(total, math.inf) if found or large_epsilon else total, basic)

@@ -377,10 +377,17 @@ def check_same_budget(
     """
     where = f"The budget {name!r} in {str(path)!r}"
     stored, kept = parse_fraction(row[0], "a total"), str(row[4])
+    if kept == "pld" and not _pld.available():
+        raise BudgetMismatchError(
+            f"{where} composes its releases by privacy loss distributions, which needs "
+            'dp_accounting in this process: pip install "pandas-dp[pld]". It is not spent here '
+            "by adding epsilon and delta up instead (a Gaussian release has no epsilon to add)."
+        )
     if kept == "pld" and accountant != "pld":
         raise BudgetMismatchError(
             f"{where} composes its releases by privacy loss distributions: attach it with "
-            'accountant="pld" (which needs dp_accounting: pip install "pandas-dp[pld]").'
+            'epsilon= and delta= and without accountant= (or accountant="pld"); its '
+            "accountant stays."
         )
     if kept != accountant or stored != total:
         given = epsilon_text(total)

@@ -142,12 +142,15 @@ def named_memory_store(
     privacy_unit: str | None = None,
     accountant: str = "epsilon",
     delta: Fraction = Fraction(0),
+    adopt: bool = False,
 ) -> MemoryStore:
     """The in-memory store of budget ``name`` in this process, created at the first attach.
 
     Attaching the same name again continues it (same total, adjacency and
     privacy unit, or BudgetMismatchError): re-reading the data in a notebook
-    does not reset the accounting.
+    does not reset the accounting.  With ``adopt`` (``accountant`` was the
+    default, not asked for), an ε budget continues with the accountant it was
+    created with, ``"epsilon"`` or ``"pld"`` (as a ledger's budget does).
     """
     with _BINDING_LOCK:
         found = _NAMED.get(name)
@@ -156,6 +159,8 @@ def named_memory_store(
             _NAMED[name] = (store, adjacency, privacy_unit)
             return store
         store, existing, unit = found
+    if adopt and {store.accountant, accountant} <= {"epsilon", "pld"}:
+        accountant = store.accountant
     if store.delta != delta:
         raise BudgetMismatchError(
             f"The in-memory budget {name!r} of this process holds delta="
@@ -313,8 +318,9 @@ class PrivacyBudget:
         self._store = store
         #: Plans a release from its target accuracy, for :meth:`fits` (given by ``set_budget``).
         self._fitter = fitter
-        #: What the views say about how the budget composes, when it is not what was asked
-        #: (``accountant="pld"`` without ``dp_accounting``: it adds ε and δ up instead).
+        #: What the views say about how the budget composes, when it is not what the default
+        #: or ``accountant="pld"`` would have it (an (ε, δ) budget without ``dp_accounting``:
+        #: it adds ε and δ up instead).
         self.note = note
         #: The δ releases of this budget may spend (0: none; see :meth:`reserve`).
         self.delta = delta

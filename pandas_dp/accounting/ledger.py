@@ -457,11 +457,12 @@ def how_many(accountant: str, taken: Taken, entry: LedgerEntry) -> int:
     return _most(fit)
 
 
-#: What a budget that asked for PLD composition says when it cannot have it.
+#: What the views of an (ε, δ) budget say when it adds ε and δ up for want of ``dp_accounting``.
 NO_PLD = (
-    'accountant="pld" was asked, but dp_accounting is not installed: this budget adds its '
-    "releases' epsilon and delta up instead (the same promise, less of it usable; rho= is "
-    'refused). pip install "pandas-dp[pld]" to compose them by privacy loss distributions.'
+    "dp_accounting is not installed, so this (epsilon, delta) budget adds its releases' epsilon "
+    "and delta up (the same promise, less of it usable; rho= is refused) instead of composing "
+    'them by privacy loss distributions: pip install "pandas-dp[pld]" for that, the default '
+    'where it is installed (accountant="epsilon" asks for the addition on purpose).'
 )
 _WARNED: set[str] = set()
 
@@ -469,18 +470,36 @@ _WARNED: set[str] = set()
 def choose_accountant(loss: str, accountant: object, delta: Fraction) -> tuple[str, str]:
     """The accountant of a new budget of ``loss`` (its total's unit), and what its views note.
 
-    ``accountant``: None (the loss's own: ``"epsilon"`` or ``"rho"``) or
-    ``"pld"``, for an ``epsilon=`` total with a ``delta``: every release then
-    composes by its privacy loss distribution (:class:`~pandas_dp.accounting.ledger.Composed`).
-    Without ``dp_accounting`` a PLD budget adds ε and δ up instead: an
-    :class:`~pandas_dp.errors.AccountingWarning` once per process, and a note
-    in the budget's views.
+    ``accountant``:
+
+    - None (the default): an ``epsilon=`` total with a ``delta`` composes by
+      privacy loss distributions (``"pld"``, :class:`Composed`) where
+      ``dp_accounting`` is installed (looked for, not imported), else adds ε
+      and δ up (``"epsilon"``) with :data:`NO_PLD` in its views and no
+      warning: that is a valid accounting of the same promise, only less of it
+      is usable.  Any other total composes by its own unit (``"epsilon"``: pure
+      ε; ``"rho"``: ρ).
+    - ``"epsilon"``, with ``epsilon=``: ε (and a key selection's δ) added up,
+      whatever is installed; ``"rho"`` with ``rho=``: ρ added up.
+    - ``"pld"``, with ``epsilon=`` and ``delta=``: by PLD; without
+      ``dp_accounting`` it adds ε and δ up, with an
+      :class:`~pandas_dp.errors.AccountingWarning` once per process (what was
+      asked is not what it gets) and the note.
+
+    A named budget that exists keeps the accountant it was created with
+    (:meth:`pandas_dp.accounting.sqlite.Ledger.attach`, ``adopt``): this is
+    the choice for a budget being created.
     """
-    if accountant is None or accountant == loss:
+    if accountant is None:
+        if loss != "epsilon" or not delta:
+            return loss, ""
+        return ("pld", "") if _pld.available() else ("epsilon", NO_PLD)
+    if accountant == loss:
         return loss, ""
     if accountant != "pld":
         raise ValueError(
-            f'`accountant` must be "pld" (or None: the total\'s own, {loss!r}), got {accountant!r}.'
+            f'`accountant` must be "pld" or {loss!r} (or None: "pld" for an epsilon= total with a '
+            f"delta where dp_accounting is installed, else the total's own), got {accountant!r}."
         )
     if loss != "epsilon" or not delta:
         raise ValueError(

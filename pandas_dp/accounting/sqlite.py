@@ -476,12 +476,25 @@ class Ledger:
         public_rows: int | None = None,
         accountant: str = "epsilon",
         delta: Fraction = Fraction(0),
+        adopt: bool = False,
     ) -> SqliteStore:
         """The store of budget ``name``, created with ``total`` if the ledger has none.
 
-        ``accountant`` (``"epsilon"`` or ``"rho"``: the unit of ``total``) and
-        ``delta`` (the δ the budget holds) are stored with it: every process
-        that attaches the name continues the same accountant, or is refused.
+        ``accountant`` (``"epsilon"`` or ``"rho"``: the unit of ``total``; or
+        ``"pld"``: an ε total composed by PLD) and ``delta`` (the δ the budget
+        holds) are stored with it when it is created: every process that
+        attaches the name continues the same accountant, or is refused.  With
+        ``adopt`` (``accountant`` was this process's default, not asked for),
+        an existing ε budget is continued with its stored accountant,
+        ``"epsilon"`` or ``"pld"``, whatever this process has installed.
+
+        A budget stored as ``"pld"`` is refused (BudgetMismatchError, naming
+        the ``pld`` extra) in a process without ``dp_accounting``, rather than
+        spent by adding its releases' ε and δ up: that sum bounds only the
+        ε-DP releases (a Gaussian ``rho=`` release has no ε to add), and it
+        would read releases the other processes composed by PLD as overspent.
+        Reading it (:meth:`budgets`, :meth:`history`, the CLI) still works,
+        with NaN where a figure needs the library.
 
         The store records entries as it is given them: a budget with ``seed=``
         marks its entries' mechanism with :data:`SEEDED` before handing them to
@@ -547,6 +560,8 @@ class Ledger:
                     exact,
                 )
             else:
+                if adopt and {str(row[4]), accountant} <= {"epsilon", "pld"}:
+                    accountant = str(row[4])
                 check_same_budget(
                     self.path, name, row, exact, adjacency, privacy_unit, accountant, delta
                 )

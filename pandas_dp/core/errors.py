@@ -57,7 +57,7 @@ class BudgetExceededError(PandasDPError):
         What the budget has left of :attr:`quantity` (unchanged by the refusal).
     quantity : str
         The quantity that ran out: ``"epsilon"`` (an ε budget's total; under
-        ``accountant="pld"`` the ε at the budget's δ of everything composed,
+        PLD, an (ε, δ) budget's default, the ε at its δ of everything composed,
         a note saying so),
         ``"rho"`` (a zCDP budget's total; a release given ``epsilon=`` asks
         for ``epsilon**2 / 2`` of it) or ``"delta"`` (the budget's δ, spent
@@ -169,7 +169,10 @@ class AccountingWarning(UserWarning):
 
     Issued once per process; the budget then adds its releases' ε and δ up
     (the promise is the same (ε, δ), only less of it is usable), and says so
-    in its views.  ``pip install "pandas-dp[pld]"`` to compose by PLD.
+    in its views.  ``pip install "pandas-dp[pld]"`` to compose by PLD.  An
+    (ε, δ) budget without ``accountant=`` (PLD by default where the library is
+    installed) falls back the same way with the note in its views only: it
+    was not asked for PLD.
     """
 
 

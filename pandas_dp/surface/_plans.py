@@ -83,8 +83,8 @@ class PlanReleases:
         computes it); the whole is composed with what the budget has spent and
         holds under its own accountant: ε added up, ρ added up (each release
         the cheaper of Laplace, charged ε²/2, and Gaussian noise), or, under
-        ``accountant="pld"``, by privacy loss distributions, each release's
-        noise chosen to lower the whole.
+        PLD (an (ε, δ) budget's default with ``dp_accounting``), by privacy
+        loss distributions, each release's noise chosen to lower the whole.
 
         Parameters
         ----------

@@ -168,9 +168,9 @@ class DPReleases(PlanReleases, TableReleases, Releases[Ungrouped], scope="ungrou
         Parameters
         ----------
         epsilon : float
-            The total privacy loss (pure ε-DP) all releases of this frame may
-            spend; they compose by adding their ε. Give exactly one of
-            ``epsilon`` and ``rho``.
+            The total privacy loss all releases of this frame may spend: pure
+            ε-DP, ε added up; with ``delta``, (ε, δ) (see ``accountant``). Give
+            exactly one of ``epsilon`` and ``rho``.
         rho : float
             A zero-concentrated DP budget (ρ-zCDP, exact Fractions like ε):
             releases given ``rho=`` draw discrete Gaussian noise and compose by
@@ -181,8 +181,10 @@ class DPReleases(PlanReleases, TableReleases, Releases[Ungrouped], scope="ungrou
             use?"). A named budget keeps its accountant (in a ledger file
             too).
         delta : float, optional
-            A δ in [0, 1) that the releases needing one may spend (none of the
-            releases does yet); spent δ is exact and recorded per release.
+            A δ in [0, 1): with ``epsilon``, the δ of the budget's (ε, δ)
+            promise (composed by PLD by default, see ``accountant``); with
+            ``rho``, the δ key selections may spend. Spent δ is exact and
+            recorded per release.
         adjacency : {"add_remove", "substitute"}
             What a neighbouring dataset is: one person added or removed (the
             row count is private; default), or one person's row changed (the
@@ -215,20 +217,19 @@ class DPReleases(PlanReleases, TableReleases, Releases[Ungrouped], scope="ungrou
             (a release may override them): at most ``max_rows`` rows of one
             person in each cell (the frame, one key, one candidate), at most
             ``max_groups`` keys of one person in a grouped release.
-        accountant : {None, "pld"}
-            How the releases compose. None (default): as the total says, ε
-            added up (``epsilon=``; a ``delta`` is spent by key selections
-            only, added up too) or ρ added up (``rho=``). ``"pld"``, with
-            ``epsilon=`` and ``delta=``: the budget promises (ε, δ) for all
-            its releases together and composes them by their privacy loss
-            distributions (pessimistic, Google's ``dp_accounting``: ``pip
-            install "pandas-dp[pld]"``), the tightest accounting known:
-            releases take ``epsilon=`` (Laplace, selections) or ``rho=``
-            (Gaussian), key selections spend from the same δ, ``spent`` is the
-            ε at ``delta`` of everything composed. Without ``dp_accounting``
-            the budget adds ε and δ up, as with None, and says so (an
-            ``AccountingWarning`` once, and in its views). A named budget
-            keeps its accountant.
+        accountant : {None, "pld", "epsilon"}
+            How the releases compose. None (default): ``epsilon=`` with a
+            ``delta`` by ``"pld"`` where ``dp_accounting`` is installed, else
+            as ``"epsilon"`` with a note in the budget's views (no warning);
+            ``epsilon=`` alone adds ε up, ``rho=`` ρ. ``"pld"``: (ε, δ) for all
+            the releases together, composed by their privacy loss distributions
+            (pessimistic, Google's ``dp_accounting``: ``pip install
+            "pandas-dp[pld]"``), the tightest accounting known; releases take
+            ``epsilon=`` or ``rho=``, ``spent`` is the ε at ``delta`` (asked for
+            without the library: added up, and an ``AccountingWarning``).
+            ``"epsilon"``: ε and δ added up on purpose (``rho=`` refused). A
+            named budget keeps the accountant it was created with (a ``"pld"``
+            one is refused where ``dp_accounting`` is missing).
 
         Returns
         -------
@@ -245,7 +246,8 @@ class DPReleases(PlanReleases, TableReleases, Releases[Ungrouped], scope="ungrou
         pandas_dp.errors.BudgetMismatchError
             If the named budget exists with another total, adjacency or privacy
             unit (raise a
-            ledger total with ``open_ledger(path).raise_total(name, new_total)``).
+            ledger total with ``open_ledger(path).raise_total(name, new_total)``),
+            or composes by PLD and this process lacks ``dp_accounting``.
         pandas_dp.errors.LedgerError
             If the ledger cannot be opened, is not a ledger, is damaged, or stays
             locked past its timeout; nothing is attached.
@@ -261,6 +263,7 @@ class DPReleases(PlanReleases, TableReleases, Releases[Ungrouped], scope="ungrou
         """
         loss, total = check_loss(epsilon, rho)
         held_delta = check_delta(delta)
+        adopt = accountant is None  # an existing named budget keeps its own
         accountant, note = choose_accountant(loss, accountant, held_delta)
         adjacency = check_adjacency(adjacency)
         seed = check_seed(seed)
@@ -290,12 +293,17 @@ class DPReleases(PlanReleases, TableReleases, Releases[Ungrouped], scope="ungrou
                 public_rows=self._rows() if public else None,
                 accountant=accountant,
                 delta=held_delta,
+                adopt=adopt,
             )
             where, stored_root = f"ledger:{book.path.resolve()}", store.root
         elif name is not None:
-            store = named_memory_store(name, total, adjacency, unit_text, accountant, held_delta)
+            store = named_memory_store(
+                name, total, adjacency, unit_text, accountant, held_delta, adopt
+            )
         else:
             store = MemoryStore(total, accountant, held_delta)
+        if store.accountant != accountant:  # an existing budget's own: the facts name it
+            note = ""
         budget = PrivacyBudget(
             store,
             adjacency=adjacency,
