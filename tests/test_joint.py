@@ -100,8 +100,52 @@ def test_more_than_a_thousand_levels_are_refused_before_the_spend() -> None:
     df = pd.DataFrame({"x": np.arange(10.0)})
     df.dp.set_budget(epsilon=1)
     with pytest.raises(ValueError, match="at most 1000"):
-        df.dp.quantile("x", [i / 1024 for i in range(1, 1002)], candidates=range(10), epsilon=1)
+        df.dp.quantile("x", [i / 1024 for i in range(1, 1002)], candidates=[4.0], epsilon=1)
     assert df.dp.budget.spent == 0
+
+
+@pytest.mark.parametrize("given", [True, False])
+def test_a_release_that_may_not_fit_in_memory_is_refused_from_public_sizes(given: bool) -> None:
+    """99 levels on 2,001 points: every point tied would make 5 GiB of states; refused unspent.
+
+    Whether points are tied is the data's: the public worst case decides, never
+    a MemoryError after the spend.  A coarser grid fits.
+    """
+    df = pd.DataFrame({"x": np.arange(100.0)})
+    budget = df.dp.set_budget(epsilon=5, seed=1)
+    levels = [i / 100 for i in range(1, 100)]
+    grid = {"candidates": np.linspace(0, 100, 2_001)} if given else {}
+    with pytest.raises(ValueError, match="at most 805 points for 99 levels"):
+        df.dp.quantile("x", levels, epsilon=1, **grid)
+    assert budget.spent == 0
+    got = df.dp.quantile("x", levels, epsilon=1, candidates=np.linspace(0, 100, 805))
+    assert len(got) == 99
+
+
+def test_keys_of_many_tables_hold_a_bounded_number_of_forward_passes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With room for one pass at a time, 40 keys of 4 tables give the release of unbounded room."""
+    df = pd.DataFrame({"k": np.repeat(np.arange(40), 50), "x": np.tile(np.arange(50.0), 40)})
+    df["x"] += df["k"] % 4  # four tables, each key's shared with 9 others
+    grid = np.arange(0.0, 55.0)
+    passes: list[int] = []
+    real = quantile.forward
+    monkeypatch.setattr(quantile, "forward", lambda *a: passes.append(1) or real(*a))
+    answers, computed = [], []
+    for room in (quantile.MAX_STATES, 9 * 56 * 17):
+        monkeypatch.setattr(quantile, "MAX_STATES", room)
+        passes.clear()
+        frame = df.copy()
+        frame.dp.set_budget(epsilon=10, seed=6)
+        answers.append(
+            frame.dp.groupby("k", keys=range(40)).quantile(
+                "x", [0.25, 0.5, 0.75], candidates=grid, epsilon=1
+            )
+        )
+        computed.append(len(passes))
+    pd.testing.assert_frame_equal(answers[0], answers[1])
+    assert computed == [4, 40]  # room for one pass: each key's table computed again
 
 
 def test_a_rate_too_small_for_the_kernel_is_refused_before_the_spend() -> None:
@@ -250,6 +294,40 @@ def test_a_proposal_among_half_a_million_states_is_accepted_with_probability_at_
         joint_sample(SeededSource(seed), kern, found, targets, plan.sub, fw)
     assert len(seen) == 5  # accepted at once
     assert all(1 - Fraction(1, 1000) < a <= 1 for a in seen)
+
+
+class _Scripted:
+    """A stream whose words are given: ``script`` first, then a seeded generator's."""
+
+    def __init__(self, script: list[int], seed: int = 0) -> None:
+        self.script = list(script)
+        self.rng = np.random.default_rng(seed)
+
+    def word(self) -> int:
+        if self.script:
+            return self.script.pop(0)
+        return int(self.rng.integers(0, 2**64, dtype=np.uint64))
+
+
+def test_an_acceptance_far_below_the_smallest_float_is_still_drawn_exactly() -> None:
+    """``p = 0.75·2**-1500`` (a proposal far from every likely vector): True exactly when U < p.
+
+    Its leading 1,498 bits of U must be 0 (a 1 among them answers False); then
+    the rest of U is compared with ``p·2**1498 = 0.1875``.  A float product of
+    ``p`` is 0.0: drawn from it, ``p`` would be 0, a release whose answer has
+    probability 0 on one table and not on its neighbour.
+    """
+    p = _joint.Ratio([0.75], [], -1500)
+    zeros = [0] * 23  # 1,472 bits
+    assert _joint._bernoulli(_Scripted([*zeros, 0, 0]), p)  # type: ignore[arg-type]
+    assert not _joint._bernoulli(_Scripted([*zeros, 1 << 38, 0]), p)  # type: ignore[arg-type]
+    assert not _joint._bernoulli(_Scripted([1]), p)  # type: ignore[arg-type]
+    trials = 20_000
+    hits = sum(
+        _joint._bernoulli(_Scripted([*zeros, 0], seed), p)  # type: ignore[arg-type]
+        for seed in range(trials)
+    )
+    assert scipy.stats.binomtest(hits, trials, 0.1875).pvalue > P_MIN
 
 
 def test_the_forward_bounds_hold_every_state_exactly() -> None:

@@ -64,7 +64,7 @@ distributed exactly as the mechanism: ``q(o)·a(o)`` is proportional to the
 weight of ``o``, whatever the rounding of the floating-point pass.  Then each
 stay's virtual points are a uniform multiset of its run.  One forward pass
 per key, ``O(B·m² + B·m·log B)`` with ``B`` runs and ``m`` levels; a proposal
-is accepted with probability at least about ``(1 + margin)**−2m``, in practice
+is accepted with probability at least about ``(1 + margin)**−m``, in practice
 ``1 − O(2**-20)``.
 """
 
@@ -93,6 +93,8 @@ BITS = 60
 ZERO = -(1 << 62)
 #: A term of a sum below ``2**LOW`` of the sum's largest is raised to it (no underflow).
 LOW = -1000
+#: An acceptance probability below ``2**-DEEP`` is drawn in two parts (:func:`_bernoulli`).
+DEEP = 900
 #: The smallest rate per unit (smaller: the kernel's rounding would not be covered).
 MIN_RATE = Fraction(1, 2**36)
 _U = 2.0**-53
@@ -113,7 +115,7 @@ class Kernel:
     order) of ``powers[i + 12·l]``, an upper bound of ``ρ**(2**i)`` within
     an ulp, ``ρ = 2**L`` for ``L`` a decimal upper bound of
     ``log2(e**−rate·(1 + 2**-40))``.  So ``g(k)`` is within ``1 − 60·2**-53``
-    and ``1 + 160·2**-53`` of ``ρ**k``, and ``e**−rate <= g(k+1)/g(k) <= 1``
+    and ``1 + 179·2**-53`` of ``ρ**k``, and ``e**−rate <= g(k+1)/g(k) <= 1``
     for every ``k`` (proof in :func:`kernel`): the factor ``1 + 2**-40``
     absorbs the roundings *relatively*, and the exponents keep every value,
     however far down (an error of 10**6 rows weighs e**-10**6, and is still
@@ -154,7 +156,7 @@ class Kernel:
 
         A product of ``r >= 1`` of them (each product rounded once) bounds
         ``g`` of the sum of their arguments: ``g(a) >= ρ**a·(1 − 60u)``, so each
-        is at least ``ρ**a·(1 + 1980u)``, and ``g(Σ) <= ρ**Σ·(1 + 160u)``.
+        is at least ``ρ**a·(1 + 1980u)``, and ``g(Σ) <= ρ**Σ·(1 + 179u)``.
         """
         f, e = self.values(k)
         return f * (1 + 2048 * _U), e
@@ -170,11 +172,11 @@ def kernel(rate: Fraction) -> Kernel:
     ``2**(f + 10**-80)`` (``e`` the floor, ``f`` the fraction, the exponential
     within ``10**-100``), converted to the float64 above it.  Proof of the
     ratio bounds, with ``β = e**−rate``, ``ρ = 2**L`` (so ``ρ >= β·(1 +
-    2**-40)``) and ``u = 2**-53``: ``g(k)`` is a product of at most 48 powers,
-    each within ``1 + 2u`` above ``ρ**(2**i)``, by 15 float64 products, each
-    within ``1 ± u``: ``ρ**k·(1 − 60u) <= g(k) <= ρ**k·(1 + 160u)``.  So
-    ``g(k+1)/g(k) >= ρ·(1 − 221u) >= β`` (``2**-40 = 8192u``) and ``<= ρ·(1 +
-    221u) <= 1`` (``rate >= 2**-36``, ``rate <= 1``): ``e**−rate <=
+    2**-40)``) and ``u = 2**-53``: ``g(k)`` is a product of at most 60 powers,
+    each within ``1 + 2u`` above ``ρ**(2**i)``, by 59 float64 products, each
+    within ``1 ± u``: ``ρ**k·(1 − 60u) <= g(k) <= ρ**k·(1 + 179u)``.  So
+    ``g(k+1)/g(k) >= ρ·(1 − 240u) >= β`` (``2**-40 = 8192u``) and ``<= ρ·(1 +
+    240u) <= 1`` (``rate >= 2**-36``, ``rate <= 1``): ``e**−rate <=
     κ(k+1)/κ(k) <= 1 <= e**rate``, the exponential mechanism's condition.
     """
     if not MIN_RATE <= rate <= 1:
@@ -376,7 +378,7 @@ def margin(count: int) -> float:
     most ``count**2·2**-59`` relatively, which the margin must cover with the
     forward pass's own roundings (``2**-24``, far above them): a step's
     acceptance factor stays at most 1.  A proposal is accepted with probability
-    at least about ``(1 + margin)**-2m``.
+    at least about ``(1 + margin)**-m``.
     """
     return MARGIN + float(count) ** 2 * 2.0**-56
 
@@ -476,11 +478,12 @@ class Ratio:
     dens: list[int | float]
     power: int = 0
 
-    def approx(self) -> float:
-        """The product in float64, within ``2·(len(nums) + len(dens))`` roundings of it.
+    def approx(self) -> tuple[float, int]:
+        """The product as a mantissa in [0.5, 1) and an exponent of any size.
 
-        Each factor is converted once (one rounding) and multiplied into a
-        mantissa kept in [0.5, 1) (one rounding); the exponents add exactly.
+        Within ``2·(len(nums) + len(dens))`` roundings of it: each factor is
+        converted once (one rounding) and multiplied into the mantissa (one
+        rounding); the exponents add exactly, so nothing underflows.
         """
         mantissa, exponent = 1.0, self.power
         for x, sign in [(x, 1) for x in self.nums] + [(x, -1) for x in self.dens]:
@@ -489,7 +492,7 @@ class Ratio:
             exponent += e * sign
             mantissa, e = math.frexp(mantissa)
             exponent += e
-        return math.ldexp(mantissa, exponent)
+        return mantissa, exponent
 
     def exact(self) -> Fraction:
         out = Fraction(1)
@@ -505,9 +508,25 @@ def _bernoulli(src: _Stream, p: Ratio) -> bool:
 
     The first 64 bits decide unless they fall within the float product's
     error bound of ``p``; then ``p`` is computed exactly and further bits
-    drawn until the uniform's interval lies on one side of it.
+    drawn until the uniform's interval lies on one side of it.  A ``p`` below
+    ``2**-DEEP`` (a proposal far from every likely vector: the kernel has no
+    floor) first needs the uniform's leading ``d`` bits to be 0, ``p <
+    2**-d`` (drawn lazily: a 1 among them, almost surely in the first word,
+    answers False), and the rest of the uniform, fresh bits, is compared with
+    ``p·2**d``: ``P(True) = 2**-d·p·2**d = p``, with no product that
+    underflows and no power of two of a million digits.
     """
-    approx = p.approx()
+    mantissa, exponent = p.approx()
+    if mantissa and exponent < -DEEP:
+        leading = -exponent - 2  # p < 2**(exponent + 1) (slack included) <= 2**-leading / 2
+        while leading > 0:
+            take = min(leading, 64)
+            if src.word() >> (64 - take):
+                return False
+            leading -= take
+        p = Ratio(p.nums, p.dens, p.power - exponent - 2)
+        mantissa, exponent = p.approx()
+    approx = math.ldexp(mantissa, exponent)
     slack = 4 * (len(p.nums) + len(p.dens) + 2) * _U
     bits, draw = 52, src.word() >> 12  # 52 bits: exact in float64
     low, high = math.ldexp(draw, -bits), math.ldexp(draw + 1, -bits)

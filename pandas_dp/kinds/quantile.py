@@ -379,6 +379,9 @@ class JointPlan:
 MAX_SCALE = 1 << 20
 #: The most levels of one joint release (the exponents of its vectors' weights stay in range).
 MAX_LEVELS = 1_000
+#: The most states of joint forward passes held at once (16 bytes each: 2 GiB). A
+#: release whose public worst case (every grid point tied) is above it is refused.
+MAX_STATES = 1 << 27
 #: The largest rate, per row of error: an error of a row already weighs e**-2 less (a
 #: larger ε changes no answer of note).
 MAX_RATE = 2
@@ -505,6 +508,23 @@ class Quantiles(Kind[pd.Series, pd.DataFrame]):
     plannable: ClassVar[bool] = True
     interval_unit: ClassVar[str] = "ranks"
 
+    def __post_init__(self) -> None:
+        """Refuse, from public sizes only, a release whose forward pass may not fit in memory.
+
+        A key's pass holds ``m`` layers of ``m`` states per run, and a grid
+        point is 1 run or, when rows tie on it, ``sub + 1``: which, the data
+        decides, so the worst case decides here (never a failure after the spend).
+        """
+        m, points = len(self.qs), self.grid.size
+        worst = m * m * (self.sub + 1) * points
+        if worst > MAX_STATES:
+            most = MAX_STATES // (m * m * (self.sub + 1))
+            raise ValueError(
+                f"{m} levels on a grid of {points:,} points: one joint release may hold "
+                f"{worst * 16 / 2**30:.1f} GiB of states. Release fewer levels at once, or "
+                f"pass a coarser grid (at most {most:,} points for {m} levels)."
+            )
+
     def levels(self) -> tuple[Fraction, ...]:
         """The levels in increasing order (the release answers them in the order given)."""
         return tuple(sorted(self.qs))
@@ -581,13 +601,20 @@ class Quantiles(Kind[pd.Series, pd.DataFrame]):
         order = np.argsort(np.argsort(np.array([float(q) for q in self.qs])))  # qs → sorted
         out = np.empty((n_keys, len(self.qs)))
         passes: dict[bytes, tuple[Runs, I64, Forward]] = {}  # keys with one table share a pass
+        held = 0  # states in ``passes``: at most MAX_STATES (then it starts again)
+        levels = len(self.qs)
         for key, table in enumerate(stats[0]):
             same = table.tobytes()
             if same not in passes:
-                m = table.shape[1] - 1
-                found = runs(table[0], table[1, :m], plan.scale, plan.sub)
+                points = table.shape[1] - 1
+                found = runs(table[0], table[1, :points], plan.scale, plan.sub)
+                size = levels * levels * found.position.size
+                if held + size > MAX_STATES:
+                    passes.clear()
+                    held = 0
                 targets = plan.targets(int(table.sum()))
                 passes[same] = found, targets, forward(kern, found, targets)
+                held += size
             found, targets, fw = passes[same]
             picked = joint_sample(source, kern, found, targets, plan.sub, fw)
             out[key] = self.grid[picked][order]
