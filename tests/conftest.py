@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from fractions import Fraction
 from pathlib import Path
@@ -308,3 +310,22 @@ def _fresh_plans() -> Iterator[None]:
 
 # Type checkers read tests/typing (tests/test_mypy.py); its mistakes must never run.
 collect_ignore = ["typing"]
+
+
+def _run_python(script: str) -> str:
+    """Run ``script`` in a fresh interpreter on this checkout; its stdout (it must succeed)."""
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.fixture
+def run_python() -> Callable[[str], str]:
+    """A script run in a fresh interpreter (what a new process sees), returning its stdout."""
+    return _run_python

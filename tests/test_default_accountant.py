@@ -13,10 +13,8 @@ the module).
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 
@@ -195,7 +193,9 @@ def test_the_cli_says_which_budgets_add_epsilon_and_delta_up(
         assert 'pip install "pandas-dp[pld]"' in out
 
 
-def test_dp_accounting_is_imported_at_the_first_composition_only() -> None:
+def test_dp_accounting_is_imported_at_the_first_composition_only(
+    run_python: Callable[[str], str],
+) -> None:
     script = textwrap.dedent(
         """
         import sys, pandas as pd, pandas_dp
@@ -210,18 +210,11 @@ def test_dp_accounting_is_imported_at_the_first_composition_only() -> None:
         print("dp_accounting" in sys.modules)
         """
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["False", "False", "pld", "False", "True"]
+    stdout = run_python(script)
+    assert stdout.split() == ["False", "False", "pld", "False", "True"]
 
 
-def test_without_the_module_the_default_adds_up_silently() -> None:
+def test_without_the_module_the_default_adds_up_silently(run_python: Callable[[str], str]) -> None:
     script = textwrap.dedent(
         """
         import sys, warnings
@@ -236,12 +229,5 @@ def test_without_the_module_the_default_adds_up_silently() -> None:
         print(b.accountant, b.spent, "dp_accounting is not installed" in str(b))
         """
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["epsilon", "1", "True"]
+    stdout = run_python(script)
+    assert stdout.split() == ["epsilon", "1", "True"]

@@ -14,12 +14,9 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
-import subprocess
-import sys
 import textwrap
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from decimal import Decimal, getcontext
 from fractions import Fraction
 from pathlib import Path
@@ -368,7 +365,9 @@ def test_events_are_recorded_exactly_and_parse_back(people: pd.DataFrame) -> Non
         assert parse_events(text) == entry.privacy_events
 
 
-def test_a_ledger_budget_is_recomputed_by_another_process(tmp_path: Path) -> None:
+def test_a_ledger_budget_is_recomputed_by_another_process(
+    tmp_path: Path, run_python: Callable[[str], str]
+) -> None:
     path = tmp_path / "ledger.sqlite"
     df = pd.DataFrame({"x": range(10)})
     budget = df.dp.set_budget(
@@ -394,15 +393,8 @@ def test_a_ledger_budget_is_recomputed_by_another_process(tmp_path: Path) -> Non
             print(fits)
         """
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    spent, more = done.stdout.split()
+    stdout = run_python(script)
+    spent, more = stdout.split()
     assert float(spent) == before  # the same events, the same composition
     assert int(more) == 6  # 26 in all, as in one process
     ledger = open_ledger(path)
@@ -463,7 +455,9 @@ def test_dask_releases_are_composed_alike(people: pd.DataFrame) -> None:
 # ------------------------------------------------------------- without the extra
 
 
-def test_without_dp_accounting_the_budget_adds_up_and_says_so() -> None:
+def test_without_dp_accounting_the_budget_adds_up_and_says_so(
+    run_python: Callable[[str], str],
+) -> None:
     script = textwrap.dedent(
         """
         import sys, warnings
@@ -487,18 +481,13 @@ def test_without_dp_accounting_the_budget_adds_up_and_says_so() -> None:
             print("refused rho")
         """
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split("\n")[:4] == ["1 True", "epsilon True", "1 0", "refused rho"]
+    stdout = run_python(script)
+    assert stdout.split("\n")[:4] == ["1 True", "epsilon True", "1 0", "refused rho"]
 
 
-def test_a_pld_ledger_without_dp_accounting_is_read_and_never_spent(tmp_path: Path) -> None:
+def test_a_pld_ledger_without_dp_accounting_is_read_and_never_spent(
+    tmp_path: Path, run_python: Callable[[str], str]
+) -> None:
     path = tmp_path / "ledger.sqlite"
     df = pd.DataFrame({"x": range(10)})
     df.dp.set_budget(epsilon=1, delta=1e-6, accountant="pld", ledger=path, name="hr", seed=1)
@@ -522,19 +511,12 @@ def test_a_pld_ledger_without_dp_accounting_is_read_and_never_spent(tmp_path: Pa
                 print("refused:", 'pip install "pandas-dp[pld]"' in str(err))
         """
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "cannot be computed here" in done.stdout
-    assert done.stdout.splitlines()[-3:] == ["0", "refused: True", "refused: True"]
+    stdout = run_python(script)
+    assert "cannot be computed here" in stdout
+    assert stdout.splitlines()[-3:] == ["0", "refused: True", "refused: True"]
 
 
-def test_import_pandas_dp_does_not_import_dp_accounting() -> None:
+def test_import_pandas_dp_does_not_import_dp_accounting(run_python: Callable[[str], str]) -> None:
     # nor does an (ε, δ) budget that adds up (the default's laziness:
     # tests/test_default_accountant.py)
     script = (
@@ -544,15 +526,8 @@ def test_import_pandas_dp_does_not_import_dp_accounting() -> None:
         "df.dp.count(epsilon=0.1)\n"
         "print('dp_accounting' in sys.modules)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "False"
+    stdout = run_python(script)
+    assert stdout.strip() == "False"
 
 
 @pytest.mark.parametrize(
