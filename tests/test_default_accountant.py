@@ -176,6 +176,18 @@ def test_a_named_memory_budget_keeps_its_accountant(
         )
 
 
+def test_a_named_memory_pld_budget_says_how_to_continue_it() -> None:
+    """Its total is an ε: "pld=1" is no argument; epsilon=1 without accountant= continues it."""
+    name = "default-accountant.memory-pld"
+    pd.DataFrame({"x": [1]}).dp.set_budget(epsilon=1, delta=1e-6, name=name)
+    with pytest.raises(BudgetMismatchError, match="Pass epsilon=1 and no accountant= to continue"):
+        pd.DataFrame({"x": [1]}).dp.set_budget(
+            epsilon=1, delta=1e-6, accountant="epsilon", name=name
+        )
+    budget = pd.DataFrame({"x": [1]}).dp.set_budget(epsilon=1, delta=1e-6, name=name)
+    assert budget.accountant == "pld"
+
+
 def test_the_cli_says_which_budgets_add_epsilon_and_delta_up(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

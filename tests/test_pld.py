@@ -268,6 +268,30 @@ def test_what_adds_up_within_the_budget_fits_under_pld_too() -> None:
         df.dp.count(epsilon=0.01)
 
 
+def test_small_and_large_events_split_agree_with_the_library_composing_them_all() -> None:
+    """Three pure 0.5, a zCDP 0.1 and a pure 65: the split (PLD + basic) against the library.
+
+    Both are upper bounds of the true ε (the split: each event dominated by its
+    own pair, the large one's by its (ε, δ)); they agree to a millionth here
+    (the library's grid still holds ε = 65; the split does not discretize it,
+    and comes out 6e-5 lower).  Twelve runs of 60 (720 in all, beyond the
+    library's grid) are split off too.
+    """
+    events = [
+        Event("pure", epsilon=Fraction(1, 2), count=3),
+        Event("zcdp", rho=Fraction(1, 10)),
+        Event("pure", epsilon=Fraction(65)),
+    ]
+    split = _pld.epsilon_at(events, DELTA, DELTA)
+    whole = _pld._composed(_pld._key(events), DELTA).get_epsilon_for_delta(
+        float(DELTA) * (1 - _pld.MARGIN)
+    )
+    assert abs(split / whole - 1) < 1e-6
+    many = Event("pure", epsilon=Fraction(60), count=12)
+    assert _pld._split([many], DELTA) == ([], Fraction(720), Fraction(0))
+    assert _pld.epsilon_at([many], DELTA, DELTA) == 720
+
+
 def test_a_release_at_a_huge_epsilon_is_added_by_basic_composition() -> None:
     """Above _pld.LARGE an event never reaches the library (whose PLD of ε = 1e6 overflows)."""
     huge = Event("pure", epsilon=Fraction(10**6))

@@ -40,13 +40,14 @@ event                       the library's PLD
                             :data:`ZCDP_SHARE` of the budget's δ
 ==========================  ====================================================
 
-An event whose one run is ε-DP only for an ε above :data:`LARGE` (a release at a
-huge ε) is not handed to the library: its (ε, δ) is added to the library's
-figure for the others, by basic composition.  And every figure is at most that
-of basic composition (each event's ε and δ added up, :func:`_basic`), which is
-valid too: a budget composed by PLD accepts whatever one that adds ε and δ up
-accepts (a release of the budget's whole (ε, δ), say, which the library's
-rounding and :data:`MARGIN` would put a hair above it).
+An event whose runs together are ε-DP only for an ε above :data:`LARGE` (a
+release at a huge ε, or many at a large one) is not handed to the library: its
+(ε, δ) is added to the library's figure for the others, by basic composition.
+And every figure is at most that of basic composition (each event's ε and δ
+added up, :func:`_basic`), which is valid too: a budget composed by PLD accepts
+whatever one that adds ε and δ up accepts (a release of the budget's whole (ε,
+δ), say, which the library's rounding and :data:`MARGIN` would put a hair above
+it).
 """
 
 from __future__ import annotations
@@ -207,7 +208,7 @@ def _split(
     epsilon = delta = Fraction(0)
     for event in events:
         one_epsilon, one_delta = _bound(event, budget_delta)
-        if one_epsilon > LARGE:
+        if event.count * one_epsilon > LARGE:  # the run's total: the library's grid holds less
             epsilon += event.count * one_epsilon
             delta += event.count * one_delta
         else:
@@ -279,7 +280,7 @@ def delta_at(events: Sequence[Event], epsilon: Fraction, budget_delta: Fraction)
     found = Fraction(0)
     if composed is not None:
         at = float_down(epsilon - large_epsilon)
-        found = Fraction(float(composed.get_delta_for_epsilon(at))) * (1 + MARGIN)
+        found = max(Fraction(float(composed.get_delta_for_epsilon(at))), Fraction(0)) * (1 + MARGIN)
     return min(found + large_delta, basic, Fraction(1))
 
 

@@ -168,13 +168,15 @@ def named_memory_store(
             "it, or choose another name."
         )
     if store.accountant != accountant or store.total != total:
-        kept = f"{store.accountant}={epsilon_text(store.total)}"
+        pld = store.accountant == "pld"  # its total is an epsilon; accountant= left out keeps it
+        kept = f"{'epsilon' if pld else store.accountant}={epsilon_text(store.total)}"
         given = epsilon_text(total)
         if store.accountant != accountant:
             given = f"{accountant}={given} (its accountant stays)"
         raise BudgetMismatchError(
             f"The in-memory budget {name!r} of this process has total {kept}, not {given}. "
-            f"Pass {kept} to continue it, or choose another name."
+            f"Pass {kept}{' and no accountant=' if pld else ''} to continue it, or choose "
+            "another name."
         )
     if existing != adjacency:
         raise BudgetMismatchError(
